@@ -1,0 +1,7 @@
+"""`python -m smith` is the same as the `smith` command."""
+
+import sys
+
+from smith.cli import main
+
+sys.exit(main())

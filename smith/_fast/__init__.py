@@ -1,0 +1,1 @@
+"""smith's compiled core (Cython). Python code imports these through thin wrappers."""

@@ -1,0 +1,154 @@
+"""`smith config`: show, get, set, path."""
+
+from __future__ import annotations
+
+from smith.diagnostics import DiagnosticKind, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+    from smith.config import Config, Setting
+
+UNKNOWN_GET = DiagnosticKind(
+    "cli.config-unknown-key",
+    what="there is no setting '{key}'",
+    why="`smith config get` reads only settings the schema declares",
+    fix="{hint}; `smith config show` lists every setting",
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    show = actions.add_parser("show", help="every setting: value, layer and source (default)")
+    show.add_argument("--json", action="store_true", help="print the same as JSON")
+    get = actions.add_parser("get", help="print one setting's value")
+    get.add_argument("key", metavar="KEY")
+    get.add_argument("--json", action="store_true", help="print value, layer and source as JSON")
+    put = actions.add_parser("set", help="store a setting in the user configuration file")
+    put.add_argument("key", metavar="KEY")
+    put.add_argument("value", metavar="VALUE", help="text, parsed by the setting's type")
+    where = actions.add_parser("path", help="where configuration files are, and which apply")
+    where.add_argument("--json", action="store_true", help="print the same as JSON")
+
+
+def _literal(setting: Setting, config: Config) -> str:
+    from smith.config._kdl import format_value
+
+    option = config.schema.get(setting.key)
+    if option is not None and option.secret and setting.value is not None:
+        return "[secret]"
+    return format_value(setting.value)
+
+
+def _record(setting: Setting, config: Config) -> dict[str, object]:
+    option = config.schema.get(setting.key)
+    assert option is not None
+    secret = option.secret and setting.value is not None
+    return {
+        "key": setting.key,
+        "value": "[secret]" if secret else setting.value,
+        "layer": setting.layer,
+        "source": {"surface": setting.source.surface, "location": setting.source.location},
+        "type": option.type.describe(),
+        "env": option.env,
+        "flag": option.flag,
+        "doc": option.doc,
+    }
+
+
+def _show(args: argparse.Namespace, ctx: Context) -> int:
+    import json
+
+    config = ctx.config(warn=not getattr(args, "json", False))
+    if getattr(args, "json", False):
+        data = {
+            "settings": [_record(s, config) for s in config],
+            "files": _files(config),
+            "warnings": [w.to_dict() for w in config.warnings],
+        }
+        ctx.out(json.dumps(data, indent=2))
+        return 0
+    rows = [(s.key, _literal(s, config), s.layer,
+             "" if s.layer == "default" else s.source.location) for s in config]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for key, value, layer, where in rows:
+        ctx.out(f"{key:<{widths[0]}}  {value:<{widths[1]}}  {layer:<{widths[2]}}  {where}"
+                .rstrip())
+    return 0
+
+
+def _get(args: argparse.Namespace, ctx: Context) -> int:
+    import json
+
+    config = ctx.config()
+    if args.key not in config.schema:
+        close = config.schema.suggest(args.key)
+        hint = f"did you mean '{close}'?" if close else "check the spelling"
+        raise UNKNOWN_GET.error(value=args.key, source=Source("argument", args.key),
+                                key=args.key, hint=hint)
+    setting = config.origin(args.key)
+    literal = _literal(setting, config)
+    if args.json:
+        ctx.out(json.dumps(_record(setting, config), indent=2))
+    elif isinstance(setting.value, str) and literal != "[secret]":
+        ctx.out(setting.value)  # plain text, for shell use: $(smith config get model)
+    else:
+        ctx.out(literal)
+    return 0
+
+
+def _set(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.config._edit import set_value
+    from smith.config._kdl import format_value
+
+    config = ctx.config()
+    value, located = set_value(config.user_file, args.key, args.value)
+    ctx.out(f"{args.key} = {format_value(value)}  ({located.source})")
+    option = config.schema.get(args.key)
+    winner = config.origin(args.key)
+    if option is not None and winner.layer in ("project", "env", "flag"):
+        ctx.out(f"note: {winner.source} ({winner.layer}) overrides the user file for "
+                f"{args.key}, so the value in effect is still {_literal(winner, config)}")
+    return 0
+
+
+def _files(config: Config) -> dict[str, object]:
+    import os
+
+    return {
+        "user": config.user_file,
+        "user_exists": os.path.exists(config.user_file),
+        "project_root": config.project_root,
+        "project": config.project_file,
+        "project_exists": os.path.exists(config.project_file),
+        "project_trusted": config.project_trusted,
+        "home": config.home,
+    }
+
+
+def _path(args: argparse.Namespace, ctx: Context) -> int:
+    import json
+
+    files = _files(ctx.config(warn=not args.json))
+    if args.json:
+        ctx.out(json.dumps(files, indent=2))
+        return 0
+    user_state = "exists" if files["user_exists"] else "not created yet"
+    if not files["project_exists"]:
+        project_state = "none"
+    elif files["project_trusted"]:
+        project_state = "applied (trusted)"
+    else:
+        project_state = "ignored until `smith trust`"
+    ctx.out(f"user config     {files['user']}  ({user_state})")
+    ctx.out(f"project config  {files['project']}  ({project_state})")
+    ctx.out(f"data directory  {files['home']}")
+    return 0
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    action = args.action or "show"
+    handler = {"show": _show, "get": _get, "set": _set, "path": _path}[action]
+    return handler(args, ctx)

@@ -1,0 +1,193 @@
+"""The `smith` command: parse, dispatch, and turn every failure into a diagnostic.
+
+No traceback reaches the user unless they ask for it with --debug (or SMITH_DEBUG=1).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from smith.cli._commands import BY_NAME, Command
+from smith.diagnostics import DiagnosticKind, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import TextIO
+
+    from smith.config import Config
+    from smith.diagnostics import Diagnostic
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+NOT_BUILT = DiagnosticKind(
+    "cli.not-built",
+    what="{what} is not built yet",
+    why="this version of smith does not include {capability} yet",
+    fix="run `smith --help` to see the commands that work in this version",
+)
+UNKNOWN_COMMAND = DiagnosticKind(
+    "cli.unknown-command",
+    what="'{name}' is not a smith command",
+    why="smith knows only the commands listed by `smith --help`",
+    fix="{hint}",
+)
+
+
+class Context:
+    """What a command runs with: its environment, streams, and the flags it was given.
+
+    Configuration is resolved on first use, so commands that need none pay nothing.
+    """
+
+    def __init__(
+        self,
+        settings: Mapping[str, object],
+        env: Mapping[str, str],
+        cwd: str,
+        stdout: TextIO,
+        stderr: TextIO,
+    ) -> None:
+        self.settings = dict(settings)
+        self.env = env
+        self.cwd = cwd
+        self.stdout = stdout
+        self.stderr = stderr
+        self._config: Config | None = None
+
+    def config(self, *, warn: bool = True) -> Config:
+        """Resolve configuration; print its warnings to stderr unless `warn` is False."""
+        if self._config is None:
+            from smith.config import resolve
+
+            self._config = resolve(env=self.env, flags=self.settings, cwd=self.cwd)
+            if warn:
+                for warning in self._config.warnings:
+                    self.print_diagnostic(warning)
+        return self._config
+
+    def print_diagnostic(self, diagnostic: Diagnostic) -> None:
+        print(diagnostic.render(), file=self.stderr)
+
+    def out(self, text: str = "") -> None:
+        print(text, file=self.stdout)
+
+
+def _debug_requested(settings: Mapping[str, object], env: Mapping[str, str]) -> bool:
+    if "debug" in settings:
+        return settings["debug"] is True
+    return env.get("SMITH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _unknown_command(name: str) -> Diagnostic:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.6)
+    hint = f"did you mean `smith {close[0]}`?" if close else "run `smith --help` for the list"
+    return UNKNOWN_COMMAND(value=name, source=Source("argument", name), name=name, hint=hint)
+
+
+def _dispatch(
+    argv: list[str],
+    settings: dict[str, object],
+    env: Mapping[str, str],
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """Run the command; `settings` collects the setting flags as they are parsed."""
+    from smith.cli import _parser
+
+    top = _parser.top_parser()
+    ns = top.parse_args(argv)
+    settings.update(_parser.settings_from(ns))
+    if ns.version:
+        from smith import __version__
+
+        print(f"smith {__version__}", file=stdout)
+        return EXIT_OK
+    if ns.help:
+        top.print_help(stdout)
+        return EXIT_OK
+    if ns.command is None:
+        raise NOT_BUILT.error(what="the interactive terminal interface (`smith` alone)",
+                              capability="the interactive terminal interface")
+    command: Command | None = BY_NAME.get(ns.command)
+    if command is None:
+        from smith.diagnostics import SmithError
+
+        raise SmithError(_unknown_command(ns.command))
+
+    parser = _parser.command_parser(command)
+    module = None
+    if command.module is not None:
+        import importlib
+
+        module = importlib.import_module(command.module)
+        module.add_arguments(parser)
+    else:
+        import argparse
+
+        parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    sub = parser.parse_args(ns.args)
+    settings.update(_parser.settings_from(sub))
+    ctx = Context(settings, env, os.getcwd(), stdout, stderr)
+    if module is None:
+        raise NOT_BUILT.error(what=f"`smith {command.name}`",
+                              capability=command.capability or command.name)
+    result: int = module.run(sub, ctx)
+    return result
+
+
+def _exit_code(exc: BaseException) -> int:
+    from smith.diagnostics import ConfigError, SmithError
+
+    if isinstance(exc, ConfigError):
+        return EXIT_USAGE
+    if isinstance(exc, SmithError):
+        return EXIT_USAGE if exc.diagnostic.code.startswith("cli.") else EXIT_FAILURE
+    return EXIT_FAILURE
+
+
+def run(
+    argv: list[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    env = os.environ if env is None else env
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+    settings: dict[str, object] = {}
+    try:
+        return _dispatch(argv, settings, env, stdout, stderr)
+    except SystemExit as exc:  # argparse's own --help inside a command
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except KeyboardInterrupt:
+        print("smith: interrupted", file=stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`smith config show | head`); nothing left to say.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILURE
+    except Exception as exc:
+        from smith.diagnostics import INTERNAL, ConfigError, SmithError
+
+        debug = _debug_requested(settings, env)
+        if isinstance(exc, ConfigError):
+            for diagnostic in exc.diagnostics:
+                print(diagnostic.render(), file=stderr)
+        elif isinstance(exc, SmithError):
+            print(exc.diagnostic.render(), file=stderr)
+        else:
+            print(INTERNAL(error=f"{type(exc).__name__}: {exc}").render(), file=stderr)
+        if debug:
+            import traceback
+
+            traceback.print_exception(exc, file=stderr)
+        return _exit_code(exc)

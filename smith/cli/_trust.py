@@ -1,0 +1,49 @@
+"""`smith trust`: approve a project so its .smith/config.kdl applies; list; revoke."""
+
+from __future__ import annotations
+
+import os
+
+from smith import trust
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", metavar="PATH",
+                        help="project root (default: the current project)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--revoke", action="store_true", help="stop trusting the project")
+    mode.add_argument("--list", action="store_true", help="list trusted projects")
+    parser.add_argument("--json", action="store_true", help="with --list: print JSON")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    config = ctx.config(warn=False)
+    home = config.home
+    if args.list:
+        projects = trust.trusted_projects(home)
+        if args.json:
+            import json
+
+            ctx.out(json.dumps({"projects": projects}, indent=2, sort_keys=True))
+        elif not projects:
+            ctx.out("no trusted projects")
+        for path in sorted(projects) if not args.json else ():
+            ctx.out(f"{path}  (since {projects[path].get('trusted_at', '?')})")
+        return 0
+    root = os.path.abspath(args.path) if args.path else config.project_root
+    if args.revoke:
+        changed = trust.revoke(home, root)
+        ctx.out(f"no longer trusted: {root}" if changed else f"was not trusted: {root}")
+        return 0
+    changed = trust.trust(home, root)
+    ctx.out(f"trusted: {root}" if changed else f"already trusted: {root}")
+    project_file = os.path.join(root, ".smith", "config.kdl")
+    if os.path.exists(project_file):
+        ctx.out(f"{project_file} now applies")
+    return 0

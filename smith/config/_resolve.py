@@ -1,0 +1,326 @@
+"""Resolving configuration: seven layers, one winner per key, every winner with its source.
+
+Lowest to highest:
+
+    default   the option's declared default             "defaults"
+    builtin   values from built-in plugins               "plugin <name>"
+    plugin    values contributed by installed plugins    "plugin <name>"
+    user      $SMITH_CONFIG_HOME/config.kdl              "<path>:<line>:<col>"
+    project   <project>/.smith/config.kdl, if trusted    "<path>:<line>:<col>"
+    env       SMITH_<KEY>                                 "env SMITH_<KEY>"
+    flag      --<key>                                     "--<key>"
+
+Every problem in every layer is collected before failing, so one run shows them all.
+"""
+
+from __future__ import annotations
+
+import os
+
+from smith import paths, trust
+from smith.config._options import SCHEMA
+from smith.config._schema import flag_for
+from smith.config._types import Mismatch
+from smith.diagnostics import ConfigError, DiagnosticKind, SmithError, Source, show_value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+
+    from smith.config._schema import Option, Schema
+    from smith.diagnostics import Diagnostic
+
+LAYERS = ("default", "builtin", "plugin", "user", "project", "env", "flag")
+
+UNKNOWN_KEY = DiagnosticKind(
+    "config.unknown-key",
+    what="unknown setting '{key}'",
+    why="smith reads only the settings its schema declares, so a misspelt key would "
+    "otherwise be silently ignored",
+    fix="{hint}; `smith config show` lists every setting",
+)
+UNKNOWN_PLUGIN_KEY = DiagnosticKind(
+    "config.unknown-plugin-key",
+    severity="warning",
+    what="'{key}' is not a setting smith knows yet",
+    why="settings under '{section}' belong to {owner}, which checks them when it loads",
+    fix="keep it if a plugin that is not loaded now declares it; otherwise remove it",
+)
+UNKNOWN_ENV = DiagnosticKind(
+    "config.unknown-env",
+    severity="warning",
+    what="environment variable {name} is not a smith setting, so it has no effect",
+    why="SMITH_ variables configure smith; an unrecognised one is most likely misspelt",
+    fix="{hint}; `smith config show` lists the variable of every setting",
+)
+INVALID_VALUE = DiagnosticKind(
+    "config.invalid-value",
+    what="expected {expected}, got {got}",
+    why="this setting takes {expected} ({doc})",
+    fix="{remedy}",
+)
+BOOTSTRAP_IN_FILE = DiagnosticKind(
+    "config.bootstrap-in-file",
+    what="'{key}' cannot be set in a configuration file",
+    why="it decides where configuration is read from, so it must be known before any file "
+    "is read",
+    fix="set it in the environment ({env}) or on the command line ({flag})",
+)
+UNTRUSTED_PROJECT = DiagnosticKind(
+    "config.untrusted-project",
+    severity="warning",
+    what="ignoring this project's configuration: the project is not trusted",
+    why="a project's configuration can change which model is called and what runs on your "
+    "machine, so smith applies it only once you approve the project",
+    fix="review the file, then run `smith trust {root}` to apply it",
+)
+UNREADABLE_FILE = DiagnosticKind(
+    "config.unreadable",
+    what="cannot read this configuration file: {reason}",
+    why="smith will not run with configuration it cannot see",
+    fix="fix the file's permissions or encoding (it must be UTF-8), or move it away",
+)
+PROJECT_NOT_A_DIRECTORY = DiagnosticKind(
+    "config.project-not-a-directory",
+    what="the project root {path} is not a directory",
+    why="smith works on the files of one project directory",
+    fix="point --project (or SMITH_PROJECT) at an existing directory, or unset it to use "
+    "the directory you run smith in",
+)
+
+# Environment variables that start with SMITH_ but are not settings.
+NOT_SETTINGS = frozenset({"SMITH_CYTHON_TRACE", "SMITH_CHECKOUT"})
+
+
+class Setting:
+    """One value for one key, with the layer and the surface it came from."""
+
+    __slots__ = ("key", "layer", "source", "value")
+
+    def __init__(self, key: str, value: object, layer: str, source: Source) -> None:
+        self.key = key
+        self.value = value
+        self.layer = layer
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"Setting({self.key!r}, {self.value!r}, {self.layer!r}, {self.source!r})"
+
+
+class Contribution:
+    """Values a plugin contributes; `builtin` plugins sit one layer below installed ones."""
+
+    __slots__ = ("builtin", "plugin", "values")
+
+    def __init__(self, plugin: str, values: Mapping[str, object], *, builtin: bool) -> None:
+        self.plugin = plugin
+        self.values = dict(values)
+        self.builtin = builtin
+
+
+class Config:
+    """Resolved configuration: the winning setting of every key, plus what to warn about."""
+
+    def __init__(
+        self,
+        schema: Schema,
+        settings: dict[str, Setting],
+        warnings: list[Diagnostic],
+        user_file: str,
+        project_root: str,
+        project_file: str,
+        project_trusted: bool,
+    ) -> None:
+        self.schema = schema
+        self._settings = settings
+        self.warnings = warnings
+        self.user_file = user_file
+        self.project_root = project_root
+        self.project_file = project_file
+        self.project_trusted = project_trusted
+
+    def __getitem__(self, key: str) -> object:
+        return self._settings[key].value
+
+    def origin(self, key: str) -> Setting:
+        return self._settings[key]
+
+    def __iter__(self) -> Iterator[Setting]:
+        return iter(sorted(self._settings.values(), key=lambda s: s.key))
+
+    @property
+    def home(self) -> str:
+        return str(self["home"])
+
+
+def _example(option: Option) -> str:
+    from smith.config._kdl import format_value
+
+    if option.default is not None and not callable(option.default):
+        return format_value(option.default)
+    return option.type.example()
+
+
+def invalid(option: Option, got: object, source: Source, expected: str) -> Diagnostic:
+    example = _example(option)
+    if source.surface == "env":
+        remedy = f"set {option.env} to a valid value such as {example}, or unset it"
+    elif source.surface == "flag":
+        remedy = f"pass a valid value, e.g. {option.flag} {example}"
+    elif source.surface == "file":
+        remedy = (f"edit that line to a valid value such as {example}, or run "
+                  f"`smith config set {option.key} {example}`")
+    else:
+        remedy = f"use a valid value such as {example}"
+    doc = option.doc.rstrip(".")
+    return INVALID_VALUE(field=option.key, value=got, source=source, secret=option.secret,
+                         expected=expected, got=show_value(got), doc=doc[:1].lower() + doc[1:],
+                         remedy=remedy)
+
+
+class _Resolver:
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        self.settings: dict[str, Setting] = {}
+        self.errors: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
+
+    def report(self, diagnostic: Diagnostic) -> None:
+        (self.errors if diagnostic.severity == "error" else self.warnings).append(diagnostic)
+
+    def put(
+        self,
+        key: str,
+        value: object,
+        layer: str,
+        source: Source,
+        *,
+        text: bool,
+        key_source: Source | None = None,
+    ) -> None:
+        option = self.schema.get(key)
+        if option is None:
+            self.unknown(key, key_source or source)
+            return
+        if option.bootstrap and layer not in ("default", "env", "flag"):
+            self.report(BOOTSTRAP_IN_FILE(field=key, source=source, key=key, env=option.env,
+                                          flag=option.flag))
+            return
+        try:
+            checked = option.parse(value) if text and isinstance(value, str) else \
+                option.check(value)
+        except Mismatch as exc:
+            self.report(invalid(option, value, source, exc.expected))
+            return
+        self.settings[key] = Setting(key, checked, layer, source)
+
+    def unknown(self, key: str, source: Source) -> None:
+        section = self.schema.section_for(key)
+        if section.unknown == "warn":
+            self.report(UNKNOWN_PLUGIN_KEY(field=key, source=source, key=key,
+                                           section=section.prefix, owner=section.owner
+                                           if section.owner != "smith" else "plugins"))
+            return
+        close = self.schema.suggest(key)
+        hint = f"did you mean '{close}'?" if close else "remove it or check its spelling"
+        self.report(UNKNOWN_KEY(field=key, source=source, key=key, hint=hint))
+
+    def file(self, path: str, layer: str) -> None:
+        from smith.config._kdl import read_settings
+
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            self.report(UNREADABLE_FILE(source=Source("file", path), reason=str(exc)))
+            return
+        located, problems = read_settings(path, text)
+        for problem in problems:
+            self.report(problem)
+        for item in located:
+            self.put(item.key, item.value, layer, item.source, text=False,
+                     key_source=item.key_source)
+
+    def environment(self, env: Mapping[str, str]) -> None:
+        by_env = self.schema.by_env()
+        for name in sorted(env):
+            if not name.startswith("SMITH_") or name in NOT_SETTINGS:
+                continue
+            option = by_env.get(name)
+            if option is None:
+                close = self.schema.suggest(name, env=True)
+                hint = f"did you mean {close}?" if close else "unset it"
+                self.report(UNKNOWN_ENV(source=Source("env", name), name=name, hint=hint))
+            elif env[name] != "":  # an empty variable counts as unset
+                self.put(option.key, env[name], "env", Source("env", name), text=True)
+
+
+def _bootstrap(schema: Schema, env: Mapping[str, str], flags: Mapping[str, object],
+               key: str) -> str | None:
+    option = schema.get(key)
+    assert option is not None, key
+    value = flags.get(key) or env.get(option.env) or option.default_value(env)
+    return None if value is None else os.path.abspath(os.path.expanduser(str(value)))
+
+
+def resolve(
+    *,
+    env: Mapping[str, str] | None = None,
+    flags: Mapping[str, object] | None = None,
+    cwd: str | None = None,
+    contributions: Iterable[Contribution] = (),
+    schema: Schema = SCHEMA,
+) -> Config:
+    """Resolve every option, or raise `ConfigError` listing every problem found.
+
+    `flags` maps option keys to command-line values (text, or bool for switches).
+    """
+    env = os.environ if env is None else env
+    flags = {} if flags is None else flags
+    cwd = os.getcwd() if cwd is None else cwd
+    r = _Resolver(schema)
+
+    for option in schema:
+        r.settings[option.key] = Setting(option.key, option.default_value(env), "default",
+                                         Source("default", f"defaults of {option.owner}"))
+    for builtin in (True, False):
+        for c in contributions:
+            if c.builtin == builtin:
+                for key, value in c.values.items():
+                    r.put(key, value, "builtin" if builtin else "plugin",
+                          Source("plugin", f"plugin {c.plugin}"), text=False)
+
+    config_home = _bootstrap(schema, env, flags, "config-home") or ""
+    home = _bootstrap(schema, env, flags, "home") or ""
+    explicit_root = _bootstrap(schema, env, flags, "project")
+    if explicit_root is not None and not os.path.isdir(explicit_root):
+        source = Source("flag", "--project") if "project" in flags else \
+            Source("env", "SMITH_PROJECT")
+        r.report(PROJECT_NOT_A_DIRECTORY(field="project", value=explicit_root, source=source,
+                                         path=explicit_root))
+    root = explicit_root or paths.find_project_root(cwd)
+    user_file = os.path.join(config_home, paths.USER_CONFIG_NAME)
+    project_file = paths.project_config_path(root)
+
+    r.file(user_file, "user")
+    trusted = False
+    if os.path.exists(project_file):
+        try:
+            trusted = trust.is_trusted(home, root)
+        except SmithError as exc:
+            r.report(exc.diagnostic)
+        if trusted:
+            r.file(project_file, "project")
+        else:
+            r.report(UNTRUSTED_PROJECT(source=Source("file", project_file), root=root))
+    r.environment(env)
+    for key, value in flags.items():
+        r.put(key, value, "flag", Source("flag", flag_for(key)), text=True)
+
+    if r.errors:
+        raise ConfigError(r.errors + r.warnings)
+    if "project" in r.settings:
+        r.settings["project"].value = root
+    return Config(schema, r.settings, r.warnings, user_file, root, project_file, trusted)
