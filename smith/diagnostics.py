@@ -69,9 +69,9 @@ class Source:
         self.location = location
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Source)
-            and (self.surface, self.location) == (other.surface, other.location)
+        return isinstance(other, Source) and (self.surface, self.location) == (
+            other.surface,
+            other.location,
         )
 
     def __hash__(self) -> int:
@@ -237,9 +237,7 @@ class DiagnosticKind:
         **params: object,
     ) -> SmithError:
         """The diagnostic wrapped in an exception, ready to raise."""
-        return SmithError(
-            self(field=field, value=value, source=source, secret=secret, **params)
-        )
+        return SmithError(self(field=field, value=value, source=source, secret=secret, **params))
 
 
 def kinds() -> list[DiagnosticKind]:

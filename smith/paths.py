@@ -44,14 +44,14 @@ def default_data_home(env: Mapping[str, str]) -> str:
     return os.path.join(_xdg(env, "XDG_DATA_HOME", os.path.join(".local", "share")), "smith")
 
 
-def find_project_root(start: str) -> str:
+def find_project_root(start: str, env: Mapping[str, str] | None = None) -> str:
     """The nearest directory at or above `start` holding `.smith/` or `.git`, else `start`.
 
     The home directory itself only counts when it holds `.smith/`: a dotfiles repository
     in ~ should not make every directory below it one project.
     """
     start = os.path.realpath(start)
-    home = os.path.realpath(os.path.expanduser("~"))
+    home = os.path.realpath(_home(os.environ if env is None else env))
     current = start
     while True:
         markers = (PROJECT_DIR_NAME,) if current == home else PROJECT_MARKERS

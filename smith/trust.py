@@ -49,7 +49,7 @@ def _load(home: str) -> dict[str, dict[str, object]]:
     projects = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(projects, dict):
         raise TRUST_UNREADABLE.error(
-            source=Source("file", path), reason="it has no \"projects\" object"
+            source=Source("file", path), reason='it has no "projects" object'
         )
     return {str(k): v if isinstance(v, dict) else {} for k, v in projects.items()}
 
@@ -77,8 +77,7 @@ def _update(home: str, change: str, project: str) -> bool:
         if change == "add":
             if project in projects:
                 return False
-            projects[project] = {"trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                             time.gmtime())}
+            projects[project] = {"trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         elif projects.pop(project, None) is None:
             return False
         text = json.dumps({"version": 1, "projects": projects}, indent=2, sort_keys=True)
@@ -90,8 +89,9 @@ def trust(home: str, project: str) -> bool:
     """Trust `project`; False when it already was."""
     real = os.path.realpath(project)
     if not os.path.isdir(real):
-        raise TRUST_NOT_A_DIRECTORY.error(value=project, source=Source("argument", project),
-                                          path=real)
+        raise TRUST_NOT_A_DIRECTORY.error(
+            value=project, source=Source("argument", project), path=real
+        )
     return _update(home, "add", real)
 
 

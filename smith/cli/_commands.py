@@ -36,30 +36,39 @@ TUI = "the interactive terminal interface"
 
 COMMANDS: tuple[Command, ...] = (
     Command("web", "Serve the interactive app to a browser", capability="the web frontend"),
-    Command("eval", "Run one prompt without the TUI and print the result",
-            capability="one-shot evaluation"),
-    Command("rpc", "Speak JSON-RPC 2.0 over standard input and output",
-            capability="the JSON-RPC mode"),
-    Command("replay", "Replay a recorded session without a model",
-            capability="session replay"),
-    Command("mcp", "Serve smith's tools and sessions over MCP (stdio)",
-            capability="the MCP server"),
-    Command("sessions", "List, inspect, fork and export sessions",
-            capability="durable sessions"),
+    Command(
+        "eval",
+        "Run one prompt without the TUI and print the result",
+        capability="one-shot evaluation",
+    ),
+    Command(
+        "rpc", "Speak JSON-RPC 2.0 over standard input and output", capability="the JSON-RPC mode"
+    ),
+    Command("replay", "Replay a recorded session without a model", capability="session replay"),
+    Command(
+        "mcp", "Serve smith's tools and sessions over MCP (stdio)", capability="the MCP server"
+    ),
+    Command("sessions", "List, inspect, fork and export sessions", capability="durable sessions"),
     Command("undo", "Undo the file changes of the last turn", capability="file history"),
     Command("redo", "Redo file changes that were undone", capability="file history"),
     Command("restore", "Restore project files to a snapshot", capability="file history"),
     Command("diff", "Show file changes made in a session", capability="file history"),
     Command("history", "List file snapshots; prune old ones", capability="file history"),
-    Command("config", "Show, get and set configuration, with where each value comes from",
-            module="smith.cli._config",
-            description="Show, get and set configuration. Every value is reported with the "
-            "layer and location that supplied it. `config set` is the only command that "
-            "writes configuration (to the user file)."),
-    Command("trust", "Trust a project so its .smith/config.kdl applies",
-            module="smith.cli._trust",
-            description="Trust a project so that its .smith/config.kdl is applied. Until "
-            "then smith ignores the project's configuration, with a warning."),
+    Command(
+        "config",
+        "Show, get and set configuration, with where each value comes from",
+        module="smith.cli._config",
+        description="Show, get and set configuration. Every value is reported with the "
+        "layer and location that supplied it. `config set` is the only command that "
+        "writes configuration (to the user file).",
+    ),
+    Command(
+        "trust",
+        "Trust a project so its .smith/config.kdl applies",
+        module="smith.cli._trust",
+        description="Trust a project so that its .smith/config.kdl is applied. Until "
+        "then smith ignores the project's configuration, with a warning.",
+    ),
     Command("auth", "Manage provider credentials", capability="provider authentication"),
     Command("models", "List models and which ones are usable", capability="the model catalog"),
     Command("tools", "List the built-in tools or run one", capability="the built-in tools"),

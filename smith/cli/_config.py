@@ -70,12 +70,13 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
         }
         ctx.out(json.dumps(data, indent=2))
         return 0
-    rows = [(s.key, _literal(s, config), s.layer,
-             "" if s.layer == "default" else s.source.location) for s in config]
+    rows = [
+        (s.key, _literal(s, config), s.layer, "" if s.layer == "default" else s.source.location)
+        for s in config
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for key, value, layer, where in rows:
-        ctx.out(f"{key:<{widths[0]}}  {value:<{widths[1]}}  {layer:<{widths[2]}}  {where}"
-                .rstrip())
+        ctx.out(f"{key:<{widths[0]}}  {value:<{widths[1]}}  {layer:<{widths[2]}}  {where}".rstrip())
     return 0
 
 
@@ -86,8 +87,9 @@ def _get(args: argparse.Namespace, ctx: Context) -> int:
     if args.key not in config.schema:
         close = config.schema.suggest(args.key)
         hint = f"did you mean '{close}'?" if close else "check the spelling"
-        raise UNKNOWN_GET.error(value=args.key, source=Source("argument", args.key),
-                                key=args.key, hint=hint)
+        raise UNKNOWN_GET.error(
+            value=args.key, source=Source("argument", args.key), key=args.key, hint=hint
+        )
     setting = config.origin(args.key)
     literal = _literal(setting, config)
     if args.json:
@@ -109,8 +111,10 @@ def _set(args: argparse.Namespace, ctx: Context) -> int:
     option = config.schema.get(args.key)
     winner = config.origin(args.key)
     if option is not None and winner.layer in ("project", "env", "flag"):
-        ctx.out(f"note: {winner.source} ({winner.layer}) overrides the user file for "
-                f"{args.key}, so the value in effect is still {_literal(winner, config)}")
+        ctx.out(
+            f"note: {winner.source} ({winner.layer}) overrides the user file for "
+            f"{args.key}, so the value in effect is still {_literal(winner, config)}"
+        )
     return 0
 
 

@@ -34,7 +34,7 @@ UNKNOWN_COMMAND = DiagnosticKind(
     "cli.unknown-command",
     what="'{name}' is not a smith command",
     why="smith knows only the commands listed by `smith --help`",
-    fix="{hint}",
+    fix="{hint}; `smith --help` lists every command",
 )
 
 
@@ -87,7 +87,7 @@ def _unknown_command(name: str) -> Diagnostic:
     import difflib
 
     close = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.6)
-    hint = f"did you mean `smith {close[0]}`?" if close else "run `smith --help` for the list"
+    hint = f"did you mean `smith {close[0]}`?" if close else "check the spelling"
     return UNKNOWN_COMMAND(value=name, source=Source("argument", name), name=name, hint=hint)
 
 
@@ -113,8 +113,10 @@ def _dispatch(
         top.print_help(stdout)
         return EXIT_OK
     if ns.command is None:
-        raise NOT_BUILT.error(what="the interactive terminal interface (`smith` alone)",
-                              capability="the interactive terminal interface")
+        raise NOT_BUILT.error(
+            what="the interactive terminal interface (`smith` alone)",
+            capability="the interactive terminal interface",
+        )
     command: Command | None = BY_NAME.get(ns.command)
     if command is None:
         from smith.diagnostics import SmithError
@@ -128,16 +130,21 @@ def _dispatch(
 
         module = importlib.import_module(command.module)
         module.add_arguments(parser)
+        _parser.add_settings_to_subcommands(parser)
     else:
         import argparse
 
         parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    sub = parser.parse_args(ns.args)
+    from contextlib import redirect_stdout
+
+    with redirect_stdout(stdout):  # argparse prints a command's --help to sys.stdout
+        sub = parser.parse_args(ns.args)
     settings.update(_parser.settings_from(sub))
     ctx = Context(settings, env, os.getcwd(), stdout, stderr)
     if module is None:
-        raise NOT_BUILT.error(what=f"`smith {command.name}`",
-                              capability=command.capability or command.name)
+        raise NOT_BUILT.error(
+            what=f"`smith {command.name}`", capability=command.capability or command.name
+        )
     result: int = module.run(sub, ctx)
     return result
 

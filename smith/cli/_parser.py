@@ -17,7 +17,7 @@ from smith.diagnostics import DiagnosticKind, Source
 
 USAGE = DiagnosticKind(
     "cli.usage",
-    what="{message}",
+    what="the command line is not valid: {message}",
     why="smith could not make sense of the command line",
     fix="see `{help}` for what `{prog}` accepts",
 )
@@ -29,8 +29,12 @@ class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are diagnostics instead of a bare exit."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise USAGE.error(source=Source("argument", self.prog), message=message,
-                          prog=self.prog, help=f"{self.prog} --help")
+        raise USAGE.error(
+            source=Source("argument", self.prog),
+            message=message,
+            prog=self.prog,
+            help=f"{self.prog} --help",
+        )
 
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
@@ -49,16 +53,29 @@ def add_settings(parser: argparse.ArgumentParser) -> None:
     )
     for option in SCHEMA:
         default = option.default
-        shown = "" if default is None or callable(default) else \
-            f"; default {str(default).lower() if isinstance(default, bool) else default}"
+        shown = (
+            ""
+            if default is None or callable(default)
+            else f"; default {str(default).lower() if isinstance(default, bool) else default}"
+        )
         help_text = f"{option.doc} [{option.env}{shown}]".replace("%", "%%")
         dest = OPTION_DEST + option.key
         if option.type.name == "boolean":
-            group.add_argument(option.flag, action=argparse.BooleanOptionalAction, dest=dest,
-                               help=help_text, default=argparse.SUPPRESS)
+            group.add_argument(
+                option.flag,
+                action=argparse.BooleanOptionalAction,
+                dest=dest,
+                help=help_text,
+                default=argparse.SUPPRESS,
+            )
         else:
-            group.add_argument(option.flag, metavar=option.type.metavar, dest=dest,
-                               help=help_text, default=argparse.SUPPRESS)
+            group.add_argument(
+                option.flag,
+                metavar=option.type.metavar,
+                dest=dest,
+                help=help_text,
+                default=argparse.SUPPRESS,
+            )
 
 
 def top_parser() -> Parser:
@@ -97,10 +114,20 @@ def command_parser(command: Command) -> Parser:
     return parser
 
 
+def add_settings_to_subcommands(parser: argparse.ArgumentParser) -> None:
+    """Give nested subcommands (`config get`) the settings flags too, so that a flag may
+    follow any word of the command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                add_settings(child)
+                add_settings_to_subcommands(child)
+
+
 def settings_from(namespace: argparse.Namespace) -> dict[str, object]:
     """The settings given as flags, keyed by option key."""
     return {
-        dest[len(OPTION_DEST):]: value
+        dest[len(OPTION_DEST) :]: value
         for dest, value in vars(namespace).items()
         if dest.startswith(OPTION_DEST)
     }

@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", metavar="PATH",
-                        help="project root (default: the current project)")
+    parser.add_argument(
+        "path", nargs="?", metavar="PATH", help="project root (default: the current project)"
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--revoke", action="store_true", help="stop trusting the project")
     mode.add_argument("--list", action="store_true", help="list trusted projects")

@@ -5,14 +5,50 @@
     config["model.temperature"]             # the value
     config.origin("model.temperature")      # Setting: value, layer, source
 
-Importing this package is cheap (the `--help` path reads the schema); kdl is imported
-only when a file is read.
+`smith --help` reads the schema (smith.config._options) on its startup path, so this
+package imports its parts only when they are first used (PEP 562); kdl is imported only
+when a file is read.
 """
 
-from smith.config._options import SCHEMA
-from smith.config._resolve import LAYERS, Config, Contribution, Setting, resolve
-from smith.config._schema import Option, Schema, Section
-from smith.config._types import Boolean, Choice, Integer, Mismatch, Number, String, ValueType
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.config._options import SCHEMA as SCHEMA
+    from smith.config._resolve import LAYERS as LAYERS
+    from smith.config._resolve import Config as Config
+    from smith.config._resolve import Contribution as Contribution
+    from smith.config._resolve import Setting as Setting
+    from smith.config._resolve import resolve as resolve
+    from smith.config._schema import Option as Option
+    from smith.config._schema import Schema as Schema
+    from smith.config._schema import Section as Section
+    from smith.config._types import Boolean as Boolean
+    from smith.config._types import Choice as Choice
+    from smith.config._types import Integer as Integer
+    from smith.config._types import Mismatch as Mismatch
+    from smith.config._types import Number as Number
+    from smith.config._types import String as String
+    from smith.config._types import ValueType as ValueType
+
+_WHERE = {
+    "SCHEMA": "_options",
+    "LAYERS": "_resolve",
+    "Config": "_resolve",
+    "Contribution": "_resolve",
+    "Setting": "_resolve",
+    "resolve": "_resolve",
+    "Option": "_schema",
+    "Schema": "_schema",
+    "Section": "_schema",
+    "Boolean": "_types",
+    "Choice": "_types",
+    "Integer": "_types",
+    "Mismatch": "_types",
+    "Number": "_types",
+    "String": "_types",
+    "ValueType": "_types",
+}
 
 __all__ = [
     "LAYERS",
@@ -32,3 +68,14 @@ __all__ = [
     "ValueType",
     "resolve",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'smith.config' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"smith.config.{module}"), name)
+    globals()[name] = value
+    return value

@@ -26,22 +26,18 @@ if TYPE_CHECKING:
 SET_BOOTSTRAP = DiagnosticKind(
     "config.set-bootstrap",
     what="'{key}' cannot be stored in the configuration file",
-    why="it decides where configuration is read from, so it must be known before any file "
-    "is read",
+    why="it decides where configuration is read from, so it must be known before any file is read",
     fix="export {env} in your shell profile, or pass {flag} when you run smith",
 )
 FILE_BROKEN = DiagnosticKind(
     "config.set-broken-file",
     what="cannot update this file: it has errors",
     why="smith edits configuration in place and will not guess around a broken file",
-    fix="fix the errors reported above (or move the file away), then run `smith config set` "
-    "again",
+    fix="fix the errors reported above (or move the file away), then run `smith config set` again",
 )
 
 
-def set_value(
-    path: str, key: str, text: str, *, schema: Schema = SCHEMA
-) -> tuple[object, Located]:
+def set_value(path: str, key: str, text: str, *, schema: Schema = SCHEMA) -> tuple[object, Located]:
     """Store `key` = `text` (parsed by the option's type) in the file at `path`.
 
     Returns the stored value and where it now stands in the file.
@@ -53,8 +49,9 @@ def set_value(
         hint = f"did you mean '{close}'?" if close else "check the spelling"
         raise ConfigError([UNKNOWN_KEY(field=key, source=source, key=key, hint=hint)])
     if option.bootstrap:
-        raise ConfigError([SET_BOOTSTRAP(field=key, source=source, key=key, env=option.env,
-                                         flag=option.flag)])
+        raise ConfigError(
+            [SET_BOOTSTRAP(field=key, source=source, key=key, env=option.env, flag=option.flag)]
+        )
     try:
         value = option.parse(text)
     except Mismatch as exc:

@@ -174,8 +174,9 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
         nodes = reader.parse()
     except ParseError as exc:
         detail = str(exc.msg).split("parse error:", 1)[-1].strip()
-        return [], [KDL_SYNTAX(source=Source("file", f"{path}:{exc.line}:{exc.col}"),
-                               detail=detail)]
+        return [], [
+            KDL_SYNTAX(source=Source("file", f"{path}:{exc.line}:{exc.col}"), detail=detail)
+        ]
     settings: list[Located] = []
     problems: list[Diagnostic] = []
 
@@ -183,17 +184,42 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
         key = prefix + node.name
         where = Source("file", f"{path}:{node.line}:{node.column}")
         if len(node.args) > 1:
-            problems.append(KDL_SHAPE(source=where, field=key, key=key,
-                                      problem=f"has {len(node.args)} values; it takes one"))
+            problems.append(
+                KDL_SHAPE(
+                    source=where,
+                    field=key,
+                    key=key,
+                    problem=f"has {len(node.args)} values; it takes one",
+                )
+            )
         elif not node.args and not node.props and not node.children:
-            problems.append(KDL_SHAPE(source=where, field=key, key=key,
-                                      problem="has no value"))
+            problems.append(KDL_SHAPE(source=where, field=key, key=key, problem="has no value"))
         for arg in node.args[:1]:
-            settings.append(Located(key, arg.value, path, arg.line, arg.column,
-                                    arg.start, arg.end, (node.line, node.column)))
+            settings.append(
+                Located(
+                    key,
+                    arg.value,
+                    path,
+                    arg.line,
+                    arg.column,
+                    arg.start,
+                    arg.end,
+                    (node.line, node.column),
+                )
+            )
         for name, prop in node.props.items():
-            settings.append(Located(f"{key}.{name}", prop.value, path, prop.line,
-                                    prop.column, prop.start, prop.end, (node.line, node.column)))
+            settings.append(
+                Located(
+                    f"{key}.{name}",
+                    prop.value,
+                    path,
+                    prop.line,
+                    prop.column,
+                    prop.start,
+                    prop.end,
+                    (node.line, node.column),
+                )
+            )
         for child in node.children:
             walk(child, key + ".")
 
@@ -212,7 +238,10 @@ def format_value(value: object) -> str:
         return repr(value)
     text = str(value)
     escaped = (
-        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        .replace("\r", "\\r").replace("\t", "\\t")
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
     )
     return f'"{escaped}"'

@@ -29,46 +29,133 @@ def product_schema() -> Schema:
     add = schema.add
 
     # Where things are. Bootstrap options: environment or command line only.
-    add(Option("config-home", String(), paths.default_config_home, bootstrap=True,
-               doc="Directory of the user configuration file config.kdl "
-                   "(default: $XDG_CONFIG_HOME/smith)."))
-    add(Option("home", String(), paths.default_data_home, bootstrap=True,
-               doc="Directory for sessions, file history, credentials and the trust list "
-                   "(default: $XDG_DATA_HOME/smith)."))
-    add(Option("project", String(), None, bootstrap=True,
-               doc="Project root (default: the nearest directory above the working "
-                   "directory holding .smith/ or .git, else the working directory)."))
+    add(
+        Option(
+            "config-home",
+            String(),
+            paths.default_config_home,
+            bootstrap=True,
+            doc="Directory of the user configuration file config.kdl "
+            "(default: $XDG_CONFIG_HOME/smith).",
+        )
+    )
+    add(
+        Option(
+            "home",
+            String(),
+            paths.default_data_home,
+            bootstrap=True,
+            doc="Directory for sessions, file history, credentials and the trust list "
+            "(default: $XDG_DATA_HOME/smith).",
+        )
+    )
+    add(
+        Option(
+            "project",
+            String(),
+            None,
+            bootstrap=True,
+            doc="Project root (default: the nearest directory above the working "
+            "directory holding .smith/ or .git, else the working directory).",
+        )
+    )
 
     # The model and how it is asked.
-    add(Option("model", String(), None,
-               doc="Model to use: a catalog id, an alias, or provider/model. Unset: the first "
-                   "provider with credentials, else the offline demo model."))
-    add(Option("model.temperature", Number(0, 2), None,
-               doc="Sampling temperature; unset uses the provider's default."))
-    add(Option("model.max-tokens", Integer(1, 1_000_000), None,
-               doc="Most output tokens per response; unset uses the model's catalog limit."))
-    add(Option("thinking", Choice(THINKING_LEVELS), "off",
-               doc="Reasoning effort for models that think before answering."))
+    add(
+        Option(
+            "model",
+            String(),
+            None,
+            doc="Model to use: a catalog id, an alias, or provider/model. Unset: the first "
+            "provider with credentials, else the offline demo model.",
+        )
+    )
+    add(
+        Option(
+            "model.temperature",
+            Number(0, 2),
+            None,
+            doc="Sampling temperature; unset uses the provider's default.",
+        )
+    )
+    add(
+        Option(
+            "model.max-tokens",
+            Integer(1, 1_000_000),
+            None,
+            doc="Most output tokens per response; unset uses the model's catalog limit.",
+        )
+    )
+    add(
+        Option(
+            "thinking",
+            Choice(THINKING_LEVELS),
+            "off",
+            doc="Reasoning effort for models that think before answering.",
+        )
+    )
 
     # The agent loop and its tools.
-    add(Option("agent.max-iterations", Integer(1, 10_000), 50,
-               doc="Most provider rounds for one prompt before the loop stops."))
-    add(Option("tools.bash.timeout", Integer(1, 86_400, "seconds"), 120,
-               doc="Default time limit of one bash command."))
-    add(Option("tools.read.max-lines", Integer(1, 1_000_000), 2000,
-               doc="Most lines one read returns before it asks for a continuation."))
-    add(Option("tools.read.max-bytes", Integer(1024, 64 * MIB, "bytes"), 50 * 1024,
-               doc="Most bytes one read returns before it asks for a continuation."))
+    add(
+        Option(
+            "agent.max-iterations",
+            Integer(1, 10_000),
+            50,
+            doc="Most provider rounds for one prompt before the loop stops.",
+        )
+    )
+    add(
+        Option(
+            "tools.bash.timeout",
+            Integer(1, 86_400, "seconds"),
+            120,
+            doc="Default time limit of one bash command.",
+        )
+    )
+    add(
+        Option(
+            "tools.read.max-lines",
+            Integer(1, 1_000_000),
+            2000,
+            doc="Most lines one read returns before it asks for a continuation.",
+        )
+    )
+    add(
+        Option(
+            "tools.read.max-bytes",
+            Integer(1024, 64 * MIB, "bytes"),
+            50 * 1024,
+            doc="Most bytes one read returns before it asks for a continuation.",
+        )
+    )
 
     # File history.
-    add(Option("vcs.enabled", Boolean(), True,
-               doc="Snapshot project files around turns that change them."))
-    add(Option("vcs.max-file-size", Integer(0, 4096 * MIB, "bytes"), 10 * MIB,
-               doc="Untracked files larger than this are left out of snapshots (and reported)."))
+    add(
+        Option(
+            "vcs.enabled",
+            Boolean(),
+            True,
+            doc="Snapshot project files around turns that change them.",
+        )
+    )
+    add(
+        Option(
+            "vcs.max-file-size",
+            Integer(0, 4096 * MIB, "bytes"),
+            10 * MIB,
+            doc="Untracked files larger than this are left out of snapshots (and reported).",
+        )
+    )
 
     # Diagnostics.
-    add(Option("debug", Boolean(), False,
-               doc="Show tracebacks and internal detail along with diagnostics."))
+    add(
+        Option(
+            "debug",
+            Boolean(),
+            False,
+            doc="Show tracebacks and internal detail along with diagnostics.",
+        )
+    )
     return schema
 
 

@@ -57,13 +57,12 @@ INVALID_VALUE = DiagnosticKind(
     "config.invalid-value",
     what="expected {expected}, got {got}",
     why="this setting takes {expected} ({doc})",
-    fix="{remedy}",
+    fix="{remedy}; `smith config show` lists every setting and its source",
 )
 BOOTSTRAP_IN_FILE = DiagnosticKind(
     "config.bootstrap-in-file",
     what="'{key}' cannot be set in a configuration file",
-    why="it decides where configuration is read from, so it must be known before any file "
-    "is read",
+    why="it decides where configuration is read from, so it must be known before any file is read",
     fix="set it in the environment ({env}) or on the command line ({flag})",
 )
 UNTRUSTED_PROJECT = DiagnosticKind(
@@ -168,14 +167,23 @@ def invalid(option: Option, got: object, source: Source, expected: str) -> Diagn
     elif source.surface == "flag":
         remedy = f"pass a valid value, e.g. {option.flag} {example}"
     elif source.surface == "file":
-        remedy = (f"edit that line to a valid value such as {example}, or run "
-                  f"`smith config set {option.key} {example}`")
+        remedy = (
+            f"edit that line to a valid value such as {example}, or run "
+            f"`smith config set {option.key} {example}`"
+        )
     else:
         remedy = f"use a valid value such as {example}"
     doc = option.doc.rstrip(".")
-    return INVALID_VALUE(field=option.key, value=got, source=source, secret=option.secret,
-                         expected=expected, got=show_value(got), doc=doc[:1].lower() + doc[1:],
-                         remedy=remedy)
+    return INVALID_VALUE(
+        field=option.key,
+        value=got,
+        source=source,
+        secret=option.secret,
+        expected=expected,
+        got=show_value(got),
+        doc=doc[:1].lower() + doc[1:],
+        remedy=remedy,
+    )
 
 
 class _Resolver:
@@ -203,12 +211,16 @@ class _Resolver:
             self.unknown(key, key_source or source)
             return
         if option.bootstrap and layer not in ("default", "env", "flag"):
-            self.report(BOOTSTRAP_IN_FILE(field=key, source=source, key=key, env=option.env,
-                                          flag=option.flag))
+            self.report(
+                BOOTSTRAP_IN_FILE(
+                    field=key, source=source, key=key, env=option.env, flag=option.flag
+                )
+            )
             return
         try:
-            checked = option.parse(value) if text and isinstance(value, str) else \
-                option.check(value)
+            checked = (
+                option.parse(value) if text and isinstance(value, str) else option.check(value)
+            )
         except Mismatch as exc:
             self.report(invalid(option, value, source, exc.expected))
             return
@@ -217,9 +229,15 @@ class _Resolver:
     def unknown(self, key: str, source: Source) -> None:
         section = self.schema.section_for(key)
         if section.unknown == "warn":
-            self.report(UNKNOWN_PLUGIN_KEY(field=key, source=source, key=key,
-                                           section=section.prefix, owner=section.owner
-                                           if section.owner != "smith" else "plugins"))
+            self.report(
+                UNKNOWN_PLUGIN_KEY(
+                    field=key,
+                    source=source,
+                    key=key,
+                    section=section.prefix,
+                    owner=section.owner if section.owner != "smith" else "plugins",
+                )
+            )
             return
         close = self.schema.suggest(key)
         hint = f"did you mean '{close}'?" if close else "remove it or check its spelling"
@@ -240,8 +258,9 @@ class _Resolver:
         for problem in problems:
             self.report(problem)
         for item in located:
-            self.put(item.key, item.value, layer, item.source, text=False,
-                     key_source=item.key_source)
+            self.put(
+                item.key, item.value, layer, item.source, text=False, key_source=item.key_source
+            )
 
     def environment(self, env: Mapping[str, str]) -> None:
         by_env = self.schema.by_env()
@@ -257,8 +276,9 @@ class _Resolver:
                 self.put(option.key, env[name], "env", Source("env", name), text=True)
 
 
-def _bootstrap(schema: Schema, env: Mapping[str, str], flags: Mapping[str, object],
-               key: str) -> str | None:
+def _bootstrap(
+    schema: Schema, env: Mapping[str, str], flags: Mapping[str, object], key: str
+) -> str | None:
     option = schema.get(key)
     assert option is not None, key
     value = flags.get(key) or env.get(option.env) or option.default_value(env)
@@ -283,24 +303,37 @@ def resolve(
     r = _Resolver(schema)
 
     for option in schema:
-        r.settings[option.key] = Setting(option.key, option.default_value(env), "default",
-                                         Source("default", f"defaults of {option.owner}"))
+        r.settings[option.key] = Setting(
+            option.key,
+            option.default_value(env),
+            "default",
+            Source("default", f"defaults of {option.owner}"),
+        )
     for builtin in (True, False):
         for c in contributions:
             if c.builtin == builtin:
                 for key, value in c.values.items():
-                    r.put(key, value, "builtin" if builtin else "plugin",
-                          Source("plugin", f"plugin {c.plugin}"), text=False)
+                    r.put(
+                        key,
+                        value,
+                        "builtin" if builtin else "plugin",
+                        Source("plugin", f"plugin {c.plugin}"),
+                        text=False,
+                    )
 
     config_home = _bootstrap(schema, env, flags, "config-home") or ""
     home = _bootstrap(schema, env, flags, "home") or ""
     explicit_root = _bootstrap(schema, env, flags, "project")
     if explicit_root is not None and not os.path.isdir(explicit_root):
-        source = Source("flag", "--project") if "project" in flags else \
-            Source("env", "SMITH_PROJECT")
-        r.report(PROJECT_NOT_A_DIRECTORY(field="project", value=explicit_root, source=source,
-                                         path=explicit_root))
-    root = explicit_root or paths.find_project_root(cwd)
+        source = (
+            Source("flag", "--project") if "project" in flags else Source("env", "SMITH_PROJECT")
+        )
+        r.report(
+            PROJECT_NOT_A_DIRECTORY(
+                field="project", value=explicit_root, source=source, path=explicit_root
+            )
+        )
+    root = explicit_root or paths.find_project_root(cwd, env)
     user_file = os.path.join(config_home, paths.USER_CONFIG_NAME)
     project_file = paths.project_config_path(root)
 

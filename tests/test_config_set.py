@@ -1,0 +1,104 @@
+"""`smith config set` is the one path that writes configuration, and writes it carefully."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+
+from smith.config import resolve
+from smith.config._edit import set_value
+from tests.conftest import Result, SmithEnv
+
+
+def test_set_creates_the_user_file_and_values_read_back_typed(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    r = smith("config", "set", "tools.bash.timeout", "300")
+    assert r.code == 0, r.err
+    assert r.out == f"tools.bash.timeout = 300  ({senv.user_config}:1:20)\n"
+    assert smith("config", "set", "model", 'say "hi"').code == 0
+    assert smith("config", "set", "vcs.enabled", "no").code == 0
+    assert smith("config", "set", "model.temperature", "1").code == 0
+    assert senv.user_config.read_text() == (
+        'tools.bash.timeout 300\nmodel "say \\"hi\\""\nvcs.enabled false\nmodel.temperature 1.0\n'
+    )
+    config = resolve(env=senv.env, cwd=str(senv.root))
+    assert config["tools.bash.timeout"] == 300 and config["model"] == 'say "hi"'
+    assert config["vcs.enabled"] is False and config["model.temperature"] == 1.0
+
+
+def test_set_replaces_in_place_and_keeps_comments(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    senv.write_user_config(
+        '// top comment\nmodel "a" {\n    temperature 0.2 // cool\n}\n/* keep */\n'
+    )
+    assert smith("config", "set", "model.temperature", "0.9").code == 0
+    assert smith("config", "set", "model", "b").code == 0
+    assert senv.user_config.read_text() == (
+        '// top comment\nmodel "b" {\n    temperature 0.9 // cool\n}\n/* keep */\n'
+    )
+
+
+def test_set_rewrites_the_occurrence_that_wins(senv: SmithEnv) -> None:
+    senv.write_user_config('thinking "low"\nthinking "medium"')
+    set_value(str(senv.user_config), "thinking", "high")
+    assert senv.user_config.read_text() == 'thinking "low"\nthinking "high"'
+
+
+def test_invalid_values_and_keys_are_refused_without_writing(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    senv.write_user_config("agent.max-iterations 5\n")
+    before = senv.user_config.read_bytes()
+    bad = smith("config", "set", "agent.max-iterations", "lots")
+    assert bad.code == 2 and 'expected an integer between 1 and 10000, got "lots"' in bad.err
+    unknown = smith("config", "set", "agent.max-iteration", "5")
+    assert unknown.code == 2 and "did you mean 'agent.max-iterations'?" in unknown.err
+    boot = smith("config", "set", "home", "/x")
+    assert boot.code == 2 and "export SMITH_HOME" in boot.err
+    assert senv.user_config.read_bytes() == before
+
+
+def test_set_notes_when_a_higher_layer_still_wins(smith: Callable[..., Result]) -> None:
+    r = smith("config", "set", "thinking", "high", env={"SMITH_THINKING": "low"})
+    assert r.code == 0
+    assert (
+        "note: env SMITH_THINKING (env) overrides the user file for thinking, so the "
+        'value in effect is still "low"' in r.out
+    )
+
+
+def test_set_keeps_file_mode(senv: SmithEnv) -> None:
+    path = senv.write_user_config("debug false\n")
+    os.chmod(path, 0o600)
+    set_value(str(path), "debug", "true")
+    assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_concurrent_sets_lose_nothing(senv: SmithEnv) -> None:
+    keys = [
+        "agent.max-iterations",
+        "tools.bash.timeout",
+        "tools.read.max-lines",
+        "model.max-tokens",
+        "vcs.max-file-size",
+    ]
+    path = str(senv.user_config)
+    threads = [
+        threading.Thread(target=set_value, args=(path, k, str(10 + i))) for i, k in enumerate(keys)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    config = resolve(env=senv.env, cwd=str(senv.root))
+    assert [config[k] for k in keys] == [10, 11, 12, 13, 14]
+
+
+def test_round_trip_through_get_json(senv: SmithEnv, smith: Callable[..., Result]) -> None:
+    smith("config", "set", "model", "m")
+    record = json.loads(smith("config", "get", "model", "--json").out)
+    assert record["source"] == {"surface": "file", "location": f"{senv.user_config}:1:7"}
