@@ -42,7 +42,7 @@ def test_show_json_is_the_same_as_data(senv: SmithEnv, smith: Callable[..., Resu
         "value": 4000,
         "layer": "user",
         "source": {"surface": "file", "location": f"{path}:1:22"},
-        "type": "an integer between 1 and 1e+06",
+        "type": "an integer between 1 and 1000000",
         "env": "SMITH_TOOLS_READ_MAX_LINES",
         "flag": "--tools-read-max-lines",
         "doc": SCHEMA.get("tools.read.max-lines").doc,  # type: ignore[union-attr]

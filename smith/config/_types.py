@@ -51,13 +51,17 @@ class ValueType:
         return self.expected()
 
 
+def _num(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
 def _bounds(low: float | None, high: float | None) -> str:
     if low is not None and high is not None:
-        return f" between {low:g} and {high:g}"
+        return f" between {_num(low)} and {_num(high)}"
     if low is not None:
-        return f" of at least {low:g}"
+        return f" of at least {_num(low)}"
     if high is not None:
-        return f" of at most {high:g}"
+        return f" of at most {_num(high)}"
     return ""
 
 

@@ -1,0 +1,38 @@
+"""Helpers shared by the asv suite and benchmarks/compare.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def smith_command() -> list[str]:
+    """The installed console script, as a user runs it (falls back to python -m smith)."""
+    script = shutil.which("smith", path=os.path.dirname(sys.executable))
+    return [script] if script else [sys.executable, "-m", "smith"]
+
+
+def wall(argv: list[str], repeat: int) -> list[float]:
+    """Whole-process wall times of `argv`, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def startup_ratio(args: list[str], repeat: int = 15) -> tuple[float, float, float]:
+    """(median smith ms, median bare interpreter ms, ratio), runs interleaved so that
+    machine noise hits both alike."""
+    bare: list[float] = []
+    ours: list[float] = []
+    for _ in range(repeat):
+        bare += wall([sys.executable, "-c", "pass"], 1)
+        ours += wall([*smith_command(), *args], 1)
+    b, s = statistics.median(bare), statistics.median(ours)
+    return s * 1e3, b * 1e3, s / b
