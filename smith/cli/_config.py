@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _literal(setting: Setting, config: Config) -> str:
-    from smith.config._kdl import format_value
+    from smith.config._located import format_value
 
     option = config.schema.get(setting.key)
     if option is not None and option.secret and setting.value is not None:
@@ -103,7 +103,7 @@ def _get(args: argparse.Namespace, ctx: Context) -> int:
 
 def _set(args: argparse.Namespace, ctx: Context) -> int:
     from smith.config._edit import set_value
-    from smith.config._kdl import format_value
+    from smith.config._located import format_value
 
     config = ctx.config()
     value, located = set_value(config.user_file, args.key, args.value)

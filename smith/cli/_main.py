@@ -135,10 +135,11 @@ def _dispatch(
         import argparse
 
         parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    from contextlib import redirect_stdout
-
-    with redirect_stdout(stdout):  # argparse prints a command's --help to sys.stdout
+    saved, sys.stdout = sys.stdout, stdout  # argparse prints a command's --help there
+    try:
         sub = parser.parse_args(ns.args)
+    finally:
+        sys.stdout = saved
     settings.update(_parser.settings_from(sub))
     ctx = Context(settings, env, os.getcwd(), stdout, stderr)
     if module is None:

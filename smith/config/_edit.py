@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from smith._atomic import write_atomic
-from smith.config._kdl import format_value, read_settings
+from smith.config._kdl import read_settings
+from smith.config._located import format_value
 from smith.config._options import SCHEMA
 from smith.config._resolve import UNKNOWN_KEY, invalid
 from smith.config._types import Mismatch
@@ -20,7 +21,7 @@ from smith.diagnostics import ConfigError, DiagnosticKind, Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from smith.config._kdl import Located
+    from smith.config._located import Located
     from smith.config._schema import Schema
 
 SET_BOOTSTRAP = DiagnosticKind(

@@ -21,6 +21,7 @@ from kdl.parsefuncs import parse as kdl_parse
 from kdl.parsing import ParseConfig
 from kdl.types import Binary, Decimal, Hex, Node, Null, Octal, Value
 
+from smith.config._located import Located
 from smith.diagnostics import DiagnosticKind, Source
 
 TYPE_CHECKING = False
@@ -41,42 +42,6 @@ KDL_SHAPE = DiagnosticKind(
     fix="write it as `{key} VALUE` (for example `{key} 1`), or nest settings inside "
     "`{key} {{ ... }}`",
 )
-
-
-class Located:
-    """A setting read from a file: dotted key, native value, and where it stands."""
-
-    __slots__ = ("column", "end", "key", "key_at", "line", "path", "start", "value")
-
-    def __init__(
-        self,
-        key: str,
-        value: object,
-        path: str,
-        line: int,
-        column: int,
-        start: int,
-        end: int,
-        key_at: tuple[int, int],
-    ) -> None:
-        self.key = key
-        self.key_at = key_at  # (line, column) of the node that names the key
-        self.value = value
-        self.path = path
-        self.line = line
-        self.column = column
-        self.start = start  # character offsets of the value's text, for in-place edits
-        self.end = end
-
-    @property
-    def source(self) -> Source:
-        """Where the value stands."""
-        return Source("file", f"{self.path}:{self.line}:{self.column}")
-
-    @property
-    def key_source(self) -> Source:
-        """Where the key is named (for unknown keys)."""
-        return Source("file", f"{self.path}:{self.key_at[0]}:{self.key_at[1]}")
 
 
 class _Value:
@@ -226,22 +191,3 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
     for node in nodes:
         walk(node, "")
     return settings, problems
-
-
-def format_value(value: object) -> str:
-    """`value` as a KDL 1.0 literal."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    text = str(value)
-    escaped = (
-        text.replace("\\", "\\\\")
-        .replace('"', '\\"')
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
-        .replace("\t", "\\t")
-    )
-    return f'"{escaped}"'

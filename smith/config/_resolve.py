@@ -153,7 +153,7 @@ class Config:
 
 
 def _example(option: Option) -> str:
-    from smith.config._kdl import format_value
+    from smith.config._located import format_value
 
     if option.default is not None and not callable(option.default):
         return format_value(option.default)
@@ -243,8 +243,8 @@ class _Resolver:
         hint = f"did you mean '{close}'?" if close else "remove it or check its spelling"
         self.report(UNKNOWN_KEY(field=key, source=source, key=key, hint=hint))
 
-    def file(self, path: str, layer: str) -> None:
-        from smith.config._kdl import read_settings
+    def file(self, path: str, layer: str, home: str) -> None:
+        from smith.config import _cache
 
         try:
             with open(path, encoding="utf-8") as f:
@@ -254,9 +254,15 @@ class _Resolver:
         except (OSError, UnicodeDecodeError) as exc:
             self.report(UNREADABLE_FILE(source=Source("file", path), reason=str(exc)))
             return
-        located, problems = read_settings(path, text)
-        for problem in problems:
-            self.report(problem)
+        located = _cache.load(home, path, text)
+        if located is None:
+            from smith.config._kdl import read_settings
+
+            located, problems = read_settings(path, text)
+            for problem in problems:
+                self.report(problem)
+            if not problems:
+                _cache.store(home, path, text, located)
         for item in located:
             self.put(
                 item.key, item.value, layer, item.source, text=False, key_source=item.key_source
@@ -337,7 +343,7 @@ def resolve(
     user_file = os.path.join(config_home, paths.USER_CONFIG_NAME)
     project_file = paths.project_config_path(root)
 
-    r.file(user_file, "user")
+    r.file(user_file, "user", home)
     trusted = False
     if os.path.exists(project_file):
         try:
@@ -345,7 +351,7 @@ def resolve(
         except SmithError as exc:
             r.report(exc.diagnostic)
         if trusted:
-            r.file(project_file, "project")
+            r.file(project_file, "project", home)
         else:
             r.report(UNTRUSTED_PROJECT(source=Source("file", project_file), root=root))
     r.environment(env)
