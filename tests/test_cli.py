@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from smith.cli._commands import COMMANDS
-from tests.conftest import Result
+from tests.conftest import Result, SmithEnv
 
 ALL = [c.name for c in COMMANDS]
 NOT_BUILT = [c.name for c in COMMANDS if not c.built]
@@ -149,3 +149,20 @@ def test_python_dash_m_smith(senv: object) -> None:
         [sys.executable, "-m", "smith", "--version"], capture_output=True, text=True, timeout=60
     )
     assert r.returncode == 0 and r.stdout.startswith("smith ")
+
+
+def test_file_system_failures_are_diagnostics_not_bugs(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    senv.data_home.parent.mkdir(parents=True, exist_ok=True)
+    senv.data_home.write_text("a file where the data directory should be")
+    project = senv.make_project()
+    r = smith("trust", str(project))
+    assert r.code == 1
+    assert f"error: {senv.data_home}" in r.err and "cannot use" in r.err
+    assert "internal error" not in r.err and "Traceback" not in r.err
+
+
+def test_help_of_an_unbuilt_command_says_so(smith: Callable[..., Result]) -> None:
+    r = smith("eval", "--help")
+    assert r.code == 0 and "Not built yet: this version lacks one-shot evaluation." in r.out

@@ -30,6 +30,13 @@ NOT_BUILT = DiagnosticKind(
     why="this version of smith does not include {capability} yet",
     fix="run `smith --help` to see the commands that work in this version",
 )
+OS_ERROR = DiagnosticKind(
+    "os-error",
+    what="cannot use {path}: {reason}",
+    why="the operating system refused the file operation smith needed",
+    fix="check that the path exists, that you may read and write it, and that the disk has "
+    "space; SMITH_HOME and SMITH_CONFIG_HOME move smith's own files elsewhere",
+)
 UNKNOWN_COMMAND = DiagnosticKind(
     "cli.unknown-command",
     what="'{name}' is not a smith command",
@@ -192,6 +199,18 @@ def run(
                 print(diagnostic.render(), file=stderr)
         elif isinstance(exc, SmithError):
             print(exc.diagnostic.render(), file=stderr)
+        elif isinstance(exc, OSError) and exc.filename is not None:
+            # An environment problem (permissions, full disk), not a bug in smith.
+            path = os.fsdecode(exc.filename)
+            print(
+                OS_ERROR(
+                    value=path,
+                    source=Source("file", path),
+                    path=path,
+                    reason=exc.strerror or str(exc),
+                ).render(),
+                file=stderr,
+            )
         else:
             print(INTERNAL(error=f"{type(exc).__name__}: {exc}").render(), file=stderr)
         if debug:

@@ -105,9 +105,10 @@ def top_parser() -> Parser:
 
 
 def command_parser(command: Command) -> Parser:
+    note = "" if command.built else f"\n\nNot built yet: this version lacks {command.capability}."
     parser = Parser(
         prog=f"smith {command.name}",
-        description=command.description,
+        description=command.description + note,
         formatter_class=_formatter,
     )
     add_settings(parser)
