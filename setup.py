@@ -13,7 +13,13 @@ from setuptools import Extension, find_packages, setup
 
 
 def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+    """The same words smith's own boolean settings accept (SMITH_DEBUG is one)."""
+    word = os.environ.get(name, "").strip().lower()
+    if word in ("", "0", "false", "no", "off"):
+        return False
+    if word in ("1", "true", "yes", "on"):
+        return True
+    raise SystemExit(f"{name}={word!r}: expected 1 or 0 (also true/false, yes/no, on/off)")
 
 
 TRACE = _flag("SMITH_CYTHON_TRACE")
@@ -28,7 +34,7 @@ if TRACE:
     macros += [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")]
 if not DEBUG:
     macros.append(("NDEBUG", None))
-compile_args = ["-O0", "-g3", "-UNDEBUG"] if DEBUG else ["-O2"]
+compile_args = ["-O0", "-g3", "-UNDEBUG"] if DEBUG else []
 
 directives = {
     "language_level": 3,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Literal
 
     Severity = Literal["error", "warning"]
@@ -41,6 +42,21 @@ def scrub(text: str) -> str:
         if secret in text:
             text = text.replace(secret, _REDACTED)
     return text
+
+
+def did_you_mean(
+    word: str,
+    candidates: Iterable[str],
+    *,
+    template: str = "'{}'",
+    otherwise: str = "check the spelling",
+) -> str:
+    """A fix hint naming the closest candidate to a misspelt `word`, e.g.
+    "did you mean 'model'?"; `otherwise` when nothing is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"did you mean {template.format(close[0])}?" if close else otherwise
 
 
 def show_value(value: object) -> str:

@@ -91,6 +91,7 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
             "Mismatch",
             "Number",
             "Option",
+            "Path",
             "Schema",
             "Section",
             "Setting",

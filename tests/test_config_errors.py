@@ -92,7 +92,7 @@ def test_unknown_smith_environment_variable_warns_with_suggestion(
 def test_bootstrap_settings_cannot_come_from_a_file(senv: SmithEnv) -> None:
     senv.write_user_config('home "/elsewhere"\n')
     [error] = _errors(senv)
-    assert "home: 'home' cannot be set in a configuration file" in error
+    assert "home: 'home' can only come from the environment or the command line" in error
     assert "SMITH_HOME" in error and "--home" in error
 
 

@@ -58,7 +58,7 @@ def test_invalid_values_and_keys_are_refused_without_writing(
     unknown = smith("config", "set", "agent.max-iteration", "5")
     assert unknown.code == 2 and "did you mean 'agent.max-iterations'?" in unknown.err
     boot = smith("config", "set", "home", "/x")
-    assert boot.code == 2 and "export SMITH_HOME" in boot.err
+    assert boot.code == 2 and "set it in the environment (SMITH_HOME)" in boot.err
     assert senv.user_config.read_bytes() == before
 
 

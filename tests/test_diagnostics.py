@@ -107,3 +107,39 @@ def test_unexpected_errors_keep_to_the_law() -> None:
     d = INTERNAL(error="ValueError: x")
     assert "bug in smith" in d.why and "--debug" in d.fix
     assert smith.__version__
+
+
+def _kinds_by_name() -> dict[str, DiagnosticKind]:
+    """Every module-level DiagnosticKind by the name it is declared under (names are unique
+    across smith, so a call site can be matched to its kind wherever it was imported)."""
+    import sys
+
+    found: dict[str, DiagnosticKind] = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("smith"):
+            continue
+        for attr, value in vars(module).items():
+            if isinstance(value, DiagnosticKind):
+                assert found.setdefault(attr, value) is value, f"two kinds named {attr}"
+    return found
+
+
+def test_every_call_site_supplies_every_template_field() -> None:
+    """A missing field would turn a diagnostic into a KeyError at the worst moment."""
+    kinds_by_name = _kinds_by_name()
+    checked = 0
+    for base in SOURCES:
+        for path in base.rglob("*.py"):
+            for call in _calls(ast.parse(path.read_text(), str(path))):
+                func = call.func
+                if isinstance(func, ast.Attribute) and func.attr == "error":
+                    func = func.value
+                if not isinstance(func, ast.Name) or func.id not in kinds_by_name:
+                    continue
+                if any(k.arg is None for k in call.keywords):
+                    continue  # **params: checked where they are built
+                kind = kinds_by_name[func.id]
+                missing = kind.params() - {k.arg for k in call.keywords}
+                assert not missing, f"{path}:{call.lineno}: {kind.code} lacks {missing}"
+                checked += 1
+    assert checked >= len(ALL_KINDS) - 3  # nearly every kind is raised somewhere

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from smith.diagnostics import DiagnosticKind, Source
+from smith.diagnostics import Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -10,13 +10,6 @@ if TYPE_CHECKING:
 
     from smith.cli._main import Context
     from smith.config import Config, Setting
-
-UNKNOWN_GET = DiagnosticKind(
-    "cli.config-unknown-key",
-    what="there is no setting '{key}'",
-    why="`smith config get` reads only settings the schema declares",
-    fix="{hint}; `smith config show` lists every setting",
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,10 +78,10 @@ def _get(args: argparse.Namespace, ctx: Context) -> int:
 
     config = ctx.config()
     if args.key not in config.schema:
-        close = config.schema.suggest(args.key)
-        hint = f"did you mean '{close}'?" if close else "check the spelling"
-        raise UNKNOWN_GET.error(
-            value=args.key, source=Source("argument", args.key), key=args.key, hint=hint
+        from smith.config._resolve import UNKNOWN_KEY
+
+        raise UNKNOWN_KEY.error(
+            source=Source("argument", args.key), key=args.key, hint=config.schema.hint(args.key)
         )
     setting = config.origin(args.key)
     literal = _literal(setting, config)
@@ -105,17 +98,22 @@ def _set(args: argparse.Namespace, ctx: Context) -> int:
     from smith.config._edit import set_value
     from smith.config._located import format_value
 
-    config = ctx.config()
+    # Tolerant: `config set` is how a broken configuration gets fixed.
+    config = ctx.config(strict=False, warn=False)
     value, located = set_value(config.user_file, args.key, args.value)
-    ctx.out(f"{args.key} = {format_value(value)}  ({located.source})")
     option = config.schema.get(args.key)
-    winner = config.origin(args.key)
-    if option is not None and winner.layer in ("project", "env", "flag"):
+    shown = "[secret]" if option is not None and option.secret else format_value(value)
+    ctx.out(f"{args.key} = {shown}  ({located.source})")
+    after = ctx.config(strict=False, warn=False, fresh=True)
+    winner = after.origin(args.key)
+    if winner.layer in ("project", "env", "flag"):
         ctx.out(
             f"note: {winner.source} ({winner.layer}) overrides the user file for "
-            f"{args.key}, so the value in effect is still {_literal(winner, config)}"
+            f"{args.key}, so the value in effect is still {_literal(winner, after)}"
         )
-    return 0
+    for problem in after.errors:
+        ctx.print_diagnostic(problem)
+    return 2 if after.errors else 0
 
 
 def _files(config: Config) -> dict[str, object]:
@@ -135,7 +133,7 @@ def _files(config: Config) -> dict[str, object]:
 def _path(args: argparse.Namespace, ctx: Context) -> int:
     import json
 
-    files = _files(ctx.config(warn=not args.json))
+    files = _files(ctx.config(strict=False, warn=not args.json))
     if args.json:
         ctx.out(json.dumps(files, indent=2))
         return 0

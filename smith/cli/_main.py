@@ -31,11 +31,18 @@ NOT_BUILT = DiagnosticKind(
     fix="run `smith --help` to see the commands that work in this version",
 )
 OS_ERROR = DiagnosticKind(
-    "os-error",
+    "os.path-error",
     what="cannot use {path}: {reason}",
     why="the operating system refused the file operation smith needed",
     fix="check that the path exists, that you may read and write it, and that the disk has "
     "space; SMITH_HOME and SMITH_CONFIG_HOME move smith's own files elsewhere",
+)
+OS_FAILED = DiagnosticKind(
+    "os.failed",
+    what="the operating system refused an operation: {reason}",
+    why="smith could not read or write what it needed (a full disk, a closed output, "
+    "missing permissions)",
+    fix="free space or fix permissions, check where output is going, and run the command again",
 )
 UNKNOWN_COMMAND = DiagnosticKind(
     "cli.unknown-command",
@@ -53,25 +60,26 @@ class Context:
 
     def __init__(
         self,
-        settings: Mapping[str, object],
+        flags: Mapping[str, object],
         env: Mapping[str, str],
         cwd: str,
         stdout: TextIO,
         stderr: TextIO,
     ) -> None:
-        self.settings = dict(settings)
+        self.flags = dict(flags)  # setting values given as command-line flags
         self.env = env
         self.cwd = cwd
         self.stdout = stdout
         self.stderr = stderr
         self._config: Config | None = None
 
-    def config(self, *, warn: bool = True) -> Config:
-        """Resolve configuration; print its warnings to stderr unless `warn` is False."""
-        if self._config is None:
+    def config(self, *, warn: bool = True, strict: bool = True, fresh: bool = False) -> Config:
+        """Resolve configuration (once, unless `fresh`); print its warnings to stderr
+        unless `warn` is False. `strict=False` tolerates errors (see `resolve`)."""
+        if self._config is None or fresh or (strict and self._config.errors):
             from smith.config import resolve
 
-            self._config = resolve(env=self.env, flags=self.settings, cwd=self.cwd)
+            self._config = resolve(env=self.env, flags=self.flags, cwd=self.cwd, strict=strict)
             if warn:
                 for warning in self._config.warnings:
                     self.print_diagnostic(warning)
@@ -84,33 +92,37 @@ class Context:
         print(text, file=self.stdout)
 
 
-def _debug_requested(settings: Mapping[str, object], env: Mapping[str, str]) -> bool:
-    if "debug" in settings:
-        return settings["debug"] is True
-    return env.get("SMITH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+def _debug_requested(flags: Mapping[str, object], env: Mapping[str, str]) -> bool:
+    if "debug" in flags:
+        return flags["debug"] is True
+    from smith.config._types import Boolean, Mismatch
+
+    try:
+        return Boolean().parse(env.get("SMITH_DEBUG", "0") or "0") is True
+    except Mismatch:
+        return False
 
 
 def _unknown_command(name: str) -> Diagnostic:
-    import difflib
+    from smith.diagnostics import did_you_mean
 
-    close = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.6)
-    hint = f"did you mean `smith {close[0]}`?" if close else "check the spelling"
+    hint = did_you_mean(name, BY_NAME, template="`smith {}`")
     return UNKNOWN_COMMAND(value=name, source=Source("argument", name), name=name, hint=hint)
 
 
 def _dispatch(
     argv: list[str],
-    settings: dict[str, object],
+    flags: dict[str, object],
     env: Mapping[str, str],
     stdout: TextIO,
     stderr: TextIO,
 ) -> int:
-    """Run the command; `settings` collects the setting flags as they are parsed."""
+    """Run the command; `flags` collects setting values given as flags, as they are parsed."""
     from smith.cli import _parser
 
     top = _parser.top_parser()
     ns = top.parse_args(argv)
-    settings.update(_parser.settings_from(ns))
+    flags.update(_parser.flag_values(ns))
     if ns.version:
         from smith import __version__
 
@@ -147,8 +159,8 @@ def _dispatch(
         sub = parser.parse_args(ns.args)
     finally:
         sys.stdout = saved
-    settings.update(_parser.settings_from(sub))
-    ctx = Context(settings, env, os.getcwd(), stdout, stderr)
+    flags.update(_parser.flag_values(sub))
+    ctx = Context(flags, env, os.getcwd(), stdout, stderr)
     if module is None:
         raise NOT_BUILT.error(
             what=f"`smith {command.name}`", capability=command.capability or command.name
@@ -163,7 +175,8 @@ def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, ConfigError):
         return EXIT_USAGE
     if isinstance(exc, SmithError):
-        return EXIT_USAGE if exc.diagnostic.code.startswith("cli.") else EXIT_FAILURE
+        usage = exc.diagnostic.code.startswith(("cli.", "config."))
+        return EXIT_USAGE if usage else EXIT_FAILURE
     return EXIT_FAILURE
 
 
@@ -177,9 +190,9 @@ def run(
     env = os.environ if env is None else env
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
-    settings: dict[str, object] = {}
+    flags: dict[str, object] = {}
     try:
-        return _dispatch(argv, settings, env, stdout, stderr)
+        return _dispatch(argv, flags, env, stdout, stderr)
     except SystemExit as exc:  # argparse's own --help inside a command
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except KeyboardInterrupt:
@@ -193,7 +206,7 @@ def run(
     except Exception as exc:
         from smith.diagnostics import INTERNAL, ConfigError, SmithError
 
-        debug = _debug_requested(settings, env)
+        debug = _debug_requested(flags, env)
         if isinstance(exc, ConfigError):
             for diagnostic in exc.diagnostics:
                 print(diagnostic.render(), file=stderr)
@@ -211,6 +224,8 @@ def run(
                 ).render(),
                 file=stderr,
             )
+        elif isinstance(exc, OSError):
+            print(OS_FAILED(reason=exc.strerror or str(exc)).render(), file=stderr)
         else:
             print(INTERNAL(error=f"{type(exc).__name__}: {exc}").render(), file=stderr)
         if debug:

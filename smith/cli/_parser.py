@@ -125,7 +125,7 @@ def add_settings_to_subcommands(parser: argparse.ArgumentParser) -> None:
                 add_settings_to_subcommands(child)
 
 
-def settings_from(namespace: argparse.Namespace) -> dict[str, object]:
+def flag_values(namespace: argparse.Namespace) -> dict[str, object]:
     """The settings given as flags, keyed by option key."""
     return {
         dest[len(OPTION_DEST) :]: value

@@ -24,7 +24,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    config = ctx.config(warn=False)
+    if args.json and not args.list:
+        from smith.cli._parser import USAGE
+
+        raise USAGE.error(
+            message="--json goes with --list", prog="smith trust", help="smith trust --help"
+        )
+    config = ctx.config(strict=False, warn=False)  # trust must work while config is broken
     home = config.home
     if args.list:
         projects = trust.trusted_projects(home)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from smith.config._types import Integer as Integer
     from smith.config._types import Mismatch as Mismatch
     from smith.config._types import Number as Number
+    from smith.config._types import Path as Path
     from smith.config._types import String as String
     from smith.config._types import ValueType as ValueType
 
@@ -46,6 +47,7 @@ _WHERE = {
     "Integer": "_types",
     "Mismatch": "_types",
     "Number": "_types",
+    "Path": "_types",
     "String": "_types",
     "ValueType": "_types",
 }
@@ -61,6 +63,7 @@ __all__ = [
     "Mismatch",
     "Number",
     "Option",
+    "Path",
     "Schema",
     "Section",
     "Setting",

@@ -15,7 +15,7 @@ from smith._atomic import write_atomic
 from smith.config._kdl import read_settings
 from smith.config._located import format_value
 from smith.config._options import SCHEMA
-from smith.config._resolve import UNKNOWN_KEY, invalid
+from smith.config._resolve import BOOTSTRAP_IN_FILE, UNKNOWN_KEY, invalid
 from smith.config._types import Mismatch
 from smith.diagnostics import ConfigError, DiagnosticKind, Source
 
@@ -24,12 +24,6 @@ if TYPE_CHECKING:
     from smith.config._located import Located
     from smith.config._schema import Schema
 
-SET_BOOTSTRAP = DiagnosticKind(
-    "config.set-bootstrap",
-    what="'{key}' cannot be stored in the configuration file",
-    why="it decides where configuration is read from, so it must be known before any file is read",
-    fix="export {env} in your shell profile, or pass {flag} when you run smith",
-)
 FILE_BROKEN = DiagnosticKind(
     "config.set-broken-file",
     what="cannot update this file: it has errors",
@@ -46,25 +40,23 @@ def set_value(path: str, key: str, text: str, *, schema: Schema = SCHEMA) -> tup
     option = schema.get(key)
     source = Source("argument", f"smith config set {key}")
     if option is None:
-        close = schema.suggest(key)
-        hint = f"did you mean '{close}'?" if close else "check the spelling"
-        raise ConfigError([UNKNOWN_KEY(field=key, source=source, key=key, hint=hint)])
+        raise ConfigError([UNKNOWN_KEY(field=key, source=source, key=key, hint=schema.hint(key))])
     if option.bootstrap:
         raise ConfigError(
-            [SET_BOOTSTRAP(field=key, source=source, key=key, env=option.env, flag=option.flag)]
+            [BOOTSTRAP_IN_FILE(field=key, source=source, key=key, env=option.env, flag=option.flag)]
         )
     try:
         value = option.parse(text)
     except Mismatch as exc:
         raise ConfigError([invalid(option, text, source, exc.expected)]) from None
 
-    import fcntl
-
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path + ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # Edit what the user file really is: a symlink into a dotfiles repository stays one.
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    with _locked(directory):
         try:
-            with open(path, encoding="utf-8") as f:
+            with open(path, encoding="utf-8", newline="") as f:  # keep \r\n as it is
                 old = f.read()
         except FileNotFoundError:
             old = ""
@@ -77,11 +69,31 @@ def set_value(path: str, key: str, text: str, *, schema: Schema = SCHEMA) -> tup
             last = existing[-1]
             new = old[: last.start] + literal + old[last.end :]
         else:
-            separator = "" if old == "" or old.endswith("\n") else "\n"
-            new = f"{old}{separator}{key} {literal}\n"
+            newline = "\r\n" if "\r\n" in old else "\n"
+            separator = "" if old == "" or old.endswith("\n") else newline
+            new = f"{old}{separator}{key} {literal}{newline}"
         written, problems = read_settings(path, new)
         stored = [s for s in written if s.key == key]
-        # Never write a file that does not read back as exactly what was asked for.
-        assert not problems and stored and stored[-1].value == value, (new, problems)
+        if problems or not stored or stored[-1].value != value:
+            # Never write a file that does not read back as exactly what was asked for.
+            raise RuntimeError(f"config set would not read back {key} = {literal}: {problems}")
         write_atomic(path, new)
     return value, stored[-1]
+
+
+class _locked:
+    """An exclusive lock on a directory (flock on its descriptor), so no lock file is left
+    in the user's configuration directory."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.fd = -1
+
+    def __enter__(self) -> None:
+        import fcntl
+
+        self.fd = os.open(self.directory, os.O_RDONLY)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # closing releases the lock

@@ -32,15 +32,15 @@ KDL_SYNTAX = DiagnosticKind(
     "config.kdl-syntax",
     what="this is not valid KDL: {detail}",
     why="smith reads configuration as KDL 1.0 and cannot guess what a malformed line means",
-    fix="correct the file at that position; a setting is a node name then one value, e.g. "
-    'model "claude-sonnet-4" or tools.bash.timeout 300 (strings in double quotes)',
+    fix="correct the file at that position. A setting is a node name then one value, e.g. "
+    'model "claude-sonnet-4" or tools.bash.timeout 300; strings take double quotes; in KDL '
+    "1.0 a block written on one line needs `;` after each setting: model {{ temperature 0.3; }}",
 )
 KDL_SHAPE = DiagnosticKind(
     "config.kdl-shape",
     what="this setting {problem}",
     why="each setting is one node with exactly one value, or a block of nested settings",
-    fix="write it as `{key} VALUE` (for example `{key} 1`), or nest settings inside "
-    "`{key} {{ ... }}`",
+    fix="write it as `{key} VALUE`, or put at least one setting inside its braces, or remove it",
 )
 
 
@@ -78,9 +78,10 @@ class _Node:
 def _native(value: Value, raw: str) -> object:
     if isinstance(value, Decimal):
         # kdl-py keeps "300" as mantissa 300.0; the source text tells an integer apart.
+        digits = raw.replace("_", "")
         if not any(c in raw for c in ".eE"):
-            return int(raw.replace("_", "").lstrip("+"))
-        return float(value.value)
+            return int(digits.lstrip("+"))
+        return float(digits)  # from the text: kdl-py's mantissa*10**exp loses precision
     if isinstance(value, Hex | Octal | Binary):
         return int(value.value)
     if isinstance(value, Null):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from smith import paths
 from smith.config._schema import Option, Schema, Section
-from smith.config._types import Boolean, Choice, Integer, Number, String
+from smith.config._types import Boolean, Choice, Integer, Number, Path, String
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 MIB = 1024 * 1024
@@ -32,7 +32,7 @@ def product_schema() -> Schema:
     add(
         Option(
             "config-home",
-            String(),
+            Path(),
             paths.default_config_home,
             bootstrap=True,
             doc="Directory of the user configuration file config.kdl "
@@ -42,7 +42,7 @@ def product_schema() -> Schema:
     add(
         Option(
             "home",
-            String(),
+            Path(),
             paths.default_data_home,
             bootstrap=True,
             doc="Directory for sessions, file history, credentials and the trust list "
@@ -52,7 +52,7 @@ def product_schema() -> Schema:
     add(
         Option(
             "project",
-            String(),
+            Path(),
             None,
             bootstrap=True,
             doc="Project root (default: the nearest directory above the working "

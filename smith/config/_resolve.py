@@ -20,7 +20,7 @@ import os
 from smith import paths, trust
 from smith.config._options import SCHEMA
 from smith.config._schema import flag_for
-from smith.config._types import Mismatch
+from smith.config._types import Mismatch, Path
 from smith.diagnostics import ConfigError, DiagnosticKind, SmithError, Source, show_value
 
 TYPE_CHECKING = False
@@ -61,7 +61,7 @@ INVALID_VALUE = DiagnosticKind(
 )
 BOOTSTRAP_IN_FILE = DiagnosticKind(
     "config.bootstrap-in-file",
-    what="'{key}' cannot be set in a configuration file",
+    what="'{key}' can only come from the environment or the command line",
     why="it decides where configuration is read from, so it must be known before any file is read",
     fix="set it in the environment ({env}) or on the command line ({flag})",
 )
@@ -79,6 +79,14 @@ UNREADABLE_FILE = DiagnosticKind(
     why="smith will not run with configuration it cannot see",
     fix="fix the file's permissions or encoding (it must be UTF-8), or move it away",
 )
+TRUST_LIST_UNREADABLE = DiagnosticKind(
+    "config.trust-list-unreadable",
+    severity="warning",
+    what="{reason}; so no project configuration applies",
+    why="without the trust list smith cannot tell which projects you approved, so it trusts none",
+    fix="repair or delete the file (deleting it forgets every trusted project), then run "
+    "`smith trust` again in each project",
+)
 PROJECT_NOT_A_DIRECTORY = DiagnosticKind(
     "config.project-not-a-directory",
     what="the project root {path} is not a directory",
@@ -88,7 +96,7 @@ PROJECT_NOT_A_DIRECTORY = DiagnosticKind(
 )
 
 # Environment variables that start with SMITH_ but are not settings.
-NOT_SETTINGS = frozenset({"SMITH_CYTHON_TRACE", "SMITH_CHECKOUT"})
+NOT_SETTINGS = frozenset({"SMITH_CYTHON_TRACE"})  # a build variant (setup.py)
 
 
 class Setting:
@@ -137,6 +145,7 @@ class Config:
         self.project_root = project_root
         self.project_file = project_file
         self.project_trusted = project_trusted
+        self.errors: list[Diagnostic] = []  # filled when resolved with strict=False
 
     def __getitem__(self, key: str) -> object:
         return self._settings[key].value
@@ -160,35 +169,44 @@ def _example(option: Option) -> str:
     return option.type.example()
 
 
-def invalid(option: Option, got: object, source: Source, expected: str) -> Diagnostic:
+def invalid(
+    option: Option, got: object, source: Source, expected: str, layer: str = ""
+) -> Diagnostic:
+    """The diagnostic for a value that does not fit its option, with a fix for its surface."""
     example = _example(option)
     if source.surface == "env":
         remedy = f"set {option.env} to a valid value such as {example}, or unset it"
     elif source.surface == "flag":
         remedy = f"pass a valid value, e.g. {option.flag} {example}"
-    elif source.surface == "file":
+    elif source.surface == "file" and layer == "user":
         remedy = (
             f"edit that line to a valid value such as {example}, or run "
             f"`smith config set {option.key} {example}`"
         )
+    elif source.surface == "file":
+        remedy = f"edit that line to a valid value such as {example}"
     else:
         remedy = f"use a valid value such as {example}"
     doc = option.doc.rstrip(".")
+    if doc[1:2].islower():  # "Sampling temperature" -> "sampling ..."; keep "API key"
+        doc = doc[:1].lower() + doc[1:]
     return INVALID_VALUE(
         field=option.key,
         value=got,
         source=source,
         secret=option.secret,
         expected=expected,
-        got=show_value(got),
-        doc=doc[:1].lower() + doc[1:],
+        got="[secret]" if option.secret else show_value(got),
+        doc=doc,
         remedy=remedy,
     )
 
 
 class _Resolver:
-    def __init__(self, schema: Schema) -> None:
+    def __init__(self, schema: Schema, cwd: str, home_dir: str) -> None:
         self.schema = schema
+        self.cwd = cwd
+        self.home_dir = home_dir  # the user's home, for ~ in paths
         self.settings: dict[str, Setting] = {}
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
@@ -222,8 +240,10 @@ class _Resolver:
                 option.parse(value) if text and isinstance(value, str) else option.check(value)
             )
         except Mismatch as exc:
-            self.report(invalid(option, value, source, exc.expected))
+            self.report(invalid(option, value, source, exc.expected, layer))
             return
+        if isinstance(option.type, Path) and isinstance(checked, str):
+            checked = option.type.normalize(checked, self.cwd, self.home_dir)
         self.settings[key] = Setting(key, checked, layer, source)
 
     def unknown(self, key: str, source: Source) -> None:
@@ -239,9 +259,7 @@ class _Resolver:
                 )
             )
             return
-        close = self.schema.suggest(key)
-        hint = f"did you mean '{close}'?" if close else "remove it or check its spelling"
-        self.report(UNKNOWN_KEY(field=key, source=source, key=key, hint=hint))
+        self.report(UNKNOWN_KEY(field=key, source=source, key=key, hint=self.schema.hint(key)))
 
     def file(self, path: str, layer: str, home: str) -> None:
         from smith.config import _cache
@@ -268,27 +286,26 @@ class _Resolver:
                 item.key, item.value, layer, item.source, text=False, key_source=item.key_source
             )
 
-    def environment(self, env: Mapping[str, str]) -> None:
+    def environment(self, env: Mapping[str, str], *, bootstrap: bool) -> None:
+        """Apply SMITH_ variables: the bootstrap ones first (they locate the files), the
+        rest after the files."""
         by_env = self.schema.by_env()
         for name in sorted(env):
             if not name.startswith("SMITH_") or name in NOT_SETTINGS:
                 continue
             option = by_env.get(name)
             if option is None:
-                close = self.schema.suggest(name, env=True)
-                hint = f"did you mean {close}?" if close else "unset it"
-                self.report(UNKNOWN_ENV(source=Source("env", name), name=name, hint=hint))
-            elif env[name] != "":  # an empty variable counts as unset
+                if not bootstrap:
+                    hint = self.schema.hint(name, env=True)
+                    self.report(UNKNOWN_ENV(source=Source("env", name), name=name, hint=hint))
+            elif env[name] != "" and option.bootstrap == bootstrap:  # empty counts as unset
                 self.put(option.key, env[name], "env", Source("env", name), text=True)
 
-
-def _bootstrap(
-    schema: Schema, env: Mapping[str, str], flags: Mapping[str, object], key: str
-) -> str | None:
-    option = schema.get(key)
-    assert option is not None, key
-    value = flags.get(key) or env.get(option.env) or option.default_value(env)
-    return None if value is None else os.path.abspath(os.path.expanduser(str(value)))
+    def flags(self, flags: Mapping[str, object], *, bootstrap: bool) -> None:
+        for key, value in flags.items():
+            option = self.schema.get(key)
+            if option is None or option.bootstrap == bootstrap:
+                self.put(key, value, "flag", Source("flag", flag_for(key)), text=True)
 
 
 def resolve(
@@ -298,48 +315,51 @@ def resolve(
     cwd: str | None = None,
     contributions: Iterable[Contribution] = (),
     schema: Schema = SCHEMA,
+    strict: bool = True,
 ) -> Config:
-    """Resolve every option, or raise `ConfigError` listing every problem found.
+    """Resolve every option. With `strict` (the default) any error raises `ConfigError`
+    listing every problem found; otherwise invalid values are left out (the layer below
+    wins) and the problems are in `Config.errors`, so that commands which repair
+    configuration (`config set`, `trust`) can still run.
 
     `flags` maps option keys to command-line values (text, or bool for switches).
     """
     env = os.environ if env is None else env
     flags = {} if flags is None else flags
     cwd = os.getcwd() if cwd is None else cwd
-    r = _Resolver(schema)
+    r = _Resolver(schema, cwd, env.get("HOME") or os.path.expanduser("~"))
 
     for option in schema:
+        default = option.default_value(env)
         r.settings[option.key] = Setting(
-            option.key,
-            option.default_value(env),
-            "default",
-            Source("default", f"defaults of {option.owner}"),
+            option.key, default, "default", Source("default", f"defaults of {option.owner}")
         )
     for builtin in (True, False):
         for c in contributions:
             if c.builtin == builtin:
                 for key, value in c.values.items():
-                    r.put(
-                        key,
-                        value,
-                        "builtin" if builtin else "plugin",
-                        Source("plugin", f"plugin {c.plugin}"),
-                        text=False,
-                    )
+                    layer = "builtin" if builtin else "plugin"
+                    r.put(key, value, layer, Source("plugin", f"plugin {c.plugin}"), text=False)
 
-    config_home = _bootstrap(schema, env, flags, "config-home") or ""
-    home = _bootstrap(schema, env, flags, "home") or ""
-    explicit_root = _bootstrap(schema, env, flags, "project")
-    if explicit_root is not None and not os.path.isdir(explicit_root):
-        source = (
-            Source("flag", "--project") if "project" in flags else Source("env", "SMITH_PROJECT")
-        )
+    # Bootstrap settings locate the files, so their env and flag layers apply first.
+    r.environment(env, bootstrap=True)
+    r.flags(flags, bootstrap=True)
+    config_home = str(r.settings["config-home"].value)
+    home = str(r.settings["home"].value)
+    project = r.settings["project"]
+    if project.value is not None and not os.path.isdir(str(project.value)):
         r.report(
             PROJECT_NOT_A_DIRECTORY(
-                field="project", value=explicit_root, source=source, path=explicit_root
+                field="project", value=project.value, source=project.source, path=project.value
             )
         )
-    root = explicit_root or paths.find_project_root(cwd, env)
+    if project.value is None or not os.path.isdir(str(project.value)):
+        root = paths.find_project_root(cwd, env)
+        r.settings["project"] = Setting(
+            "project", root, "default", Source("default", "found from the working directory")
+        )
+    else:
+        root = str(project.value)
     user_file = os.path.join(config_home, paths.USER_CONFIG_NAME)
     project_file = paths.project_config_path(root)
 
@@ -349,17 +369,18 @@ def resolve(
         try:
             trusted = trust.is_trusted(home, root)
         except SmithError as exc:
-            r.report(exc.diagnostic)
+            r.report(
+                TRUST_LIST_UNREADABLE(source=exc.diagnostic.source, reason=exc.diagnostic.what)
+            )
         if trusted:
             r.file(project_file, "project", home)
         else:
             r.report(UNTRUSTED_PROJECT(source=Source("file", project_file), root=root))
-    r.environment(env)
-    for key, value in flags.items():
-        r.put(key, value, "flag", Source("flag", flag_for(key)), text=True)
+    r.environment(env, bootstrap=False)
+    r.flags(flags, bootstrap=False)
 
-    if r.errors:
+    if r.errors and strict:
         raise ConfigError(r.errors + r.warnings)
-    if "project" in r.settings:
-        r.settings["project"].value = root
-    return Config(schema, r.settings, r.warnings, user_file, root, project_file, trusted)
+    config = Config(schema, r.settings, r.warnings, user_file, root, project_file, trusted)
+    config.errors = r.errors
+    return config

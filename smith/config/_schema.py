@@ -111,8 +111,12 @@ class Schema:
         self._sections: dict[str, Section] = {}
 
     def add(self, option: Option) -> Option:
-        if option.key in self._options:
-            raise ValueError(f"configuration option {option.key!r} is declared twice")
+        for other in self._options.values():
+            if option.env == other.env:  # same key, or keys differing only in . and -
+                raise ValueError(
+                    f"configuration options {option.key!r} and {other.key!r} "
+                    f"would share {option.flag} / {option.env}"
+                )
         self._options[option.key] = option
         return option
 
@@ -144,10 +148,9 @@ class Schema:
     def by_env(self) -> dict[str, Option]:
         return {option.env: option for option in self._options.values()}
 
-    def suggest(self, key: str, *, env: bool = False) -> str | None:
-        """The closest declared key (or environment variable name) to a misspelt one."""
-        import difflib
+    def hint(self, key: str, *, env: bool = False) -> str:
+        """A did-you-mean fix for a misspelt key (or SMITH_ variable name)."""
+        from smith.diagnostics import did_you_mean
 
         names = [o.env if env else o.key for o in self._options.values()]
-        close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
-        return close[0] if close else None
+        return did_you_mean(key, names, template="{}" if env else "'{}'")

@@ -85,6 +85,25 @@ class String(ValueType):
         return value
 
 
+class Path(String):
+    """A filesystem path; `~` is expanded and relative paths are made absolute against the
+    working directory smith runs in, once, when configuration is resolved."""
+
+    __slots__ = ()
+    name = "path"
+    metavar = "PATH"
+
+    def expected(self) -> str:
+        return "a path"
+
+    def normalize(self, value: str, cwd: str, home: str) -> str:
+        import os
+
+        if value == "~" or value.startswith("~/"):
+            value = home + value[1:]
+        return os.path.normpath(os.path.join(cwd, value))
+
+
 class Integer(ValueType):
     __slots__ = ("high", "low", "unit")
     name = "integer"
