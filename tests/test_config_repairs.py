@@ -27,7 +27,7 @@ def test_config_set_fixes_the_invalid_value_its_diagnostic_names(
 def test_config_set_still_reports_what_remains_broken(
     senv: SmithEnv, smith: Callable[..., Result]
 ) -> None:
-    senv.write_user_config("thinking \"lots\"\n")
+    senv.write_user_config('thinking "lots"\n')
     r = smith("config", "set", "debug", "true")
     assert r.code == 2
     assert "debug = true" in r.out and "thinking: expected one of" in r.err
@@ -60,13 +60,13 @@ def test_config_set_writes_through_a_symlink_and_keeps_crlf(
     dotfiles = senv.root / "dotfiles"
     dotfiles.mkdir()
     target = dotfiles / "smith.kdl"
-    target.write_bytes(b"// mine\r\nthinking \"low\"\r\n")
+    target.write_bytes(b'// mine\r\nthinking "low"\r\n')
     senv.config_home.mkdir(parents=True)
     senv.user_config.symlink_to(target)
     assert smith("config", "set", "thinking", "high").code == 0
     assert smith("config", "set", "debug", "true").code == 0
     assert senv.user_config.is_symlink()
-    assert target.read_bytes() == b"// mine\r\nthinking \"high\"\r\ndebug true\r\n"
+    assert target.read_bytes() == b'// mine\r\nthinking "high"\r\ndebug true\r\n'
     assert sorted(os.listdir(senv.config_home)) == ["config.kdl"]  # no lock file left
     assert sorted(os.listdir(dotfiles)) == ["smith.kdl"]
 
@@ -88,7 +88,7 @@ def test_home_paths_are_expanded_once_and_used_everywhere(
 def test_a_bad_value_in_the_project_file_is_fixed_in_that_file(senv: SmithEnv) -> None:
     from smith import trust
 
-    project = senv.make_project(config="thinking \"lots\"\n")
+    project = senv.make_project(config='thinking "lots"\n')
     trust.trust(str(senv.data_home), str(project))
     config = resolve(env=senv.env, cwd=str(project), strict=False)
     [error] = config.errors
@@ -99,7 +99,7 @@ def test_a_bad_value_in_the_project_file_is_fixed_in_that_file(senv: SmithEnv) -
 def test_trust_can_be_revoked_while_the_project_config_is_broken(
     senv: SmithEnv, smith: Callable[..., Result]
 ) -> None:
-    project = senv.make_project(config="thinking \"lots\"\n")
+    project = senv.make_project(config='thinking "lots"\n')
     assert smith("trust", cwd=project).code == 0
     assert smith("config", "show", cwd=project).code == 2
     r = smith("trust", "--revoke", cwd=project)
@@ -122,7 +122,13 @@ def test_secret_values_are_hidden_on_the_real_path() -> None:
 
 def test_an_output_failure_is_a_diagnostic(senv: SmithEnv) -> None:
     with open("/dev/full", "w") as full:
-        r = subprocess.run([smith_executable(), "config", "show"], env=senv.env,
-                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        r = subprocess.run(
+            [smith_executable(), "config", "show"],
+            env=senv.env,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
     assert r.returncode == 1
     assert "No space left on device" in r.stderr and "internal error" not in r.stderr
