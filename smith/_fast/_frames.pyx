@@ -1,0 +1,352 @@
+# cython: language_level=3
+"""Session file framing: CRC32C, file header, frame headers, and the recovering scanner.
+
+File layout (all integers little-endian):
+
+    file header (16 bytes)   magic b"\\x89SMITHS\\n", u32 format version, u32 CRC32C of the
+                             previous 12 bytes
+    frame header (16 bytes)  u32 body length (> 0), u16 type, u16 flags,
+                             u32 CRC32C of the body, u32 CRC32C of the previous 12 bytes
+    frame body               `body length` bytes
+
+A body length of zero is invalid, so a zero-filled tail never parses as frames; a header
+whose checksum fails cannot be trusted for its length, so the scanner stops there. A frame
+whose header is intact but whose body checksum fails is skipped (its length is trusted),
+counted and reported, up to a bound.
+
+CRC32C (Castagnoli) uses the SSE4.2 instruction where the CPU has it and a slicing-by-8
+table elsewhere; both give identical results (a test checks).
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+
+    static uint32_t smith_crc_table[8][256];
+
+    static void smith_crc_init_table(void) {
+        for (uint32_t n = 0; n < 256; n++) {
+            uint32_t c = n;
+            for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+            smith_crc_table[0][n] = c;
+        }
+        for (uint32_t n = 0; n < 256; n++) {
+            uint32_t c = smith_crc_table[0][n];
+            for (int k = 1; k < 8; k++) {
+                c = smith_crc_table[0][c & 0xff] ^ (c >> 8);
+                smith_crc_table[k][n] = c;
+            }
+        }
+    }
+
+    static uint32_t smith_crc32c_sw(uint32_t crc, const uint8_t *p, size_t n) {
+        while (n && ((uintptr_t)p & 7)) {
+            crc = smith_crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+            n--;
+        }
+        while (n >= 8) {
+            uint64_t v;
+            memcpy(&v, p, 8);
+            v ^= crc;
+            crc = smith_crc_table[7][v & 0xff] ^ smith_crc_table[6][(v >> 8) & 0xff]
+                ^ smith_crc_table[5][(v >> 16) & 0xff] ^ smith_crc_table[4][(v >> 24) & 0xff]
+                ^ smith_crc_table[3][(v >> 32) & 0xff] ^ smith_crc_table[2][(v >> 40) & 0xff]
+                ^ smith_crc_table[1][(v >> 48) & 0xff] ^ smith_crc_table[0][v >> 56];
+            p += 8;
+            n -= 8;
+        }
+        while (n--) crc = smith_crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+        return crc;
+    }
+
+    #if (defined(__x86_64__)) && (defined(__GNUC__) || defined(__clang__))
+    #include <nmmintrin.h>
+    __attribute__((target("sse4.2")))
+    static uint32_t smith_crc32c_hw(uint32_t crc, const uint8_t *p, size_t n) {
+        uint64_t c = crc;
+        while (n && ((uintptr_t)p & 7)) { c = _mm_crc32_u8((uint32_t)c, *p++); n--; }
+        while (n >= 32) {
+            uint64_t v0, v1, v2, v3;
+            memcpy(&v0, p, 8); memcpy(&v1, p + 8, 8); memcpy(&v2, p + 16, 8); memcpy(&v3, p + 24, 8);
+            c = _mm_crc32_u64(c, v0); c = _mm_crc32_u64(c, v1);
+            c = _mm_crc32_u64(c, v2); c = _mm_crc32_u64(c, v3);
+            p += 32; n -= 32;
+        }
+        while (n >= 8) { uint64_t v; memcpy(&v, p, 8); c = _mm_crc32_u64(c, v); p += 8; n -= 8; }
+        while (n--) c = _mm_crc32_u8((uint32_t)c, *p++);
+        return (uint32_t)c;
+    }
+    static int smith_cpu_has_crc(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("sse4.2");
+    }
+    #else
+    static uint32_t smith_crc32c_hw(uint32_t crc, const uint8_t *p, size_t n) {
+        return smith_crc32c_sw(crc, p, n);
+    }
+    static int smith_cpu_has_crc(void) { return 0; }
+    #endif
+
+    static int smith_use_hw = 0;
+
+    /* Raw register update: callers pass ~crc in and take ~crc out. */
+    static uint32_t smith_crc32c_update(uint32_t crc, const uint8_t *p, size_t n) {
+        return smith_use_hw ? smith_crc32c_hw(crc, p, n) : smith_crc32c_sw(crc, p, n);
+    }
+
+    static void smith_crc_setup(void) {
+        smith_crc_init_table();
+        smith_use_hw = smith_cpu_has_crc();
+    }
+
+    static const uint8_t smith_magic[8] = {0x89, 'S', 'M', 'I', 'T', 'H', 'S', 0x0a};
+
+    static uint32_t smith_le32(const uint8_t *p) {
+        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+    }
+    static uint16_t smith_le16(const uint8_t *p) {
+        return (uint16_t)(p[0] | (p[1] << 8));
+    }
+    static void smith_put32(uint8_t *p, uint32_t v) {
+        p[0] = v & 0xff; p[1] = (v >> 8) & 0xff; p[2] = (v >> 16) & 0xff; p[3] = v >> 24;
+    }
+    static void smith_put16(uint8_t *p, uint16_t v) {
+        p[0] = v & 0xff; p[1] = v >> 8;
+    }
+    """
+    void smith_crc_setup()
+    uint32_t smith_crc32c_update(uint32_t crc, const uint8_t *p, size_t n) nogil
+    uint32_t smith_crc32c_sw(uint32_t crc, const uint8_t *p, size_t n) nogil
+    uint32_t smith_crc32c_hw(uint32_t crc, const uint8_t *p, size_t n) nogil
+    int smith_use_hw
+    uint32_t smith_le32(const uint8_t *p) nogil
+    uint16_t smith_le16(const uint8_t *p) nogil
+    void smith_put32(uint8_t *p, uint32_t v) nogil
+    void smith_put16(uint8_t *p, uint16_t v) nogil
+    const uint8_t smith_magic[8]
+
+smith_crc_setup()
+
+MAGIC = b"\x89SMITHS\n"
+FORMAT_VERSION = 1
+HEADER_SIZE = FILE_HEADER_SIZE
+FRAME_OVERHEAD = FRAME_HEADER_SIZE
+FLAG_COMPRESSED = 1
+MAX_BODY = 64 * 1024 * 1024
+hardware_crc: bool = smith_use_hw != 0
+
+
+cdef uint32_t crc32c_update(uint32_t crc, const uint8_t *data, size_t n) noexcept nogil:
+    return smith_crc32c_update(crc, data, n)
+
+
+def crc32c(data, uint32_t crc=0, *, bint software=False) -> int:
+    """CRC32C of `data` (any buffer), continuing from `crc`."""
+    cdef Py_buffer view
+    cdef uint32_t reg
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        reg = ~crc
+        if software:
+            reg = smith_crc32c_sw(reg, <const uint8_t *>view.buf, <size_t>view.len)
+        else:
+            reg = smith_crc32c_update(reg, <const uint8_t *>view.buf, <size_t>view.len)
+        return ~reg
+    finally:
+        PyBuffer_Release(&view)
+
+
+def file_header(uint32_t version=FORMAT_VERSION) -> bytes:
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, FILE_HEADER_SIZE)
+    cdef uint8_t *p = <uint8_t *>PyBytes_AS_STRING(out)
+    memcpy(p, smith_magic, 8)
+    smith_put32(p + 8, version)
+    smith_put32(p + 12, ~smith_crc32c_update(0xFFFFFFFFu, p, 12))
+    return out
+
+
+def read_file_header(data) -> int:
+    """The format version of a file starting with `data`; ValueError if not a session file."""
+    cdef Py_buffer view
+    cdef const uint8_t *p
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        p = <const uint8_t *>view.buf
+        if view.len < FILE_HEADER_SIZE or memcmp_magic(p) != 0:
+            raise ValueError("not a smith session file (no session file header)")
+        if smith_le32(p + 12) != ~smith_crc32c_update(0xFFFFFFFFu, p, 12):
+            raise ValueError("the session file header is damaged (checksum mismatch)")
+        return smith_le32(p + 8)
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef int memcmp_magic(const uint8_t *p) noexcept:
+    cdef int i
+    for i in range(8):
+        if p[i] != smith_magic[i]:
+            return 1
+    return 0
+
+
+def encode_frame(unsigned int type, unsigned int flags, body) -> bytes:
+    """One frame: header and body. The body must not be empty."""
+    cdef Py_buffer view
+    cdef bytes out
+    cdef uint8_t *p
+    if type > 0xFFFF or flags > 0xFFFF:
+        raise ValueError("frame type and flags are 16-bit")
+    PyObject_GetBuffer(body, &view, PyBUF_SIMPLE)
+    try:
+        if view.len == 0:
+            raise ValueError("a frame body cannot be empty")
+        if <uint64_t>view.len > MAX_BODY:
+            raise ValueError(f"a frame body of {view.len} bytes exceeds the {MAX_BODY}-byte bound")
+        out = PyBytes_FromStringAndSize(NULL, FRAME_HEADER_SIZE + view.len)
+        p = <uint8_t *>PyBytes_AS_STRING(out)
+        smith_put32(p, <uint32_t>view.len)
+        smith_put16(p + 4, <uint16_t>type)
+        smith_put16(p + 6, <uint16_t>flags)
+        smith_put32(p + 8, ~smith_crc32c_update(0xFFFFFFFFu, <const uint8_t *>view.buf,
+                                                 <size_t>view.len))
+        smith_put32(p + 12, ~smith_crc32c_update(0xFFFFFFFFu, p, 12))
+        memcpy(p + FRAME_HEADER_SIZE, view.buf, view.len)
+        return out
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef inline bint header_ok(const uint8_t *p) noexcept nogil:
+    return smith_le32(p + 12) == ~smith_crc32c_update(0xFFFFFFFFu, p, 12)
+
+
+cdef int64_t find_frame(const uint8_t *buf, uint64_t n, uint64_t pos,
+                        uint32_t max_body) noexcept nogil:
+    """The offset of the first whole, intact frame at or after `pos`, or -1."""
+    cdef uint64_t at
+    cdef uint32_t body_len
+    at = pos
+    while at + FRAME_HEADER_SIZE <= n:
+        if header_ok(buf + at):
+            body_len = smith_le32(buf + at)
+            if (body_len > 0 and body_len <= max_body
+                    and body_len <= n - at - FRAME_HEADER_SIZE
+                    and smith_le32(buf + at + 8) == ~smith_crc32c_update(
+                        0xFFFFFFFFu, buf + at + FRAME_HEADER_SIZE, body_len)):
+                return <int64_t>at
+        at += 1
+    return -1
+
+
+cdef int next_frame(const uint8_t *buf, uint64_t n, uint64_t pos, uint32_t max_body,
+                    bint verify_body, FrameInfo *info, bint final=True) noexcept nogil:
+    """Classify the bytes at `pos`, filling `info` when the header is intact.
+
+    `n` is how much of the file is in `buf`; unless `final` (all of it is), anything that
+    could change with more bytes answers FRAME_MORE.
+    """
+    cdef const uint8_t *p = buf + pos
+    cdef uint32_t body_len
+    if n - pos < FRAME_HEADER_SIZE:
+        return FRAME_TRUNCATED if final else FRAME_MORE
+    if not header_ok(p) or smith_le32(p) == 0:
+        if not final:
+            return FRAME_MORE
+        # Torn writes and zero-filled extensions leave no intact frame behind them;
+        # anything else means frames we cannot reach safely.
+        return FRAME_TRUNCATED if find_frame(buf, n, pos + 1, max_body) < 0 else FRAME_DAMAGED
+    body_len = smith_le32(p)
+    info.offset = pos
+    info.body_len = body_len
+    info.type = smith_le16(p + 4)
+    info.flags = smith_le16(p + 6)
+    if body_len > max_body:
+        return FRAME_TOO_LARGE
+    if body_len > n - pos - FRAME_HEADER_SIZE:
+        return FRAME_TRUNCATED if final else FRAME_MORE
+    if verify_body and smith_le32(p + 8) != ~smith_crc32c_update(
+            0xFFFFFFFFu, p + FRAME_HEADER_SIZE, body_len):
+        return FRAME_CORRUPT
+    return FRAME_OK
+
+
+STATUS_NAMES = {
+    FRAME_CORRUPT: "corrupt",
+    FRAME_TRUNCATED: "truncated",
+    FRAME_DAMAGED: "damaged",
+    FRAME_TOO_LARGE: "too-large",
+}
+
+
+class Scan:
+    """What a scan found: the intact frames and how the rest was handled.
+
+    `frames`      [(offset, type, flags, body_length)] of intact frames, in file order
+    `skipped`     [(offset, body_length)] of frames skipped for a corrupt body
+    `resynced`    [(from_offset, to_offset)] damaged stretches jumped over (resync only)
+    `end`         offset just past the last intact or skipped frame
+    `truncated`   bytes after `end` ignored as a torn or zero-filled tail
+    `error`       None, or (status name, offset) where reading had to stop
+    """
+
+    __slots__ = ("end", "error", "frames", "resynced", "skipped", "truncated")
+
+    def __init__(self):
+        self.frames = []
+        self.skipped = []
+        self.resynced = []
+        self.end = FILE_HEADER_SIZE
+        self.truncated = 0
+        self.error = None
+
+
+def scan(data, *, uint64_t start=FILE_HEADER_SIZE, uint32_t max_body=MAX_BODY,
+         Py_ssize_t max_skips=16, bint resync=False) -> Scan:
+    """Walk the frames of `data` (a whole session file as a buffer).
+
+    Corrupt bodies are skipped up to `max_skips` (then the scan stops with an error).
+    With `resync`, a damaged header is jumped over to the next intact frame (repair uses
+    this); without it the scan stops there with a "damaged" error.
+    """
+    cdef Py_buffer view
+    cdef FrameInfo info
+    cdef int status
+    cdef uint64_t pos, n
+    cdef int64_t found
+    result = Scan()
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        n = <uint64_t>view.len
+        pos = start
+        result.end = min(start, n)
+        while pos < n:
+            status = next_frame(<const uint8_t *>view.buf, n, pos, max_body, True, &info)
+            if status == FRAME_OK:
+                result.frames.append((info.offset, info.type, info.flags, info.body_len))
+                pos += FRAME_HEADER_SIZE + info.body_len
+            elif status == FRAME_CORRUPT:
+                if len(result.skipped) >= max_skips:
+                    result.error = ("too-many-corrupt", pos)
+                    break
+                result.skipped.append((pos, info.body_len))
+                pos += FRAME_HEADER_SIZE + info.body_len
+            elif status == FRAME_DAMAGED and resync:
+                found = find_frame(<const uint8_t *>view.buf, n, pos + 1, max_body)
+                result.resynced.append((pos, found))
+                pos = <uint64_t>found
+            elif status == FRAME_TRUNCATED:
+                result.truncated = n - pos
+                break
+            else:
+                result.error = (STATUS_NAMES[status], pos)
+                break
+            result.end = pos
+        return result
+    finally:
+        PyBuffer_Release(&view)
