@@ -1,0 +1,1110 @@
+# cython: language_level=3
+"""Canonical CBOR for smith's value model: RFC 8949 §4.2.1 core deterministic encoding.
+
+The value model is None, bool, int (bignums as tags 2/3), float, str, bytes (bytearray
+and memoryview encode as bytes), list and tuple (arrays) and dict with text keys.
+Subclasses of these (str and int enums, OrderedDict, named tuples) encode as their base
+type, as cbor2 does. `encode` is byte-identical to `cbor2.dumps(x, canonical=True)` for the
+model; `decode` reads any well-formed item of the model and, with `strict=True`, only the
+canonical encoding of one.
+
+    ValueError
+    ├── EncodeError   a value outside the model; names its path ("$.content.args[3]")
+    └── DecodeError   malformed, non-canonical (strict) or over a bound; names the offset
+
+The encoder creates no Python objects while it walks: borrowed references, exact-type
+checks first, ASCII text copied straight from the str, and map keys sorted only when a
+scan finds them out of order. Output collects in a scratch buffer reused across calls;
+long strings are not copied into it but straight into the result at the end.
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.ref cimport Py_INCREF, PyObject, Py_XDECREF, Py_XINCREF
+from libc.float cimport FLT_MAX
+from libc.math cimport INFINITY, NAN, fabs, ldexp
+from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport qsort
+from libc.string cimport memcmp, memcpy, memmove
+
+cdef extern from "Python.h":
+    ctypedef struct PyTypeObject:
+        pass
+    PyTypeObject PyUnicode_Type, PyLong_Type, PyFloat_Type, PyBool_Type, PyBytes_Type
+    PyTypeObject PyByteArray_Type, PyList_Type, PyTuple_Type, PyDict_Type, PyMemoryView_Type
+    PyTypeObject* Py_TYPE(PyObject*)
+    int PyType_IsSubtype(PyTypeObject*, PyTypeObject*)
+    int PyUnicode_IS_COMPACT_ASCII(PyObject*) nogil
+    int PyUnicode_KIND(PyObject*) nogil
+    void* PyUnicode_DATA(PyObject*) nogil
+    Py_ssize_t PyUnicode_GET_LENGTH(PyObject*) nogil
+    uint32_t PyUnicode_READ(int, const void*, Py_ssize_t) nogil
+    PyObject** PySequence_Fast_ITEMS(PyObject*)
+    Py_ssize_t PySequence_Fast_GET_SIZE(PyObject*)
+    Py_ssize_t PyDict_GET_SIZE(PyObject*)
+    int PyDict_Next(PyObject*, Py_ssize_t*, PyObject**, PyObject**)
+    long long PyLong_AsLongLongAndOverflow(PyObject*, int*)
+    unsigned long long PyLong_AsUnsignedLongLong(PyObject*)
+    size_t _PyLong_NumBits(PyObject*)
+    double PyFloat_AS_DOUBLE(PyObject*)
+    char* PyBytes_AS_STRING(PyObject*)
+    Py_ssize_t PyBytes_GET_SIZE(PyObject*)
+    char* PyByteArray_AS_STRING(PyObject*)
+    Py_ssize_t PyByteArray_GET_SIZE(PyObject*)
+    PyObject* Py_True
+
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x030C0000
+    #define smith_unicode_ready(o) PyUnicode_READY(o)
+    #else
+    #define smith_unicode_ready(o) 0
+    #endif
+    #if PY_VERSION_HEX >= 0x030D0000
+    #define smith_long_bytes(v, b, n, s) \\
+        _PyLong_AsByteArray((PyLongObject *)(v), (b), (n), 0, (s), 1)
+    #else
+    #define smith_long_bytes(v, b, n, s) _PyLong_AsByteArray((PyLongObject *)(v), (b), (n), 0, (s))
+    #endif
+    """
+    int smith_unicode_ready(PyObject*)
+    int smith_long_bytes(PyObject*, unsigned char*, size_t, int)
+
+
+class EncodeError(ValueError):
+    """A value outside smith's value model; `path` locates it, e.g. `$.content.args[3]`."""
+
+    def __init__(self, path, reason):
+        ValueError.__init__(self, f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class DecodeError(ValueError):
+    """Input that is not (canonical, when strict) CBOR of the value model, or over a bound."""
+
+    def __init__(self, offset, reason):
+        ValueError.__init__(self, f"offset {offset}: {reason}")
+        self.offset = offset
+        self.reason = reason
+
+
+cdef enum:
+    MAX_DEPTH = 256          # nested arrays/maps the encoder accepts; decode's default too
+    DEPTH_CEILING = 1000     # decode recurses in C (~0.5 KB a level): max_depth stops here
+    DEFER_MIN = 256          # strings this long skip the scratch buffer
+    SMALL_MAP = 16           # maps this small sort their keys on the C stack
+    SCRATCH_KEEP = 1 << 20   # largest scratch buffer kept between calls
+    KEYS = 1024              # decoded short keys kept for reuse (a power of two)
+
+cdef enum Failure:
+    E_TYPE = 1, E_KEY, E_KEY_SURROGATE, E_SURROGATE, E_DUPLICATE, E_DEPTH, E_BUFFER
+    E_NOMEM, E_PYERR         # E_PYERR: a Python exception is already set
+
+cdef struct Seg:             # one step of the path to a failing value
+    PyObject* key            # owned; NULL for an array index
+    Py_ssize_t index
+
+cdef struct Defer:           # a long string copied into the result only at the end
+    Py_ssize_t at
+    const char* src
+    Py_ssize_t size
+
+cdef struct Item:            # a map entry while its keys are checked and sorted
+    PyObject* key
+    PyObject* value
+    Py_ssize_t size          # UTF-8 bytes of the key
+    const char* ascii        # the key's characters when it is compact ASCII, else NULL
+
+cdef struct Enc:
+    unsigned char* buf
+    Py_ssize_t len
+    Py_ssize_t cap
+    Defer* defers
+    Py_ssize_t ndefers
+    Py_ssize_t defers_cap
+    Py_ssize_t deferred      # bytes held in defers
+    int err
+    PyObject* bad            # owned
+    Py_ssize_t bad_index     # code point index of a lone surrogate
+    Py_ssize_t path_len      # -1 until the failing value's depth is known
+    Seg path[MAX_DEPTH]
+
+cdef unsigned char* _scratch = NULL
+cdef Py_ssize_t _scratch_cap = 0
+cdef Defer* _scratch_defers = NULL
+cdef Py_ssize_t _scratch_defers_cap = 0
+cdef bint _scratch_busy = False
+
+# ---------------------------------------------------------------------------- floats
+
+cdef inline int half_bits(uint32_t fb) noexcept nogil:
+    """The binary16 bits equal to this binary32 value, or -1 when none is exact."""
+    cdef int sign = (fb >> 16) & 0x8000
+    cdef int exp = <int>((fb >> 23) & 0xff) - 127
+    cdef uint32_t mant = fb & 0x7fffff
+    cdef int shift
+    if (fb & 0x7fffffff) == 0:
+        return sign
+    if exp == -127:                      # binary32 subnormal: far below binary16's range
+        return -1
+    if -14 <= exp <= 15:
+        if mant & 0x1fff:
+            return -1
+        return sign | ((exp + 15) << 10) | <int>(mant >> 13)
+    if -24 <= exp < -14:                 # a binary16 subnormal: m * 2**-24
+        mant |= 0x800000
+        shift = -(exp + 1)
+        if mant & ((1u << shift) - 1):
+            return -1
+        return sign | <int>(mant >> shift)
+    return -1
+
+
+cdef inline int float_form(double x, uint64_t* bits) noexcept nogil:
+    """Width (2, 4 or 8) and bits of the shortest float preserving x, as cbor2 writes it."""
+    cdef float f
+    cdef uint32_t fb
+    cdef int h
+    if x != x:
+        bits[0] = 0x7e00
+        return 2
+    if x == INFINITY or x == -INFINITY:
+        bits[0] = 0x7c00 if x > 0 else 0xfc00
+        return 2
+    if fabs(x) <= FLT_MAX:
+        f = <float>x
+        if <double>f == x:
+            memcpy(&fb, &f, 4)
+            h = half_bits(fb)
+            if h >= 0:
+                bits[0] = <uint64_t>h
+                return 2
+            bits[0] = fb
+            return 4
+    memcpy(bits, &x, 8)
+    return 8
+
+
+cdef inline double half_value(uint32_t h) noexcept nogil:
+    cdef int exp = (h >> 10) & 0x1f
+    cdef double v
+    if exp == 0:
+        v = ldexp(<double>(h & 0x3ff), -24)
+    elif exp != 31:
+        v = ldexp(<double>((h & 0x3ff) | 0x400), exp - 25)
+    else:
+        v = INFINITY if (h & 0x3ff) == 0 else NAN
+    return -v if h & 0x8000 else v
+
+# ---------------------------------------------------------------------------- text
+
+cdef Py_ssize_t utf8_size(int kind, const void* data, Py_ssize_t n, Py_ssize_t* bad) noexcept:
+    """UTF-8 length of a str's code points; -1 (and bad = index) at a lone surrogate."""
+    cdef Py_ssize_t i, size = n
+    cdef uint32_t c
+    if kind == 1:
+        for i in range(n):
+            size += (<const unsigned char*>data)[i] >> 7
+        return size
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if c >= 0x80:
+            if c < 0x800:
+                size += 1
+            elif c < 0xd800 or 0xdfff < c < 0x10000:
+                size += 2
+            elif c >= 0x10000:
+                size += 3
+            else:
+                bad[0] = i
+                return -1
+    return size
+
+
+cdef inline unsigned char* put_code_point(unsigned char* out, uint32_t c) noexcept nogil:
+    """c (not ASCII, not a surrogate) as UTF-8 at out; the end of what was written."""
+    if c < 0x800:
+        out[0] = <unsigned char>(0xc0 | (c >> 6))
+        out[1] = <unsigned char>(0x80 | (c & 0x3f))
+        return out + 2
+    if c < 0x10000:
+        out[0] = <unsigned char>(0xe0 | (c >> 12))
+        out[1] = <unsigned char>(0x80 | ((c >> 6) & 0x3f))
+        out[2] = <unsigned char>(0x80 | (c & 0x3f))
+        return out + 3
+    out[0] = <unsigned char>(0xf0 | (c >> 18))
+    out[1] = <unsigned char>(0x80 | ((c >> 12) & 0x3f))
+    out[2] = <unsigned char>(0x80 | ((c >> 6) & 0x3f))
+    out[3] = <unsigned char>(0x80 | (c & 0x3f))
+    return out + 4
+
+
+cdef Py_ssize_t utf8_write(int kind, const void* data, Py_ssize_t n, unsigned char* out,
+                           Py_ssize_t* bad) noexcept nogil:
+    """Write n code points of a str's data as UTF-8 (out has room for the worst case); the
+    bytes written, or -1 (and bad = index) at a lone surrogate. ASCII runs go a word at a
+    time: a word holds 8, 4 or 2 code points, and its lanes line up on either endianness."""
+    cdef const unsigned char* s1 = <const unsigned char*>data
+    cdef const uint16_t* s2 = <const uint16_t*>data
+    cdef const uint32_t* s4 = <const uint32_t*>data
+    cdef unsigned char* start = out
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w, x
+    cdef uint32_t c, lo, hi
+    if kind == 1:
+        while i < n:
+            if i + 8 <= n:
+                memcpy(&w, s1 + i, 8)
+                if (w & 0x8080808080808080ULL) == 0:
+                    memcpy(out, &w, 8)
+                    out += 8
+                    i += 8
+                    continue
+            c = s1[i]
+            i += 1
+            if c < 0x80:
+                out[0] = <unsigned char>c
+                out += 1
+            else:
+                out = put_code_point(out, c)
+    elif kind == 2:
+        while i < n:
+            if i + 8 <= n:
+                memcpy(&w, s2 + i, 8)
+                memcpy(&x, s2 + i + 4, 8)
+                if ((w | x) & 0xff80ff80ff80ff80ULL) == 0:
+                    lo = <uint32_t>((w & 0xff) | ((w >> 8) & 0xff00) | ((w >> 16) & 0xff0000)
+                                    | ((w >> 24) & 0xff000000U))
+                    hi = <uint32_t>((x & 0xff) | ((x >> 8) & 0xff00) | ((x >> 16) & 0xff0000)
+                                    | ((x >> 24) & 0xff000000U))
+                    memcpy(out, &lo, 4)
+                    memcpy(out + 4, &hi, 4)
+                    out += 8
+                    i += 8
+                    continue
+            c = s2[i]
+            if c < 0x80:
+                out[0] = <unsigned char>c
+                out += 1
+            elif 0xd800 <= c <= 0xdfff:
+                bad[0] = i
+                return -1
+            else:
+                out = put_code_point(out, c)
+            i += 1
+    else:
+        while i < n:
+            if i + 4 <= n:
+                memcpy(&w, s4 + i, 8)
+                memcpy(&x, s4 + i + 2, 8)
+                if ((w | x) & 0xffffff80ffffff80ULL) == 0:
+                    out[0] = <unsigned char>s4[i]
+                    out[1] = <unsigned char>s4[i + 1]
+                    out[2] = <unsigned char>s4[i + 2]
+                    out[3] = <unsigned char>s4[i + 3]
+                    out += 4
+                    i += 4
+                    continue
+            c = s4[i]
+            if c < 0x80:
+                out[0] = <unsigned char>c
+                out += 1
+            elif 0xd800 <= c <= 0xdfff:
+                bad[0] = i
+                return -1
+            else:
+                out = put_code_point(out, c)
+            i += 1
+    return out - start
+
+# ---------------------------------------------------------------------------- output
+
+cdef inline int fail(Enc* e, int err, PyObject* bad) noexcept:
+    e.err = err
+    Py_XINCREF(bad)
+    e.bad = bad
+    return -1
+
+
+cdef inline int step(Enc* e, Py_ssize_t depth, PyObject* key, Py_ssize_t index) noexcept:
+    """Record, while unwinding, where the failing value sits in the container at depth."""
+    if e.path_len < 0:
+        e.path_len = depth + 1
+    Py_XINCREF(key)
+    e.path[depth].key = key
+    e.path[depth].index = index
+    return -1
+
+
+cdef int grow(Enc* e, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t cap = e.cap * 2
+    if cap < e.len + n:
+        cap = e.len + n
+    if cap < 4096:
+        cap = 4096
+    cdef unsigned char* buf = <unsigned char*>PyMem_Realloc(e.buf, cap)
+    if buf == NULL:
+        e.err = E_NOMEM
+        return -1
+    e.buf = buf
+    e.cap = cap
+    return 0
+
+
+cdef inline int reserve(Enc* e, Py_ssize_t n) noexcept:
+    if e.len + n <= e.cap:
+        return 0
+    return grow(e, n)
+
+
+cdef inline int head_size(uint64_t v) noexcept nogil:
+    return 1 if v < 24 else 2 if v <= 0xff else 3 if v <= 0xffff else 5 if v <= 0xffffffffU else 9
+
+
+cdef inline int write_head(unsigned char* p, unsigned int major, uint64_t v) noexcept nogil:
+    """Write the shortest head for (major, v) at p; the bytes written."""
+    cdef int n = head_size(v) - 1, i
+    major <<= 5
+    if n == 0:
+        p[0] = <unsigned char>(major | v)
+        return 1
+    p[0] = <unsigned char>(major | (24 if n == 1 else 25 if n == 2 else 26 if n == 4 else 27))
+    for i in range(n):
+        p[n - i] = <unsigned char>(v >> (8 * i))
+    return n + 1
+
+
+cdef inline int head(Enc* e, unsigned int major, uint64_t v) noexcept:
+    if reserve(e, 9) < 0:
+        return -1
+    e.len += write_head(e.buf + e.len, major, v)
+    return 0
+
+
+cdef inline int put_byte(Enc* e, unsigned char b) noexcept:
+    if reserve(e, 1) < 0:
+        return -1
+    e.buf[e.len] = b
+    e.len += 1
+    return 0
+
+
+cdef int defer(Enc* e, const char* src, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t cap
+    cdef Defer* defers
+    if e.ndefers == e.defers_cap:
+        cap = e.defers_cap * 2 if e.defers_cap else 64
+        defers = <Defer*>PyMem_Realloc(e.defers, cap * sizeof(Defer))
+        if defers == NULL:
+            e.err = E_NOMEM
+            return -1
+        e.defers = defers
+        e.defers_cap = cap
+    e.defers[e.ndefers].at = e.len
+    e.defers[e.ndefers].src = src
+    e.defers[e.ndefers].size = n
+    e.ndefers += 1
+    e.deferred += n
+    return 0
+
+
+cdef inline int put_raw(Enc* e, unsigned int major, const char* src, Py_ssize_t n,
+                        bint may_defer) noexcept:
+    """Head and content of a string whose bytes are src[:n]; may_defer if src is immutable."""
+    if head(e, major, <uint64_t>n) < 0:
+        return -1
+    if n >= DEFER_MIN and may_defer:
+        return defer(e, src, n)
+    if reserve(e, n) < 0:
+        return -1
+    memcpy(e.buf + e.len, src, n)
+    e.len += n
+    return 0
+
+
+cdef int put_unicode(Enc* e, PyObject* s) noexcept:
+    """A str that is not compact ASCII, transcoded straight into the buffer after room for
+    the longest head it could need (moved down if the head turns out shorter)."""
+    if smith_unicode_ready(s) < 0:
+        e.err = E_PYERR
+        return -1
+    cdef int kind = PyUnicode_KIND(s)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
+    cdef Py_ssize_t most = n * (kind + 1 if kind < 4 else 4)
+    cdef int room = head_size(<uint64_t>most), used
+    if reserve(e, room + most) < 0:
+        return -1
+    cdef Py_ssize_t size = utf8_write(kind, PyUnicode_DATA(s), n, e.buf + e.len + room,
+                                      &e.bad_index)
+    if size < 0:
+        return fail(e, E_SURROGATE, s)
+    used = head_size(<uint64_t>size)
+    if used != room:
+        memmove(e.buf + e.len + used, e.buf + e.len + room, size)
+    write_head(e.buf + e.len, 3, <uint64_t>size)
+    e.len += used + size
+    return 0
+
+
+cdef inline int enc_str(Enc* e, PyObject* s) noexcept:
+    if PyUnicode_IS_COMPACT_ASCII(s):
+        return put_raw(e, 3, <const char*>PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s), True)
+    return put_unicode(e, s)
+
+
+cdef inline int enc_int(Enc* e, PyObject* o) noexcept:
+    cdef int overflow = 0
+    cdef long long v = PyLong_AsLongLongAndOverflow(o, &overflow)
+    if overflow == 0:
+        if v >= 0:
+            return head(e, 0, <uint64_t>v)
+        return head(e, 1, <uint64_t>(-1 - v))
+    return enc_bigint(e, o, overflow > 0)
+
+
+cdef int enc_bigint(Enc* e, PyObject* o, bint positive) noexcept:
+    """Beyond 63 bits: a 64-bit head if it fits, else tag 2/3 and minimal big-endian bytes."""
+    cdef size_t bits = _PyLong_NumBits(o)
+    cdef Py_ssize_t n, at, lead, i
+    cdef uint64_t v
+    cdef unsigned char* p
+    if bits == <size_t>-1:
+        e.err = E_PYERR
+        return -1
+    if positive:
+        if bits <= 64:
+            return head(e, 0, PyLong_AsUnsignedLongLong(o))
+        n = <Py_ssize_t>((bits + 7) // 8)
+        if put_byte(e, 0xc2) < 0 or head(e, 2, <uint64_t>n) < 0 or reserve(e, n) < 0:
+            return -1
+        if smith_long_bytes(o, e.buf + e.len, n, 0) < 0:
+            e.err = E_PYERR
+            return -1
+        e.len += n
+        return 0
+    # A negative n encodes -1 - n, which is ~n: invert its two's complement bytes. They
+    # are staged past room for the tag and head, then moved down behind them.
+    n = <Py_ssize_t>(bits // 8 + 1)
+    if reserve(e, 10 + n) < 0:
+        return -1
+    at = e.len + 10
+    p = e.buf + at
+    if smith_long_bytes(o, p, n, 1) < 0:
+        e.err = E_PYERR
+        return -1
+    lead = n
+    for i in range(n):
+        p[i] = ~p[i]
+        if lead == n and p[i]:
+            lead = i
+    if n - lead <= 8:
+        v = 0
+        for i in range(lead, n):
+            v = (v << 8) | p[i]
+        return head(e, 1, v)
+    e.buf[e.len] = 0xc3
+    e.len += 1
+    head(e, 2, <uint64_t>(n - lead))        # fits: reserved above, staging starts after it
+    memmove(e.buf + e.len, e.buf + at + lead, n - lead)
+    e.len += n - lead
+    return 0
+
+
+cdef int enc_float(Enc* e, double x) noexcept:
+    cdef uint64_t bits
+    cdef int width = float_form(x, &bits)
+    cdef int i
+    if reserve(e, 9) < 0:
+        return -1
+    cdef unsigned char* p = e.buf + e.len
+    p[0] = 0xf9 if width == 2 else (0xfa if width == 4 else 0xfb)
+    for i in range(width):
+        p[width - i] = <unsigned char>(bits >> (8 * i))
+    e.len += width + 1
+    return 0
+
+
+cdef int enc_items(Enc* e, PyObject* seq, Py_ssize_t depth) noexcept:
+    """A list or tuple (or a subclass) as an array."""
+    if depth >= MAX_DEPTH:
+        e.path_len = depth
+        return fail(e, E_DEPTH, seq)
+    cdef Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq)
+    cdef PyObject** items = PySequence_Fast_ITEMS(seq)
+    cdef PyObject* item
+    cdef PyTypeObject* t
+    cdef int rc
+    if head(e, 4, <uint64_t>n) < 0:
+        return -1
+    for i in range(n):
+        item = items[i]
+        t = Py_TYPE(item)
+        if t == &PyUnicode_Type:
+            rc = enc_str(e, item)
+        elif t == &PyLong_Type:
+            rc = enc_int(e, item)
+        else:
+            rc = enc_obj(e, item, depth + 1)
+        if rc < 0:
+            return step(e, depth, NULL, i)
+    return 0
+
+
+cdef int key_cmp_text(const Item* a, const Item* b) noexcept nogil:
+    """Order of two keys of equal UTF-8 size, not both ASCII, by code points (UTF-8
+    preserves code point order)."""
+    cdef int ka = PyUnicode_KIND(a.key), kb = PyUnicode_KIND(b.key)
+    cdef Py_ssize_t i, na = PyUnicode_GET_LENGTH(a.key), nb = PyUnicode_GET_LENGTH(b.key)
+    cdef uint32_t ca, cb
+    for i in range(min(na, nb)):
+        ca = PyUnicode_READ(ka, PyUnicode_DATA(a.key), i)
+        cb = PyUnicode_READ(kb, PyUnicode_DATA(b.key), i)
+        if ca != cb:
+            return -1 if ca < cb else 1
+    return (na > nb) - (na < nb)
+
+
+cdef inline int key_order(const Item* a, const Item* b) noexcept nogil:
+    """Bytewise order of two text keys' encodings: by UTF-8 size, then by content."""
+    cdef Py_ssize_t i
+    if a.size != b.size:
+        return -1 if a.size < b.size else 1
+    if a.ascii == NULL or b.ascii == NULL:
+        return key_cmp_text(a, b)
+    for i in range(a.size):                  # keys are short: no memcmp call
+        if a.ascii[i] != b.ascii[i]:
+            return -1 if <unsigned char>a.ascii[i] < <unsigned char>b.ascii[i] else 1
+    return 0
+
+
+cdef int key_cmp(const void* a, const void* b) noexcept nogil:
+    return key_order(<const Item*>a, <const Item*>b)
+
+
+cdef void sort_items(Item* items, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t i, j
+    cdef Item it
+    if n > SMALL_MAP:
+        qsort(items, n, sizeof(Item), key_cmp)
+        return
+    for i in range(1, n):
+        it = items[i]
+        j = i
+        while j > 0 and key_order(&items[j - 1], &it) > 0:
+            items[j] = items[j - 1]
+            j -= 1
+        items[j] = it
+
+
+cdef int enc_dict(Enc* e, PyObject* d, Py_ssize_t depth) noexcept:
+    if depth >= MAX_DEPTH:
+        e.path_len = depth
+        return fail(e, E_DEPTH, d)
+    cdef Py_ssize_t n = PyDict_GET_SIZE(d)
+    if head(e, 5, <uint64_t>n) < 0:
+        return -1
+    if n == 0:
+        return 0
+    cdef Item small[SMALL_MAP]
+    cdef Item* items = small
+    if n > SMALL_MAP:
+        items = <Item*>PyMem_Realloc(NULL, n * sizeof(Item))
+        if items == NULL:
+            e.err = E_NOMEM
+            return -1
+    cdef int rc = enc_entries(e, d, depth, items, n)
+    if items != small:
+        PyMem_Free(items)
+    return rc
+
+
+cdef int enc_entries(Enc* e, PyObject* d, Py_ssize_t depth, Item* items, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t pos = 0, i = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef PyTypeObject* t
+    cdef bint ordered = True
+    cdef int rc
+    while i < n and PyDict_Next(d, &pos, &key, &value):
+        t = Py_TYPE(key)
+        if t != &PyUnicode_Type and not PyType_IsSubtype(t, &PyUnicode_Type):
+            e.path_len = depth
+            return fail(e, E_KEY, key)
+        items[i].key = key
+        items[i].value = value
+        if PyUnicode_IS_COMPACT_ASCII(key):
+            items[i].ascii = <const char*>PyUnicode_DATA(key)
+            items[i].size = PyUnicode_GET_LENGTH(key)
+        else:
+            items[i].ascii = NULL
+            if smith_unicode_ready(key) < 0:
+                e.err = E_PYERR
+                return -1
+            items[i].size = utf8_size(PyUnicode_KIND(key), PyUnicode_DATA(key),
+                                      PyUnicode_GET_LENGTH(key), &e.bad_index)
+            if items[i].size < 0:
+                e.path_len = depth
+                return fail(e, E_KEY_SURROGATE, key)
+        if ordered and i and key_order(&items[i - 1], &items[i]) >= 0:
+            ordered = False
+        i += 1
+    if not ordered:
+        sort_items(items, n)
+        for i in range(1, n):
+            if key_order(&items[i - 1], &items[i]) == 0:
+                e.path_len = depth
+                return fail(e, E_DUPLICATE, items[i].key)
+    for i in range(n):
+        if items[i].ascii != NULL:
+            rc = put_raw(e, 3, items[i].ascii, items[i].size, True)
+        else:
+            rc = put_unicode(e, items[i].key)
+        if rc < 0:
+            return -1
+        value = items[i].value
+        t = Py_TYPE(value)
+        if t == &PyUnicode_Type:
+            rc = enc_str(e, value)
+        elif t == &PyLong_Type:
+            rc = enc_int(e, value)
+        else:
+            rc = enc_obj(e, value, depth + 1)
+        if rc < 0:
+            return step(e, depth, items[i].key, 0)
+    return 0
+
+
+cdef int enc_obj(Enc* e, PyObject* o, Py_ssize_t depth) noexcept:
+    cdef PyTypeObject* t = Py_TYPE(o)
+    if t == &PyUnicode_Type:
+        return enc_str(e, o)
+    if t == &PyLong_Type:
+        return enc_int(e, o)
+    if t == &PyDict_Type:
+        return enc_dict(e, o, depth)
+    if t == &PyList_Type or t == &PyTuple_Type:
+        return enc_items(e, o, depth)
+    if o == <PyObject*>None:
+        return put_byte(e, 0xf6)
+    if t == &PyBool_Type:
+        return put_byte(e, 0xf5 if o == Py_True else 0xf4)
+    if t == &PyFloat_Type:
+        return enc_float(e, PyFloat_AS_DOUBLE(o))
+    if t == &PyBytes_Type:
+        return put_raw(e, 2, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o), True)
+    return enc_other(e, o, t, depth)
+
+
+cdef int enc_other(Enc* e, PyObject* o, PyTypeObject* t, Py_ssize_t depth) noexcept:
+    """Subclasses of the model's types, bytearray and memoryview; anything else fails."""
+    cdef Py_buffer view
+    cdef int rc
+    if PyType_IsSubtype(t, &PyUnicode_Type):
+        return enc_str(e, o)
+    if PyType_IsSubtype(t, &PyLong_Type):
+        return enc_int(e, o)
+    if PyType_IsSubtype(t, &PyDict_Type):
+        return enc_dict(e, o, depth)
+    if PyType_IsSubtype(t, &PyList_Type) or PyType_IsSubtype(t, &PyTuple_Type):
+        return enc_items(e, o, depth)
+    if PyType_IsSubtype(t, &PyFloat_Type):
+        return enc_float(e, PyFloat_AS_DOUBLE(o))
+    if PyType_IsSubtype(t, &PyBytes_Type):
+        return put_raw(e, 2, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o), True)
+    if PyType_IsSubtype(t, &PyByteArray_Type):
+        return put_raw(e, 2, PyByteArray_AS_STRING(o), PyByteArray_GET_SIZE(o), False)
+    if t == &PyMemoryView_Type:
+        try:
+            PyObject_GetBuffer(<object>o, &view, PyBUF_SIMPLE)
+        except Exception:  # released, or not contiguous
+            return fail(e, E_BUFFER, o)
+        rc = put_raw(e, 2, <const char*>view.buf, view.len, False)
+        PyBuffer_Release(&view)
+        return rc
+    return fail(e, E_TYPE, o)
+
+# ---------------------------------------------------------------------------- encode
+
+cdef bytes finish(Enc* e):
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, e.len + e.deferred)
+    cdef char* dst = PyBytes_AS_STRING(<PyObject*>out)
+    cdef Py_ssize_t i, done = 0
+    for i in range(e.ndefers):
+        memcpy(dst, e.buf + done, e.defers[i].at - done)
+        dst += e.defers[i].at - done
+        memcpy(dst, e.defers[i].src, e.defers[i].size)
+        dst += e.defers[i].size
+        done = e.defers[i].at
+    memcpy(dst, e.buf + done, e.len - done)
+    return out
+
+
+cdef int propagate() except -1:
+    return -1            # the exception is already set
+
+
+def _type_name(obj):
+    t = type(obj)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _short_repr(value):
+    text = repr(str.__str__(value))
+    return text if len(text) <= 60 else text[:56] + "...'"
+
+
+cdef tuple failure(Enc* e):
+    """(path, reason) of the failure recorded in e."""
+    cdef Py_ssize_t i
+    parts = ["$"]
+    for i in range(max(e.path_len, 0)):
+        if e.path[i].key == NULL:
+            parts.append(f"[{e.path[i].index}]")
+        else:
+            key = str.__str__(<object>e.path[i].key)
+            parts.append(f".{key}" if key.isidentifier() else f"[{key!r}]")
+    bad = <object>e.bad
+    if e.err == E_TYPE:
+        reason = (f"cannot encode {_type_name(bad)} (smith's session values are None, bool, "
+                  "int, float, str, bytes, list and dict with text keys)")
+    elif e.err == E_KEY:
+        reason = f"cannot encode a map key of type {_type_name(bad)}: {bad!r} (keys must be text)"
+    elif e.err == E_KEY_SURROGATE:
+        reason = f"map key {_short_repr(bad)} contains a lone surrogate (text must be valid Unicode)"
+    elif e.err == E_SURROGATE:
+        reason = (f"cannot encode text with a lone surrogate U+{ord(str.__str__(bad)[e.bad_index]):04X} at "
+                  f"index {e.bad_index} (text must be valid Unicode)")
+    elif e.err == E_DUPLICATE:
+        reason = f"two map keys encode the same: {_short_repr(bad)}"
+    elif e.err == E_DEPTH:
+        reason = f"nested deeper than {MAX_DEPTH} arrays and maps (does a value contain itself?)"
+    elif e.err == E_BUFFER:
+        reason = "cannot encode a memoryview that is released or not contiguous"
+    else:
+        reason = f"cannot encode {_type_name(bad)}"
+    return "".join(parts), reason
+
+
+def encode(obj, /):
+    """obj as canonical CBOR; raises EncodeError (naming the path) for values outside the model."""
+    global _scratch, _scratch_cap, _scratch_defers, _scratch_defers_cap, _scratch_busy
+    cdef Enc e
+    cdef bint own = _scratch_busy
+    cdef Py_ssize_t i
+    e.buf, e.cap, e.defers, e.defers_cap = NULL, 0, NULL, 0
+    if not own:
+        _scratch_busy = True
+        e.buf, e.cap = _scratch, _scratch_cap
+        e.defers, e.defers_cap = _scratch_defers, _scratch_defers_cap
+    e.len = e.ndefers = e.deferred = e.bad_index = 0
+    e.err = 0
+    e.bad = NULL
+    e.path_len = -1
+    try:
+        if enc_obj(&e, <PyObject*>obj, 0) == 0:
+            return finish(&e)
+        if e.err == E_PYERR:
+            propagate()
+        if e.err == E_NOMEM:
+            raise MemoryError
+        raise EncodeError(*failure(&e))
+    finally:
+        for i in range(max(e.path_len, 0)):
+            Py_XDECREF(e.path[i].key)
+        Py_XDECREF(e.bad)
+        if own or e.cap > SCRATCH_KEEP:
+            PyMem_Free(e.buf)
+            e.buf, e.cap = NULL, 0
+        if own:
+            PyMem_Free(e.defers)
+        else:
+            _scratch, _scratch_cap = e.buf, e.cap
+            _scratch_defers, _scratch_defers_cap = e.defers, e.defers_cap
+            _scratch_busy = False
+
+# ---------------------------------------------------------------------------- decode
+
+cdef struct Dec:
+    const unsigned char* data
+    Py_ssize_t pos
+    Py_ssize_t end
+    Py_ssize_t max_length
+    Py_ssize_t max_depth
+    Py_ssize_t text_at      # where the text being decoded starts (for UTF-8 errors)
+    bint strict
+
+cdef uint64_t[4] SHORTEST = [24, 0x100, 0x10000, 0x100000000]
+# Map keys repeat across entries: short ASCII ones are made once and reused (with their
+# hash already computed), a slot per hash of their bytes.
+cdef PyObject* _keys[KEYS]
+
+
+cdef object short_key(const unsigned char* p, Py_ssize_t n):
+    """The str of a short key's bytes, or None when they are not all ASCII."""
+    cdef size_t h = <size_t>n
+    cdef unsigned char seen = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 0x100000001b3ULL
+        seen |= p[i]
+    if seen & 0x80:
+        return None
+    cdef PyObject** slot = &_keys[(h ^ (h >> 32)) & (KEYS - 1)]
+    if slot[0] != NULL and PyUnicode_GET_LENGTH(slot[0]) == n and (
+            memcmp(PyUnicode_DATA(slot[0]), p, n) == 0):
+        return <object>slot[0]
+    key = (<const char*>p)[:n].decode("ascii")
+    Py_XDECREF(slot[0])
+    Py_INCREF(key)
+    slot[0] = <PyObject*>key
+    return key
+
+
+cdef int read_head(Dec* d, int* major, int* info, uint64_t* arg) except -1:
+    cdef Py_ssize_t start = d.pos, n, i
+    cdef uint64_t v
+    if d.pos >= d.end:
+        raise DecodeError(start, "unexpected end of input")
+    cdef unsigned char b = d.data[d.pos]
+    d.pos += 1
+    major[0] = b >> 5
+    info[0] = b & 31
+    if info[0] < 24:
+        arg[0] = info[0]
+    elif info[0] <= 27:
+        n = 1 << (info[0] - 24)
+        if d.end - d.pos < n:
+            raise DecodeError(start, f"unexpected end of input inside a {n + 1}-byte head")
+        v = 0
+        for i in range(n):
+            v = (v << 8) | d.data[d.pos + i]
+        d.pos += n
+        if d.strict and major[0] != 7 and v < SHORTEST[info[0] - 24]:
+            raise DecodeError(start, f"non-canonical: {v} written with a {n + 1}-byte head")
+        arg[0] = v
+    elif info[0] == 31:
+        if major[0] in (0, 1, 6):
+            raise DecodeError(start, f"malformed: indefinite length on major type {major[0]}")
+        if d.strict and major[0] != 7:
+            raise DecodeError(start, "non-canonical: indefinite-length item")
+        arg[0] = 0
+    else:
+        raise DecodeError(start, f"malformed: reserved additional information {info[0]}")
+    return 0
+
+
+cdef inline int check_length(Dec* d, Py_ssize_t start, uint64_t n, int shift) except -1:
+    """A declared length (bytes, or items of 1 << shift bytes at least) fits the input left
+    and the bound."""
+    if n > <uint64_t>d.max_length or n > (<uint64_t>(d.end - d.pos) >> shift):
+        return length_error(d, start, n)
+    return 0
+
+
+cdef int length_error(Dec* d, Py_ssize_t start, uint64_t n) except -1:
+    if n > <uint64_t>d.max_length:
+        raise DecodeError(start, f"declared length {n} is over max_length {d.max_length}")
+    raise DecodeError(start, f"declared length {n} is more than the input has left "
+                             f"({d.end - d.pos} bytes)")
+
+
+cdef object dec_string(Dec* d, Py_ssize_t start, int major, int info, uint64_t n):
+    cdef const char* p
+    if info == 31:
+        return dec_chunks(d, start, major)
+    check_length(d, start, n, 0)
+    p = <const char*>(d.data + d.pos)
+    d.pos += <Py_ssize_t>n
+    if major == 2:
+        return PyBytes_FromStringAndSize(p, <Py_ssize_t>n)
+    d.text_at = d.pos - <Py_ssize_t>n
+    return p[:<Py_ssize_t>n].decode("utf-8")
+
+
+cdef object dec_chunks(Dec* d, Py_ssize_t start, int major):
+    cdef int cmajor, cinfo
+    cdef uint64_t n
+    cdef Py_ssize_t cstart, total = 0
+    chunks = []
+    while True:
+        if d.pos < d.end and d.data[d.pos] == 0xff:
+            d.pos += 1
+            break
+        cstart = d.pos
+        read_head(d, &cmajor, &cinfo, &n)
+        if cmajor != major or cinfo == 31:
+            raise DecodeError(cstart, "malformed: an indefinite-length string chunk must be a "
+                                      "definite-length string of the same type")
+        if n > <uint64_t>(d.max_length - total):
+            raise DecodeError(cstart, f"indefinite-length string is over max_length "
+                                      f"{d.max_length}")
+        chunks.append(dec_string(d, cstart, major, cinfo, n))
+        total += <Py_ssize_t>n
+    return (b"" if major == 2 else "").join(chunks)
+
+
+cdef object dec_array(Dec* d, Py_ssize_t start, int info, uint64_t n, Py_ssize_t depth):
+    cdef Py_ssize_t i
+    if info == 31:
+        result = []
+        while not (d.pos < d.end and d.data[d.pos] == 0xff):
+            if len(result) >= d.max_length:
+                raise DecodeError(start, f"indefinite-length array is over max_length "
+                                         f"{d.max_length}")
+            result.append(dec_item(d, depth + 1))
+        d.pos += 1
+        return result
+    check_length(d, start, n, 0)
+    result = PyList_New(<Py_ssize_t>n)
+    for i in range(<Py_ssize_t>n):
+        item = dec_item(d, depth + 1)
+        Py_INCREF(item)
+        PyList_SET_ITEM(result, i, item)
+    return result
+
+
+cdef object dec_map(Dec* d, Py_ssize_t start, int info, uint64_t n, Py_ssize_t depth):
+    cdef Py_ssize_t i = 0, key_at, prev_at = -1, prev_len = 0, key_len, size, n_key = 0
+    cdef bint indefinite = info == 31
+    cdef int order
+    if not indefinite:
+        check_length(d, start, n, 1)
+    result = {}
+    while (i < <Py_ssize_t>n) if not indefinite else not (
+            d.pos < d.end and d.data[d.pos] == 0xff):
+        if indefinite and i >= d.max_length:
+            raise DecodeError(start, f"indefinite-length map is over max_length {d.max_length}")
+        key_at = d.pos
+        if key_at < d.end and d.data[key_at] >> 5 != 3:
+            raise DecodeError(key_at, "map key is not a text string (smith's maps have text "
+                                      "keys)")
+        key = None
+        if key_at < d.end and d.data[key_at] < 0x78:          # text shorter than 24 bytes
+            n_key = d.data[key_at] & 31
+            if n_key < d.end - key_at:
+                key = short_key(d.data + key_at + 1, n_key)
+        if key is None:
+            key = dec_item(d, depth + 1)
+        else:
+            d.pos = key_at + 1 + n_key
+        key_len = d.pos - key_at
+        if d.strict and prev_at >= 0:
+            order = memcmp(d.data + prev_at, d.data + key_at, min(prev_len, key_len))
+            if order > 0 or (order == 0 and prev_len > key_len):
+                raise DecodeError(key_at, f"non-canonical: map key {key!r} is out of order")
+        prev_at, prev_len = key_at, key_len
+        size = len(result)
+        result[key] = dec_item(d, depth + 1)
+        if len(result) == size:
+            raise DecodeError(key_at, f"duplicate map key {key!r}")
+        i += 1
+    if indefinite:
+        d.pos += 1
+    return result
+
+
+cdef object dec_bignum(Dec* d, Py_ssize_t start, uint64_t tag, Py_ssize_t depth):
+    cdef Py_ssize_t at = d.pos
+    if at < d.end and d.data[at] >> 5 != 2:
+        raise DecodeError(at, f"malformed: tag {tag} (bignum) must enclose a byte string")
+    content = dec_item(d, depth)
+    if d.strict and (len(content) <= 8 or content[0] == 0):
+        raise DecodeError(start, "non-canonical: bignum " + (
+            "with leading zero bytes" if len(content) > 8 else "that fits in 64 bits"))
+    value = int.from_bytes(content, "big")
+    return value if tag == 2 else -1 - value
+
+
+cdef object dec_simple(Dec* d, Py_ssize_t start, int info, uint64_t arg):
+    cdef uint64_t bits
+    cdef uint32_t single
+    cdef float f
+    cdef double x
+    cdef int width
+    if info == 20:
+        return False
+    if info == 21:
+        return True
+    if info == 22:
+        return None
+    if info == 25:
+        x = half_value(<uint32_t>arg)
+        if d.strict and x != x and arg != 0x7e00:
+            raise DecodeError(start, "non-canonical: NaN must be written f97e00")
+        return x
+    if info == 26:
+        single = <uint32_t>arg
+        memcpy(&f, &single, 4)
+        x = f
+    elif info == 27:
+        memcpy(&x, &arg, 8)
+    elif info == 31:
+        raise DecodeError(start, "malformed: break (0xff) outside an indefinite-length item")
+    elif info == 23:
+        raise DecodeError(start, "undefined is outside smith's value model")
+    else:
+        raise DecodeError(start, f"simple value {arg if info == 24 else info} is outside "
+                                 "smith's value model")
+    if d.strict:
+        width = float_form(x, &bits)
+        if width != (4 if info == 26 else 8):
+            raise DecodeError(start, f"non-canonical: float {x!r} has a {width}-byte form")
+    return x
+
+
+cdef object dec_item(Dec* d, Py_ssize_t depth):
+    cdef Py_ssize_t start = d.pos
+    cdef int major, info
+    cdef uint64_t arg
+    read_head(d, &major, &info, &arg)
+    if major == 0:
+        return arg
+    if major == 1:
+        return -1 - <int64_t>arg if arg < 0x8000000000000000 else -1 - <object>arg
+    if major == 2 or major == 3:
+        return dec_string(d, start, major, info, arg)
+    if major == 7:
+        return dec_simple(d, start, info, arg)
+    if major == 6:
+        if arg != 2 and arg != 3:
+            raise DecodeError(start, f"tag {arg} is outside smith's value model (only bignum "
+                                     "tags 2 and 3)")
+        return dec_bignum(d, start, arg, depth)
+    if depth >= d.max_depth:
+        raise DecodeError(start, f"nested deeper than {d.max_depth} arrays and maps")
+    if major == 4:
+        return dec_array(d, start, info, arg, depth)
+    return dec_map(d, start, info, arg, depth)
+
+
+def decode(data, *, bint strict=False, Py_ssize_t max_length=64 * 1024 * 1024,
+           Py_ssize_t max_depth=MAX_DEPTH):
+    """The value of one CBOR item filling `data` (any contiguous buffer).
+
+    Declared lengths (bytes, or items) are checked against the input left and max_length
+    before anything is allocated; arrays and maps nest at most max_depth deep. strict=True
+    accepts only the canonical encoding, exactly what `encode` writes.
+    """
+    if max_length < 0:
+        raise ValueError("max_length must not be negative")
+    if not 0 <= max_depth <= DEPTH_CEILING:
+        raise ValueError(f"max_depth must be between 0 and {DEPTH_CEILING}")
+    cdef Py_buffer view
+    cdef Dec d
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        d.data = <const unsigned char*>view.buf
+        d.pos, d.end, d.text_at = 0, view.len, 0
+        d.max_length, d.max_depth, d.strict = max_length, max_depth, strict
+        try:
+            result = dec_item(&d, 0)
+        except UnicodeDecodeError as exc:
+            raise DecodeError(d.text_at + exc.start, f"invalid UTF-8 ({exc.reason})") from None
+        if d.pos != d.end:
+            raise DecodeError(d.pos, f"{d.end - d.pos} more byte(s) after the top-level item")
+        return result
+    finally:
+        PyBuffer_Release(&view)
