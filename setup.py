@@ -70,7 +70,7 @@ setup(
     ],
     package_data={"smith": ["py.typed"], "smith._fast": ["*.pyi", "*.pxd"]},
     ext_modules=cythonize(
-        [fast("_buildinfo")],
+        [fast("_buildinfo"), fast("_frames"), fast("_arena"), fast("_cbor")],
         compiler_directives=directives,
         build_dir="build/cython",
     ),

@@ -1,0 +1,626 @@
+# cython: language_level=3
+"""The in-memory session: one contiguous byte arena and fixed-size entry records.
+
+The arena holds the session file's bytes exactly as they are on disk (frames included),
+read in chunks straight into one buffer; loading parses only each entry's small header
+(id, parent, timestamp, kind, pairing id, and where its content bytes are) and never
+decodes content. Every record is a C struct in one array; the parent link is a record
+index resolved through an open-addressing id table. Traversal, path-to-root and forking
+read records only. Loading and forking allocate a fixed number of blocks whatever the
+entry count.
+
+Entry frame body (canonical CBOR): [id: text, parent: text | null, ts: uint (ms),
+kind: text, pair: text | null, content: bytes]. `content` is the canonical CBOR of the
+entry's content, zstd-compressed when the frame's COMPRESSED flag is set.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.mem cimport PyMem_RawCalloc, PyMem_RawFree, PyMem_RawMalloc, PyMem_RawRealloc
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy
+
+from smith._fast._frames cimport (
+    FILE_HEADER_SIZE,
+    FRAME_CORRUPT,
+    FRAME_HEADER_SIZE,
+    FRAME_MORE,
+    FRAME_OK,
+    FRAME_TRUNCATED,
+    FrameInfo,
+    next_frame,
+)
+
+cdef extern from "Python.h":
+    object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
+    int PyBUF_WRITE
+
+TYPE_SESSION = 1
+TYPE_ENTRY = 2
+TYPE_LEAF = 3
+
+cdef enum:
+    NONE = -1
+    MISSING_PARENT = -2
+    NO_PARENT = 0xFFFF
+
+cdef struct Record:
+    uint64_t frame        # offset of the frame header in the arena
+    uint64_t content      # offset of the content bytes
+    int64_t ts
+    int64_t parent        # record index, NONE for a root, MISSING_PARENT if unresolved
+    uint32_t frame_len    # header + body
+    uint32_t content_len
+    uint32_t id_off       # relative to the frame's body
+    uint32_t kind_off
+    uint32_t pair_off     # 0 when the entry has no pairing id
+    uint32_t parent_off   # where the parent id is, until links are resolved
+    uint16_t parent_len   # NO_PARENT for a root
+    uint16_t id_len
+    uint16_t kind_len
+    uint16_t pair_len
+    uint16_t flags
+
+cdef struct Meta:         # any frame that is not an entry: session info, leaf, unknown
+    uint64_t frame
+    uint32_t frame_len
+    uint16_t type
+
+
+cdef inline int read_head(const uint8_t *p, uint32_t n, uint32_t *pos, uint8_t *major,
+                          uint64_t *value) noexcept nogil:
+    """Read one definite CBOR head at *pos; 0 on success, -1 if malformed or truncated."""
+    cdef uint8_t b, info
+    cdef uint32_t need, i
+    if pos[0] >= n:
+        return -1
+    b = p[pos[0]]
+    major[0] = b >> 5
+    info = b & 0x1f
+    pos[0] += 1
+    if info < 24:
+        value[0] = info
+        return 0
+    if info > 27:
+        return -1
+    need = 1u << (info - 24)
+    if n - pos[0] < need:
+        return -1
+    value[0] = 0
+    for i in range(need):
+        value[0] = (value[0] << 8) | p[pos[0] + i]
+    pos[0] += need
+    return 0
+
+
+cdef inline int read_text(const uint8_t *p, uint32_t n, uint32_t *pos, bint nullable,
+                          uint32_t *off, uint16_t *length) noexcept nogil:
+    """A text string (or null when `nullable`): its offset and length within the body."""
+    cdef uint8_t major
+    cdef uint64_t value
+    if nullable and pos[0] < n and p[pos[0]] == 0xf6:
+        pos[0] += 1
+        off[0] = 0
+        length[0] = 0
+        return 1
+    if read_head(p, n, pos, &major, &value) < 0 or major != 3 or value >= 0xFFFF \
+            or value > n - pos[0]:
+        return -1
+    off[0] = pos[0]
+    length[0] = <uint16_t>value
+    pos[0] += <uint32_t>value
+    return 0
+
+
+cdef int parse_entry(const uint8_t *body, uint32_t n, Record *r,
+                     uint32_t *parent_off, uint16_t *parent_len) noexcept nogil:
+    """Fill `r` from an entry body; -1 if the body is not a well-formed entry header."""
+    cdef uint32_t pos = 0
+    cdef uint8_t major
+    cdef uint64_t value
+    cdef int rc
+    if n < 1 or body[0] != 0x86:
+        return -1
+    pos = 1
+    if read_text(body, n, &pos, False, &r.id_off, &r.id_len) != 0 or r.id_len == 0:
+        return -1
+    rc = read_text(body, n, &pos, True, parent_off, parent_len)
+    if rc < 0:
+        return -1
+    if rc == 1:
+        parent_len[0] = NO_PARENT
+    if read_head(body, n, &pos, &major, &value) < 0 or major != 0 or (value >> 63) != 0:
+        return -1
+    r.ts = <int64_t>value
+    if read_text(body, n, &pos, False, &r.kind_off, &r.kind_len) != 0:
+        return -1
+    if read_text(body, n, &pos, True, &r.pair_off, &r.pair_len) < 0:
+        return -1
+    if read_head(body, n, &pos, &major, &value) < 0 or major != 2 or value != n - pos:
+        return -1
+    r.content = pos  # relative for now; made absolute by the caller
+    r.content_len = <uint32_t>value
+    return 0
+
+
+cdef inline uint64_t hash_bytes(const uint8_t *p, uint32_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef uint32_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h ^ (h >> 29)
+
+
+cdef enum:
+    MIN_FRAME = 24  # header + the smallest possible entry body
+
+
+cdef class _Ingest:
+    """Where a chunked load has got to."""
+    cdef uint64_t pos
+    cdef Py_ssize_t orphans, duplicates, max_skips, truncated
+    cdef list skipped
+    cdef object error
+    cdef bint done
+
+    def __cinit__(self, Py_ssize_t max_skips):
+        self.pos = 0
+        self.orphans = 0
+        self.duplicates = 0
+        self.max_skips = max_skips
+        self.truncated = 0
+        self.skipped = []
+        self.error = None
+        self.done = False
+
+
+class ArenaError(ValueError):
+    """The arena cannot take a frame (malformed entry, duplicate id)."""
+
+
+cdef class Arena:
+    """A session in memory. Create with `Arena.load(file)` or `Arena.empty()`."""
+
+    cdef uint8_t *buf
+    cdef uint64_t size, cap
+    cdef Record *records
+    cdef Py_ssize_t count, rcap
+    cdef Meta *meta
+    cdef Py_ssize_t nmeta, mcap
+    cdef uint64_t *table         # id -> record index, open addressing (see _rebuild_table)
+    cdef uint64_t tmask
+    cdef uint32_t max_body
+    cdef public object report    # what loading found: dict
+
+    def __cinit__(self):
+        self.buf = NULL
+        self.records = NULL
+        self.meta = NULL
+        self.table = NULL
+        self.report = {}
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.buf)
+        PyMem_RawFree(self.records)
+        PyMem_RawFree(self.meta)
+        PyMem_RawFree(self.table)
+
+    # -- construction -------------------------------------------------------------
+
+    @staticmethod
+    def empty(header, uint32_t max_body=64 * 1024 * 1024):
+        """An arena holding just a file header (bytes) and no frames."""
+        cdef Arena a = Arena.__new__(Arena)
+        a.max_body = max_body
+        a._reserve_bytes(len(header) + 4096)
+        memcpy(a.buf, <const char *>header, len(header))
+        a.size = len(header)
+        a._reserve_records(16, 16)
+        a._rebuild_table(0, 16)
+        a.report = {"frames": 0, "skipped": [], "truncated": 0, "end": a.size, "error": None,
+                    "orphans": 0, "duplicates": 0}
+        return a
+
+    @staticmethod
+    def load(f, Py_ssize_t size, uint32_t max_body=64 * 1024 * 1024,
+             Py_ssize_t max_skips=16, Py_ssize_t chunk=1 << 20):
+        """Read `size` bytes of the open binary file `f` into a new arena, indexing each
+        chunk's frames while it is still in cache."""
+        cdef Arena a = Arena.__new__(Arena)
+        cdef Py_ssize_t got = 0, n
+        cdef _Ingest state = _Ingest(max_skips)
+        a.max_body = max_body
+        a._reserve_bytes(size + (size >> 4) + 4096)
+        # Virtual address space is cheap and only touched pages become resident, so the
+        # index is sized for the smallest possible entries once, never grown while loading.
+        a._reserve_records(size // MIN_FRAME + 16, 16)
+        while got < size:
+            n = f.readinto(PyMemoryView_FromMemory(<char *>a.buf + got,
+                                                   min(chunk, size - got), PyBUF_WRITE))
+            if not n:
+                break
+            got += n
+            if got < size:
+                a._ingest(state, got, False)
+        a._ingest(state, got, True)
+        a._finish(state, got)
+        return a
+
+    cdef _reserve_bytes(self, uint64_t need):
+        cdef uint64_t cap
+        cdef uint8_t *p
+        if need <= self.cap:
+            return
+        cap = max(need, self.cap * 2)
+        p = <uint8_t *>PyMem_RawRealloc(self.buf, cap)
+        if p == NULL:
+            raise MemoryError(f"cannot hold a session of {need} bytes in memory")
+        self.buf = p
+        self.cap = cap
+
+    cdef _reserve_records(self, Py_ssize_t entries, Py_ssize_t metas):
+        cdef Record *r
+        cdef Meta *m
+        if entries > self.rcap:
+            entries = max(entries, self.rcap * 2)
+            r = <Record *>PyMem_RawRealloc(self.records, entries * sizeof(Record))
+            if r == NULL:
+                raise MemoryError("cannot grow the session index")
+            self.records = r
+            self.rcap = entries
+        if metas > self.mcap:
+            metas = max(metas, self.mcap * 2)
+            m = <Meta *>PyMem_RawRealloc(self.meta, metas * sizeof(Meta))
+            if m == NULL:
+                raise MemoryError("cannot grow the session index")
+            self.meta = m
+            self.mcap = metas
+
+    cdef _shrink_records(self):
+        """Give back the address space reserved for the smallest possible entries."""
+        cdef Py_ssize_t keep = self.count + 16
+        cdef Record *r
+        if keep < self.rcap:
+            r = <Record *>PyMem_RawRealloc(self.records, keep * sizeof(Record))
+            if r != NULL:
+                self.records = r
+                self.rcap = keep
+
+    cdef _rebuild_table(self, Py_ssize_t keep, Py_ssize_t capacity_for):
+        """A fresh id table for `capacity_for` ids holding records [0, keep).
+
+        A slot holds (32 bits of the id's hash << 32) | (record index + 1); 0 is empty, so
+        the table comes zeroed from calloc, and most mismatches are rejected on the tag
+        without touching the record or the id bytes (each a likely cache miss).
+        """
+        cdef uint64_t size = 16
+        cdef Py_ssize_t i
+        while size < <uint64_t>(capacity_for * 2):
+            size <<= 1
+        PyMem_RawFree(self.table)
+        self.table = <uint64_t *>PyMem_RawCalloc(size, sizeof(uint64_t))
+        if self.table == NULL:
+            raise MemoryError("cannot build the session id table")
+        self.tmask = size - 1
+        for i in range(keep):
+            self._table_put(i)
+
+    cdef inline const uint8_t *_id_ptr(self, Py_ssize_t i) noexcept nogil:
+        return self.buf + self.records[i].frame + FRAME_HEADER_SIZE + self.records[i].id_off
+
+    cdef inline bint _is(self, uint64_t slot_value, uint64_t tag, const uint8_t *p,
+                         uint32_t n) noexcept nogil:
+        cdef int64_t at = <int64_t>(slot_value & 0xFFFFFFFFu) - 1
+        return ((slot_value >> 32) == tag and self.records[at].id_len == n
+                and memcmp(self._id_ptr(at), p, n) == 0)
+
+    cdef int64_t _find(self, const uint8_t *p, uint32_t n) noexcept nogil:
+        cdef uint64_t h = hash_bytes(p, n)
+        cdef uint64_t tag = h >> 32, slot = h & self.tmask, value
+        while True:
+            value = self.table[slot]
+            if value == 0:
+                return -1
+            if self._is(value, tag, p, n):
+                return <int64_t>(value & 0xFFFFFFFFu) - 1
+            slot = (slot + 1) & self.tmask
+
+    cdef int _table_put(self, Py_ssize_t i) noexcept nogil:
+        """Insert record i; -1 if its id is already present."""
+        cdef const uint8_t *p = self._id_ptr(i)
+        cdef uint32_t n = self.records[i].id_len
+        cdef uint64_t h = hash_bytes(p, n)
+        cdef uint64_t tag = h >> 32, slot = h & self.tmask, value
+        while True:
+            value = self.table[slot]
+            if value == 0:
+                self.table[slot] = (tag << 32) | <uint64_t>(i + 1)
+                return 0
+            if self._is(value, tag, p, n):
+                return -1
+            slot = (slot + 1) & self.tmask
+
+    cdef int _add_frame(self, FrameInfo *info, bint link) except -2:
+        """Index one intact frame already in the buffer: 0 ok, -1 malformed entry.
+
+        With `link` (appending), the parent must already be here and the id must be new;
+        loading links everything at the end instead (see `_link`).
+        """
+        cdef Record *r
+        cdef const uint8_t *body = self.buf + info.offset + FRAME_HEADER_SIZE
+        cdef int64_t parent
+        if info.type != TYPE_ENTRY:
+            self.meta[self.nmeta].frame = info.offset
+            self.meta[self.nmeta].frame_len = FRAME_HEADER_SIZE + info.body_len
+            self.meta[self.nmeta].type = info.type
+            self.nmeta += 1
+            return 0
+        r = &self.records[self.count]
+        r.frame = info.offset
+        r.frame_len = FRAME_HEADER_SIZE + info.body_len
+        r.flags = info.flags
+        if parse_entry(body, info.body_len, r, &r.parent_off, &r.parent_len) < 0:
+            return -1
+        r.content += info.offset + FRAME_HEADER_SIZE
+        r.parent = NONE
+        if link:
+            if r.parent_len != NO_PARENT:
+                parent = self._find(body + r.parent_off, r.parent_len)
+                if parent < 0:
+                    return -1
+                r.parent = parent
+            if self._table_put(self.count) < 0:
+                return -1
+        self.count += 1
+        return 0
+
+    cdef _link(self, _Ingest state):
+        """Build the id table (sized exactly, one allocation) and resolve every parent.
+
+        A parent must come earlier in the file, so links can never form a cycle; a missing
+        one (lost to damage) leaves the entry an orphan. A repeated id is not indexed.
+        """
+        cdef Py_ssize_t i
+        cdef Record *r
+        cdef int64_t parent
+        cdef const uint8_t *pid
+        self._rebuild_table(0, self.count)
+        for i in range(self.count):
+            if self._table_put(i) < 0:
+                state.duplicates += 1
+        for i in range(self.count):
+            r = &self.records[i]
+            if r.parent_len == NO_PARENT:
+                r.parent = NONE
+                continue
+            pid = self.buf + r.frame + FRAME_HEADER_SIZE + r.parent_off
+            # Most entries continue the entry just before them: check that first, while
+            # its record and id are still in cache.
+            if (i > 0 and self.records[i - 1].id_len == r.parent_len
+                    and memcmp(self._id_ptr(i - 1), pid, r.parent_len) == 0):
+                r.parent = i - 1
+                continue
+            parent = self._find(pid, r.parent_len)
+            if 0 <= parent < i:
+                r.parent = parent
+            else:
+                r.parent = MISSING_PARENT
+                state.orphans += 1
+
+    cdef _ingest(self, _Ingest state, uint64_t n, bint final):
+        """Index the frames that lie wholly within the first `n` bytes of the buffer."""
+        cdef FrameInfo info
+        cdef int status
+        cdef uint64_t pos = state.pos
+        if pos == 0:
+            if n < FILE_HEADER_SIZE:
+                if final:
+                    raise ArenaError("the file is shorter than a session file header")
+                return
+            pos = FILE_HEADER_SIZE
+        while pos < n and not state.done:
+            status = next_frame(self.buf, n, pos, self.max_body, True, &info, final)
+            if status == FRAME_MORE:
+                break
+            if status == FRAME_OK:
+                if self.count == self.rcap or self.nmeta == self.mcap:
+                    self._reserve_records(self.count + 1, self.nmeta + 1)
+                if self._add_frame(&info, False) < 0:
+                    status = FRAME_CORRUPT
+            if status == FRAME_OK:
+                pos += FRAME_HEADER_SIZE + info.body_len
+            elif status == FRAME_CORRUPT:
+                if len(state.skipped) >= state.max_skips:
+                    state.error = ("too-many-corrupt", pos)
+                    state.done = True
+                    break
+                state.skipped.append((pos, info.type))
+                pos += FRAME_HEADER_SIZE + info.body_len
+            elif status == FRAME_TRUNCATED:
+                state.truncated = n - pos
+                state.done = True
+            else:
+                state.error = ({3: "damaged", 4: "too-large"}.get(status, "damaged"), pos)
+                state.done = True
+        state.pos = pos
+
+    cdef _finish(self, _Ingest state, uint64_t n):
+        self._link(state)
+        self._shrink_records()
+        self.size = max(state.pos, FILE_HEADER_SIZE) if n >= FILE_HEADER_SIZE else n
+        self.report = {"frames": self.count + self.nmeta, "skipped": state.skipped,
+                       "truncated": state.truncated, "end": self.size,
+                       "error": state.error, "orphans": state.orphans,
+                       "duplicates": state.duplicates}
+
+    # -- appending --------------------------------------------------------------
+
+    def append(self, frame):
+        """Add one encoded frame (as written to the file); return the entry index or -1."""
+        cdef Py_buffer view
+        cdef FrameInfo info
+        cdef uint64_t at = self.size
+        cdef int status
+        PyObject_GetBuffer(frame, &view, PyBUF_SIMPLE)
+        try:
+            self._reserve_bytes(self.size + <uint64_t>view.len)
+            memcpy(self.buf + at, view.buf, view.len)
+            status = next_frame(self.buf, at + <uint64_t>view.len, at, self.max_body, True, &info)
+            if status != FRAME_OK or FRAME_HEADER_SIZE + info.body_len != <uint64_t>view.len:
+                raise ArenaError("not exactly one intact frame")
+            self._reserve_records(self.count + 1, self.nmeta + 1)
+            if self.count * 2 >= <Py_ssize_t>self.tmask:
+                self._rebuild_table(self.count, self.count * 2 + 16)
+            if info.type == TYPE_ENTRY:
+                if self._add_frame(&info, True) < 0:
+                    raise ArenaError("malformed entry frame, an id already present, or a "
+                                     "parent that is not in this session")
+                self.size = at + <uint64_t>view.len
+                return self.count - 1
+            self._add_frame(&info, False)
+            self.size = at + <uint64_t>view.len
+            return -1
+        finally:
+            PyBuffer_Release(&view)
+
+    # -- reading ----------------------------------------------------------------
+
+    def __len__(self):
+        return self.count
+
+    cdef inline Record *_rec(self, Py_ssize_t i) except NULL:
+        if i < 0 or i >= self.count:
+            raise IndexError(f"entry index {i} out of range (0..{self.count - 1})")
+        return &self.records[i]
+
+    cdef inline str _text(self, Record *r, uint32_t off, uint16_t n):
+        return PyUnicode_DecodeUTF8(<const char *>self.buf + r.frame + FRAME_HEADER_SIZE + off,
+                                    n, "surrogateescape")
+
+    def id(self, Py_ssize_t i) -> str:
+        cdef Record *r = self._rec(i)
+        return self._text(r, r.id_off, r.id_len)
+
+    def kind(self, Py_ssize_t i) -> str:
+        cdef Record *r = self._rec(i)
+        return self._text(r, r.kind_off, r.kind_len)
+
+    def pair(self, Py_ssize_t i):
+        cdef Record *r = self._rec(i)
+        return self._text(r, r.pair_off, r.pair_len) if r.pair_off else None
+
+    def ts(self, Py_ssize_t i) -> int:
+        return self._rec(i).ts
+
+    def parent(self, Py_ssize_t i) -> int:
+        """The parent's index; -1 for a root, -2 when the parent is not in this session."""
+        return self._rec(i).parent
+
+    def compressed(self, Py_ssize_t i) -> bool:
+        return (self._rec(i).flags & 1) != 0
+
+    def content(self, Py_ssize_t i) -> bytes:
+        """The stored content bytes (zstd-compressed when `compressed(i)`)."""
+        cdef Record *r = self._rec(i)
+        return PyBytes_FromStringAndSize(<const char *>self.buf + r.content, r.content_len)
+
+    def frame(self, Py_ssize_t i) -> bytes:
+        cdef Record *r = self._rec(i)
+        return PyBytes_FromStringAndSize(<const char *>self.buf + r.frame, r.frame_len)
+
+    def index(self, id) -> int:
+        """The index of the entry with this id, or -1."""
+        cdef bytes raw = id.encode("utf-8", "surrogateescape")
+        return self._find(<const uint8_t *>PyBytes_AS_STRING(raw), len(raw))
+
+    def path(self, Py_ssize_t i):
+        """Indices from the root to entry i (inclusive), reading records only."""
+        cdef Py_ssize_t depth = 0, at = i
+        self._rec(i)
+        while at >= 0:
+            depth += 1
+            at = self.records[at].parent
+        out = bytearray(depth * 8)
+        cdef int64_t[::1] view = memoryview(out).cast("q")
+        at = i
+        while at >= 0:
+            depth -= 1
+            view[depth] = at
+            at = self.records[at].parent
+        return memoryview(out).cast("q")
+
+    def meta_frames(self):
+        """[(type, frame bytes)] of every frame that is not an entry, in file order."""
+        cdef Py_ssize_t k
+        return [(self.meta[k].type,
+                 PyBytes_FromStringAndSize(<const char *>self.buf + self.meta[k].frame,
+                                           self.meta[k].frame_len))
+                for k in range(self.nmeta)]
+
+    def meta_body(self, Py_ssize_t k) -> bytes:
+        if k < 0 or k >= self.nmeta:
+            raise IndexError(k)
+        return PyBytes_FromStringAndSize(
+            <const char *>self.buf + self.meta[k].frame + FRAME_HEADER_SIZE,
+            self.meta[k].frame_len - FRAME_HEADER_SIZE)
+
+    def offset(self, Py_ssize_t i) -> int:
+        """Where entry i's frame starts in the file."""
+        return self._rec(i).frame
+
+    def meta_offset(self, Py_ssize_t k) -> int:
+        if k < 0 or k >= self.nmeta:
+            raise IndexError(k)
+        return self.meta[k].frame
+
+    def meta_types(self):
+        cdef Py_ssize_t k
+        return [self.meta[k].type for k in range(self.nmeta)]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the arena, the records, the id table."""
+        return self.cap + self.rcap * sizeof(Record) + self.mcap * sizeof(Meta) \
+            + (self.tmask + 1) * sizeof(uint64_t)
+
+    def fork_bytes(self, Py_ssize_t i, header, session_frame, keep_types=()):
+        """A new session file: `header`, `session_frame`, then the frames of the path to
+        entry i, then the non-entry frames whose type is in `keep_types`, in one buffer."""
+        cdef Py_ssize_t at, k, depth = 0
+        cdef uint64_t total = len(header) + len(session_frame), pos
+        cdef bytes out
+        cdef uint8_t *p
+        keep = set(keep_types)
+        at = i
+        self._rec(i)
+        while at >= 0:
+            total += self.records[at].frame_len
+            depth += 1
+            at = self.records[at].parent
+        for k in range(self.nmeta):
+            if self.meta[k].type in keep:
+                total += self.meta[k].frame_len
+        out = PyBytes_FromStringAndSize(NULL, total)
+        p = <uint8_t *>PyBytes_AS_STRING(out)
+        memcpy(p, <const char *>header, len(header))
+        pos = len(header)
+        memcpy(p + pos, <const char *>session_frame, len(session_frame))
+        pos += len(session_frame)
+        # Root first: walk to find each depth's record (records only, no allocation).
+        end = total
+        for k in range(self.nmeta):
+            if self.meta[k].type in keep:
+                end -= self.meta[k].frame_len
+        at = i
+        cdef uint64_t back = end
+        while at >= 0:
+            back -= self.records[at].frame_len
+            memcpy(p + back, self.buf + self.records[at].frame, self.records[at].frame_len)
+            at = self.records[at].parent
+        pos = end
+        for k in range(self.nmeta):
+            if self.meta[k].type in keep:
+                memcpy(p + pos, self.buf + self.meta[k].frame, self.meta[k].frame_len)
+                pos += self.meta[k].frame_len
+        return out

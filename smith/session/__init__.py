@@ -1,0 +1,33 @@
+"""Durable, branching sessions: the Python face of smith's Cython session core.
+
+    from smith.session import Session, SessionStore
+    store = SessionStore(config.home)
+    with store.create(name="fix tests", cwd=project) as s:
+        s.append("message", {"role": "user", "text": "hello"}, durable=True)
+
+On disk a session is a file of checksummed, length-prefixed frames with canonical CBOR
+bodies (smith/_fast/_frames.pyx); in memory it is an index arena (smith/_fast/_arena.pyx).
+JSONL is for inspection and interchange only (`dump`, `import_jsonl`).
+"""
+
+from smith.session._jsonl import dump, import_jsonl
+from smith.session._session import Entry, Session
+from smith.session._store import SessionStore
+
+KINDS = (
+    "message",  # content.role: user | assistant | tool_result
+    "tool_activity",
+    "model_change",
+    "thinking_level",
+    "compaction",
+    "branch_summary",
+    "secret",
+    "vcs",
+    "effect_intent",
+    "effect_completion",
+    "label",
+    "session_info",
+)
+"""Entry kinds smith writes; any other kind is kept and round-trips untouched."""
+
+__all__ = ["KINDS", "Entry", "Session", "SessionStore", "dump", "import_jsonl"]

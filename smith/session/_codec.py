@@ -1,0 +1,83 @@
+"""Entry and session frames: their canonical CBOR bodies and content compression.
+
+Entry body: [id, parent | null, ts (ms), kind, pair | null, content] where `content` is
+the canonical CBOR of the entry's content, zstd-compressed (frame flag COMPRESSED) when
+it is at least COMPRESS_AT bytes and compression makes it smaller. zstd runs at a fixed
+level, so the same entries always produce the same bytes (for one zstandard version).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from smith._fast import _cbor
+from smith._fast._arena import TYPE_ENTRY, TYPE_LEAF, TYPE_SESSION
+from smith._fast._frames import FLAG_COMPRESSED, MAX_BODY, encode_frame
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import zstandard
+
+COMPRESS_AT = 1024
+ZSTD_LEVEL = 3
+
+
+@functools.cache
+def _zstd() -> zstandard.ZstdCompressor:
+    import zstandard
+
+    return zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True, write_checksum=False)
+
+
+def entry_frame(
+    id: str, parent: str | None, ts: int, kind: str, pair: str | None, content: object
+) -> bytes:
+    raw = _cbor.encode(content)
+    flags = 0
+    if len(raw) >= COMPRESS_AT:
+        packed = _zstd().compress(raw)
+        if len(packed) < len(raw):
+            raw, flags = packed, FLAG_COMPRESSED
+    return encode_frame(TYPE_ENTRY, flags, _cbor.encode([id, parent, ts, kind, pair, raw]))
+
+
+def entry_frame_raw(
+    id: str, parent: str | None, ts: int, kind: str, pair: str | None, stored: bytes, flags: int
+) -> bytes:
+    """Re-frame stored content as it is (no re-encoding): used when copying entries."""
+    return encode_frame(TYPE_ENTRY, flags, _cbor.encode([id, parent, ts, kind, pair, stored]))
+
+
+class ContentError(ValueError):
+    """Stored content could not be decoded (damaged or over the bound)."""
+
+
+def decode_content(stored: bytes, compressed: bool, *, max_size: int = MAX_BODY) -> object:
+    if compressed:
+        import zstandard
+
+        declared = zstandard.frame_content_size(stored)
+        if declared < 0 or declared > max_size:
+            raise ContentError(f"compressed content declares {declared} bytes (bound {max_size})")
+        try:
+            stored = zstandard.ZstdDecompressor().decompress(stored, max_output_size=declared)
+        except zstandard.ZstdError as exc:
+            raise ContentError(f"compressed content is damaged: {exc}") from exc
+        if len(stored) != declared:
+            raise ContentError("compressed content is shorter than it declares")
+    try:
+        return _cbor.decode(stored, strict=True, max_length=max_size)
+    except ValueError as exc:
+        raise ContentError(str(exc)) from exc
+
+
+def session_frame(info: dict[str, object]) -> bytes:
+    return encode_frame(TYPE_SESSION, 0, _cbor.encode(info))
+
+
+def leaf_frame(leaf: str) -> bytes:
+    return encode_frame(TYPE_LEAF, 0, _cbor.encode(leaf))
+
+
+def decode_meta(body: bytes) -> object:
+    return _cbor.decode(body, strict=True)

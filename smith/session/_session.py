@@ -1,0 +1,483 @@
+"""A durable, append-only, branching session over one file and one in-memory arena.
+
+    session = Session.create(path, name="fix tests", cwd="/repo")
+    e = session.append("message", {"role": "user", "text": "hi"})
+    session.branch()            # entries from the root to the selected leaf
+    session.select(e.id)        # navigate; recorded as a leaf frame
+    other = session.fork(at=e.id, path=elsewhere)
+
+Writes: every append is one `write` of one whole frame to a file opened with O_APPEND and
+held under an exclusive lock (a second writer waits up to `lock_timeout`, then gets a
+diagnostic). `append(..., durable=True)` also fsyncs before returning: callers use it for
+anything that must be on disk before a mutating effect runs; other appends are flushed by
+the OS and fsynced at `sync()` and `close()`. New, forked and repaired files are published
+atomically (temp file, fsync, rename, directory fsync).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from smith._fast import _frames
+from smith._fast._arena import TYPE_LEAF, TYPE_SESSION, Arena, ArenaError
+from smith.diagnostics import DiagnosticKind, Source
+from smith.session import _codec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+FORMAT_VERSION = _frames.FORMAT_VERSION
+
+NOT_A_SESSION = DiagnosticKind(
+    "session.not-a-session",
+    what="this is not a smith session file: {reason}",
+    why="smith sessions start with a session file header; this file has none or a damaged one",
+    fix="check the path; if it was a session, `smith sessions repair ID` recovers what it can",
+)
+FUTURE_VERSION = DiagnosticKind(
+    "session.future-version",
+    what="this session file has format version {version}; this smith reads up to {supported}",
+    why="it was written by a newer smith, and guessing at its frames could lose data",
+    fix="upgrade smith to open it; the file is left untouched",
+)
+DAMAGED = DiagnosticKind(
+    "session.damaged",
+    what="this session file is damaged at byte {offset} ({problem}); {count} entries before "
+    "it were recovered",
+    why="the frames after that point cannot be read safely, so smith will not append to the file",
+    fix="run `smith sessions repair {id}`: it keeps every intact frame and a backup of the "
+    "original",
+)
+LOCKED = DiagnosticKind(
+    "session.locked",
+    what="this session is open for writing in another smith process",
+    why="two writers appending to one session would interleave their histories",
+    fix="close the other smith (or wait for it to finish), or fork this session to continue "
+    "separately: `smith sessions fork {id}`",
+)
+UNKNOWN_ENTRY = DiagnosticKind(
+    "session.unknown-entry",
+    what="there is no entry '{entry}' in this session",
+    why="entries are named by the ids that `smith sessions show` lists",
+    fix="pick an id from `smith sessions show {id}`",
+)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def new_id(nbytes: int = 4) -> str:
+    return os.urandom(nbytes).hex()
+
+
+def _session_id() -> str:
+    """Sortable by creation time, unique in practice: 20261130-031500-a1b2c3."""
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{new_id(3)}"
+
+
+def publish(path: str, data: bytes) -> None:
+    """Create `path` holding `data` atomically: readers see nothing or the whole file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.{new_id()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    os.close(fd)
+    os.replace(tmp, path)
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+class Entry:
+    """One entry: identity and links from the record; content decoded on first access."""
+
+    __slots__ = ("_arena", "_content", "index")
+
+    def __init__(self, arena: Arena, index: int) -> None:
+        self._arena = arena
+        self.index = index
+        self._content: object = _MISSING
+
+    @property
+    def id(self) -> str:
+        return self._arena.id(self.index)
+
+    @property
+    def parent(self) -> str | None:
+        parent = self._arena.parent(self.index)
+        return None if parent < 0 else self._arena.id(parent)
+
+    @property
+    def ts(self) -> int:
+        return self._arena.ts(self.index)
+
+    @property
+    def kind(self) -> str:
+        return self._arena.kind(self.index)
+
+    @property
+    def pair(self) -> str | None:
+        return self._arena.pair(self.index)
+
+    @property
+    def content(self) -> object:
+        if self._content is _MISSING:
+            self._content = _codec.decode_content(
+                self._arena.content(self.index), self._arena.compressed(self.index)
+            )
+        return self._content
+
+    def __repr__(self) -> str:
+        return f"<Entry {self.id} {self.kind} parent={self.parent}>"
+
+
+_MISSING = object()
+
+
+class Session:
+    """An open session. Use `create`, `open` or `load`; close it (or use `with`)."""
+
+    def __init__(
+        self, path: str, arena: Arena, info: dict[str, object], leaf: str | None, fd: int | None
+    ) -> None:
+        self.path = path
+        self._arena = arena
+        self.info = info
+        self._leaf = leaf
+        self._fd = fd
+        self._dirty = False
+
+    # -- opening ------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: str,
+        *,
+        name: str = "",
+        cwd: str = "",
+        id: str | None = None,
+        created: int | None = None,
+        extra: dict[str, object] | None = None,
+        lock_timeout: float = 2.0,
+    ) -> Session:
+        info: dict[str, object] = {
+            "version": FORMAT_VERSION,
+            "id": id or _session_id(),
+            "name": name,
+            "created": now_ms() if created is None else created,
+            "cwd": cwd,
+            **(extra or {}),
+        }
+        publish(path, _frames.file_header() + _codec.session_frame(info))
+        return cls.open(path, lock_timeout=lock_timeout)
+
+    @classmethod
+    def from_entries(
+        cls, entries: Iterable[dict[str, object]], *, info: dict[str, object] | None = None
+    ) -> Session:
+        """An in-memory session (no file) initialised from externally managed entries,
+        keeping their order and ids. Each entry is a dict with id, parent, ts, kind,
+        content and optionally pair, as `dump` writes them; parents must come first."""
+        arena = Arena.empty(_frames.file_header())
+        for e in entries:
+            frame = _codec.entry_frame(
+                str(e["id"]),
+                _opt_str(e.get("parent")),
+                int(e["ts"]),  # type: ignore[call-overload]
+                str(e["kind"]),
+                _opt_str(e.get("pair")),
+                e["content"],
+            )
+            try:
+                arena.append(frame)
+            except ArenaError as exc:
+                raise ValueError(f"entry {e.get('id')!r}: {exc}") from None
+        return cls("", arena, dict(info or {}), None, None)
+
+    @classmethod
+    def load(cls, path: str, *, max_skips: int = 16) -> Session:
+        """Read-only: recover what can be read and report it in `recovery`."""
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(_frames.HEADER_SIZE)
+            try:
+                version = _frames.read_file_header(head)
+            except ValueError as exc:
+                raise NOT_A_SESSION.error(source=Source("file", path), reason=str(exc)) from None
+            if version > FORMAT_VERSION:
+                raise FUTURE_VERSION.error(
+                    source=Source("file", path), version=version, supported=FORMAT_VERSION
+                )
+            f.seek(0)
+            arena = Arena.load(f, size, max_skips=max_skips)
+        info, leaf = _meta(arena)
+        # A session frame lost to damage must not lose the session's name in the store.
+        info.setdefault("id", os.path.basename(path).rsplit(".", 1)[0])
+        return cls(path, arena, info, leaf, None)
+
+    @classmethod
+    def open(cls, path: str, *, lock_timeout: float = 2.0) -> Session:
+        """Open for appending: lock, load, and cut a torn tail so appends stay reachable."""
+        import fcntl
+
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        try:
+            deadline = time.monotonic() + lock_timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        sid = os.path.basename(path).rsplit(".", 1)[0]
+                        raise LOCKED.error(source=Source("file", path), id=sid) from None
+                    time.sleep(0.02)
+            session = cls.load(path)
+            report = session._arena.report
+            if report["error"] is not None:
+                problem, offset = report["error"]
+                raise DAMAGED.error(
+                    source=Source("file", path),
+                    offset=offset,
+                    problem=problem,
+                    count=len(session._arena),
+                    id=session.id,
+                )
+            if report["truncated"]:
+                os.ftruncate(fd, report["end"])
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        session._fd = fd
+        return session
+
+    def close(self) -> None:
+        if self._fd is not None:
+            if self._dirty:
+                os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what it is -----------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return str(self.info.get("id", ""))
+
+    @property
+    def name(self) -> str:
+        return str(self.info.get("name", ""))
+
+    @property
+    def recovery(self) -> dict[str, object]:
+        r = self._arena.report
+        return {
+            "frames_recovered": r["frames"],
+            "frames_skipped": len(r["skipped"]),
+            "skipped_offsets": [offset for offset, _ in r["skipped"]],
+            "truncated_bytes": r["truncated"],
+            "orphans": r["orphans"],
+            "error": None
+            if r["error"] is None
+            else {"problem": r["error"][0], "offset": r["error"][1]},
+        }
+
+    @property
+    def leaf(self) -> str | None:
+        """The selected entry: the last `select`, else the last entry appended."""
+        if self._leaf is not None:
+            return self._leaf
+        return self._arena.id(len(self._arena) - 1) if len(self._arena) else None
+
+    def __len__(self) -> int:
+        return len(self._arena)
+
+    def entries(self) -> Iterator[Entry]:
+        """Every entry in the order it was appended."""
+        return (Entry(self._arena, i) for i in range(len(self._arena)))
+
+    def entry(self, id: str) -> Entry:
+        index = self._arena.index(id)
+        if index < 0:
+            raise UNKNOWN_ENTRY.error(value=id, source=Source("argument", id), entry=id, id=self.id)
+        return Entry(self._arena, index)
+
+    def branch(self, leaf: str | None = None) -> list[Entry]:
+        """Entries from the root to `leaf` (default: the selected leaf)."""
+        target = leaf or self.leaf
+        if target is None:
+            return []
+        end = self.entry(target).index
+        return [Entry(self._arena, int(i)) for i in self._arena.path(end)]
+
+    def children(self) -> dict[str | None, list[str]]:
+        """Parent id -> child ids, in append order (for tree views)."""
+        out: dict[str | None, list[str]] = {}
+        for entry in self.entries():
+            out.setdefault(entry.parent, []).append(entry.id)
+        return out
+
+    # -- writing --------------------------------------------------------------------
+
+    def _write(self, frame: bytes, durable: bool) -> None:
+        if not self.path:
+            return  # an in-memory session (from_entries): the arena is all there is
+        if self._fd is None:
+            raise ValueError("this session was loaded read-only; open it to append")
+        written = os.write(self._fd, frame)
+        if written != len(frame):  # a short write leaves a torn tail; finish or fail loudly
+            view = memoryview(frame)[written:]
+            while view:
+                view = view[os.write(self._fd, view) :]
+        self._dirty = True
+        if durable:
+            self.sync()
+
+    def sync(self) -> None:
+        if self._fd is not None and self._dirty:
+            os.fsync(self._fd)
+            self._dirty = False
+
+    def append(
+        self,
+        kind: str,
+        content: object,
+        *,
+        parent: str | object | None = _MISSING,
+        pair: str | None = None,
+        id: str | None = None,
+        ts: int | None = None,
+        durable: bool = False,
+    ) -> Entry:
+        """Append an entry under `parent` (default: the selected leaf) and select it."""
+        parent_id = self.leaf if parent is _MISSING else parent
+        assert parent_id is None or isinstance(parent_id, str)
+        if id is None:
+            id = new_id()
+            while self._arena.index(id) >= 0:
+                id = new_id()
+        frame = _codec.entry_frame(
+            id, parent_id, now_ms() if ts is None else ts, kind, pair, content
+        )
+        try:
+            index = self._arena.append(frame)
+        except ArenaError as exc:
+            if parent_id is not None and self._arena.index(parent_id) < 0:
+                raise UNKNOWN_ENTRY.error(
+                    value=parent_id,
+                    source=Source("argument", parent_id),
+                    entry=parent_id,
+                    id=self.id,
+                ) from None
+            raise ValueError(f"cannot append entry {id!r}: {exc}") from None
+        self._write(frame, durable)
+        self._leaf = None  # an append selects the new entry (see _meta)
+        return Entry(self._arena, index)
+
+    def _select(self, leaf: str, durable: bool) -> None:
+        frame = _codec.leaf_frame(leaf)
+        self._arena.append(frame)
+        self._write(frame, durable)
+        self._leaf = leaf
+
+    def select(self, leaf: str, *, durable: bool = False) -> None:
+        """Make `leaf` the selected entry (branch navigation); recorded in the file."""
+        self.entry(leaf)
+        if leaf != self.leaf:
+            self._select(leaf, durable)
+
+    def clone(self, path: str, *, name: str | None = None, id: str | None = None) -> Session:
+        """A new session file with every branch of this one and the same selected leaf."""
+        info = {
+            **self.info,
+            "id": id or _session_id(),
+            "created": now_ms(),
+            "name": self.name if name is None else name,
+            "cloned_from": self.id,
+        }
+        entries = [self._arena.frame(i) for i in range(len(self._arena))]
+        unknown = [
+            frame
+            for kind, frame in self._arena.meta_frames()
+            if kind not in (TYPE_SESSION, TYPE_LEAF)
+        ]
+        leaf = [_codec.leaf_frame(self._leaf)] if self._leaf is not None else []
+        publish(
+            path,
+            b"".join(
+                [_frames.file_header(), _codec.session_frame(info), *entries, *unknown, *leaf]
+            ),
+        )
+        return Session.open(path)
+
+    def fork(
+        self, path: str, *, at: str | None = None, name: str | None = None, id: str | None = None
+    ) -> Session:
+        """A new session file holding the path to `at` (default: the selected leaf)."""
+        target = at or self.leaf
+        info = {
+            **self.info,
+            "id": id or _session_id(),
+            "name": self.name if name is None else name,
+            "created": now_ms(),
+            "forked_from": self.id,
+        }
+        if target is None:
+            data = _frames.file_header() + _codec.session_frame(info)
+        else:
+            index = self.entry(target).index
+            known = (TYPE_SESSION, TYPE_LEAF)
+            unknown = sorted({t for t in self._arena.meta_types() if t not in known})
+            data = self._arena.fork_bytes(
+                index, _frames.file_header(), _codec.session_frame(info), unknown
+            )
+        publish(path, data)
+        return Session.open(path)
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _meta(arena: Arena) -> tuple[dict[str, object], str | None]:
+    """Session info (later session frames update earlier ones) and the explicitly selected
+    leaf: the last leaf frame, unless an entry was appended after it (appending selects)."""
+    info: dict[str, object] = {}
+    leaf: str | None = None
+    leaf_at = -1
+    for k, kind in enumerate(arena.meta_types()):
+        if kind not in (TYPE_SESSION, TYPE_LEAF):
+            continue
+        try:
+            value = _codec.decode_meta(arena.meta_body(k))
+        except ValueError:
+            continue  # a meta body that passed its checksum but does not decode: ignore
+        if kind == TYPE_SESSION and isinstance(value, dict):
+            info.update({str(key): v for key, v in value.items()})
+        elif kind == TYPE_LEAF and isinstance(value, str) and arena.index(value) >= 0:
+            leaf, leaf_at = value, arena.meta_offset(k)
+    if leaf is not None and len(arena) and arena.offset(len(arena) - 1) > leaf_at:
+        leaf = None
+    return info, leaf
