@@ -48,7 +48,11 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "mcp", "Serve smith's tools and sessions over MCP (stdio)", capability="the MCP server"
     ),
-    Command("sessions", "List, inspect, fork and export sessions", capability="durable sessions"),
+    Command(
+        "sessions",
+        "List, inspect, dump, import, fork, repair and remove sessions",
+        module="smith.cli._sessions",
+    ),
     Command("undo", "Undo the file changes of the last turn", capability="file history"),
     Command("redo", "Redo file changes that were undone", capability="file history"),
     Command("restore", "Restore project files to a snapshot", capability="file history"),

@@ -1,0 +1,222 @@
+"""`smith sessions`: list, show, dump, import, fork, repair, rm."""
+
+from __future__ import annotations
+
+import json
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+    from smith.session import Session, SessionStore
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ls = actions.add_parser("list", help="sessions of this project (--all: every project)")
+    ls.add_argument("--all", action="store_true", help="sessions of every project")
+    ls.add_argument("--json", action="store_true", help="print the same as JSON")
+    show = actions.add_parser("show", help="a session's tree, selected path marked")
+    show.add_argument("id", metavar="ID", help="session id or unambiguous prefix")
+    show.add_argument(
+        "--json", action="store_true", help="summary, recovery report and entries as JSON"
+    )
+    dump = actions.add_parser("dump", help="a session as JSONL")
+    dump.add_argument("id", metavar="ID")
+    dump.add_argument("--output", "-o", metavar="FILE", help="write to FILE, not stdout")
+    imp = actions.add_parser("import", help="create a session from a JSONL dump")
+    imp.add_argument("file", metavar="FILE.jsonl")
+    imp.add_argument("--name", help="name the new session (default: the dump's name)")
+    imp.add_argument(
+        "--new-id", action="store_true", help="give the session a new id instead of the dump's"
+    )
+    fork = actions.add_parser(
+        "fork", help="copy a session's history up to an entry into a new session"
+    )
+    fork.add_argument("id", metavar="ID")
+    fork.add_argument("--at", metavar="ENTRY", help="entry to fork at (default: the leaf)")
+    fork.add_argument("--name", help="name of the new session")
+    repair = actions.add_parser(
+        "repair", help="rewrite a damaged session file, keeping every intact frame and a backup"
+    )
+    repair.add_argument("id", metavar="ID")
+    repair.add_argument("--json", action="store_true", help="print the report as JSON")
+    rm = actions.add_parser("rm", help="delete a session")
+    rm.add_argument("id", metavar="ID")
+
+
+def _store(ctx: Context) -> SessionStore:
+    from smith.session import SessionStore
+
+    return SessionStore(ctx.config().home)
+
+
+def _summary(session: Session) -> dict[str, object]:
+    return {
+        "id": session.id,
+        "name": session.name,
+        "created": session.info.get("created"),
+        "cwd": session.info.get("cwd"),
+        "entry_count": len(session),
+        "leaf": session.leaf,
+        "path": session.path,
+        "size": os.path.getsize(session.path),
+    }
+
+
+def _list(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.diagnostics import SmithError
+    from smith.session import Session
+
+    store = _store(ctx)
+    paths = store.paths() if args.all else store.paths_for_project(ctx.config().project_root)
+    items = []
+    for path in paths:
+        try:
+            items.append(_summary(Session.load(path)))
+        except SmithError as exc:
+            ctx.print_diagnostic(exc.diagnostic)
+    if args.json:
+        ctx.out(json.dumps({"sessions": items}, indent=2))
+        return 0
+    if not items:
+        where = "" if args.all else " for this project (try --all)"
+        ctx.out(f"no sessions{where}")
+    for s in items:
+        ctx.out(f"{s['id']}  {s['entry_count']:>7} entries  {s['name'] or '(unnamed)'}")
+    return 0
+
+
+def _tree_lines(session: Session) -> list[str]:
+    children = session.children()
+    selected = {e.id for e in session.branch()}
+    leaf = session.leaf
+    lines: list[str] = []
+    by_id = {e.id: e for e in session.entries()}
+
+    def label(eid: str) -> str:
+        e = by_id[eid]
+        content = e.content
+        text = ""
+        if isinstance(content, dict):
+            raw = content.get("text") or content.get("name") or ""
+            text = " ".join(str(raw).split())[:60]
+        mark = "*" if eid in selected else " "
+        tail = "  <- leaf" if eid == leaf else ""
+        return f"{mark} {eid} {e.kind}{': ' + text if text else ''}{tail}"
+
+    stack: list[tuple[str, str]] = [(root, "") for root in reversed(children.get(None, []))]
+    while stack:
+        eid, indent = stack.pop()
+        lines.append(indent + label(eid))
+        kids = children.get(eid, [])
+        nested = indent + ("  " if len(kids) > 1 else "")
+        stack.extend((kid, nested) for kid in reversed(kids))
+    return lines
+
+
+def _show(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.session import Session
+
+    session = Session.load(_store(ctx).find(args.id))
+    summary = {**_summary(session), "recovery": session.recovery}
+    if args.json:
+        summary["entries"] = [
+            {"id": e.id, "parent": e.parent, "ts": e.ts, "kind": e.kind} for e in session.entries()
+        ]
+        ctx.out(json.dumps(summary, indent=2))
+        return 0
+    ctx.out(
+        f"{session.id}  {session.name or '(unnamed)'}  ({len(session)} entries, "
+        f"cwd {summary['cwd']})"
+    )
+    _report(ctx, session.recovery)
+    for line in _tree_lines(session):
+        ctx.out(line)
+    return 0
+
+
+def _report(ctx: Context, recovery: dict[str, object]) -> None:
+    if recovery["frames_skipped"] or recovery["truncated_bytes"] or recovery["error"]:
+        ctx.out(
+            f"recovery: {recovery['frames_recovered']} frames read, "
+            f"{recovery['frames_skipped']} corrupt frames skipped, "
+            f"{recovery['truncated_bytes']} trailing bytes ignored"
+            + (f", stopped at {recovery['error']}" if recovery["error"] else "")
+        )
+
+
+def _dump(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.session import Session, dump
+
+    session = Session.load(_store(ctx).find(args.id))
+    if args.output:
+        from smith._atomic import write_atomic
+
+        write_atomic(args.output, "".join(line + "\n" for line in dump(session)))
+        return 0
+    for line in dump(session):
+        ctx.out(line)
+    return 0
+
+
+def _import(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.session import import_jsonl
+
+    session = import_jsonl(args.file, _store(ctx), name=args.name, keep_id=not args.new_id)
+    ctx.out(f"imported {session.id}: {len(session)} entries ({session.path})")
+    return 0
+
+
+def _fork(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.session import Session
+
+    store = _store(ctx)
+    source = Session.load(store.find(args.id))
+    new = store.create(
+        name=args.name if args.name is not None else source.name,
+        cwd=str(source.info.get("cwd", "")),
+    )
+    new_path, new_id = new.path, new.id
+    new.close()
+    forked = source.fork(new_path, at=args.at, name=args.name, id=new_id)
+    forked.close()
+    ctx.out(f"forked {source.id} at {args.at or source.leaf} into {new_id}")
+    return 0
+
+
+def _repair(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.session._repair import repair
+
+    report = repair(_store(ctx).find(args.id))
+    if args.json:
+        ctx.out(json.dumps(report, indent=2))
+    else:
+        ctx.out(
+            f"repaired {report['path']}: kept {report['frames_kept']} frames, skipped "
+            f"{report['frames_skipped']} corrupt, jumped {report['bytes_resynced']} damaged "
+            f"bytes, dropped {report['truncated_bytes']} trailing bytes; original kept as "
+            f"{report['backup']}"
+        )
+    return 0
+
+
+def _rm(args: argparse.Namespace, ctx: Context) -> int:
+    path = _store(ctx).remove(args.id)
+    ctx.out(f"removed {path}")
+    return 0
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    handlers = {
+        "list": _list,
+        "show": _show,
+        "dump": _dump,
+        "import": _import,
+        "fork": _fork,
+        "repair": _repair,
+        "rm": _rm,
+    }
+    return handlers[args.action](args, ctx)
