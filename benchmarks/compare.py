@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_config
+from benchmarks import bench_cbor, bench_config, bench_session
 from benchmarks._measure import startup_ratio
 
 
@@ -27,6 +27,14 @@ def main() -> int:
         f"config resolve   {uncached:.2f}x kdl.parse of the same file uncached, "
         f"{cached:.2f}x cached"
     )
+    print(f"cbor encode      {bench_cbor.encode_speedup():.1f}x faster than cbor2 canonical")
+    f = bench_session.figures()
+    print(
+        f"session load     {f['load_ms']:.0f} ms for 100k entries: {f['orjson_over_load']:.1f}x "
+        f"faster than orjson over JSONL, {f['load_over_read']:.2f}x a bare read(), arena "
+        f"{f['arena_over_payload']:.2f}x the decompressed payload"
+    )
+    print(f"session fork     {f['fork_ms']:.1f} ms at the last of 100k entries")
     return 0
 
 
