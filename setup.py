@@ -70,7 +70,13 @@ setup(
     ],
     package_data={"smith": ["py.typed"], "smith._fast": ["*.pyi", "*.pxd"]},
     ext_modules=cythonize(
-        [fast("_buildinfo"), fast("_frames"), fast("_arena"), fast("_cbor")],
+        [
+            fast("_buildinfo"),
+            fast("_frames"),
+            fast("_arena"),
+            fast("_cbor_encode"),
+            fast("_cbor_decode"),
+        ],
         compiler_directives=directives,
         build_dir="build/cython",
     ),

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from smith._fast._cbor import DecodeError, EncodeError, decode, encode
 
-VECTORS = Path(__file__).resolve().parents[2] / "shared" / "data" / "cbor-appendix-a.json"
+# RFC 8949 Appendix A as machine-readable vectors, from the cbor/test-vectors project.
+VECTORS = Path(__file__).resolve().parent / "data" / "cbor-appendix-a.json"
 MODEL = (
     "(smith's session values are None, bool, int, float, str, bytes, list and dict with text keys)"
 )

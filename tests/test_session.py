@@ -211,7 +211,7 @@ def _allocations(fn: object) -> int:
     return sum(max(d.count_diff, 0) for d in after.compare_to(before, "lineno"))
 
 
-@pytest.mark.parametrize("what", ["load", "fork"])
+@pytest.mark.parametrize("what", ["load", "fork", "fork_bytes"])
 def test_load_and_fork_allocate_a_constant_number_of_blocks(tmp_path: Path, what: str) -> None:
     counts = []
     for n in (1000, 8000):  # both above the small-int cache, so report ints count alike
@@ -222,6 +222,8 @@ def test_load_and_fork_allocate_a_constant_number_of_blocks(tmp_path: Path, what
         header, session = _frames.file_header(), _frames.encode_frame(1, 0, b"\xa0")
         if what == "load":
             counts.append(_allocations(lambda d=data: Arena.load(io.BytesIO(d), len(d))))
+        elif what == "fork":
+            counts.append(_allocations(lambda a=arena, n=n: a.fork(n - 1)))
         else:
             counts.append(
                 _allocations(lambda a=arena, n=n, h=header, s=session: a.fork_bytes(n - 1, h, s))
@@ -262,3 +264,48 @@ def test_external_entries_initialise_an_in_memory_session() -> None:
         Session.from_entries(
             [{"id": "x", "parent": "missing", "ts": 0, "kind": "k", "content": None}]
         )
+
+
+def test_an_in_memory_fork_shares_until_either_side_writes(path: str) -> None:
+    from smith.session import _codec
+
+    _linear(path, 5).close()
+    with open(path, "rb") as f:
+        parent = Arena.load(f, os.path.getsize(path))
+    child = parent.fork(2)
+    assert child is not None and len(child) == 3
+    assert child.index("e4") == -1 and child.index("e1") == 1
+    child.append(_codec.entry_frame("c", "e2", 9, "message", None, {"t": "child"}))
+    parent.append(_codec.entry_frame("p", "e4", 9, "message", None, {"t": "parent"}))
+    assert [child.id(i) for i in range(len(child))] == ["e0", "e1", "e2", "c"]
+    assert [parent.id(i) for i in range(len(parent))] == ["e0", "e1", "e2", "e3", "e4", "p"]
+    assert parent.index("c") == -1 and child.index("p") == -1
+    grandchild = child.fork(3)
+    del parent, child
+    assert grandchild is not None and decode_content(grandchild.content(3), False) == {"t": "child"}
+
+
+def test_only_a_linear_history_is_shared(path: str) -> None:
+    s = _linear(path, 3)
+    s.append("message", {}, parent="e0", id="side")
+    assert s._arena.fork(2) is not None  # e0-e1-e2 is still one line
+    assert s._arena.fork(3) is None  # side's path skips e1 and e2
+
+
+def test_session_fork_of_a_linear_history_reads_nothing_back(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = _linear(path, 50)
+
+    def no_reading(*_: object, **__: object) -> None:
+        raise AssertionError("the fork read its file back")
+
+    monkeypatch.setattr(Session, "load", no_reading)
+    forked = s.fork(str(tmp_path / "f.smith"), at="e9", id="f")
+    forked.append("message", {"text": "after"}, id="n")
+    forked.close()
+    monkeypatch.undo()
+    assert [e.id for e in Session.load(str(tmp_path / "f.smith")).branch()] == [
+        *(f"e{i}" for i in range(10)),
+        "n",
+    ]

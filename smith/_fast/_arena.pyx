@@ -175,6 +175,21 @@ cdef class _Ingest:
         self.done = False
 
 
+cdef class _Blocks:
+    """Memory that arenas share after a fork, freed when the last of them goes. A shared
+    arena never writes to it: its first mutation copies (see Arena._own)."""
+    cdef uint8_t *buf
+    cdef Record *records
+    cdef Meta *meta
+    cdef uint64_t *table
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.buf)
+        PyMem_RawFree(self.records)
+        PyMem_RawFree(self.meta)
+        PyMem_RawFree(self.table)
+
+
 class ArenaError(ValueError):
     """The arena cannot take a frame (malformed entry, duplicate id)."""
 
@@ -191,6 +206,8 @@ cdef class Arena:
     cdef uint64_t *table         # id -> record index, open addressing (see _rebuild_table)
     cdef uint64_t tmask
     cdef uint32_t max_body
+    cdef Py_ssize_t chain        # records [0, chain) form one line: each the next's parent
+    cdef _Blocks shared          # set while the blocks above are shared with a fork
     cdef public object report    # what loading found: dict
 
     def __cinit__(self):
@@ -198,13 +215,71 @@ cdef class Arena:
         self.records = NULL
         self.meta = NULL
         self.table = NULL
+        self.shared = None
         self.report = {}
 
     def __dealloc__(self):
-        PyMem_RawFree(self.buf)
-        PyMem_RawFree(self.records)
-        PyMem_RawFree(self.meta)
-        PyMem_RawFree(self.table)
+        if self.shared is None:
+            PyMem_RawFree(self.buf)
+            PyMem_RawFree(self.records)
+            PyMem_RawFree(self.meta)
+            PyMem_RawFree(self.table)
+
+    # -- sharing ------------------------------------------------------------------
+
+    def fork(self, Py_ssize_t i):
+        """An arena holding entries 0..i, sharing this one's memory (copy-on-write).
+
+        Only when those entries are exactly the path to entry i (a linear history, the
+        usual case): then forking copies nothing and allocates one object, whatever the
+        entry count. Returns None otherwise (fork through `fork_bytes` instead).
+        """
+        cdef Arena child
+        self._rec(i)
+        if i >= self.chain:
+            return None
+        if self.shared is None:
+            self.shared = _Blocks.__new__(_Blocks)
+            self.shared.buf = self.buf
+            self.shared.records = self.records
+            self.shared.meta = self.meta
+            self.shared.table = self.table
+        child = Arena.__new__(Arena)
+        child.shared = self.shared
+        child.buf, child.size, child.cap = self.buf, self.size, self.size
+        child.records, child.count, child.rcap = self.records, i + 1, i + 1
+        child.chain = i + 1
+        child.meta, child.nmeta, child.mcap = self.meta, self.nmeta, self.nmeta
+        child.table, child.tmask = self.table, self.tmask
+        child.max_body = self.max_body
+        child.report = {"frames": i + 1 + self.nmeta, "skipped": [], "truncated": 0,
+                        "end": self.size, "error": None, "orphans": 0, "duplicates": 0}
+        return child
+
+    cdef _own(self):
+        """Before any mutation: take private copies of shared blocks."""
+        cdef uint8_t *buf
+        cdef Record *records
+        cdef Meta *meta
+        if self.shared is None:
+            return
+        buf = <uint8_t *>PyMem_RawMalloc(self.size + 4096)
+        records = <Record *>PyMem_RawMalloc((self.count + 16) * sizeof(Record))
+        meta = <Meta *>PyMem_RawMalloc((self.nmeta + 16) * sizeof(Meta))
+        if buf == NULL or records == NULL or meta == NULL:
+            PyMem_RawFree(buf)
+            PyMem_RawFree(records)
+            PyMem_RawFree(meta)
+            raise MemoryError("cannot copy a shared session arena")
+        memcpy(buf, self.buf, self.size)
+        memcpy(records, self.records, self.count * sizeof(Record))
+        memcpy(meta, self.meta, self.nmeta * sizeof(Meta))
+        self.buf, self.cap = buf, self.size + 4096
+        self.records, self.rcap = records, self.count + 16
+        self.meta, self.mcap = meta, self.nmeta + 16
+        self.table = NULL
+        self.shared = None
+        self._rebuild_table(self.count, self.count + 16)
 
     # -- construction -------------------------------------------------------------
 
@@ -447,6 +522,9 @@ cdef class Arena:
 
     cdef _finish(self, _Ingest state, uint64_t n):
         self._link(state)
+        self.chain = 0
+        while self.chain < self.count and self.records[self.chain].parent == self.chain - 1:
+            self.chain += 1
         self._shrink_records()
         self.size = max(state.pos, FILE_HEADER_SIZE) if n >= FILE_HEADER_SIZE else n
         self.report = {"frames": self.count + self.nmeta, "skipped": state.skipped,
@@ -460,8 +538,10 @@ cdef class Arena:
         """Add one encoded frame (as written to the file); return the entry index or -1."""
         cdef Py_buffer view
         cdef FrameInfo info
-        cdef uint64_t at = self.size
+        cdef uint64_t at
         cdef int status
+        self._own()
+        at = self.size
         PyObject_GetBuffer(frame, &view, PyBUF_SIMPLE)
         try:
             self._reserve_bytes(self.size + <uint64_t>view.len)
@@ -477,6 +557,9 @@ cdef class Arena:
                     raise ArenaError("malformed entry frame, an id already present, or a "
                                      "parent that is not in this session")
                 self.size = at + <uint64_t>view.len
+                if self.chain == self.count - 1 and \
+                        self.records[self.count - 1].parent == self.count - 2:
+                    self.chain += 1
                 return self.count - 1
             self._add_frame(&info, False)
             self.size = at + <uint64_t>view.len
@@ -532,7 +615,8 @@ cdef class Arena:
     def index(self, id) -> int:
         """The index of the entry with this id, or -1."""
         cdef bytes raw = id.encode("utf-8", "surrogateescape")
-        return self._find(<const uint8_t *>PyBytes_AS_STRING(raw), len(raw))
+        cdef int64_t found = self._find(<const uint8_t *>PyBytes_AS_STRING(raw), len(raw))
+        return found if found < self.count else -1  # a fork shares a longer table
 
     def path(self, Py_ssize_t i):
         """Indices from the root to entry i (inclusive), reading records only."""

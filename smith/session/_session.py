@@ -233,20 +233,8 @@ class Session:
     @classmethod
     def open(cls, path: str, *, lock_timeout: float = 2.0) -> Session:
         """Open for appending: lock, load, and cut a torn tail so appends stay reachable."""
-        import fcntl
-
-        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        fd = _lock(path, lock_timeout)
         try:
-            deadline = time.monotonic() + lock_timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        sid = os.path.basename(path).rsplit(".", 1)[0]
-                        raise LOCKED.error(source=Source("file", path), id=sid) from None
-                    time.sleep(0.02)
             session = cls.load(path)
             report = session._arena.report
             if report["error"] is not None:
@@ -454,7 +442,29 @@ class Session:
                 index, _frames.file_header(), _codec.session_frame(info), unknown
             )
         publish(path, data)
-        return Session.open(path)
+        # A linear history is shared in memory (copy-on-write) instead of read back.
+        shared = None if target is None else self._arena.fork(self.entry(target).index)
+        if shared is None:
+            return Session.open(path)
+        return Session(path, shared, info, None, _lock(path, 2.0))
+
+
+def _lock(path: str, timeout: float) -> int:
+    """Open `path` for appending under an exclusive lock, waiting up to `timeout` s."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                sid = os.path.basename(path).rsplit(".", 1)[0]
+                raise LOCKED.error(source=Source("file", path), id=sid) from None
+            time.sleep(0.02)
 
 
 def _opt_str(value: object) -> str | None:
