@@ -138,9 +138,14 @@ def test_damage_in_the_middle_is_reported_and_repair_recovers_the_rest(path: str
     with pytest.raises(SmithError) as info:
         Session.open(path)
     assert "smith sessions repair sid" in info.value.diagnostic.fix
-    report = repair(path)
-    assert report["frames_kept"] == 1 + 5 and report["error"] is None
-    assert Path(str(report["backup"])).read_bytes() == bytes(data)
+    cautious = repair(path)  # by default: stop at the damage, keep the rest in the backup
+    assert cautious["frames_kept"] == 1 + 2 and cautious["bytes_left_in_backup"] > 0
+    assert Path(str(cautious["backup"])).read_bytes() == bytes(data)
+    assert [e.id for e in Session.load(path).entries()] == ["e0", "e1"]
+    Path(path).write_bytes(bytes(data))
+    report = repair(path, resync=True)
+    assert report["frames_kept"] == 1 + 5 and report["stopped_at"] is None
+    assert report["backup"] != cautious["backup"]  # repairs in one second keep both
     fixed = Session.load(path)
     assert [e.id for e in fixed.entries()] == ["e0", "e1", "e3", "e4", "e5"]
     assert fixed.recovery["orphans"] == 1  # e3's parent e2 was the damaged frame

@@ -228,18 +228,22 @@ cdef inline bint header_ok(const uint8_t *p) noexcept nogil:
 
 cdef int64_t find_frame(const uint8_t *buf, uint64_t n, uint64_t pos,
                         uint32_t max_body) noexcept nogil:
-    """The offset of the first whole, intact frame at or after `pos`, or -1."""
-    cdef uint64_t at
+    """The offset of the first whole, intact frame at or after `pos`; -1 if there is none;
+    -2 if checking candidate bodies would cost more than a few passes over the rest of
+    the file (crafted input could otherwise make this quadratic): undecided."""
+    cdef uint64_t at = pos
+    cdef uint64_t budget = 4 * (n - pos) + (1 << 20)
     cdef uint32_t body_len
-    at = pos
     while at + FRAME_HEADER_SIZE <= n:
         if header_ok(buf + at):
             body_len = smith_le32(buf + at)
-            if (body_len > 0 and body_len <= max_body
-                    and body_len <= n - at - FRAME_HEADER_SIZE
-                    and smith_le32(buf + at + 8) == ~smith_crc32c_update(
-                        0xFFFFFFFFu, buf + at + FRAME_HEADER_SIZE, body_len)):
-                return <int64_t>at
+            if body_len > 0 and body_len <= max_body and body_len <= n - at - FRAME_HEADER_SIZE:
+                if body_len > budget:
+                    return -2
+                budget -= body_len
+                if smith_le32(buf + at + 8) == ~smith_crc32c_update(
+                        0xFFFFFFFFu, buf + at + FRAME_HEADER_SIZE, body_len):
+                    return <int64_t>at
         at += 1
     return -1
 
@@ -260,7 +264,7 @@ cdef int next_frame(const uint8_t *buf, uint64_t n, uint64_t pos, uint32_t max_b
             return FRAME_MORE
         # Torn writes and zero-filled extensions leave no intact frame behind them;
         # anything else means frames we cannot reach safely.
-        return FRAME_TRUNCATED if find_frame(buf, n, pos + 1, max_body) < 0 else FRAME_DAMAGED
+        return FRAME_TRUNCATED if find_frame(buf, n, pos + 1, max_body) == -1 else FRAME_DAMAGED
     body_len = smith_le32(p)
     info.offset = pos
     info.body_len = body_len
@@ -310,15 +314,18 @@ def scan(data, *, uint64_t start=FILE_HEADER_SIZE, uint32_t max_body=MAX_BODY,
          Py_ssize_t max_skips=16, bint resync=False) -> Scan:
     """Walk the frames of `data` (a whole session file as a buffer).
 
-    Corrupt bodies are skipped up to `max_skips` (then the scan stops with an error).
-    With `resync`, a damaged header is jumped over to the next intact frame (repair uses
-    this); without it the scan stops there with a "damaged" error.
+    Corrupt bodies behind intact headers are skipped up to `max_skips` (then the scan
+    stops with an error); corrupt frames with nothing intact after them are a torn tail,
+    not skips. With `resync`, a damaged header is jumped over to the next intact frame
+    (frames found that way may come from inside a damaged frame's content: repair offers
+    it only on request); without it the scan stops there with a "damaged" error.
     """
     cdef Py_buffer view
     cdef FrameInfo info
     cdef int status
     cdef uint64_t pos, n
     cdef int64_t found
+    cdef list pending = []  # corrupt frames since the last intact one
     result = Scan()
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
@@ -328,25 +335,39 @@ def scan(data, *, uint64_t start=FILE_HEADER_SIZE, uint32_t max_body=MAX_BODY,
         while pos < n:
             status = next_frame(<const uint8_t *>view.buf, n, pos, max_body, True, &info)
             if status == FRAME_OK:
+                result.skipped.extend(pending)
+                pending.clear()
                 result.frames.append((info.offset, info.type, info.flags, info.body_len))
                 pos += FRAME_HEADER_SIZE + info.body_len
+                result.end = pos
             elif status == FRAME_CORRUPT:
-                if len(result.skipped) >= max_skips:
+                if len(result.skipped) + len(pending) >= max_skips:
+                    result.skipped.extend(pending)
+                    pending.clear()
                     result.error = ("too-many-corrupt", pos)
                     break
-                result.skipped.append((pos, info.body_len))
+                pending.append((pos, info.body_len))
                 pos += FRAME_HEADER_SIZE + info.body_len
             elif status == FRAME_DAMAGED and resync:
                 found = find_frame(<const uint8_t *>view.buf, n, pos + 1, max_body)
+                if found < 0:
+                    result.error = ("damaged", pos)
+                    break
+                result.skipped.extend(pending)
+                pending.clear()
                 result.resynced.append((pos, found))
                 pos = <uint64_t>found
+                result.end = pos
             elif status == FRAME_TRUNCATED:
-                result.truncated = n - pos
                 break
             else:
+                result.skipped.extend(pending)
+                pending.clear()
                 result.error = (STATUS_NAMES[status], pos)
                 break
-            result.end = pos
+        if result.error is None:
+            # Whatever follows the last intact frame (torn or corrupt) is the tail.
+            result.truncated = n - result.end
         return result
     finally:
         PyBuffer_Release(&view)

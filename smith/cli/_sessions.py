@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+from smith.diagnostics import Source
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -43,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     repair.add_argument("id", metavar="ID")
     repair.add_argument("--json", action="store_true", help="print the report as JSON")
+    repair.add_argument(
+        "--resync",
+        action="store_true",
+        help="after a damaged frame header, look for the next intact frame "
+        "(may pick up frames that were content of the damaged one)",
+    )
     rm = actions.add_parser("rm", help="delete a session")
     rm.add_argument("id", metavar="ID")
 
@@ -75,9 +83,11 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
     items = []
     for path in paths:
         try:
-            items.append(_summary(Session.load(path)))
+            session = Session.load(path)
         except SmithError as exc:
             ctx.print_diagnostic(exc.diagnostic)
+            continue
+        items.append({**_summary(session), "damaged": session.recovery["error"] is not None})
     if args.json:
         ctx.out(json.dumps({"sessions": items}, indent=2))
         return 0
@@ -85,11 +95,14 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
         where = "" if args.all else " for this project (try --all)"
         ctx.out(f"no sessions{where}")
     for s in items:
-        ctx.out(f"{s['id']}  {s['entry_count']:>7} entries  {s['name'] or '(unnamed)'}")
+        note = "  (damaged: run `smith sessions repair`)" if s["damaged"] else ""
+        ctx.out(f"{s['id']}  {s['entry_count']:>7} entries  {s['name'] or '(unnamed)'}{note}")
     return 0
 
 
 def _tree_lines(session: Session) -> list[str]:
+    from smith.diagnostics import SmithError
+
     children = session.children()
     selected = {e.id for e in session.branch()}
     leaf = session.leaf
@@ -98,7 +111,10 @@ def _tree_lines(session: Session) -> list[str]:
 
     def label(eid: str) -> str:
         e = by_id[eid]
-        content = e.content
+        try:
+            content = e.content
+        except SmithError:
+            content = {"text": "(content unreadable)"}
         text = ""
         if isinstance(content, dict):
             raw = content.get("text") or content.get("name") or ""
@@ -128,23 +144,34 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
         ]
         ctx.out(json.dumps(summary, indent=2))
         return 0
-    ctx.out(
-        f"{session.id}  {session.name or '(unnamed)'}  ({len(session)} entries, "
-        f"cwd {summary['cwd']})"
-    )
-    _report(ctx, session.recovery)
+    cwd = summary["cwd"] or "unknown"
+    ctx.out(f"{session.id}  {session.name or '(unnamed)'}  ({len(session)} entries, cwd {cwd})")
+    _report(ctx, session)
     for line in _tree_lines(session):
         ctx.out(line)
     return 0
 
 
-def _report(ctx: Context, recovery: dict[str, object]) -> None:
-    if recovery["frames_skipped"] or recovery["truncated_bytes"] or recovery["error"]:
+def _report(ctx: Context, session: Session) -> None:
+    recovery = session.recovery
+    if recovery["frames_skipped"] or recovery["truncated_bytes"]:
         ctx.out(
             f"recovery: {recovery['frames_recovered']} frames read, "
             f"{recovery['frames_skipped']} corrupt frames skipped, "
             f"{recovery['truncated_bytes']} trailing bytes ignored"
-            + (f", stopped at {recovery['error']}" if recovery["error"] else "")
+        )
+    error = recovery["error"]
+    if isinstance(error, dict):
+        from smith.session._session import DAMAGED
+
+        ctx.print_diagnostic(
+            DAMAGED(
+                source=Source("file", session.path),
+                offset=error["offset"],
+                problem=error["problem"],
+                count=len(session),
+                id=session.id,
+            )
         )
 
 
@@ -172,33 +199,37 @@ def _import(args: argparse.Namespace, ctx: Context) -> int:
 
 def _fork(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session import Session
+    from smith.session._session import _session_id
 
     store = _store(ctx)
     source = Session.load(store.find(args.id))
-    new = store.create(
-        name=args.name if args.name is not None else source.name,
-        cwd=str(source.info.get("cwd", "")),
-    )
-    new_path, new_id = new.path, new.id
-    new.close()
-    forked = source.fork(new_path, at=args.at, name=args.name, id=new_id)
-    forked.close()
-    ctx.out(f"forked {source.id} at {args.at or source.leaf} into {new_id}")
+    at = source.entry(args.at).id if args.at is not None else source.leaf
+    new_id = _session_id()
+    path = store.path_for(new_id, str(source.info.get("cwd") or ""))
+    source.fork(path, at=at, name=args.name, id=new_id).close()
+    ctx.out(f"forked {source.id} at {at or '(the empty start)'} into {new_id}")
     return 0
 
 
 def _repair(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session._repair import repair
 
-    report = repair(_store(ctx).find(args.id))
+    report = repair(_store(ctx).find(args.id), resync=args.resync)
     if args.json:
         ctx.out(json.dumps(report, indent=2))
-    else:
+        return 0
+    ctx.out(
+        f"repaired {report['path']}: kept {report['frames_kept']} frames, dropped "
+        f"{report['frames_skipped']} corrupt ones and {report['truncated_bytes']} "
+        f"trailing bytes; the original is kept as {report['backup']}"
+    )
+    if report["bytes_resynced"]:
+        ctx.out(f"jumped over {report['bytes_resynced']} damaged bytes to later frames")
+    if report["bytes_left_in_backup"]:
         ctx.out(
-            f"repaired {report['path']}: kept {report['frames_kept']} frames, skipped "
-            f"{report['frames_skipped']} corrupt, jumped {report['bytes_resynced']} damaged "
-            f"bytes, dropped {report['truncated_bytes']} trailing bytes; original kept as "
-            f"{report['backup']}"
+            f"{report['bytes_left_in_backup']} bytes after a damaged frame header were "
+            f"left in the backup; `smith sessions repair {args.id} --resync` tries to "
+            "recover frames from them"
         )
     return 0
 

@@ -56,13 +56,15 @@ def decode_content(stored: bytes, compressed: bool, *, max_size: int = MAX_BODY)
     if compressed:
         import zstandard
 
-        declared = zstandard.frame_content_size(stored)
-        if declared < 0 or declared > max_size:
-            raise ContentError(f"compressed content declares {declared} bytes (bound {max_size})")
         try:
+            declared = zstandard.frame_content_size(stored)
+            if declared < 0 or declared > max_size:
+                raise ContentError(
+                    f"compressed content declares {declared} bytes (bound {max_size})"
+                )
             stored = zstandard.ZstdDecompressor().decompress(stored, max_output_size=declared)
         except zstandard.ZstdError as exc:
-            raise ContentError(f"compressed content is damaged: {exc}") from exc
+            raise ContentError(f"compressed content is not valid zstd: {exc}") from exc
         if len(stored) != declared:
             raise ContentError("compressed content is shorter than it declares")
     try:

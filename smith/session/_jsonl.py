@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 
 from smith._fast import _frames
+from smith._fast._arena import Arena, ArenaError
 from smith.diagnostics import DiagnosticKind, Source
 from smith.session import _codec
 from smith.session._session import FORMAT_VERSION, Session, publish
@@ -33,11 +35,19 @@ BAD_JSONL = DiagnosticKind(
 )
 
 
+_TAGS = ("$bytes", "$float", "$map")
+
+
 def _to_json(value: object) -> object:
+    """Content as JSON: bytes, non-finite floats and maps that look like those escapes
+    are written as one-key objects ({"$bytes": base64}, {"$float": "nan"}, {"$map": ...})."""
     if isinstance(value, bytes):
         return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$float": repr(value)}
     if isinstance(value, dict):
-        return {k: _to_json(v) for k, v in value.items()}
+        converted = {k: _to_json(v) for k, v in value.items()}
+        return {"$map": converted} if len(value) == 1 and next(iter(value)) in _TAGS else converted
     if isinstance(value, list):
         return [_to_json(v) for v in value]
     return value
@@ -45,8 +55,14 @@ def _to_json(value: object) -> object:
 
 def _from_json(value: object) -> object:
     if isinstance(value, dict):
-        if len(value) == 1 and "$bytes" in value and isinstance(value["$bytes"], str):
-            return base64.b64decode(value["$bytes"], validate=True)
+        if len(value) == 1:
+            [(tag, inner)] = value.items()
+            if tag == "$bytes" and isinstance(inner, str):
+                return base64.b64decode(inner, validate=True)
+            if tag == "$float" and inner in ("nan", "inf", "-inf"):
+                return float(inner)
+            if tag == "$map" and isinstance(inner, dict):
+                return {k: _from_json(v) for k, v in inner.items()}
         return {k: _from_json(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_from_json(v) for v in value]
@@ -54,7 +70,7 @@ def _from_json(value: object) -> object:
 
 
 def _line(record: dict[str, object]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def dump(session: Session) -> Iterator[str]:
@@ -88,6 +104,9 @@ class _Reader:
         self.frames: list[bytes] = []
         self.seen: set[str] = set()
         self.last: str | None = None
+        # Entries are checked by the same arena that will load them, so an import can
+        # never write what a load would then drop.
+        self.arena = Arena.empty(_frames.file_header())
 
     def fail(self, problem: str) -> None:
         raise BAD_JSONL.error(source=Source("file", f"{self.path}:{self.lineno}"), problem=problem)
@@ -100,6 +119,14 @@ class _Reader:
         return value
 
     def read(self) -> None:
+        try:
+            self._read()
+        except UnicodeDecodeError as exc:
+            self.fail(f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
+        except RecursionError:
+            self.fail("content is nested too deeply")
+
+    def _read(self) -> None:
         with open(self.path, encoding="utf-8") as f:
             for self.lineno, text in enumerate(f, start=1):
                 if not text.strip():
@@ -154,6 +181,12 @@ class _Reader:
                 pair if isinstance(pair, str) else None,
                 _from_json(record["content"]),
             )
+            self.arena.append(frame)
+        except ArenaError:
+            self.fail(
+                "the entry does not fit a session (ts must be 0 to 2**63-1 and ids "
+                "shorter than 65,535 bytes)"
+            )
         except ValueError as exc:
             self.fail(f"content cannot be stored: {exc}")
         self.frames.append(frame)
@@ -166,8 +199,7 @@ def import_jsonl(
 ) -> Session:
     """Create a session from a JSONL file; every line is checked before anything is
     written, and the file is published atomically."""
-    from smith.session._session import _session_id
-    from smith.session._store import EXISTS
+    from smith.session._session import EXISTS, _session_id
 
     reader = _Reader(path)
     reader.read()

@@ -32,9 +32,10 @@ FORMAT_VERSION = _frames.FORMAT_VERSION
 
 NOT_A_SESSION = DiagnosticKind(
     "session.not-a-session",
-    what="this is not a smith session file: {reason}",
+    what="this file cannot be read as a smith session: {reason}",
     why="smith sessions start with a session file header; this file has none or a damaged one",
-    fix="check the path; if it was a session, `smith sessions repair ID` recovers what it can",
+    fix="check the path; a session whose header checksum alone is damaged can be rewritten "
+    "with `smith sessions repair` and its id",
 )
 FUTURE_VERSION = DiagnosticKind(
     "session.future-version",
@@ -57,6 +58,21 @@ LOCKED = DiagnosticKind(
     fix="close the other smith (or wait for it to finish), or fork this session to continue "
     "separately: `smith sessions fork {id}`",
 )
+EXISTS = DiagnosticKind(
+    "session.exists",
+    what="a session with id '{id}' already exists",
+    why="session ids are unique, so one cannot be created twice",
+    fix="remove the existing one first (`smith sessions rm {id}`), or import it with "
+    "--new-id to keep both",
+)
+CONTENT_UNREADABLE = DiagnosticKind(
+    "session.content-unreadable",
+    what="the content of entry '{entry}' cannot be decoded: {reason}",
+    why="its frame passed its checksum, so it was written this way (by another program or "
+    "a damaged writer), not damaged on disk",
+    fix="the rest of the session is intact; dump or fork around this entry, or report how "
+    "the file was written",
+)
 UNKNOWN_ENTRY = DiagnosticKind(
     "session.unknown-entry",
     what="there is no entry '{entry}' in this session",
@@ -78,8 +94,11 @@ def _session_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{new_id(3)}"
 
 
-def publish(path: str, data: bytes) -> None:
-    """Create `path` holding `data` atomically: readers see nothing or the whole file."""
+def publish(path: str, data: bytes, *, replace: bool = True) -> None:
+    """Create `path` holding `data` atomically: readers see nothing or the whole file.
+
+    With `replace=False` an existing file is never overwritten (FileExistsError).
+    """
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{new_id()}.tmp"
@@ -94,7 +113,13 @@ def publish(path: str, data: bytes) -> None:
         os.unlink(tmp)
         raise
     os.close(fd)
-    os.replace(tmp, path)
+    if replace:
+        os.replace(tmp, path)
+    else:
+        try:
+            os.link(tmp, path)  # atomic, and fails if `path` exists
+        finally:
+            os.unlink(tmp)
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -135,10 +160,16 @@ class Entry:
 
     @property
     def content(self) -> object:
+        """The decoded content; a diagnostic (CONTENT_UNREADABLE) if it cannot be."""
         if self._content is _MISSING:
-            self._content = _codec.decode_content(
-                self._arena.content(self.index), self._arena.compressed(self.index)
-            )
+            try:
+                self._content = _codec.decode_content(
+                    self._arena.content(self.index), self._arena.compressed(self.index)
+                )
+            except _codec.ContentError as exc:
+                raise CONTENT_UNREADABLE.error(
+                    value=self.id, entry=self.id, reason=str(exc)
+                ) from None
         return self._content
 
     def __repr__(self) -> str:
@@ -183,7 +214,10 @@ class Session:
             "cwd": cwd,
             **(extra or {}),
         }
-        publish(path, _frames.file_header() + _codec.session_frame(info))
+        try:
+            publish(path, _frames.file_header() + _codec.session_frame(info), replace=False)
+        except FileExistsError:
+            raise EXISTS.error(source=Source("file", path), id=str(info["id"])) from None
         return cls.open(path, lock_timeout=lock_timeout)
 
     @classmethod
@@ -330,15 +364,19 @@ class Session:
     # -- writing --------------------------------------------------------------------
 
     def _write(self, frame: bytes, durable: bool) -> None:
+        """Write one whole frame at the end of the file, or leave the file as it was."""
         if not self.path:
             return  # an in-memory session (from_entries): the arena is all there is
         if self._fd is None:
             raise ValueError("this session was loaded read-only; open it to append")
-        written = os.write(self._fd, frame)
-        if written != len(frame):  # a short write leaves a torn tail; finish or fail loudly
-            view = memoryview(frame)[written:]
-            while view:
-                view = view[os.write(self._fd, view) :]
+        end = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            written = os.write(self._fd, frame)
+            while written < len(frame):  # a short write: finish it
+                written += os.write(self._fd, memoryview(frame)[written:])
+        except OSError:
+            os.ftruncate(self._fd, end)  # no torn frame for the next append to land after
+            raise
         self._dirty = True
         if durable:
             self.sync()
@@ -359,35 +397,40 @@ class Session:
         ts: int | None = None,
         durable: bool = False,
     ) -> Entry:
-        """Append an entry under `parent` (default: the selected leaf) and select it."""
+        """Append an entry under `parent` (default: the selected leaf) and select it.
+
+        The frame is written first and indexed after, so an entry that could not be
+        written is never seen in memory either.
+        """
         parent_id = self.leaf if parent is _MISSING else parent
-        assert parent_id is None or isinstance(parent_id, str)
+        if parent_id is not None and (
+            not isinstance(parent_id, str) or self._arena.index(parent_id) < 0
+        ):
+            raise UNKNOWN_ENTRY.error(
+                value=parent_id,
+                source=Source("argument", str(parent_id)),
+                entry=str(parent_id),
+                id=self.id,
+            )
+        ts = now_ms() if ts is None else ts
+        _check_fields(kind, pair, ts)
         if id is None:
             id = new_id()
             while self._arena.index(id) >= 0:
                 id = new_id()
-        frame = _codec.entry_frame(
-            id, parent_id, now_ms() if ts is None else ts, kind, pair, content
-        )
-        try:
-            index = self._arena.append(frame)
-        except ArenaError as exc:
-            if parent_id is not None and self._arena.index(parent_id) < 0:
-                raise UNKNOWN_ENTRY.error(
-                    value=parent_id,
-                    source=Source("argument", parent_id),
-                    entry=parent_id,
-                    id=self.id,
-                ) from None
-            raise ValueError(f"cannot append entry {id!r}: {exc}") from None
+        elif self._arena.index(id) >= 0:
+            raise ValueError(f"entry id {id!r} is already in this session")
+        _check_fields(id, None, 0)
+        frame = _codec.entry_frame(id, parent_id, ts, kind, pair, content)
         self._write(frame, durable)
+        index = self._arena.append(frame)
         self._leaf = None  # an append selects the new entry (see _meta)
         return Entry(self._arena, index)
 
     def _select(self, leaf: str, durable: bool) -> None:
         frame = _codec.leaf_frame(leaf)
-        self._arena.append(frame)
         self._write(frame, durable)
+        self._arena.append(frame)
         self._leaf = leaf
 
     def select(self, leaf: str, *, durable: bool = False) -> None:
@@ -465,6 +508,15 @@ def _lock(path: str, timeout: float) -> int:
                 sid = os.path.basename(path).rsplit(".", 1)[0]
                 raise LOCKED.error(source=Source("file", path), id=sid) from None
             time.sleep(0.02)
+
+
+def _check_fields(name: str, pair: str | None, ts: int) -> None:
+    """What the arena's fixed-size records can hold, checked before anything is written."""
+    for text in (name, pair):
+        if text is not None and not 0 < len(text.encode("utf-8", "surrogateescape")) < 0xFFFF:
+            raise ValueError(f"{text[:40]!r}: ids, kinds and pairing ids are 1 to 65,534 bytes")
+    if not 0 <= ts < 1 << 63:
+        raise ValueError(f"timestamp {ts} is outside 0 .. 2**63-1 ms")
 
 
 def _opt_str(value: object) -> str | None:

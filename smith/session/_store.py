@@ -11,10 +11,17 @@ import os
 import zlib
 
 from smith.diagnostics import DiagnosticKind, Source
-from smith.session._session import Session
+from smith.session._session import EXISTS, Session
 
 SUFFIX = ".smith"
 
+BAD_ID = DiagnosticKind(
+    "session.bad-id",
+    what="'{id}' cannot be a session id",
+    why="a session id names its file, so it may hold only letters, digits, '.', '_' and "
+    "'-', start with a letter or digit, and be at most 128 characters",
+    fix="import with --new-id to let smith choose an id",
+)
 NOT_FOUND = DiagnosticKind(
     "session.not-found",
     what="there is no session '{id}'",
@@ -27,13 +34,12 @@ AMBIGUOUS = DiagnosticKind(
     why="a prefix must name exactly one session",
     fix="type more of the id",
 )
-EXISTS = DiagnosticKind(
-    "session.exists",
-    what="a session with id '{id}' already exists",
-    why="session ids are unique, so one cannot be created twice",
-    fix="remove the existing one first (`smith sessions rm {id}`), or import without "
-    "keeping the id",
-)
+
+
+def valid_id(id: str) -> bool:
+    import re
+
+    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", id) is not None
 
 
 def project_key(cwd: str) -> str:
@@ -47,6 +53,8 @@ class SessionStore:
         self.root = os.path.join(home, "sessions")
 
     def path_for(self, id: str, cwd: str) -> str:
+        if not valid_id(id):
+            raise BAD_ID.error(value=id, source=Source("argument", id), id=id)
         return os.path.join(self.root, project_key(cwd), id + SUFFIX)
 
     def paths(self) -> list[str]:
@@ -98,6 +106,13 @@ class SessionStore:
         return Session.create(self.path_for(sid, cwd), name=name, cwd=cwd, id=sid)
 
     def remove(self, id: str) -> str:
+        """Delete a session; refused (session.locked) while a writer has it open."""
+        from smith.session._session import _lock
+
         path = self.find(id)
-        os.unlink(path)
+        fd = _lock(path, 2.0)
+        try:
+            os.unlink(path)
+        finally:
+            os.close(fd)
         return path
