@@ -16,8 +16,7 @@ import pytest
 from smith._fast import _frames
 from smith._fast._arena import Arena, ArenaError
 from smith.diagnostics import SmithError
-from smith.session import Session, SessionStore
-from smith.session import _codec
+from smith.session import Session, SessionStore, _codec
 from smith.session._repair import repair
 from tests.conftest import Result, SmithEnv
 
@@ -68,8 +67,15 @@ def test_a_crashed_append_with_a_zeroed_body_is_a_torn_tail(path: str) -> None:
 def test_ids_cannot_escape_the_store(senv: SmithEnv, smith: Callable[..., Result]) -> None:
     for bad in ("../../../escaped", "", ".hidden", "a/b"):
         src = senv.root / "in.jsonl"
-        header = {"type": "session", "version": 1, "id": bad, "name": "x", "created": 1,
-                  "cwd": str(senv.root), "leaf": None}
+        header = {
+            "type": "session",
+            "version": 1,
+            "id": bad,
+            "name": "x",
+            "created": 1,
+            "cwd": str(senv.root),
+            "leaf": None,
+        }
         src.write_text(json.dumps(header) + "\n")
         r = smith("sessions", "import", str(src))
         assert r.code == 1 and "cannot be a session id" in r.err, bad
@@ -105,8 +111,7 @@ def test_a_future_version_file_is_not_repaired(path: str) -> None:
     assert Path(path).read_bytes() == data
 
 
-def test_undecodable_content_is_a_diagnostic(senv: SmithEnv,
-                                            smith: Callable[..., Result]) -> None:
+def test_undecodable_content_is_a_diagnostic(senv: SmithEnv, smith: Callable[..., Result]) -> None:
     store = SessionStore(str(senv.data_home))
     s = store.create(name="x", cwd=str(senv.root), id="bad-content")
     s.append("message", {"text": "fine"}, id="ok")
@@ -120,10 +125,18 @@ def test_undecodable_content_is_a_diagnostic(senv: SmithEnv,
     assert "Traceback" not in dumped.err + shown.err
 
 
-def test_import_checks_what_the_arena_would_reject(senv: SmithEnv,
-                                                  smith: Callable[..., Result]) -> None:
-    header = {"type": "session", "version": 1, "id": "neg", "name": "x", "created": 1,
-              "cwd": str(senv.root), "leaf": None}
+def test_import_checks_what_the_arena_would_reject(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    header = {
+        "type": "session",
+        "version": 1,
+        "id": "neg",
+        "name": "x",
+        "created": 1,
+        "cwd": str(senv.root),
+        "leaf": None,
+    }
     entry = {"id": "a", "parent": None, "ts": -5, "kind": "m", "content": 1}
     src = senv.root / "neg.jsonl"
     src.write_text(json.dumps(header) + "\n" + json.dumps(entry) + "\n")
@@ -220,9 +233,16 @@ def test_crafted_resync_bait_stays_linear(path: str) -> None:
 def test_a_second_process_is_locked_out(path: str) -> None:
     _linear(path, 1).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom smith.session import Session\n"
-         f"s = Session.open({path!r})\nprint('ready', flush=True)\nsys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom smith.session import Session\n"
+            f"s = Session.open({path!r})\nprint('ready', flush=True)\nsys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
         with pytest.raises(SmithError) as info:
@@ -233,8 +253,9 @@ def test_a_second_process_is_locked_out(path: str) -> None:
     Session.open(path).close()
 
 
-def test_cli_fork_at_an_unknown_entry_creates_nothing(senv: SmithEnv,
-                                                     smith: Callable[..., Result]) -> None:
+def test_cli_fork_at_an_unknown_entry_creates_nothing(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
     store = SessionStore(str(senv.data_home))
     s = store.create(name="x", cwd=str(senv.root), id="src")
     s.append("message", {"t": 1}, id="a")
