@@ -314,3 +314,17 @@ def test_session_fork_of_a_linear_history_reads_nothing_back(
         *(f"e{i}" for i in range(10)),
         "n",
     ]
+
+
+def test_fork_and_clone_keep_the_compaction_boundary(path: str, tmp_path: Path) -> None:
+    s = _linear(path, 3)
+    s.append("compaction", {"summary": "the story so far", "first_kept": "e2"}, id="c1")
+    s.append("message", {"text": "after"}, id="a1")
+    assert s.compaction_boundary() == "c1"
+    assert s.compaction_boundary("e2") is None
+    forked = s.fork(str(tmp_path / "f.smith"), at="a1", id="f")
+    cloned = s.clone(str(tmp_path / "c.smith"), id="c")
+    assert forked.compaction_boundary() == "c1" and cloned.compaction_boundary() == "c1"
+    forked.close()
+    cloned.close()
+    assert Session.load(str(tmp_path / "f.smith")).compaction_boundary() == "c1"

@@ -321,6 +321,7 @@ class Session:
             "skipped_offsets": [offset for offset, _ in r["skipped"]],
             "truncated_bytes": r["truncated"],
             "orphans": r["orphans"],
+            "duplicate_ids": r["duplicates"],
             "error": None
             if r["error"] is None
             else {"problem": r["error"][0], "offset": r["error"][1]},
@@ -353,6 +354,18 @@ class Session:
             return []
         end = self.entry(target).index
         return [Entry(self._arena, int(i)) for i in self._arena.path(end)]
+
+    def compaction_boundary(self, leaf: str | None = None) -> str | None:
+        """The latest compaction entry on the branch to `leaf` (default: the selected one):
+        provider context starts there. Read from the records alone, decoding nothing."""
+        target = leaf or self.leaf
+        if target is None:
+            return None
+        path = self._arena.path(self.entry(target).index)
+        for i in reversed(path):
+            if self._arena.kind(int(i)) == "compaction":
+                return self._arena.id(int(i))
+        return None
 
     def children(self) -> dict[str | None, list[str]]:
         """Parent id -> child ids, in append order (for tree views)."""
