@@ -11,7 +11,7 @@ class ArenaError(ValueError): ...
 
 class LoadReport(TypedDict):
     frames: int
-    skipped: list[tuple[int, int]]
+    skipped: list[tuple[int, int]]  # (offset, body length) of corrupt frames skipped
     truncated: int
     end: int
     error: tuple[str, int] | None

@@ -68,6 +68,7 @@ cdef enum:
     NONE = -1
     MISSING_PARENT = -2
     NO_PARENT = 0xFFFF
+    SHADOWED = 0x8000  # record flag: a repeated id, not reachable by id
 
 cdef struct Record:
     uint64_t frame        # offset of the frame header in the arena
@@ -500,6 +501,7 @@ cdef class Arena:
         for i in range(self.count):
             if self._table_put(i) < 0:
                 state.duplicates += 1
+                self.records[i].flags |= SHADOWED
         for i in range(self.count):
             r = &self.records[i]
             if r.parent_len == NO_PARENT:
@@ -508,7 +510,8 @@ cdef class Arena:
             pid = self.buf + r.frame + FRAME_HEADER_SIZE + r.parent_off
             # Most entries continue the entry just before them: check that first, while
             # its record and id are still in cache.
-            if (i > 0 and self.records[i - 1].id_len == r.parent_len
+            if (i > 0 and not self.records[i - 1].flags & SHADOWED
+                    and self.records[i - 1].id_len == r.parent_len
                     and memcmp(self._id_ptr(i - 1), pid, r.parent_len) == 0):
                 r.parent = i - 1
                 continue

@@ -5,7 +5,8 @@ File layout (all integers little-endian):
 
     file header (16 bytes)   magic b"\\x89SMITHS\\n", u32 format version, u32 CRC32C of the
                              previous 12 bytes
-    frame header (16 bytes)  u32 body length (> 0), u16 type, u16 flags,
+    frame header (16 bytes)  u32 body length (> 0), u16 type, u16 flags (bit 0:
+                             zstd-compressed content; bit 15 reserved for the index),
                              u32 CRC32C of the body, u32 CRC32C of the previous 12 bytes
     frame body               `body length` bytes
 
