@@ -75,7 +75,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("auth", "Manage provider credentials", capability="provider authentication"),
     Command("models", "List models and which ones are usable", capability="the model catalog"),
-    Command("tools", "List the built-in tools or run one", capability="the built-in tools"),
+    Command("tools", "List the built-in tools or run one", module="smith.cli._tools"),
     Command("plugins", "List, install and remove plugins", capability="the plugin system"),
     Command("debug", "Inspect smith itself: build, memory", module="smith.cli._debug"),
     Command("help", "Show help for smith or for one command", module="smith.cli._help"),

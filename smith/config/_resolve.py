@@ -160,6 +160,12 @@ class Config:
     def home(self) -> str:
         return str(self["home"])
 
+    def integer(self, key: str) -> int:
+        """An integer option's value (the schema guarantees the type)."""
+        value = self[key]
+        assert isinstance(value, int), key
+        return value
+
 
 def _example(option: Option) -> str:
     from smith.config._located import format_value

@@ -1,0 +1,157 @@
+"""`smith tools`: list the built-in tools, or run one by hand as a recorded effect."""
+
+from __future__ import annotations
+
+import json
+
+from smith.diagnostics import DiagnosticKind, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+    from smith.session import Session
+
+UNKNOWN_TOOL = DiagnosticKind(
+    "cli.unknown-tool",
+    what="there is no tool '{name}'",
+    why="only the built-in tools can be run: {names}",
+    fix="{hint}; `smith tools list` shows each tool's arguments",
+)
+BAD_ARGS = DiagnosticKind(
+    "cli.tool-args",
+    what="the tool arguments are not a JSON object: {reason}",
+    why="tools take their arguments as one JSON object, as a model would send them",
+    fix='quote it for the shell, e.g. smith tools run read \'{{"path": "README.md"}}\'',
+)
+UNKNOWN_EFFECT = DiagnosticKind(
+    "tools.unknown-effect",
+    severity="warning",
+    what="effect {effect} ({name}) has no recorded completion: its outcome is unknown",
+    why="the process running it stopped before recording what happened; smith never re-runs "
+    "such an effect by itself",
+    fix="check what it would have changed ({summary}) and run it again by hand if needed",
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ls = actions.add_parser("list", help="the active tools and their argument schemas")
+    ls.add_argument("--json", action="store_true", help="print the definitions as JSON")
+    run = actions.add_parser("run", help="run one tool in this project as a recorded effect")
+    run.add_argument("name", metavar="NAME")
+    run.add_argument(
+        "args",
+        metavar="JSON-ARGS",
+        nargs="?",
+        default="{}",
+        help="the arguments as one JSON object (default {})",
+    )
+    run.add_argument(
+        "--session", metavar="NAME", help="record in this session (name or id; default: 'manual')"
+    )
+    run.add_argument(
+        "--json", action="store_true", help="print the result and its effect record as JSON"
+    )
+
+
+def _list(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.effects import builtin_tools
+
+    tools = builtin_tools()
+    if args.json:
+        ctx.out(json.dumps({"tools": [t.definition() for t in tools.values()]}, indent=2))
+        return 0
+    for tool in tools.values():
+        props = tool.parameters.get("properties", {})
+        assert isinstance(props, dict)
+        ctx.out(f"{tool.name:<6} {', '.join(props)}")
+        ctx.out(f"       {tool.description}")
+    return 0
+
+
+def _session(ctx: Context, wanted: str | None) -> Session:
+    """The named session of this project (created on first use), open for writing."""
+    from smith.diagnostics import SmithError
+    from smith.session import Session, SessionStore
+
+    config = ctx.config()
+    store = SessionStore(config.home)
+    name = wanted or "manual"
+    for path in store.paths_for_project(config.project_root):
+        try:
+            found = Session.load(path)
+        except SmithError:
+            continue
+        if name in (found.name, found.id):
+            return Session.open(path)
+    if wanted is not None:
+        try:
+            return Session.open(store.find(wanted))
+        except SmithError:
+            pass
+    return store.create(name=name, cwd=config.project_root)
+
+
+def _run(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.effects import EffectJournal, JournalError, ToolContext, builtin_tools, run_tool
+
+    tools = builtin_tools()
+    spec = tools.get(args.name)
+    if spec is None:
+        from smith.diagnostics import did_you_mean
+
+        raise UNKNOWN_TOOL.error(
+            value=args.name,
+            source=Source("argument", args.name),
+            name=args.name,
+            names=", ".join(tools),
+            hint=did_you_mean(args.name, tools),
+        )
+    try:
+        tool_args = json.loads(args.args)
+    except ValueError as exc:
+        raise BAD_ARGS.error(
+            value=args.args, source=Source("argument", args.args), reason=str(exc)
+        ) from None
+    if not isinstance(tool_args, dict):
+        raise BAD_ARGS.error(
+            value=args.args,
+            source=Source("argument", args.args),
+            reason=f"got {type(tool_args).__name__}",
+        )
+    config = ctx.config()
+    with _session(ctx, args.session) as session:
+        journal = EffectJournal(session)
+        for intent in journal.reconcile():
+            inp = intent.get("input")
+            summary = json.dumps(inp)[:120] if inp else "its input"
+            ctx.print_diagnostic(
+                UNKNOWN_EFFECT(
+                    effect=intent.get("effect"), name=intent.get("name"), summary=summary
+                )
+            )
+        tool_ctx = ToolContext(
+            root=config.project_root,
+            cwd=ctx.cwd,
+            session=session,
+            limits={
+                "read.max-lines": config.integer("tools.read.max-lines"),
+                "read.max-bytes": config.integer("tools.read.max-bytes"),
+            },
+        )
+        try:
+            outcome = run_tool(journal, spec, tool_args, tool_ctx, cause={"manual": True})
+        except JournalError as exc:
+            ctx.print_diagnostic(exc.error.diagnostic)
+            return 1
+        if args.json:
+            ctx.out(json.dumps({**outcome.to_dict(), "session": session.id}, indent=2))
+        else:
+            ctx.out(outcome.result.text)
+    return 0 if outcome.result.ok else 1
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    return {"list": _list, "run": _run}[args.action](args, ctx)

@@ -1,0 +1,25 @@
+"""The durable effect boundary and the built-in tools.
+
+from smith.effects import EffectJournal, ToolContext, builtin_tools, run_tool
+journal = EffectJournal(session)
+outcome = run_tool(journal, builtin_tools()["read"], {"path": "README.md"}, ctx)
+"""
+
+from smith.effects._journal import Effect, EffectJournal, JournalError
+from smith.effects._run import Outcome, run_tool, validate
+from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects.tools import builtin as builtin_tools
+
+__all__ = [
+    "Effect",
+    "EffectJournal",
+    "JournalError",
+    "Outcome",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "builtin_tools",
+    "run_tool",
+    "validate",
+]

@@ -1,0 +1,180 @@
+"""The durable effect boundary: an intent before every host effect, a completion after.
+
+    effect = journal.begin("write", {"path": "a.txt", ...}, cause={"tool_call": "call_1"})
+    ... run it ...
+    journal.finish(effect, outcome="ok", mutation="applied", output={...})
+
+Both records are session entries (kinds `effect_intent` and `effect_completion`, paired
+by the effect id) appended with fsync: an intent is on disk before the effect starts, and
+if it cannot be written the effect does not run. A completion records the outcome and
+the mutation state: applied, not-applied or unknown. An intent with no completion (the
+process died, the completion could not be written) is unknown: `reconcile` records it as
+such on resume and it is never retried. Inputs and outputs are bounded, and registered
+secrets are replaced before anything is recorded.
+"""
+
+from __future__ import annotations
+
+from smith.diagnostics import DiagnosticKind, scrub
+from smith.session._session import new_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.session import Session
+
+INTENT = "effect_intent"
+COMPLETION = "effect_completion"
+MUTATIONS = ("applied", "not-applied", "unknown")
+OUTCOMES = ("ok", "error", "cancelled", "unknown")
+MAX_TEXT = 256 * 1024  # per string in a recorded input or output
+
+INTENT_FAILED = DiagnosticKind(
+    "effect.intent-failed",
+    what="the {name} effect was not run: its intent could not be recorded ({reason})",
+    why="smith runs nothing it has not first recorded durably, so that a crash can never "
+    "hide an effect",
+    fix="free disk space or fix the session file's permissions, then try again",
+)
+COMPLETION_FAILED = DiagnosticKind(
+    "effect.completion-failed",
+    what="the {name} effect ran, but its result could not be recorded ({reason}); its "
+    "mutation state is {mutation}",
+    why="the session is the durable record of what happened, and it could not be written",
+    fix="do not trust the session's view of this effect: check the files it touched "
+    "({summary}), free disk space or fix permissions, then resume the session",
+)
+
+
+def bounded(value: object, limit: int = MAX_TEXT) -> object:
+    """`value` with secrets replaced and long strings cut (with a marker of the size)."""
+    if isinstance(value, str):
+        text = scrub(value)
+        if len(text) > limit:
+            return f"{text[:limit]}\n[... cut: {len(text)} characters in all]"
+        return text
+    if isinstance(value, dict):
+        return {str(k): bounded(v, limit) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [bounded(v, limit) for v in value]
+    return value
+
+
+class Effect:
+    """An effect whose intent is recorded."""
+
+    __slots__ = ("cause", "id", "mutating", "name")
+
+    def __init__(self, id: str, name: str, mutating: bool, cause: dict[str, object]) -> None:
+        self.id = id
+        self.name = name
+        self.mutating = mutating
+        self.cause = cause
+
+    def __repr__(self) -> str:
+        return f"<Effect {self.id} {self.name}>"
+
+
+class JournalError(Exception):
+    """Raised with the diagnostic when the journal itself cannot be written."""
+
+    def __init__(self, diagnostic: object, mutation: str) -> None:
+        from smith.diagnostics import Diagnostic, SmithError
+
+        assert isinstance(diagnostic, Diagnostic)
+        super().__init__(diagnostic.headline())
+        self.error = SmithError(diagnostic)
+        self.mutation = mutation
+
+
+class EffectJournal:
+    """Records effects in a session. `generation` is the plugin generation in force."""
+
+    def __init__(self, session: Session, *, generation: int = 0) -> None:
+        self.session = session
+        self.generation = generation
+
+    def begin(
+        self,
+        name: str,
+        input: dict[str, object],
+        *,
+        kind: str = "tool",
+        mutating: bool = True,
+        cause: dict[str, object] | None = None,
+    ) -> Effect:
+        effect = Effect(f"fx-{new_id(6)}", name, mutating, dict(cause or {}))
+        record = {
+            "effect": effect.id,
+            "kind": kind,
+            "name": name,
+            "mutating": mutating,
+            "cause": effect.cause,
+            "generation": self.generation,
+            "input": bounded(input),
+        }
+        try:
+            self.session.append(INTENT, record, pair=effect.id, durable=True)
+        except (OSError, ValueError) as exc:
+            raise JournalError(INTENT_FAILED(name=name, reason=str(exc)), "not-applied") from exc
+        return effect
+
+    def finish(
+        self,
+        effect: Effect,
+        *,
+        outcome: str,
+        mutation: str,
+        output: dict[str, object],
+        summary: str = "",
+    ) -> None:
+        assert outcome in OUTCOMES and mutation in MUTATIONS, (outcome, mutation)
+        record = {
+            "effect": effect.id,
+            "outcome": outcome,
+            "mutation": mutation,
+            "output": bounded(output),
+        }
+        try:
+            self.session.append(COMPLETION, record, pair=effect.id, durable=True)
+        except (OSError, ValueError) as exc:
+            diagnostic = COMPLETION_FAILED(
+                name=effect.name, reason=str(exc), mutation=mutation, summary=summary or effect.name
+            )
+            raise JournalError(diagnostic, mutation) from exc
+
+    def pending(self) -> list[str]:
+        """Ids of effects with an intent and no completion, read from the records alone."""
+        open_: dict[str, None] = {}
+        for entry in self.session.entries():
+            kind = entry.kind
+            if kind == INTENT and entry.pair:
+                open_[entry.pair] = None
+            elif kind == COMPLETION and entry.pair:
+                open_.pop(entry.pair, None)
+        return list(open_)
+
+    def reconcile(self) -> list[dict[str, object]]:
+        """Record every unfinished effect as unknown (never re-run); return their intents."""
+        found = []
+        for effect_id in self.pending():
+            intent = next(
+                e for e in self.session.entries() if e.kind == INTENT and e.pair == effect_id
+            ).content
+            assert isinstance(intent, dict)
+            self.session.append(
+                COMPLETION,
+                {
+                    "effect": effect_id,
+                    "outcome": "unknown",
+                    "mutation": "unknown",
+                    "output": {
+                        "note": "no completion was recorded (the process stopped or "
+                        "could not record it); this effect is not retried"
+                    },
+                    "recovered": True,
+                },
+                pair=effect_id,
+                durable=True,
+            )
+            found.append(intent)
+        return found

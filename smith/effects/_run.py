@@ -1,0 +1,98 @@
+"""Running one tool call on the effect boundary.
+
+Arguments are checked against the tool's JSON Schema first: invalid arguments never reach
+an effect and come back as an error result the model can correct. Then the intent is
+recorded (durably; if that fails the tool does not run), the tool runs, and its
+completion is recorded with the outcome and mutation state. A completion that cannot be
+recorded is terminal: JournalError carries the diagnostic with the best known state.
+"""
+
+from __future__ import annotations
+
+from smith.effects._journal import EffectJournal, JournalError
+from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+
+__all__ = ["JournalError", "Outcome", "run_tool", "validate"]
+
+
+class Outcome:
+    """A tool call's result and, when it ran, its effect record."""
+
+    __slots__ = ("effect_id", "outcome", "result")
+
+    def __init__(self, result: ToolResult, effect_id: str | None, outcome: str) -> None:
+        self.result = result
+        self.effect_id = effect_id
+        self.outcome = outcome
+
+    def to_dict(self) -> dict[str, object]:
+        effect = (
+            None
+            if self.effect_id is None
+            else {"id": self.effect_id, "outcome": self.outcome, "mutation": self.result.mutation}
+        )
+        return {"result": self.result.to_dict(), "effect": effect}
+
+
+def validate(spec: ToolSpec, args: object) -> list[str]:
+    """Readable problems with `args` for `spec`, or []."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(spec.parameters)
+    problems = []
+    for error in sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in error.absolute_path)
+        problems.append(f"{where}: {error.message}" if where else error.message)
+    return problems
+
+
+def run_tool(
+    journal: EffectJournal,
+    spec: ToolSpec,
+    args: object,
+    ctx: ToolContext,
+    *,
+    cause: dict[str, object] | None = None,
+) -> Outcome:
+    problems = validate(spec, args)
+    if problems:
+        text = f"invalid arguments for {spec.name}: " + "; ".join(problems)
+        return Outcome(ToolResult(text, ok=False), None, "error")
+    assert isinstance(args, dict)
+    effect = journal.begin(spec.name, args, mutating=spec.mutating, cause=cause)
+    try:
+        result = spec.run(ctx, args)
+        outcome = "ok"
+    except ToolError as exc:
+        result = ToolResult(exc.message, details=exc.details, mutation=exc.mutation, ok=False)
+        outcome = "error"
+    except Exception as exc:
+        from smith.diagnostics import SmithError
+
+        if not isinstance(exc, SmithError):
+            # Something unexpected while running: whether it changed anything is unknown.
+            journal.finish(
+                effect,
+                outcome="error",
+                mutation="unknown" if spec.mutating else "not-applied",
+                output={"error": f"{type(exc).__name__}: {exc}"},
+            )
+            raise
+        result = ToolResult(exc.diagnostic.what + "; " + exc.diagnostic.fix, ok=False)
+        outcome = "error"
+    except BaseException:  # interrupted (Ctrl-C, cancellation): record what is known
+        journal.finish(
+            effect,
+            outcome="cancelled",
+            mutation="unknown" if spec.mutating else "not-applied",
+            output={"note": "interrupted while running"},
+        )
+        raise
+    journal.finish(
+        effect,
+        outcome=outcome,
+        mutation=result.mutation,
+        output=result.to_dict(),
+        summary=str(args.get("path", spec.name)),
+    )
+    return Outcome(result, effect.id, outcome)

@@ -1,0 +1,112 @@
+"""What a tool is: a provider-neutral definition and a function over a context.
+
+Each built-in tool lives in its own module under smith/effects/tools/ and exports `SPEC`.
+A tool's `run` gets the validated arguments and a `ToolContext`; it returns a `ToolResult`
+or raises `ToolError` (a failure the model should see, with what to do instead). Either
+way it states the mutation: applied, not-applied or unknown.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from smith.session import Session
+
+
+class ToolResult:
+    """What the model sees (`text`), what programs see (`details`), and what changed."""
+
+    __slots__ = ("details", "mutation", "ok", "text")
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        details: dict[str, object] | None = None,
+        mutation: str = "not-applied",
+        ok: bool = True,
+    ) -> None:
+        self.text = text
+        self.details = details or {}
+        self.mutation = mutation
+        self.ok = ok
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "text": self.text,
+            "details": self.details,
+            "mutation": self.mutation,
+        }
+
+
+class ToolError(Exception):
+    """A tool call that failed in a way the model can correct; nothing was changed unless
+    `mutation` says otherwise."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        mutation: str = "not-applied",
+        details: dict[str, object] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mutation = mutation
+        self.details = details or {}
+
+
+class ToolSpec:
+    __slots__ = ("description", "mutating", "name", "parameters", "run")
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, object],
+        run: Callable[[ToolContext, dict[str, object]], ToolResult],
+        *,
+        mutating: bool,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.parameters = parameters  # JSON Schema (draft 2020-12) of the arguments
+        self.run = run
+        self.mutating = mutating
+
+    def definition(self) -> dict[str, object]:
+        """The provider-neutral definition a model is given."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+class ToolContext:
+    """Where a tool call runs: the project, its working directory, the limits, and the
+    session (for what earlier calls saw, e.g. the file state a read recorded)."""
+
+    def __init__(
+        self,
+        *,
+        root: str,
+        cwd: str,
+        session: Session | None = None,
+        extra_roots: tuple[str, ...] = (),
+        limits: dict[str, int] | None = None,
+    ) -> None:
+        self.root = root
+        self.cwd = cwd
+        self.session = session
+        self.roots = [root, *extra_roots]
+        self.limits = {"read.max-lines": 2000, "read.max-bytes": 50 * 1024, **(limits or {})}
+
+    def path(self, path: str) -> str:
+        from smith.effects._paths import confine
+
+        return confine(path, cwd=self.cwd, roots=self.roots)
+
+    def show(self, path: str) -> str:
+        from smith.effects._paths import relative
+
+        return relative(path, self.root)

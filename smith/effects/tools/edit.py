@@ -1,0 +1,148 @@
+"""edit: exact replacements, all or nothing, refused when ambiguous, missing or stale."""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+
+from smith.effects._filestate import digest, last_seen
+from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _plan(text: str, edits: list[tuple[str, str]], shown: str) -> list[tuple[int, int, str]]:
+    """Where each edit applies in the original text; every old_text must match once."""
+    spans = []
+    for n, (old, new) in enumerate(edits, start=1):
+        label = f"edit {n}: " if len(edits) > 1 else ""
+        if not old:
+            raise ToolError(f"{label}old_text is empty; quote the exact text to replace")
+        first = text.find(old)
+        if first < 0:
+            hint = ""
+            stripped = old.strip()
+            if stripped and stripped in text:
+                hint = (
+                    f"; the text appears with different surrounding whitespace at line "
+                    f"{_line_of(text, text.find(stripped))}"
+                )
+            raise ToolError(
+                f"{label}old_text was not found in {shown}{hint}; read the file "
+                "and copy the exact text, including indentation"
+            )
+        count = text.count(old)
+        if count > 1:
+            lines: list[str] = []
+            at = first
+            while at >= 0 and len(lines) < 5:
+                lines.append(str(_line_of(text, at)))
+                at = text.find(old, at + 1)
+            raise ToolError(
+                f"{label}old_text is ambiguous: it matches {count} places in "
+                f"{shown} (lines {', '.join(lines)}); include more surrounding "
+                "text so it matches exactly one"
+            )
+        spans.append((first, first + len(old), new))
+    spans.sort()
+    for before, after in itertools.pairwise(spans):
+        if after[0] < before[1]:
+            raise ToolError(
+                f"two edits overlap at line {_line_of(text, after[0])} of {shown}; "
+                "merge them into one"
+            )
+    return spans
+
+
+def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+    from smith._atomic import write_atomic
+
+    path = ctx.path(str(args["path"]))
+    shown = ctx.show(path)
+    if "edits" in args:
+        raw = args["edits"]
+        assert isinstance(raw, list)
+        edits = [(str(e["old_text"]), str(e["new_text"])) for e in raw]
+    elif "old_text" in args and "new_text" in args:
+        edits = [(str(args["old_text"]), str(args["new_text"]))]
+    else:
+        raise ToolError("give old_text and new_text, or edits: a list of such pairs")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise ToolError(f"{shown} does not exist; use write to create it") from None
+    except IsADirectoryError:
+        raise ToolError(f"{shown} is a directory") from None
+    except PermissionError:
+        raise ToolError(f"{shown} cannot be read: permission denied") from None
+    seen = last_seen(ctx.session, shown)
+    if seen is not None and seen != digest(data):
+        raise ToolError(
+            f"{shown} changed since it was last read; read it again before "
+            "editing, so the edit is made against what is there now"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{shown} is not UTF-8 text; edit only changes text files") from None
+    spans = _plan(text, edits, shown)
+    out, at = [], 0
+    for start, end, new in spans:
+        out.append(text[at:start])
+        out.append(new)
+        at = end
+    out.append(text[at:])
+    updated = "".join(out)
+    try:
+        write_atomic(path, updated)
+    except PermissionError:
+        raise ToolError(f"{shown} cannot be written: permission denied") from None
+    diff = "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            updated.splitlines(keepends=True),
+            fromfile=f"a/{shown}",
+            tofile=f"b/{shown}",
+        )
+    )
+    encoded = updated.encode("utf-8")
+    return ToolResult(
+        f"edited {shown} ({len(spans)} replacement{'s' * (len(spans) > 1)})\n{diff}",
+        mutation="applied",
+        details={
+            "path": shown,
+            "sha256": digest(encoded),
+            "diff": diff,
+            "replacements": len(spans),
+        },
+    )
+
+
+_PAIR = {
+    "type": "object",
+    "properties": {"old_text": {"type": "string"}, "new_text": {"type": "string"}},
+    "required": ["old_text", "new_text"],
+    "additionalProperties": False,
+}
+
+SPEC = ToolSpec(
+    "edit",
+    "Replace exact text in a file: old_text must match exactly one place. Several "
+    "replacements can be given as edits (applied together, all or nothing). Returns a diff.",
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "old_text": {"type": "string"},
+            "new_text": {"type": "string"},
+            "edits": {"type": "array", "items": _PAIR, "minItems": 1},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    run,
+    mutating=True,
+)

@@ -1,0 +1,48 @@
+"""write: create or replace a file atomically, keeping the mode of a file it replaces."""
+
+from __future__ import annotations
+
+import os
+
+from smith.effects._filestate import digest
+from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+
+
+def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+    from smith._atomic import write_atomic
+
+    path = ctx.path(str(args["path"]))
+    shown = ctx.show(path)
+    content = str(args["content"])
+    if os.path.isdir(path):
+        raise ToolError(f"{shown} is a directory; give a file path")
+    existed = os.path.exists(path)
+    try:
+        write_atomic(path, content)  # creates missing parents (inside the root: confined)
+    except PermissionError:
+        raise ToolError(f"{shown} cannot be written: permission denied") from None
+    data = content.encode("utf-8")
+    verb = "replaced" if existed else "created"
+    return ToolResult(
+        f"{verb} {shown} ({len(data)} bytes)",
+        mutation="applied",
+        details={"path": shown, "sha256": digest(data), "bytes": len(data), "created": not existed},
+    )
+
+
+SPEC = ToolSpec(
+    "write",
+    "Write a whole file, creating it and its parent directories if needed. Replaces the "
+    "file atomically and keeps its permissions. Prefer edit for changing part of a file.",
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "content": {"type": "string", "description": "the complete new file content"},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    },
+    run,
+    mutating=True,
+)

@@ -1,0 +1,173 @@
+"""read, write, edit and ls, through the API and `smith tools`."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from smith.effects import EffectJournal, ToolContext, builtin_tools, run_tool
+from smith.session import Session
+from tests.conftest import Result, SmithEnv
+
+TOOLS = builtin_tools()
+
+
+@pytest.fixture
+def call(tmp_path: Path) -> Callable[..., object]:
+    project = tmp_path / "project"
+    project.mkdir()
+    session = Session.create(str(tmp_path / "s.smith"), cwd=str(project))
+    ctx = ToolContext(
+        root=str(project),
+        cwd=str(project),
+        session=session,
+        limits={"read.max-lines": 3, "read.max-bytes": 1000},
+    )
+    journal = EffectJournal(session)
+
+    def run(name: str, **args: object) -> object:
+        return run_tool(journal, TOOLS[name], args, ctx).result
+
+    run.project = project  # type: ignore[attr-defined]
+    return run
+
+
+def test_read_windows_and_continuation(call: Callable[..., object]) -> None:
+    project: Path = call.project  # type: ignore[attr-defined]
+    (project / "f.txt").write_text("".join(f"line {i}\n" for i in range(1, 8)))
+    first = call("read", path="f.txt")
+    assert first.text.startswith("line 1\nline 2\nline 3\n")  # type: ignore[attr-defined]
+    assert "continue with offset=4" in first.text  # type: ignore[attr-defined]
+    tail = call("read", path="f.txt", offset=7)
+    assert tail.text == "line 7\n"  # type: ignore[attr-defined]
+
+
+def test_read_refuses_binary_missing_and_directories(call: Callable[..., object]) -> None:
+    project: Path = call.project  # type: ignore[attr-defined]
+    (project / "b.bin").write_bytes(b"\x00\x01\x02")
+    assert "binary file" in call("read", path="b.bin").text  # type: ignore[attr-defined]
+    assert "does not exist" in call("read", path="nope.txt").text  # type: ignore[attr-defined]
+    assert "is a directory" in call("read", path=".").text  # type: ignore[attr-defined]
+
+
+def test_write_creates_parents_and_keeps_mode(call: Callable[..., object]) -> None:
+    project: Path = call.project  # type: ignore[attr-defined]
+    result = call("write", path="a/b/c.sh", content="echo hi\n")
+    assert result.mutation == "applied"  # type: ignore[attr-defined]
+    os.chmod(project / "a/b/c.sh", 0o755)
+    call("write", path="a/b/c.sh", content="echo bye\n")
+    assert os.stat(project / "a/b/c.sh").st_mode & 0o777 == 0o755
+    assert (project / "a/b/c.sh").read_text() == "echo bye\n"
+
+
+def test_edit_applies_reports_a_diff_and_refuses_what_it_should(
+    call: Callable[..., object],
+) -> None:
+    project: Path = call.project  # type: ignore[attr-defined]
+    (project / "m.py").write_text("a = 1\nb = 2\nb = 2\n")
+    call("read", path="m.py")
+    done = call("edit", path="m.py", old_text="a = 1", new_text="a = 10")
+    assert "-a = 1\n+a = 10" in done.text  # type: ignore[attr-defined]
+    amb = call("edit", path="m.py", old_text="b = 2", new_text="b = 3")
+    assert "matches 2 places" in amb.text and "lines 2, 3" in amb.text  # type: ignore[attr-defined]
+    missing = call("edit", path="m.py", old_text="zzz", new_text="y")
+    assert "was not found" in missing.text  # type: ignore[attr-defined]
+    both = call(
+        "edit",
+        path="m.py",
+        edits=[
+            {"old_text": "a = 10", "new_text": "a = 0"},
+            {"old_text": "b = 2\nb", "new_text": "c = 2\nb"},
+        ],
+    )
+    assert both.ok  # type: ignore[attr-defined]
+    assert (project / "m.py").read_text() == "a = 0\nc = 2\nb = 2\n"
+
+
+def test_edit_detects_a_file_changed_since_it_was_read(call: Callable[..., object]) -> None:
+    project: Path = call.project  # type: ignore[attr-defined]
+    (project / "s.txt").write_text("one\n")
+    call("read", path="s.txt")
+    (project / "s.txt").write_text("one\ntwo\n")  # someone else changed it
+    stale = call("edit", path="s.txt", old_text="one", new_text="uno")
+    assert "changed since it was last read" in stale.text  # type: ignore[attr-defined]
+    assert (project / "s.txt").read_text() == "one\ntwo\n"
+    call("read", path="s.txt")
+    assert call("edit", path="s.txt", old_text="one", new_text="uno").ok  # type: ignore[attr-defined]
+
+
+def test_paths_cannot_escape_the_project(call: Callable[..., object], tmp_path: Path) -> None:
+    project: Path = call.project  # type: ignore[attr-defined]
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret\n")
+    (project / "link").symlink_to(tmp_path)
+    for path in ("../secret.txt", str(outside), "link/secret.txt"):
+        result = call("read", path=path)
+        assert "outside the project" in result.text, path  # type: ignore[attr-defined]
+    escaped = call("write", path="link/new.txt", content="x")
+    assert "outside the project" in escaped.text  # type: ignore[attr-defined]
+    assert not (tmp_path / "new.txt").exists()
+
+
+def test_permission_denied_is_reported(
+    call: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # CI runs as root, which permissions do not stop, so the refusal is simulated.
+    from smith.effects.tools import read
+
+    project: Path = call.project  # type: ignore[attr-defined]
+    (project / "p.txt").write_text("x")
+
+    def denied(*_: object, **__: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(read, "open", denied, raising=False)
+    result = call("read", path="p.txt")
+    assert "permission denied" in result.text and not result.ok  # type: ignore[attr-defined]
+
+
+def test_ls_is_sorted_and_respects_gitignore(call: Callable[..., object]) -> None:
+    project: Path = call.project  # type: ignore[attr-defined]
+    (project / ".gitignore").write_text("build/\n*.log\n")
+    for name in ("b.txt", "a.txt", "x.log"):
+        (project / name).write_text("")
+    (project / "build").mkdir()
+    (project / "src").mkdir()
+    (project / "src" / ".gitignore").write_text("gen.py\n")
+    (project / "src" / "gen.py").write_text("")
+    (project / "src" / "main.py").write_text("")
+    listing = call("ls").text  # type: ignore[attr-defined]
+    assert listing.splitlines() == [
+        ".gitignore",
+        "a.txt",
+        "b.txt",
+        "src/",
+        "[2 ignored entries hidden]",
+    ]
+    assert call("ls", path="src").text.splitlines()[:2] == [".gitignore", "main.py"]  # type: ignore[attr-defined]
+
+
+def test_tools_list_and_run_through_the_cli(senv: SmithEnv, smith: Callable[..., Result]) -> None:
+    project = senv.make_project()
+    listed = json.loads(smith("tools", "list", "--json", cwd=project).out)
+    assert [t["name"] for t in listed["tools"]] == ["read", "write", "edit", "ls"]
+    r = smith(
+        "tools", "run", "write", '{"path": "n/d/h.txt", "content": "hi\\n"}', "--json", cwd=project
+    )
+    assert r.code == 0, r.err
+    record = json.loads(r.out)
+    assert record["effect"]["mutation"] == "applied" and (project / "n/d/h.txt").exists()
+    again = smith("tools", "run", "read", '{"path": "n/d/h.txt"}', cwd=project)
+    assert again.out == "hi\n\n"
+    bad = smith("tools", "run", "read", "not json", cwd=project)
+    assert bad.code == 2 and "not a JSON object" in bad.err
+    typo = smith("tools", "run", "raed", "{}", cwd=project)
+    assert typo.code == 2 and "did you mean 'read'?" in typo.err
+    from smith.session import SessionStore
+
+    [path] = SessionStore(str(senv.data_home)).paths()
+    assert Session.load(path).name == "manual" and len(Session.load(path)) == 4
