@@ -154,7 +154,15 @@ def test_ls_is_sorted_and_respects_gitignore(call: Callable[..., object]) -> Non
 def test_tools_list_and_run_through_the_cli(senv: SmithEnv, smith: Callable[..., Result]) -> None:
     project = senv.make_project()
     listed = json.loads(smith("tools", "list", "--json", cwd=project).out)
-    assert [t["name"] for t in listed["tools"]] == ["read", "write", "edit", "ls"]
+    assert [t["name"] for t in listed["tools"]] == [
+        "read",
+        "write",
+        "edit",
+        "bash",
+        "find",
+        "grep",
+        "ls",
+    ]
     r = smith(
         "tools", "run", "write", '{"path": "n/d/h.txt", "content": "hi\\n"}', "--json", cwd=project
     )

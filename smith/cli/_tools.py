@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from smith.diagnostics import DiagnosticKind, Source
 
@@ -139,7 +140,9 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
             limits={
                 "read.max-lines": config.integer("tools.read.max-lines"),
                 "read.max-bytes": config.integer("tools.read.max-bytes"),
+                "bash.timeout": config.integer("tools.bash.timeout"),
             },
+            spill_dir=os.path.join(config.home, "outputs"),
         )
         try:
             outcome = run_tool(journal, spec, tool_args, tool_ctx, cause={"manual": True})

@@ -94,12 +94,22 @@ class ToolContext:
         session: Session | None = None,
         extra_roots: tuple[str, ...] = (),
         limits: dict[str, int] | None = None,
+        spill_dir: str | None = None,
     ) -> None:
+        import tempfile
+
         self.root = root
         self.cwd = cwd
         self.session = session
         self.roots = [root, *extra_roots]
-        self.limits = {"read.max-lines": 2000, "read.max-bytes": 50 * 1024, **(limits or {})}
+        self.limits = {
+            "read.max-lines": 2000,
+            "read.max-bytes": 50 * 1024,
+            "bash.timeout": 120,
+            **(limits or {}),
+        }
+        # Where long command output is saved in full (the result names the file).
+        self.spill_dir = spill_dir or tempfile.gettempdir()
 
     def path(self, path: str) -> str:
         from smith.effects._paths import confine

@@ -1,4 +1,4 @@
-"""The built-in tools, one module each: read, write, edit, ls (bash, find, grep follow)."""
+"""The built-in tools, one module each: read, write, edit, bash, find, grep, ls."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from smith.effects._tool import ToolSpec
 
-NAMES = ("read", "write", "edit", "ls")
+NAMES = ("read", "write", "edit", "bash", "find", "grep", "ls")
 
 
 def builtin() -> dict[str, ToolSpec]:

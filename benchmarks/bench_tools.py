@@ -1,0 +1,105 @@
+"""find and grep over a large real tree (a copy of CPython's standard library) against
+ripgrep run directly on the same tree, in the same run. Target: within 1.5x."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import time
+
+from smith.effects import ToolContext, builtin_tools
+from smith.effects.tools import _rg
+
+TOOLS = builtin_tools()
+
+
+def _best(fn: object, repeat: int = 7) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+class Search:
+    timeout = 600
+    number = 1
+    repeat = (3, 5, 60.0)
+
+    def setup_cache(self) -> str:
+        tree = tempfile.mkdtemp(prefix="smith-bench-tree-")
+        shutil.copytree(
+            sysconfig.get_path("stdlib"),
+            os.path.join(tree, "Lib"),
+            ignore=shutil.ignore_patterns("__pycache__", "site-packages"),
+            symlinks=True,
+        )
+        return tree
+
+    def setup(self, tree: str) -> None:
+        self.tree = tree
+        self.ctx = ToolContext(root=tree, cwd=tree)
+
+    def _grep(self) -> None:
+        TOOLS["grep"].run(self.ctx, {"pattern": r"def \w+_cache\("})
+
+    def _rg_grep(self) -> None:
+        subprocess.run(
+            [_rg.binary(), "--no-config", r"def \w+_cache\(", self.tree],
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
+
+    def _find(self) -> None:
+        TOOLS["find"].run(self.ctx, {"pattern": "test_*.py"})
+
+    def _rg_find(self) -> None:
+        subprocess.run(
+            [_rg.binary(), "--no-config", "--files", "--glob", "test_*.py", self.tree],
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
+
+    def time_grep(self, tree: str) -> None:
+        self._grep()
+
+    def time_rg_grep_baseline(self, tree: str) -> None:
+        self._rg_grep()
+
+    def time_find(self, tree: str) -> None:
+        self._find()
+
+    def time_rg_find_baseline(self, tree: str) -> None:
+        self._rg_find()
+
+    def track_grep_over_rg(self, tree: str) -> float:
+        return _best(self._grep) / _best(self._rg_grep)
+
+    def track_find_over_rg(self, tree: str) -> float:
+        return _best(self._find) / _best(self._rg_find)
+
+    track_grep_over_rg.unit = "x rg"  # type: ignore[attr-defined]
+    track_find_over_rg.unit = "x rg"  # type: ignore[attr-defined]
+
+
+def figures() -> dict[str, float]:
+    bench = Search()
+    tree = bench.setup_cache()
+    try:
+        bench.setup(tree)
+        return {
+            "grep_over_rg": bench.track_grep_over_rg(tree),
+            "find_over_rg": bench.track_find_over_rg(tree),
+            "grep_ms": _best(bench._grep) * 1e3,
+            "rg_ms": _best(bench._rg_grep) * 1e3,
+        }
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    print(figures())

@@ -1,0 +1,90 @@
+"""grep: lines matching a regex (or literal text), with context, sorted and bounded."""
+
+from __future__ import annotations
+
+import os
+
+from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects.tools import _rg
+
+MAX_LINES = 500
+MAX_COLUMNS = 500
+PER_FILE = 200
+
+
+def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+    where = ctx.path(str(args.get("path", ".")))
+    if not os.path.exists(where):
+        raise ToolError(f"{ctx.show(where)} does not exist")
+    flags = [
+        "--null",
+        "--with-filename",
+        "--line-number",
+        "--no-heading",
+        "--max-columns",
+        str(MAX_COLUMNS),
+        "--max-columns-preview",
+        "--max-count",
+        str(PER_FILE),
+    ]
+    if args.get("literal"):
+        flags.append("--fixed-strings")
+    context = args.get("context", 0)
+    assert isinstance(context, int)
+    if context:
+        flags += ["--context", str(context)]
+    if "glob" in args:
+        flags += ["--glob", str(args["glob"])]
+    out, cut = _rg.run(ctx, [*flags, "--regexp", str(args["pattern"])], where)
+    rows = []
+    for raw in out.decode("utf-8", "replace").split("\n"):
+        name, sep, rest = raw.partition("\0")
+        if not sep:
+            continue  # "--" between context groups
+        number, kind, text = _split(rest)
+        if number is None:
+            continue
+        rows.append((_rg.relative(name), number, kind, text))
+    rows.sort(key=lambda r: (r[0], r[1]))  # rg searches in parallel: order it
+    matches = sum(1 for r in rows if r[2] == ":")
+    lines = [f"{path}{kind}{number}{kind}{text}" for path, number, kind, text in rows]
+    body = "\n".join(lines[:MAX_LINES]) or f"no matches for {args['pattern']}"
+    if len(lines) > MAX_LINES or cut:
+        body += (
+            f"\n[{matches}{'+' if cut else ''} matching lines; showing the first "
+            f"{MAX_LINES} lines: narrow the pattern, path or glob]"
+        )
+    return ToolResult(body, details={"matches": matches, "complete": not cut})
+
+
+def _split(rest: str) -> tuple[int | None, str, str]:
+    """'12:text' (a match) or '12-text' (context) into (12, ':', 'text')."""
+    digits = 0
+    while digits < len(rest) and rest[digits].isdigit():
+        digits += 1
+    if not digits or digits == len(rest) or rest[digits] not in ":-":
+        return None, "", ""
+    return int(rest[:digits]), rest[digits], rest[digits + 1 :]
+
+
+SPEC = ToolSpec(
+    "grep",
+    "Search file contents under `path` (default: the working directory) for a regular "
+    "expression (or exact text with literal=true), optionally only in files matching "
+    "`glob`, with `context` lines around each match. Results are sorted by file and line, "
+    "long lines are cut, and .gitignore is honoured.",
+    {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "minLength": 1},
+            "path": {"type": "string", "minLength": 1},
+            "glob": {"type": "string", "minLength": 1},
+            "literal": {"type": "boolean"},
+            "context": {"type": "integer", "minimum": 0, "maximum": 20},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    },
+    run,
+    mutating=False,
+)
