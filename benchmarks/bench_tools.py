@@ -47,9 +47,11 @@ class Search:
     def _grep(self) -> None:
         TOOLS["grep"].run(self.ctx, {"pattern": r"def \w+_cache\("})
 
+    # The baselines search exactly what the tools search (hidden files, .gitignore
+    # honoured, .git skipped): the same rg, run directly, its output thrown away.
     def _rg_grep(self) -> None:
         subprocess.run(
-            [_rg.binary(), "--no-config", r"def \w+_cache\(", self.tree],
+            [_rg.binary(), *_rg.COMMON, r"def \w+_cache\(", self.tree],
             stdout=subprocess.DEVNULL,
             check=False,
         )
@@ -59,7 +61,7 @@ class Search:
 
     def _rg_find(self) -> None:
         subprocess.run(
-            [_rg.binary(), "--no-config", "--files", "--glob", "test_*.py", self.tree],
+            [_rg.binary(), *_rg.COMMON, "--files", "--glob", "test_*.py", self.tree],
             stdout=subprocess.DEVNULL,
             check=False,
         )

@@ -96,6 +96,7 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
             "Section",
             "Setting",
             "String",
+            "Strings",
             "ValueType",
             "resolve",
         ]

@@ -179,3 +179,28 @@ def test_tools_list_and_run_through_the_cli(senv: SmithEnv, smith: Callable[...,
 
     [path] = SessionStore(str(senv.data_home)).paths()
     assert Session.load(path).name == "manual" and len(Session.load(path)) == 4
+
+
+def test_configured_ignores_and_extra_roots(
+    senv: SmithEnv, smith: Callable[..., Result], tmp_path: Path
+) -> None:
+    project = senv.make_project()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "notes.txt").write_text("shared notes\n")
+    for rel in ("keep.py", "dist/out.py", "x.min.js"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text("token\n")
+    senv.write_user_config(f'tools.ignore "dist/" "*.min.js"\ntools.extra-roots "{shared}"\n')
+    found = smith("tools", "run", "find", '{"pattern": "*"}', cwd=project)
+    assert found.out.split() == ["keep.py"]
+    hits = smith("tools", "run", "grep", '{"pattern": "token"}', cwd=project)
+    assert hits.out.split() == ["keep.py:1:token"]
+    assert (
+        smith("tools", "run", "ls", "{}", cwd=project).out.split()[:2] == [".git/", "keep.py"]
+        or "keep.py" in smith("tools", "run", "ls", "{}", cwd=project).out
+    )
+    read = smith(
+        "tools", "run", "read", json.dumps({"path": str(shared / "notes.txt")}), cwd=project
+    )
+    assert read.code == 0 and read.out == "shared notes\n\n"

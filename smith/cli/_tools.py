@@ -143,6 +143,11 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
                 "bash.timeout": config.integer("tools.bash.timeout"),
             },
             spill_dir=os.path.join(config.home, "outputs"),
+            ignore=tuple(_strings(config["tools.ignore"])),
+            extra_roots=tuple(
+                os.path.join(config.project_root, os.path.expanduser(p))
+                for p in _strings(config["tools.extra-roots"])
+            ),
         )
         try:
             outcome = run_tool(journal, spec, tool_args, tool_ctx, cause={"manual": True})
@@ -154,6 +159,11 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         else:
             ctx.out(outcome.result.text)
     return 0 if outcome.result.ok else 1
+
+
+def _strings(value: object) -> list[str]:
+    assert isinstance(value, list)
+    return [str(v) for v in value]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from smith.config._types import Number as Number
     from smith.config._types import Path as Path
     from smith.config._types import String as String
+    from smith.config._types import Strings as Strings
     from smith.config._types import ValueType as ValueType
 
 _WHERE = {
@@ -49,6 +50,7 @@ _WHERE = {
     "Number": "_types",
     "Path": "_types",
     "String": "_types",
+    "Strings": "_types",
     "ValueType": "_types",
 }
 
@@ -68,6 +70,7 @@ __all__ = [
     "Section",
     "Setting",
     "String",
+    "Strings",
     "ValueType",
     "resolve",
 ]

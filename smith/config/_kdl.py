@@ -21,7 +21,7 @@ from kdl.parsefuncs import parse as kdl_parse
 from kdl.parsing import ParseConfig
 from kdl.types import Binary, Decimal, Hex, Node, Null, Octal, Value
 
-from smith.config._located import Located
+from smith.config._located import KDL_SHAPE, Located
 from smith.diagnostics import DiagnosticKind, Source
 
 TYPE_CHECKING = False
@@ -35,12 +35,6 @@ KDL_SYNTAX = DiagnosticKind(
     fix="correct the file at that position. A setting is a node name then one value, e.g. "
     'model "claude-sonnet-4" or tools.bash.timeout 300; strings take double quotes; in KDL '
     "1.0 a block written on one line needs `;` after each setting: model {{ temperature 0.3; }}",
-)
-KDL_SHAPE = DiagnosticKind(
-    "config.kdl-shape",
-    what="this setting {problem}",
-    why="each setting is one node with exactly one value, or a block of nested settings",
-    fix="write it as `{key} VALUE`, or put at least one setting inside its braces, or remove it",
 )
 
 
@@ -149,27 +143,21 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
     def walk(node: _Node, prefix: str) -> None:
         key = prefix + node.name
         where = Source("file", f"{path}:{node.line}:{node.column}")
-        if len(node.args) > 1:
-            problems.append(
-                KDL_SHAPE(
-                    source=where,
-                    field=key,
-                    key=key,
-                    problem=f"has {len(node.args)} values; it takes one",
-                )
-            )
-        elif not node.args and not node.props and not node.children:
+        if not node.args and not node.props and not node.children:
             problems.append(KDL_SHAPE(source=where, field=key, key=key, problem="has no value"))
-        for arg in node.args[:1]:
+        if node.args:
+            # Several values make a list; whether the setting takes one is the schema's call.
+            first, last = node.args[0], node.args[-1]
+            value = first.value if len(node.args) == 1 else [a.value for a in node.args]
             settings.append(
                 Located(
                     key,
-                    arg.value,
+                    value,
                     path,
-                    arg.line,
-                    arg.column,
-                    arg.start,
-                    arg.end,
+                    first.line,
+                    first.column,
+                    first.start,
+                    last.end,
                     (node.line, node.column),
                 )
             )

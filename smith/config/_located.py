@@ -3,7 +3,15 @@ values written as KDL literals. Kept free of kdl so that cached reads never impo
 
 from __future__ import annotations
 
-from smith.diagnostics import Source
+from smith.diagnostics import DiagnosticKind, Source
+
+KDL_SHAPE = DiagnosticKind(
+    "config.kdl-shape",
+    what="this setting {problem}",
+    why="each setting is one node with one value (several only for list settings), or a "
+    "block of nested settings",
+    fix="write it as `{key} VALUE`, or put at least one setting inside its braces, or remove it",
+)
 
 
 class Located:
@@ -50,6 +58,9 @@ def format_value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, list):  # a list setting: one KDL value after another
+        return " ".join(format_value(v) for v in value) or '""'
+
     text = str(value)
     escaped = (
         text.replace("\\", "\\\\")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from smith import paths
 from smith.config._schema import Option, Schema, Section
-from smith.config._types import Boolean, Choice, Integer, Number, Path, String
+from smith.config._types import Boolean, Choice, Integer, Number, Path, String, Strings
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 MIB = 1024 * 1024
@@ -126,6 +126,24 @@ def product_schema() -> Schema:
             Integer(1024, 64 * MIB, "bytes"),
             50 * 1024,
             doc="Most bytes one read returns before it asks for a continuation.",
+        )
+    )
+
+    add(
+        Option(
+            "tools.ignore",
+            Strings(),
+            [],
+            doc="More paths for find, grep and ls to leave out, as globs (gitignore style), "
+            "on top of the project's .gitignore files.",
+        )
+    )
+    add(
+        Option(
+            "tools.extra-roots",
+            Strings(),
+            [],
+            doc="Directories outside the project that file tools may also read and write.",
         )
     )
 

@@ -20,7 +20,7 @@ import os
 from smith import paths, trust
 from smith.config._options import SCHEMA
 from smith.config._schema import flag_for
-from smith.config._types import Mismatch, Path
+from smith.config._types import Mismatch, Path, Strings
 from smith.diagnostics import ConfigError, DiagnosticKind, SmithError, Source, show_value
 
 TYPE_CHECKING = False
@@ -240,6 +240,12 @@ class _Resolver:
                     field=key, source=source, key=key, env=option.env, flag=option.flag
                 )
             )
+            return
+        if isinstance(value, list) and not isinstance(option.type, Strings):
+            from smith.config._located import KDL_SHAPE
+
+            problem = f"has {len(value)} values; it takes one"
+            self.report(KDL_SHAPE(field=key, source=source, key=key, problem=problem))
             return
         try:
             checked = (

@@ -76,7 +76,9 @@ class Option:
 
     def default_value(self, env: Mapping[str, str]) -> object:
         default = self.default
-        return default(env) if callable(default) else default
+        if callable(default):
+            return default(env)
+        return list(default) if isinstance(default, list) else default  # never shared
 
     def check(self, value: object) -> object:
         """A typed value (KDL, plugin, Python) or raise `Mismatch`."""

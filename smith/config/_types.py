@@ -225,3 +225,28 @@ class Choice(ValueType):
 
     def parse(self, text: str) -> object:
         return self.check(text.strip())
+
+
+class Strings(ValueType):
+    """A list of strings. In KDL, one node with several values (`tools.ignore "a" "b"`);
+    in the environment and on the command line, comma-separated (`a,b`)."""
+
+    __slots__ = ()
+    name = "list"
+    metavar = "A,B,..."
+
+    def expected(self) -> str:
+        return "a list of strings"
+
+    def example(self) -> str:
+        return '"dist/" "*.min.js"'
+
+    def check(self, value: object) -> object:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise Mismatch(self.expected())
+        return list(value)
+
+    def parse(self, text: str) -> object:
+        return [part.strip() for part in text.split(",") if part.strip()]

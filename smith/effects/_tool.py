@@ -95,6 +95,7 @@ class ToolContext:
         extra_roots: tuple[str, ...] = (),
         limits: dict[str, int] | None = None,
         spill_dir: str | None = None,
+        ignore: tuple[str, ...] = (),
     ) -> None:
         import tempfile
 
@@ -110,6 +111,8 @@ class ToolContext:
         }
         # Where long command output is saved in full (the result names the file).
         self.spill_dir = spill_dir or tempfile.gettempdir()
+        # Configured ignores (gitignore-style globs) on top of the .gitignore files.
+        self.ignore = ignore
 
     def path(self, path: str) -> str:
         from smith.effects._paths import confine

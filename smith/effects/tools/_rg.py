@@ -37,8 +37,20 @@ def run(ctx: ToolContext, args: list[str], where: str) -> tuple[bytes, bool]:
     root with `where` given relative to it, so the paths it prints are already relative
     to the root (after a leading ./, see `relative`)."""
     target = os.path.relpath(where, os.path.realpath(ctx.root))
+    if not ctx.ignore:
+        return _run(ctx, [*COMMON, *args, "--", target])
+    import tempfile
+
+    # Configured ignores are gitignore rules, applied after the project's own.
+    with tempfile.NamedTemporaryFile("w", suffix=".ignore", encoding="utf-8") as rules:
+        rules.write("\n".join(ctx.ignore) + "\n")
+        rules.flush()
+        return _run(ctx, [*COMMON, "--ignore-file", rules.name, *args, "--", target])
+
+
+def _run(ctx: ToolContext, argv: list[str]) -> tuple[bytes, bool]:
     with subprocess.Popen(
-        [binary(), *COMMON, *args, "--", target],
+        [binary(), *argv],
         cwd=ctx.root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

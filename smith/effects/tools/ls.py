@@ -37,7 +37,7 @@ def ignored(ctx: ToolContext, directory: str) -> pathspec.GitIgnoreSpec:
                         )
         except OSError:
             pass
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return pathspec.GitIgnoreSpec.from_lines([*ctx.ignore, *lines])
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
