@@ -154,3 +154,33 @@ def test_a_killed_run_leaves_an_unknown_effect_that_is_not_rerun(senv: SmithEnv)
         timeout=60,
     )
     assert "outcome is unknown" not in again.stderr  # reported once, recorded as unknown
+
+
+def test_an_interrupted_command_is_ended_and_recorded_as_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from smith.effects.tools import bash
+
+    project = tmp_path / "project"
+    project.mkdir()
+    session = Session.create(str(tmp_path / "s.smith"), cwd=str(project))
+    ctx = ToolContext(root=str(project), cwd=str(project), session=session)
+    marker = tmp_path / "still-running"
+
+    def interrupted(self: object, chunk: bytes) -> None:
+        raise KeyboardInterrupt  # Ctrl-C arrives while the command runs
+
+    monkeypatch.setattr(bash._Output, "add", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_tool(
+            EffectJournal(session),
+            TOOLS["bash"],
+            {"command": f"echo go; sleep 2; touch {marker}"},
+            ctx,
+        )
+    monkeypatch.undo()
+    last = list(session.entries())[-1].content
+    assert isinstance(last, dict)
+    assert (last["outcome"], last["mutation"]) == ("cancelled", "unknown")
+    time.sleep(2.5)
+    assert not marker.exists()
