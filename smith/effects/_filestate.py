@@ -1,8 +1,9 @@
 """What this session last saw of a file, for stale-edit detection.
 
 read, write and edit record the file's SHA-256 in their completion's details; the latest
-such record for a path is what the model last knew. Found by walking the session
-backwards over completion records, decoding only those.
+such record for a path is what the model last knew. Found by walking the session from
+its newest entry backwards, decoding completion records only, so a recent read is found
+after a few steps however long the session is.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ def last_seen(session: Session | None, path: str) -> str | None:
     from smith.diagnostics import SmithError
     from smith.effects._journal import COMPLETION
 
-    entries = list(session.entries())
-    for entry in reversed(entries):
+    for entry in session.latest():
         if entry.kind != COMPLETION:
             continue
         try:

@@ -341,6 +341,10 @@ class Session:
         """Every entry in the order it was appended."""
         return (Entry(self._arena, i) for i in range(len(self._arena)))
 
+    def latest(self) -> Iterator[Entry]:
+        """Every entry, newest first (for "what did we last see" lookups)."""
+        return (Entry(self._arena, i) for i in range(len(self._arena) - 1, -1, -1))
+
     def entry(self, id: str) -> Entry:
         index = self._arena.index(id)
         if index < 0:
