@@ -56,6 +56,14 @@ class Search:
             check=False,
         )
 
+    def _grep_common(self) -> None:
+        TOOLS["grep"].run(self.ctx, {"pattern": "self"})
+
+    def _rg_grep_common(self) -> None:
+        subprocess.run(
+            [_rg.binary(), *_rg.COMMON, "self", self.tree], stdout=subprocess.DEVNULL, check=False
+        )
+
     def _find(self) -> None:
         TOOLS["find"].run(self.ctx, {"pattern": "test_*.py"})
 
@@ -81,11 +89,16 @@ class Search:
     def track_grep_over_rg(self, tree: str) -> float:
         return _best(self._grep) / _best(self._rg_grep)
 
+    def track_grep_common_over_rg(self, tree: str) -> float:
+        """A pattern on most lines: the bound should make it cheaper than rg's full run."""
+        return _best(self._grep_common) / _best(self._rg_grep_common)
+
     def track_find_over_rg(self, tree: str) -> float:
         return _best(self._find) / _best(self._rg_find)
 
     track_grep_over_rg.unit = "x rg"  # type: ignore[attr-defined]
     track_find_over_rg.unit = "x rg"  # type: ignore[attr-defined]
+    track_grep_common_over_rg.unit = "x rg"  # type: ignore[attr-defined]
 
 
 def figures() -> dict[str, float]:
@@ -95,6 +108,7 @@ def figures() -> dict[str, float]:
         bench.setup(tree)
         return {
             "grep_over_rg": bench.track_grep_over_rg(tree),
+            "grep_common_over_rg": bench.track_grep_common_over_rg(tree),
             "find_over_rg": bench.track_find_over_rg(tree),
             "grep_ms": _best(bench._grep) * 1e3,
             "rg_ms": _best(bench._rg_grep) * 1e3,

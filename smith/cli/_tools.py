@@ -150,7 +150,8 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
             ),
         )
         try:
-            outcome = run_tool(journal, spec, tool_args, tool_ctx, cause={"manual": True})
+            with _aborts_on_termination():
+                outcome = run_tool(journal, spec, tool_args, tool_ctx, cause={"manual": True})
         except JournalError as exc:
             ctx.print_diagnostic(exc.error.diagnostic)
             return 1
@@ -159,6 +160,25 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         else:
             ctx.out(outcome.result.text)
     return 0 if outcome.result.ok else 1
+
+
+class _aborts_on_termination:
+    """SIGTERM and SIGHUP abort the tool like Ctrl-C does: the command is ended and its
+    effect recorded as cancelled, instead of smith dying with the command still running."""
+
+    def __enter__(self) -> None:
+        import signal
+
+        def abort(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt(signal.Signals(signum).name)
+
+        self.saved = {sig: signal.signal(sig, abort) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
 
 
 def _strings(value: object) -> list[str]:

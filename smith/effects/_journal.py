@@ -154,26 +154,32 @@ class EffectJournal:
         return list(open_)
 
     def reconcile(self) -> list[dict[str, object]]:
-        """Record every unfinished effect as unknown (never re-run); return their intents."""
+        """Record every unfinished effect as unknown (never re-run); return their intents.
+
+        An effect that could not change anything (its intent says not mutating) is
+        recorded as not-applied rather than unknown.
+        """
+        pending = set(self.pending())
+        intents = [
+            e.content for e in self.session.entries() if e.kind == INTENT and e.pair in pending
+        ]
         found = []
-        for effect_id in self.pending():
-            intent = next(
-                e for e in self.session.entries() if e.kind == INTENT and e.pair == effect_id
-            ).content
+        for intent in intents:
             assert isinstance(intent, dict)
+            mutation = "unknown" if intent.get("mutating", True) else "not-applied"
             self.session.append(
                 COMPLETION,
                 {
-                    "effect": effect_id,
+                    "effect": intent["effect"],
                     "outcome": "unknown",
-                    "mutation": "unknown",
+                    "mutation": mutation,
                     "output": {
                         "note": "no completion was recorded (the process stopped or "
                         "could not record it); this effect is not retried"
                     },
                     "recovered": True,
                 },
-                pair=effect_id,
+                pair=str(intent["effect"]),
                 durable=True,
             )
             found.append(intent)

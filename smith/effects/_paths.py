@@ -12,6 +12,12 @@ import os
 
 from smith.diagnostics import DiagnosticKind, Source
 
+BAD_PATH = DiagnosticKind(
+    "effect.bad-path",
+    what="{path} is not a usable path: it contains a NUL character",
+    why="no file name can contain NUL, so this cannot name a file",
+    fix="pass the path without the NUL character",
+)
 OUTSIDE = DiagnosticKind(
     "effect.outside-roots",
     what="'{path}' is outside the project ({root})",
@@ -22,6 +28,8 @@ OUTSIDE = DiagnosticKind(
 
 def confine(path: str, *, cwd: str, roots: list[str]) -> str:
     """The real absolute path of `path`, or OUTSIDE. `roots[0]` is the project root."""
+    if "\0" in path:
+        raise BAD_PATH.error(value=path, source=Source("argument", path), path=path)
     candidate = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
     real = os.path.realpath(candidate)
     for root in roots:

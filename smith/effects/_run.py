@@ -9,8 +9,14 @@ recorded is terminal: JournalError carries the diagnostic with the best known st
 
 from __future__ import annotations
 
+import functools
+
 from smith.effects._journal import EffectJournal, JournalError
 from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["JournalError", "Outcome", "run_tool", "validate"]
 
@@ -34,12 +40,35 @@ class Outcome:
         return {"result": self.result.to_dict(), "effect": effect}
 
 
-def validate(spec: ToolSpec, args: object) -> list[str]:
-    """Readable problems with `args` for `spec`, or []."""
+def _unencodable(value: object, where: str = "") -> list[str]:
+    """Strings that cannot be stored (lone surrogates from a broken JSON escape)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return [
+                f"{where or 'the arguments'}: contains characters that are not valid "
+                "Unicode (a lone surrogate)"
+            ]
+        return []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _unencodable(v, f"{where}/{k}".lstrip("/"))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _unencodable(v, f"{where}/{i}")]
+    return []
+
+
+@functools.cache
+def _validator(spec: ToolSpec) -> jsonschema.Draft202012Validator:
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(spec.parameters)
-    problems = []
+    return jsonschema.Draft202012Validator(spec.parameters)
+
+
+def validate(spec: ToolSpec, args: object) -> list[str]:
+    """Readable problems with `args` for `spec`, or []."""
+    validator = _validator(spec)
+    problems = _unencodable(args)
     for error in sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path)):
         where = "/".join(str(p) for p in error.absolute_path)
         problems.append(f"{where}: {error.message}" if where else error.message)
@@ -62,7 +91,7 @@ def run_tool(
     effect = journal.begin(spec.name, args, mutating=spec.mutating, cause=cause)
     try:
         result = spec.run(ctx, args)
-        outcome = "ok"
+        outcome = "ok" if result.ok else "error"
     except ToolError as exc:
         result = ToolResult(exc.message, details=exc.details, mutation=exc.mutation, ok=False)
         outcome = "error"

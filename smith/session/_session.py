@@ -391,12 +391,14 @@ class Session:
             written = os.write(self._fd, frame)
             while written < len(frame):  # a short write: finish it
                 written += os.write(self._fd, memoryview(frame)[written:])
+            self._dirty = True
+            if durable:
+                self.sync()
         except OSError:
-            os.ftruncate(self._fd, end)  # no torn frame for the next append to land after
+            # Not durable means not written: no torn or unsynced frame for the next
+            # append to land after, and no record of something that did not happen.
+            os.ftruncate(self._fd, end)
             raise
-        self._dirty = True
-        if durable:
-            self.sync()
 
     def sync(self) -> None:
         if self._fd is not None and self._dirty:

@@ -1,4 +1,11 @@
-"""Running ripgrep (the `ripgrep` wheel ships the rg binary) for find and grep."""
+"""Running ripgrep (the `ripgrep` wheel ships the rg binary) for find and grep.
+
+rg runs in the call's working directory with the searched path given relative to it, so
+the paths it prints are relative to where the model is working (after a leading ./), the
+same paths read and edit take. Hidden files are searched, .git never is, .gitignore files
+apply even outside a git repository, and configured ignores (tools.ignore) are passed as
+exclusion globs, which rg ranks above every .gitignore rule.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +16,6 @@ import sysconfig
 
 from smith.effects._tool import ToolContext, ToolError
 
-# Hidden files count (.github, .env.example); .git never does; .gitignore applies even
-# outside a git repository.
 COMMON = [
     "--hidden",
     "--no-require-git",
@@ -19,8 +24,8 @@ COMMON = [
     "--no-config",
     "--color",
     "never",
-    "--no-messages",
-]  # unreadable files are skipped quietly; pattern errors still show
+    "--no-messages",  # unreadable files are skipped quietly; pattern errors still show
+]
 MAX_OUTPUT = 16 * 1024 * 1024  # bytes of rg output read before giving up on completeness
 
 
@@ -32,36 +37,42 @@ def binary() -> str:
     return found
 
 
-def run(ctx: ToolContext, args: list[str], where: str) -> tuple[bytes, bool]:
-    """rg's output (bounded) and whether it was cut at the bound. rg runs in the project
-    root with `where` given relative to it, so the paths it prints are already relative
-    to the root (after a leading ./, see `relative`)."""
-    target = os.path.relpath(where, os.path.realpath(ctx.root))
-    if not ctx.ignore:
-        return _run(ctx, [*COMMON, *args, "--", target])
-    import tempfile
-
-    # Configured ignores are gitignore rules, applied after the project's own.
-    with tempfile.NamedTemporaryFile("w", suffix=".ignore", encoding="utf-8") as rules:
-        rules.write("\n".join(ctx.ignore) + "\n")
-        rules.flush()
-        return _run(ctx, [*COMMON, "--ignore-file", rules.name, *args, "--", target])
+def name_filter(glob: str) -> list[str]:
+    """rg arguments that keep only files whose name matches `glob` while still honouring
+    every ignore rule (a file type, unlike --glob, does not override .gitignore). Only for
+    globs without '/': callers match path globs themselves."""
+    return ["--type-add", f"smithsel:{glob}", "--type", "smithsel"]
 
 
-def _run(ctx: ToolContext, argv: list[str]) -> tuple[bytes, bool]:
+def run(
+    ctx: ToolContext, args: list[str], where: str, *, stop_after: int = 0
+) -> tuple[bytes, bool]:
+    """rg's output and whether it was cut short: at MAX_OUTPUT bytes, or (with
+    `stop_after`) once that many output records (NUL-free lines) have been read."""
+    cwd = os.path.realpath(ctx.cwd)
+    target = os.path.relpath(where, cwd)
+    excludes = [a for p in ctx.ignore for a in ("--glob", "!" + p.rstrip("/"))]
+    argv = [binary(), *COMMON, *excludes, *args, "--", target]
     with subprocess.Popen(
-        [binary(), *argv],
-        cwd=ctx.root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     ) as proc:
         assert proc.stdout is not None and proc.stderr is not None
-        out = proc.stdout.read(MAX_OUTPUT + 1)
-        cut = len(out) > MAX_OUTPUT
+        if stop_after:
+            chunks, size, lines = [], 0, 0
+            for line in proc.stdout:
+                chunks.append(line)
+                size += len(line)
+                lines += 1
+                if lines > stop_after or size > MAX_OUTPUT:
+                    break
+            out = b"".join(chunks)
+            cut = lines > stop_after or size > MAX_OUTPUT
+        else:
+            out = proc.stdout.read(MAX_OUTPUT + 1)
+            cut = len(out) > MAX_OUTPUT
+            out = out[:MAX_OUTPUT]
         if cut:
             proc.kill()
-            out = out[:MAX_OUTPUT]
         err = proc.stderr.read()
         code = proc.wait()
     if code not in (0, 1) and not cut:  # 1 means "nothing matched"
@@ -75,5 +86,10 @@ def _run(ctx: ToolContext, argv: list[str]) -> tuple[bytes, bool]:
 
 
 def relative(path: str) -> str:
-    """A path rg printed, relative to the project root."""
+    """A path rg printed, relative to the working directory."""
     return path[2:] if path.startswith("./") else path
+
+
+def text(raw: bytes) -> str:
+    """rg's bytes as text; file names that are not UTF-8 keep their bytes as \\xNN."""
+    return raw.decode("utf-8", "backslashreplace")

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import BinaryIO
 
 TAIL_BYTES = 50 * 1024
+SAVE_BYTES = 64 * 1024 * 1024  # most output kept in the saved file
 GRACE = 1.0  # seconds to wait for the pipe to close after the shell exits
 KILL_WAIT = 2.0  # seconds between SIGTERM and SIGKILL
 
@@ -123,8 +124,8 @@ class _Output:
             fd, self.path = tempfile.mkstemp(prefix="bash-", suffix=".log", dir=self.spill_dir)
             self.file = os.fdopen(fd, "wb")
             self.file.write(bytes(self.tail))
-        if self.file is not None:
-            self.file.write(chunk)
+        if self.file is not None and self.total - len(chunk) < SAVE_BYTES:
+            self.file.write(chunk[: max(0, SAVE_BYTES - (self.total - len(chunk)))])
         self.tail += chunk
         if len(self.tail) > TAIL_BYTES:
             del self.tail[: len(self.tail) - TAIL_BYTES]
@@ -138,8 +139,9 @@ class _Output:
         if self.total > len(self.tail):
             cut = text.find("\n")
             text = text[cut + 1 :] if 0 <= cut < 200 else text
+            kept = "all of it" if self.total <= SAVE_BYTES else f"its first {SAVE_BYTES} bytes"
             text = (
-                f"[output was {self.total} bytes; showing the end; all of it is in "
+                f"[output was {self.total} bytes; showing the end; {kept} is in "
                 f"{self.path}]\n{text}"
             )
         return text
@@ -182,7 +184,15 @@ def _pump(proc: subprocess.Popen[bytes], output: _Output, timeout: float, token:
             except BlockingIOError:
                 continue
             if not chunk:
-                return timed_out  # end of output: all that was written has been read
+                # End of output: all that was written has been read. The command may
+                # still be running (it closed its output), so the deadline still holds.
+                if exited_at is None:
+                    try:
+                        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        timed_out = True
+                        _end(proc, token)
+                return timed_out
             output.add(chunk)
 
 
@@ -232,7 +242,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
             mutation="unknown",
             details=details,
         )
-    status = f"[exit status {code}]" if code else ""
+    status = f"[killed by signal {-code}]" if code < 0 else f"[exit status {code}]" if code else ""
     body = text + ("\n" if text and not text.endswith("\n") and status else "") + status
     return ToolResult(body or "(no output)", details=details, mutation="applied", ok=code == 0)
 

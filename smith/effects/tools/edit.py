@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import os
 
 from smith.effects._filestate import digest, last_seen
 from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
@@ -11,6 +12,15 @@ from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
 
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
+
+
+def _count(text: str, old: str) -> int:
+    """Occurrences of `old`, overlapping ones included ('aa' is twice in 'aaa')."""
+    count, at = 0, text.find(old)
+    while at >= 0:
+        count += 1
+        at = text.find(old, at + 1)
+    return count
 
 
 def _plan(text: str, edits: list[tuple[str, str]], shown: str) -> list[tuple[int, int, str]]:
@@ -24,7 +34,9 @@ def _plan(text: str, edits: list[tuple[str, str]], shown: str) -> list[tuple[int
         if first < 0:
             hint = ""
             stripped = old.strip()
-            if stripped and stripped in text:
+            if "\n" in old and old.replace("\n", "\r\n") in text:
+                hint = "; the file has CRLF line endings: write \\r\\n where it breaks lines"
+            elif stripped and stripped in text:
                 hint = (
                     f"; the text appears with different surrounding whitespace at line "
                     f"{_line_of(text, text.find(stripped))}"
@@ -33,7 +45,7 @@ def _plan(text: str, edits: list[tuple[str, str]], shown: str) -> list[tuple[int
                 f"{label}old_text was not found in {shown}{hint}; read the file "
                 "and copy the exact text, including indentation"
             )
-        count = text.count(old)
+        count = _count(text, old)
         if count > 1:
             lines: list[str] = []
             at = first
@@ -61,6 +73,10 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
 
     path = ctx.path(str(args["path"]))
     shown = ctx.show(path)
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
+    if "edits" in args and ("old_text" in args or "new_text" in args):
+        raise ToolError("give either old_text/new_text or edits, not both")
     if "edits" in args:
         raw = args["edits"]
         assert isinstance(raw, list)
@@ -78,6 +94,8 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         raise ToolError(f"{shown} is a directory") from None
     except PermissionError:
         raise ToolError(f"{shown} cannot be read: permission denied") from None
+    except OSError as exc:
+        raise ToolError(f"{shown} cannot be read: {exc.strerror or exc}") from None
     seen = last_seen(ctx.session, shown)
     if seen is not None and seen != digest(data):
         raise ToolError(
@@ -96,10 +114,12 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         at = end
     out.append(text[at:])
     updated = "".join(out)
+    if updated == text:
+        raise ToolError(f"the edit would not change {shown}: new_text equals old_text")
     try:
         write_atomic(path, updated)
-    except PermissionError:
-        raise ToolError(f"{shown} cannot be written: permission denied") from None
+    except OSError as exc:  # the temporary file is gone and the original untouched
+        raise ToolError(f"{shown} cannot be written: {exc.strerror or exc}") from None
     diff = "".join(
         difflib.unified_diff(
             text.splitlines(keepends=True),

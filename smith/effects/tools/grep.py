@@ -29,15 +29,23 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     ]
     if args.get("literal"):
         flags.append("--fixed-strings")
-    context = args.get("context", 0)
-    assert isinstance(context, int)
+    context = int(args.get("context", 0))  # type: ignore[call-overload]
     if context:
         flags += ["--context", str(context)]
     if "glob" in args:
-        flags += ["--glob", str(args["glob"])]
-    out, cut = _rg.run(ctx, [*flags, "--regexp", str(args["pattern"])], where)
+        glob = str(args["glob"])
+        # A file-name glob filters without overriding .gitignore; a path glob has to be
+        # an rg --glob, which can bring ignored files back (documented).
+        flags += _rg.name_filter(glob) if "/" not in glob else ["--glob", glob]
+    out, cut = _rg.run(
+        ctx,
+        [*flags, "--regexp", str(args["pattern"])],
+        where,
+        stop_after=MAX_LINES + 2 * context + 1,
+    )
     rows = []
-    for raw in out.decode("utf-8", "replace").split("\n"):
+    per_file: dict[str, int] = {}
+    for raw in _rg.text(out).split("\n"):
         name, sep, rest = raw.partition("\0")
         if not sep:
             continue  # "--" between context groups
@@ -45,7 +53,9 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         if number is None:
             continue
         rows.append((_rg.relative(name), number, kind, text))
-    rows.sort(key=lambda r: (r[0], r[1]))  # rg searches in parallel: order it
+        if kind == ":":
+            per_file[name] = per_file.get(name, 0) + 1
+    rows.sort(key=lambda r: (r[0], r[1]))  # rg's order is stable but not by full path
     matches = sum(1 for r in rows if r[2] == ":")
     lines = [f"{path}{kind}{number}{kind}{text}" for path, number, kind, text in rows]
     body = "\n".join(lines[:MAX_LINES]) or f"no matches for {args['pattern']}"
@@ -54,7 +64,11 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
             f"\n[{matches}{'+' if cut else ''} matching lines; showing the first "
             f"{MAX_LINES} lines: narrow the pattern, path or glob]"
         )
-    return ToolResult(body, details={"matches": matches, "complete": not cut})
+    capped = sorted(_rg.relative(n) for n, c in per_file.items() if c >= PER_FILE)
+    if capped:
+        more = " and more" if len(capped) > 5 else ""
+        body += f"\n[showing the first {PER_FILE} matches in {', '.join(capped[:5])}{more}]"
+    return ToolResult(body, details={"matches": matches, "complete": not cut and not capped})
 
 
 def _split(rest: str) -> tuple[int | None, str, str]:

@@ -14,30 +14,43 @@ MAX_ENTRIES = 1000
 
 
 def ignored(ctx: ToolContext, directory: str) -> pathspec.GitIgnoreSpec:
-    """A matcher for paths under `directory` that the project's .gitignore files hide."""
+    """A matcher for what the ignore files from the root down to `directory` hide: each
+    .gitignore and .ignore (rules in a subdirectory apply below it; a rule without '/'
+    matches at any depth), .git/info/exclude, and last, so winning, tools.ignore."""
     import pathspec
 
-    lines: list[str] = []
     root = os.path.realpath(ctx.root)
-    here = root
-    rel_parts = os.path.relpath(directory, root).split(os.sep)
-    for part in ["", *([] if rel_parts == ["."] else rel_parts)]:
-        here = os.path.join(here, part) if part else here
-        prefix = os.path.relpath(here, root)
-        try:
-            with open(os.path.join(here, ".gitignore"), encoding="utf-8") as f:
-                for raw in f:
-                    line = raw.rstrip("\n")
-                    if line and not line.startswith("#"):
-                        anchored = line.lstrip("!")
-                        bang = "!" if line.startswith("!") else ""
-                        lines.append(
-                            bang
-                            + (anchored if prefix == "." else f"{prefix}/{anchored.lstrip('/')}")
-                        )
-        except OSError:
-            pass
-    return pathspec.GitIgnoreSpec.from_lines([*ctx.ignore, *lines])
+    rel = os.path.relpath(directory, root)
+    parts = [] if rel == "." else rel.split(os.sep)
+    lines = _rules(os.path.join(root, ".git", "info", "exclude"), "")
+    here, prefix = root, ""
+    for part in ["", *parts]:
+        if part:
+            here = os.path.join(here, part)
+            prefix = f"{prefix}{part}/"
+        for name in (".gitignore", ".ignore"):
+            lines += _rules(os.path.join(here, name), prefix)
+    return pathspec.GitIgnoreSpec.from_lines([*lines, *ctx.ignore])
+
+
+def _rules(path: str, prefix: str) -> list[str]:
+    """The rules of one ignore file, rewritten to apply from the root."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            raw = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in raw:
+        if not line.strip() or line.startswith("#"):
+            continue
+        bang = "!" if line.startswith("!") else ""
+        rule = line[len(bang) :]
+        if prefix:
+            anchored = "/" in rule.rstrip("/")
+            rule = prefix + (rule.lstrip("/") if anchored else f"**/{rule}")
+        out.append(bang + rule)
+    return out
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 from smith.effects._filestate import digest
 from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+
+LINES = re.compile(r"[^\n]*\n|[^\n]+$").findall
+
+
+def _regular(path: str, shown: str) -> None:
+    """Refuse what is not a regular file (a FIFO would block, a device never end)."""
+    import stat
+
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(path)
+    if not stat.S_ISREG(mode):
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     path = ctx.path(str(args["path"]))
     shown = ctx.show(path)
     try:
+        _regular(path, shown)
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
@@ -18,6 +35,8 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         raise ToolError(f"{shown} is a directory; use ls to list it") from None
     except PermissionError:
         raise ToolError(f"{shown} cannot be read: permission denied") from None
+    except OSError as exc:
+        raise ToolError(f"{shown} cannot be read: {exc.strerror or exc}") from None
     details: dict[str, object] = {"path": shown, "sha256": digest(data), "bytes": len(data)}
     if b"\0" in data[:8192]:
         raise ToolError(
@@ -26,10 +45,10 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
             details=details,
         )
     text = data.decode("utf-8", "replace")
-    lines = text.splitlines(keepends=True)
-    offset = args.get("offset", 1)
-    limit = args.get("limit", ctx.limits["read.max-lines"])
-    assert isinstance(offset, int) and isinstance(limit, int)  # checked by the schema
+    lines = LINES(text)  # split at \n only, as grep and edit count lines
+    # The schema admits whole numbers, which JSON may spell 2.0.
+    offset = int(args.get("offset", 1))  # type: ignore[call-overload]
+    limit = int(args.get("limit", ctx.limits["read.max-lines"]))  # type: ignore[call-overload]
     max_bytes = ctx.limits["read.max-bytes"]
     if offset > max(len(lines), 1):
         raise ToolError(
@@ -42,7 +61,10 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         size += len(line.encode("utf-8"))
         if window and size > max_bytes:
             break
-        window.append(line)
+        if size > max_bytes:  # one line longer than the whole window: cut it
+            window.append(line[:max_bytes] + f" [... line cut: {len(line)} characters]\n")
+        else:
+            window.append(line)
     end = start + len(window)
     out = "".join(window)
     details.update(lines=len(lines), first=offset, last=end)

@@ -19,8 +19,9 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     existed = os.path.exists(path)
     try:
         write_atomic(path, content)  # creates missing parents (inside the root: confined)
-    except PermissionError:
-        raise ToolError(f"{shown} cannot be written: permission denied") from None
+    except OSError as exc:  # the temporary file is gone and any old file untouched
+        reason = exc.strerror or str(exc)
+        raise ToolError(f"{shown} cannot be written: {reason}") from None
     data = content.encode("utf-8")
     verb = "replaced" if existed else "created"
     return ToolResult(
