@@ -224,26 +224,26 @@ def test_unfinished_reads_reconcile_as_not_applied(
 
 
 def test_sigterm_ends_the_command_and_records_it_cancelled(senv: SmithEnv) -> None:
+    from tests.test_tools_process import _gone, _wait_for
+
     project = senv.make_project()
-    started = project / "started"
-    marker = project / "survived"
+    pid_file = project / "pid"
     proc = subprocess.Popen(
         [
             smith_executable(),
             "tools",
             "run",
             "bash",
-            json.dumps({"command": f"touch {started}; sleep 3; touch {marker}"}),
+            json.dumps(
+                {"command": f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; sleep 30"}
+            ),
         ],
         cwd=project,
         env=senv.env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    for _ in range(400):
-        if started.exists():
-            break
-        time.sleep(0.05)
+    _wait_for(pid_file.exists, "the command to start")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -255,5 +255,4 @@ def test_sigterm_ends_the_command_and_records_it_cancelled(senv: SmithEnv) -> No
         "cancelled",
         "unknown",
     )
-    time.sleep(3.5)
-    assert not marker.exists()
+    assert _gone([int(pid_file.read_text())])
