@@ -256,3 +256,17 @@ def test_sigterm_ends_the_command_and_records_it_cancelled(senv: SmithEnv) -> No
         "unknown",
     )
     assert _gone([int(pid_file.read_text())])
+
+
+def test_old_saved_output_is_pruned(senv: SmithEnv) -> None:
+    from smith.cli._tools import _prune_outputs
+
+    outputs = senv.data_home / "outputs"
+    outputs.mkdir(parents=True)
+    old, new = outputs / "bash-old.log", outputs / "bash-new.log"
+    old.write_text("x")
+    new.write_text("y")
+    week_ago = time.time() - 8 * 86400
+    os.utime(old, (week_ago, week_ago))
+    _prune_outputs(str(outputs))
+    assert not old.exists() and new.exists()

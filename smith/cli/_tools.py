@@ -123,6 +123,8 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
             reason=f"got {type(tool_args).__name__}",
         )
     config = ctx.config()
+    outputs = os.path.join(config.home, "outputs")
+    _prune_outputs(outputs)
     with _session(ctx, args.session) as session:
         journal = EffectJournal(session)
         for intent in journal.reconcile():
@@ -142,7 +144,7 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
                 "read.max-bytes": config.integer("tools.read.max-bytes"),
                 "bash.timeout": config.integer("tools.bash.timeout"),
             },
-            spill_dir=os.path.join(config.home, "outputs"),
+            spill_dir=outputs,
             ignore=tuple(_strings(config["tools.ignore"])),
             extra_roots=tuple(
                 os.path.join(config.project_root, os.path.expanduser(p))
@@ -179,6 +181,27 @@ class _aborts_on_termination:
 
         for sig, handler in self.saved.items():
             signal.signal(sig, handler)
+
+
+OUTPUT_DAYS = 7
+
+
+def _prune_outputs(directory: str) -> None:
+    """Saved command output older than a week goes: it is only for looking into recent
+    runs (the session records each run's result)."""
+    import time
+
+    cutoff = time.time() - OUTPUT_DAYS * 86400
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            continue
 
 
 def _strings(value: object) -> list[str]:
