@@ -11,23 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 
 from benchmarks._entries import representative_entries
+from benchmarks._measure import best
 from smith._fast import _frames
 from smith._fast._arena import Arena
 from smith.session import Session, _codec
 
 ENTRIES = 100_000
-
-
-def _best(fn: object, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()  # type: ignore[operator]
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 class SessionFile:
@@ -113,10 +104,10 @@ class SessionFile:
         self._orjson()
 
     def track_orjson_over_load(self, cache: dict[str, object]) -> float:
-        return _best(self._orjson) / _best(self._load)
+        return best(self._orjson) / best(self._load)
 
     def track_load_over_read(self, cache: dict[str, object]) -> float:
-        return _best(self._load) / _best(self._read)
+        return best(self._load) / best(self._read)
 
     def track_arena_bytes_over_payload(self, cache: dict[str, object]) -> float:
         return self.arena.nbytes / self.payload
@@ -179,11 +170,11 @@ def figures() -> dict[str, float]:
             ).stdout
         )
         last = len(bench.arena) - 1
-        fork = _best(lambda: bench.arena.fork(last))
-        fork_file = _best(lambda: bench.arena.fork_bytes(last, b"h" * 16, b"s" * 20))
+        fork = best(lambda: bench.arena.fork(last))
+        fork_file = best(lambda: bench.arena.fork_bytes(last, b"h" * 16, b"s" * 20))
         return {
             "load_ms": fresh["load"] * 1e3,
-            "orjson_over_load": _best(bench._orjson, 3) / fresh["load"],
+            "orjson_over_load": best(bench._orjson, 3) / fresh["load"],
             "load_over_read": fresh["load"] / fresh["read"],
             "arena_over_payload": bench.arena.nbytes / bench.payload,
             "fork_ms": fork * 1e3,

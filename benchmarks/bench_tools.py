@@ -8,21 +8,12 @@ import shutil
 import subprocess
 import sysconfig
 import tempfile
-import time
 
+from benchmarks._measure import best
 from smith.effects import ToolContext, builtin_tools
 from smith.effects.tools import _rg
 
 TOOLS = builtin_tools()
-
-
-def _best(fn: object, repeat: int = 7) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()  # type: ignore[operator]
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 class Search:
@@ -87,14 +78,14 @@ class Search:
         self._rg_find()
 
     def track_grep_over_rg(self, tree: str) -> float:
-        return _best(self._grep) / _best(self._rg_grep)
+        return best(self._grep) / best(self._rg_grep)
 
     def track_grep_common_over_rg(self, tree: str) -> float:
         """A pattern on most lines: the bound should make it cheaper than rg's full run."""
-        return _best(self._grep_common) / _best(self._rg_grep_common)
+        return best(self._grep_common) / best(self._rg_grep_common)
 
     def track_find_over_rg(self, tree: str) -> float:
-        return _best(self._find) / _best(self._rg_find)
+        return best(self._find) / best(self._rg_find)
 
     track_grep_over_rg.unit = "x rg"  # type: ignore[attr-defined]
     track_find_over_rg.unit = "x rg"  # type: ignore[attr-defined]
@@ -110,8 +101,8 @@ def figures() -> dict[str, float]:
             "grep_over_rg": bench.track_grep_over_rg(tree),
             "grep_common_over_rg": bench.track_grep_common_over_rg(tree),
             "find_over_rg": bench.track_find_over_rg(tree),
-            "grep_ms": _best(bench._grep) * 1e3,
-            "rg_ms": _best(bench._rg_grep) * 1e3,
+            "grep_ms": best(bench._grep) * 1e3,
+            "rg_ms": best(bench._rg_grep) * 1e3,
         }
     finally:
         shutil.rmtree(tree, ignore_errors=True)

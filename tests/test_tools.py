@@ -117,7 +117,7 @@ def test_permission_denied_is_reported(
     call: Callable[..., object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # CI runs as root, which permissions do not stop, so the refusal is simulated.
-    from smith.effects.tools import read
+    from smith.effects.tools import _files
 
     project: Path = call.project  # type: ignore[attr-defined]
     (project / "p.txt").write_text("x")
@@ -125,7 +125,7 @@ def test_permission_denied_is_reported(
     def denied(*_: object, **__: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(read, "open", denied, raising=False)
+    monkeypatch.setattr(_files, "open", denied, raising=False)
     result = call("read", path="p.txt")
     assert "permission denied" in result.text and not result.ok  # type: ignore[attr-defined]
 

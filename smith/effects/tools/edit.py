@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import os
 
 from smith.effects._filestate import digest, last_seen
 from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects.tools._files import read_bytes
 
 
 def _line_of(text: str, index: int) -> int:
@@ -73,8 +73,6 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
 
     path = ctx.path(str(args["path"]))
     shown = ctx.show(path)
-    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
-        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
     if "edits" in args and ("old_text" in args or "new_text" in args):
         raise ToolError("give either old_text/new_text or edits, not both")
     if "edits" in args:
@@ -85,17 +83,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         edits = [(str(args["old_text"]), str(args["new_text"]))]
     else:
         raise ToolError("give old_text and new_text, or edits: a list of such pairs")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise ToolError(f"{shown} does not exist; use write to create it") from None
-    except IsADirectoryError:
-        raise ToolError(f"{shown} is a directory") from None
-    except PermissionError:
-        raise ToolError(f"{shown} cannot be read: permission denied") from None
-    except OSError as exc:
-        raise ToolError(f"{shown} cannot be read: {exc.strerror or exc}") from None
+    data = read_bytes(path, shown, missing="use write to create it")
     seen = last_seen(ctx.session, shown)
     if seen is not None and seen != digest(data):
         raise ToolError(

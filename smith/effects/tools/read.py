@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 from smith.effects._filestate import digest
 from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects.tools._files import read_bytes
 
 LINES = re.compile(r"[^\n]*\n|[^\n]+$").findall
-
-
-def _regular(path: str, shown: str) -> None:
-    """Refuse what is not a regular file (a FIFO would block, a device never end)."""
-    import stat
-
-    mode = os.stat(path).st_mode
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(path)
-    if not stat.S_ISREG(mode):
-        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     path = ctx.path(str(args["path"]))
     shown = ctx.show(path)
-    try:
-        _regular(path, shown)
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise ToolError(f"{shown} does not exist; use ls or find to see what is there") from None
-    except IsADirectoryError:
-        raise ToolError(f"{shown} is a directory; use ls to list it") from None
-    except PermissionError:
-        raise ToolError(f"{shown} cannot be read: permission denied") from None
-    except OSError as exc:
-        raise ToolError(f"{shown} cannot be read: {exc.strerror or exc}") from None
+    data = read_bytes(path, shown, missing="use ls or find to see what is there")
     details: dict[str, object] = {"path": shown, "sha256": digest(data), "bytes": len(data)}
     if b"\0" in data[:8192]:
         raise ToolError(
