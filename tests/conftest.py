@@ -120,3 +120,16 @@ def smith_process(senv: SmithEnv) -> Iterator[Callable[..., Result]]:
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
     yield invoke
+
+
+def tool_world(tmp_path: Path, **context: object) -> tuple[object, object, Path]:
+    """A project directory, a session for it, and a ToolContext over both (extra keyword
+    arguments go to ToolContext: limits, spill_dir, ignore, ...)."""
+    from smith.effects import ToolContext
+    from smith.session import Session
+
+    project = tmp_path / "project"
+    project.mkdir()
+    session = Session.create(str(tmp_path / "s.smith"), cwd=str(project))
+    ctx = ToolContext(root=str(project), cwd=str(project), session=session, **context)  # type: ignore[arg-type]
+    return session, ctx, project

@@ -9,23 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from smith.effects import EffectJournal, ToolContext, builtin_tools, run_tool
+from smith.effects import EffectJournal, builtin_tools, run_tool
 from smith.session import Session
-from tests.conftest import Result, SmithEnv
+from tests.conftest import Result, SmithEnv, tool_world
 
 TOOLS = builtin_tools()
 
 
 @pytest.fixture
 def call(tmp_path: Path) -> Callable[..., object]:
-    project = tmp_path / "project"
-    project.mkdir()
-    session = Session.create(str(tmp_path / "s.smith"), cwd=str(project))
-    ctx = ToolContext(
-        root=str(project),
-        cwd=str(project),
-        session=session,
-        limits={"read.max-lines": 3, "read.max-bytes": 1000},
+    session, ctx, project = tool_world(
+        tmp_path, limits={"read.max-lines": 3, "read.max-bytes": 1000}
     )
     journal = EffectJournal(session)
 

@@ -13,24 +13,16 @@ import pytest
 
 from smith.effects import EffectJournal, ToolContext, builtin_tools, run_tool
 from smith.session import Session
-from tests.conftest import SmithEnv, smith_executable
+from tests.conftest import SmithEnv, smith_executable, tool_world
 
 TOOLS = builtin_tools()
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> tuple[Session, ToolContext, Path]:
-    project = tmp_path / "project"
-    project.mkdir()
-    session = Session.create(str(tmp_path / "s.smith"), cwd=str(project))
-    ctx = ToolContext(
-        root=str(project),
-        cwd=str(project),
-        session=session,
-        limits={"read.max-bytes": 2000},
-        spill_dir=str(tmp_path / "out"),
+    return tool_world(  # type: ignore[return-value]
+        tmp_path, limits={"read.max-bytes": 2000}, spill_dir=str(tmp_path / "out")
     )
-    return session, ctx, project
 
 
 def _call(world: tuple[Session, ToolContext, Path], name: str, **args: object) -> object:

@@ -14,19 +14,14 @@ import pytest
 
 from smith.effects import EffectJournal, ToolContext, builtin_tools, run_tool
 from smith.session import Session
-from tests.conftest import SmithEnv, smith_executable
+from tests.conftest import SmithEnv, smith_executable, tool_world
 
 TOOLS = builtin_tools()
 
 
 @pytest.fixture
 def call(tmp_path: Path) -> Callable[..., object]:
-    project = tmp_path / "project"
-    project.mkdir()
-    session = Session.create(str(tmp_path / "s.smith"), cwd=str(project))
-    ctx = ToolContext(
-        root=str(project), cwd=str(project), session=session, spill_dir=str(tmp_path / "outputs")
-    )
+    session, ctx, project = tool_world(tmp_path, spill_dir=str(tmp_path / "outputs"))
     journal = EffectJournal(session)
 
     def run(name: str, **args: object) -> object:
