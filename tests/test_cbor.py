@@ -123,6 +123,22 @@ def test_string_lengths_around_head_and_buffer_boundaries(value: Any) -> None:
     assert same(value, decode(encode(value), strict=True))
 
 
+@pytest.mark.parametrize("wide", ["é", "→", "😀", "\udc80"])
+def test_one_wide_code_point_at_every_offset_of_an_ascii_run(wide: str) -> None:
+    # ASCII runs are copied 16 or 8 code points at a time; a code point that is not ASCII
+    # at any offset of a run (in each storage kind of str) must drop to the careful path.
+    # A lone surrogate must be caught wherever it sits.
+    for n in (15, 16, 17, 33, 40):
+        for at in range(n):
+            text = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"[:n]
+            text = text[:at] + wide + text[at + 1 :]
+            if wide == "\udc80":
+                with pytest.raises(EncodeError, match="surrogate"):
+                    encode(text)
+            else:
+                assert encode(text) == canonical(text), (n, at)
+
+
 def test_map_keys_sort_by_the_bytes_of_their_encoding() -> None:
     keys = ["b", "a", "aa", "é", "ab", "z" * 24, "y" * 23, "日", "😀", "", "\x7f", "\x80"]
     value = {k: i for i, k in enumerate(keys)}

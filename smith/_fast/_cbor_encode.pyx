@@ -63,6 +63,48 @@ cdef extern from *:
     int smith_unicode_ready(PyObject*)
     int smith_long_bytes(PyObject*, unsigned char*, size_t, int)
 
+cdef extern from *:
+    """
+    /* 16 code points at s copied to out when all are ASCII: 1 if copied, else 0. SSE2 is
+       part of x86-64; elsewhere these always answer 0 and the word-at-a-time path runs. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline int smith_ascii16_1(const unsigned char* s, unsigned char* out) {
+        __m128i a = _mm_loadu_si128((const __m128i*)s);
+        if (_mm_movemask_epi8(a)) return 0;
+        _mm_storeu_si128((__m128i*)out, a);
+        return 1;
+    }
+    static inline int smith_ascii16_2(const uint16_t* s, unsigned char* out) {
+        __m128i a = _mm_loadu_si128((const __m128i*)s);
+        __m128i b = _mm_loadu_si128((const __m128i*)(s + 8));
+        __m128i high = _mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi16((short)0xff80));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi16(high, _mm_setzero_si128())) != 0xffff) return 0;
+        _mm_storeu_si128((__m128i*)out, _mm_packus_epi16(a, b));
+        return 1;
+    }
+    static inline int smith_ascii16_4(const uint32_t* s, unsigned char* out) {
+        __m128i a = _mm_loadu_si128((const __m128i*)s);
+        __m128i b = _mm_loadu_si128((const __m128i*)(s + 4));
+        __m128i c = _mm_loadu_si128((const __m128i*)(s + 8));
+        __m128i d = _mm_loadu_si128((const __m128i*)(s + 12));
+        __m128i any = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+        __m128i high = _mm_and_si128(any, _mm_set1_epi32((int)0xffffff80));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi32(high, _mm_setzero_si128())) != 0xffff) return 0;
+        _mm_storeu_si128((__m128i*)out,
+                         _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d)));
+        return 1;
+    }
+    #else
+    #define smith_ascii16_1(s, out) 0
+    #define smith_ascii16_2(s, out) 0
+    #define smith_ascii16_4(s, out) 0
+    #endif
+    """
+    int smith_ascii16_1(const unsigned char*, unsigned char*) noexcept nogil
+    int smith_ascii16_2(const uint16_t*, unsigned char*) noexcept nogil
+    int smith_ascii16_4(const uint32_t*, unsigned char*) noexcept nogil
+
 
 class EncodeError(ValueError):
     """A value outside smith's value model; `path` locates it, e.g. `$.content.args[3]`."""
@@ -165,8 +207,9 @@ cdef inline unsigned char* put_code_point(unsigned char* out, uint32_t c) noexce
 cdef Py_ssize_t utf8_write(int kind, const void* data, Py_ssize_t n, unsigned char* out,
                            Py_ssize_t* bad) noexcept nogil:
     """Write n code points of a str's data as UTF-8 (out has room for the worst case); the
-    bytes written, or -1 (and bad = index) at a lone surrogate. ASCII runs go a word at a
-    time: a word holds 8, 4 or 2 code points, and its lanes line up on either endianness."""
+    bytes written, or -1 (and bad = index) at a lone surrogate. ASCII runs go 16 code points
+    at a time with SSE2, else a word at a time: a word holds 8, 4 or 2 code points, and its
+    lanes line up on either endianness."""
     cdef const unsigned char* s1 = <const unsigned char*>data
     cdef const uint16_t* s2 = <const uint16_t*>data
     cdef const uint32_t* s4 = <const uint32_t*>data
@@ -176,6 +219,10 @@ cdef Py_ssize_t utf8_write(int kind, const void* data, Py_ssize_t n, unsigned ch
     cdef uint32_t c, lo, hi
     if kind == 1:
         while i < n:
+            if i + 16 <= n and smith_ascii16_1(s1 + i, out):
+                out += 16
+                i += 16
+                continue
             if i + 8 <= n:
                 memcpy(&w, s1 + i, 8)
                 if (w & 0x8080808080808080ULL) == 0:
@@ -192,6 +239,10 @@ cdef Py_ssize_t utf8_write(int kind, const void* data, Py_ssize_t n, unsigned ch
                 out = put_code_point(out, c)
     elif kind == 2:
         while i < n:
+            if i + 16 <= n and smith_ascii16_2(s2 + i, out):
+                out += 16
+                i += 16
+                continue
             if i + 8 <= n:
                 memcpy(&w, s2 + i, 8)
                 memcpy(&x, s2 + i + 4, 8)
@@ -217,6 +268,10 @@ cdef Py_ssize_t utf8_write(int kind, const void* data, Py_ssize_t n, unsigned ch
             i += 1
     else:
         while i < n:
+            if i + 16 <= n and smith_ascii16_4(s4 + i, out):
+                out += 16
+                i += 16
+                continue
             if i + 4 <= n:
                 memcpy(&w, s4 + i, 8)
                 memcpy(&x, s4 + i + 2, 8)
