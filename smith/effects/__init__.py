@@ -7,7 +7,7 @@ outcome = run_tool(journal, builtin_tools()["read"], {"path": "README.md"}, ctx)
 
 from smith.effects._journal import Effect, EffectJournal, JournalError
 from smith.effects._run import Outcome, run_tool, validate
-from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
 from smith.effects.tools import builtin as builtin_tools
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "EffectJournal",
     "JournalError",
     "Outcome",
+    "ToolCancelled",
     "ToolContext",
     "ToolError",
     "ToolResult",

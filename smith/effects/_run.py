@@ -12,10 +12,12 @@ from __future__ import annotations
 import functools
 
 from smith.effects._journal import EffectJournal, JournalError
-from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import jsonschema
 
 __all__ = ["JournalError", "Outcome", "run_tool", "validate"]
@@ -82,7 +84,11 @@ def run_tool(
     ctx: ToolContext,
     *,
     cause: dict[str, object] | None = None,
+    prepare: Callable[[dict[str, object]], dict[str, object]] | None = None,
 ) -> Outcome:
+    """Validate, record the intent, run, record the completion. `prepare` turns the
+    recorded arguments into the ones the tool runs with (the secret proxy restores
+    placeholders there), so what is recorded never holds more than what was validated."""
     problems = validate(spec, args)
     if problems:
         text = f"invalid arguments for {spec.name}: " + "; ".join(problems)
@@ -90,11 +96,15 @@ def run_tool(
     assert isinstance(args, dict)
     effect = journal.begin(spec.name, args, mutating=spec.mutating, cause=cause)
     try:
-        result = spec.run(ctx, args)
+        result = spec.run(ctx, prepare(args) if prepare else args)
         outcome = "ok" if result.ok else "error"
     except ToolError as exc:
         result = ToolResult(exc.message, details=exc.details, mutation=exc.mutation, ok=False)
         outcome = "error"
+    except ToolCancelled as exc:
+        mutation = exc.mutation if spec.mutating else "not-applied"
+        result = ToolResult("[cancelled: the call was aborted]", mutation=mutation, ok=False)
+        outcome = "cancelled"
     except Exception as exc:
         from smith.diagnostics import SmithError
 

@@ -8,8 +8,11 @@ way it states the mutation: applied, not-applied or unknown.
 
 from __future__ import annotations
 
+import threading
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Callable
 
     from smith.session import Session
@@ -59,8 +62,40 @@ class ToolError(Exception):
         self.details = details or {}
 
 
+class ToolCancelled(Exception):
+    """Raised by a tool that noticed `ctx.cancelled` and stopped; `mutation` is what it
+    knows about its changes (unknown when it was part-way through)."""
+
+    def __init__(self, mutation: str = "unknown") -> None:
+        super().__init__("cancelled")
+        self.mutation = mutation
+
+
+def _path_argument(args: dict[str, object]) -> list[str] | None:
+    path = args.get("path", ".")
+    return [path] if isinstance(path, str) else None
+
+
 class ToolSpec:
-    __slots__ = ("description", "mutating", "name", "parameters", "run")
+    """A tool: its definition for the model, its function, and how it may be scheduled.
+
+    `mutating` tools change files or run processes. Calls of one assistant message run
+    concurrently except where order matters: an `exclusive` tool runs alone, and a call
+    waits for earlier ones whose `touches(args)` paths overlap its own when either of
+    them mutates (None means it may touch anything, as a shell command may). `timeout`
+    bounds one call (None: the runtime's default).
+    """
+
+    __slots__ = (
+        "description",
+        "exclusive",
+        "mutating",
+        "name",
+        "parameters",
+        "run",
+        "timeout",
+        "touches",
+    )
 
     def __init__(
         self,
@@ -70,12 +105,18 @@ class ToolSpec:
         run: Callable[[ToolContext, dict[str, object]], ToolResult],
         *,
         mutating: bool,
+        exclusive: bool = False,
+        timeout: float | None = None,
+        touches: Callable[[dict[str, object]], list[str] | None] = _path_argument,
     ) -> None:
         self.name = name
         self.description = description
         self.parameters = parameters  # JSON Schema (draft 2020-12) of the arguments
         self.run = run
         self.mutating = mutating
+        self.exclusive = exclusive
+        self.timeout = timeout
+        self.touches = touches
 
     def definition(self) -> dict[str, object]:
         """The provider-neutral definition a model is given."""
@@ -113,6 +154,22 @@ class ToolContext:
         self.spill_dir = spill_dir or tempfile.gettempdir()
         # Configured ignores (gitignore-style globs) on top of the .gitignore files.
         self.ignore = ignore
+        # Set when the call is aborted; long-running tools check it and raise
+        # ToolCancelled. Tools run in worker threads, so this is a threading.Event.
+        self.cancelled = threading.Event()
+        # The runtime's event loop, for tools written as coroutines (None outside it).
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # Environment additions for processes this call starts (restored secrets).
+        self.env: dict[str, str] = {}
+
+    def for_call(self) -> ToolContext:
+        """A copy for one call, with its own cancellation flag."""
+        import copy
+
+        ctx = copy.copy(self)
+        ctx.cancelled = threading.Event()
+        ctx.env = dict(self.env)
+        return ctx
 
     def path(self, path: str) -> str:
         from smith.effects._paths import confine

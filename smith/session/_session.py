@@ -17,6 +17,7 @@ atomically (temp file, fsync, rename, directory fsync).
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from smith._fast import _frames
@@ -191,6 +192,9 @@ class Session:
         self._leaf = leaf
         self._fd = fd
         self._dirty = False
+        # Appends come from the event loop and from tool threads (effect records): one
+        # at a time, so ids, parents and the file stay in step.
+        self._write_lock = threading.RLock()
 
     # -- opening ------------------------------------------------------------------
 
@@ -419,8 +423,21 @@ class Session:
         """Append an entry under `parent` (default: the selected leaf) and select it.
 
         The frame is written first and indexed after, so an entry that could not be
-        written is never seen in memory either.
+        written is never seen in memory either. Safe to call from several threads.
         """
+        with self._write_lock:
+            return self._append(kind, content, parent, pair, id, ts, durable)
+
+    def _append(
+        self,
+        kind: str,
+        content: object,
+        parent: str | object | None,
+        pair: str | None,
+        id: str | None,
+        ts: int | None,
+        durable: bool,
+    ) -> Entry:
         parent_id = self.leaf if parent is _MISSING else parent
         if parent_id is not None and (
             not isinstance(parent_id, str) or self._arena.index(parent_id) < 0
@@ -455,8 +472,9 @@ class Session:
     def select(self, leaf: str, *, durable: bool = False) -> None:
         """Make `leaf` the selected entry (branch navigation); recorded in the file."""
         self.entry(leaf)
-        if leaf != self.leaf:
-            self._select(leaf, durable)
+        with self._write_lock:
+            if leaf != self.leaf:
+                self._select(leaf, durable)
 
     def clone(self, path: str, *, name: str | None = None, id: str | None = None) -> Session:
         """A new session file with every branch of this one and the same selected leaf."""

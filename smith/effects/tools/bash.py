@@ -17,9 +17,10 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
 
-from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,7 +155,13 @@ def _shell() -> list[str]:
     return [bash, "-c"] if bash else ["/bin/sh", "-c"]
 
 
-def _pump(proc: subprocess.Popen[bytes], output: _Output, timeout: float, token: str) -> bool:
+def _pump(
+    proc: subprocess.Popen[bytes],
+    output: _Output,
+    timeout: float,
+    token: str,
+    cancelled: threading.Event,
+) -> bool:
     """Read the command's output until it ends; True if it had to be ended at `timeout`."""
     import selectors
 
@@ -172,6 +179,9 @@ def _pump(proc: subprocess.Popen[bytes], output: _Output, timeout: float, token:
                 exited_at = now
             if exited_at is not None and now - exited_at > GRACE:
                 return timed_out  # a background process holds the pipe: stop reading
+            if exited_at is None and cancelled.is_set():
+                _end(proc, token)
+                raise ToolCancelled("unknown")
             if exited_at is None and now >= deadline:
                 timed_out = True
                 _end(proc, token)
@@ -213,12 +223,12 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, MARK: token},
+            env={**os.environ, **ctx.env, MARK: token},
         )
     except OSError as exc:
         raise ToolError(f"the shell could not be started: {exc}") from None
     try:
-        timed_out = _pump(proc, output, float(timeout), token)
+        timed_out = _pump(proc, output, float(timeout), token, ctx.cancelled)
     except BaseException:
         _end(proc, token)  # interrupted: leave nothing running
         raise
@@ -265,4 +275,5 @@ SPEC = ToolSpec(
     },
     run,
     mutating=True,
+    touches=lambda args: None,  # a command may touch anything
 )
