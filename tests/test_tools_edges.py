@@ -251,7 +251,7 @@ def test_sigterm_ends_the_command_and_records_it_cancelled(senv: SmithEnv) -> No
 
 
 def test_old_saved_output_is_pruned(senv: SmithEnv) -> None:
-    from smith.cli._tools import _prune_outputs
+    from smith.runtime._setup import prune_outputs
 
     outputs = senv.data_home / "outputs"
     outputs.mkdir(parents=True)
@@ -260,5 +260,5 @@ def test_old_saved_output_is_pruned(senv: SmithEnv) -> None:
     new.write_text("y")
     week_ago = time.time() - 8 * 86400
     os.utime(old, (week_ago, week_ago))
-    _prune_outputs(str(outputs))
+    prune_outputs(str(outputs))
     assert not old.exists() and new.exists()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from smith.diagnostics import DiagnosticKind, Source
 
@@ -74,29 +73,16 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
 
 def _session(ctx: Context, wanted: str | None) -> Session:
     """The named session of this project (created on first use), open for writing."""
-    from smith.diagnostics import SmithError
-    from smith.session import Session, SessionStore
+    from smith.runtime._setup import named_session
 
-    config = ctx.config()
-    store = SessionStore(config.home)
-    name = wanted or "manual"
-    for path in store.paths_for_project(config.project_root):
-        try:
-            found = Session.load(path)
-        except SmithError:
-            continue
-        if name in (found.name, found.id):
-            return Session.open(path)
-    if wanted is not None:
-        try:
-            return Session.open(store.find(wanted))
-        except SmithError:
-            pass
-    return store.create(name=name, cwd=config.project_root)
+    session = named_session(ctx.config(), wanted or "manual")
+    assert session is not None
+    return session
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.effects import EffectJournal, JournalError, ToolContext, builtin_tools, run_tool
+    from smith.effects import EffectJournal, JournalError, builtin_tools, run_tool
+    from smith.runtime._setup import tool_context
 
     tools = builtin_tools()
     spec = tools.get(args.name)
@@ -123,8 +109,6 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
             reason=f"got {type(tool_args).__name__}",
         )
     config = ctx.config()
-    outputs = os.path.join(config.home, "outputs")
-    _prune_outputs(outputs)
     with _session(ctx, args.session) as session:
         journal = EffectJournal(session)
         for intent in journal.reconcile():
@@ -135,22 +119,7 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
                     effect=intent.get("effect"), name=intent.get("name"), summary=summary
                 )
             )
-        tool_ctx = ToolContext(
-            root=config.project_root,
-            cwd=ctx.cwd,
-            session=session,
-            limits={
-                "read.max-lines": config.integer("tools.read.max-lines"),
-                "read.max-bytes": config.integer("tools.read.max-bytes"),
-                "bash.timeout": config.integer("tools.bash.timeout"),
-            },
-            spill_dir=outputs,
-            ignore=tuple(_strings(config["tools.ignore"])),
-            extra_roots=tuple(
-                os.path.join(config.project_root, os.path.expanduser(p))
-                for p in _strings(config["tools.extra-roots"])
-            ),
-        )
+        tool_ctx = tool_context(config, ctx.cwd, session)
         try:
             with _aborts_on_termination():
                 outcome = run_tool(journal, spec, tool_args, tool_ctx, cause={"manual": True})
@@ -181,32 +150,6 @@ class _aborts_on_termination:
 
         for sig, handler in self.saved.items():
             signal.signal(sig, handler)
-
-
-OUTPUT_DAYS = 7
-
-
-def _prune_outputs(directory: str) -> None:
-    """Saved command output older than a week goes: it is only for looking into recent
-    runs (the session records each run's result)."""
-    import time
-
-    cutoff = time.time() - OUTPUT_DAYS * 86400
-    try:
-        entries = list(os.scandir(directory))
-    except FileNotFoundError:
-        return
-    for entry in entries:
-        try:
-            if entry.is_file() and entry.stat().st_mtime < cutoff:
-                os.unlink(entry.path)
-        except OSError:
-            continue
-
-
-def _strings(value: object) -> list[str]:
-    assert isinstance(value, list)
-    return [str(v) for v in value]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

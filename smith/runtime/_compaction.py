@@ -1,0 +1,153 @@
+"""Summary compaction: fewer tokens for the provider, nothing deleted from the session.
+
+The older part of the branch's context is summarised by the current model and a
+`compaction` entry records the summary and the first message kept verbatim. From then on
+the provider sees the summary followed by the kept messages and everything after
+(smith.runtime._context.branch_messages); the session keeps every entry, so the full
+history stays browsable, forkable and replayable.
+
+The cut is made at a user or assistant message, so tool calls stay with their results.
+A summary that did not end normally (a limit, an error, an abort, or nothing said) is not
+recorded: the compaction fails and history stays as it was. Queued input is untouched,
+so it is delivered afterwards exactly as it would have been.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from smith.providers import End, Request, TextDelta, Usage
+from smith.runtime._context import branch_messages, can_start, estimate_tokens
+from smith.runtime._events import event
+
+if TYPE_CHECKING:
+    from smith.runtime._runtime import Runtime
+
+SUMMARY_SYSTEM = (
+    "You summarise a coding session so that it can continue without the full transcript. "
+    "Keep: the user's goals and constraints, decisions made and why, files read or "
+    "changed (with paths), commands run and their outcomes, errors still open, and the "
+    "next steps. Be concise and factual; do not invent anything."
+)
+
+
+def needs_compaction(rt: Runtime) -> bool:
+    limit = rt.limits.context_limit
+    if limit is None:
+        return False
+    used = sum(estimate_tokens(m) for _, m in branch_messages(rt.session))
+    return used > limit * 0.8
+
+
+def _cut(messages: list[tuple[str, dict[str, Any]]], keep: int) -> int:
+    """Index of the first message kept verbatim: the earliest place a context may start
+    from which at most `keep` estimated tokens follow (at least the latest exchange is
+    kept); 0 when there is nothing before it to summarise."""
+    sizes = [estimate_tokens(m) for _, m in messages]
+    keep = min(keep, sum(sizes) // 2)  # a short context still loses about half
+    starts = [i for i in range(1, len(messages)) if can_start(messages[i][1])]
+    if not starts:
+        return 0
+    after = 0
+    cut = starts[-1]
+    for i in range(len(messages) - 1, 0, -1):
+        after += sizes[i]
+        if after > keep:
+            break
+        if i in starts:
+            cut = i
+    return cut
+
+
+def render(messages: list[tuple[str, dict[str, Any]]]) -> str:
+    """A plain transcript of messages for the summariser."""
+    lines = []
+    for _, m in messages:
+        role = m.get("role")
+        for part in m.get("content", []):
+            kind = part.get("type")
+            if kind == "text":
+                lines.append(f"[{role}] {part['text']}")
+            elif kind == "tool_call":
+                args = json.dumps(part.get("arguments"), ensure_ascii=False)
+                lines.append(f"[{role} calls {part['name']}] {args}")
+    return "\n\n".join(lines)
+
+
+async def compact(rt: Runtime, reason: str) -> bool:
+    """Summarise the older context; True if a compaction entry was recorded."""
+    rt.emit(event("compaction_start", reason=reason))
+    try:
+        ok, fields = await _summarise(rt, reason)
+    except asyncio.CancelledError:
+        rt.emit(
+            event("compaction_end", reason=reason, ok=False, error="aborted; history is unchanged")
+        )
+        raise
+    end = event("compaction_end", reason=reason, ok=ok, **fields)
+    rt.emit(end)
+    await rt.dispatch(end)
+    return ok
+
+
+async def _summarise(rt: Runtime, reason: str) -> tuple[bool, dict[str, Any]]:
+    messages = branch_messages(rt.session)
+    cut = _cut(messages, rt.limits.keep_recent)
+    if cut == 0:
+        return False, {"error": "nothing to compact: the context is already short"}
+    gen = rt.current
+    text = render(messages[:cut])
+    request = Request(
+        model=gen.model_id,
+        system=SUMMARY_SYSTEM,
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": (
+                            "Summarise this conversation so far:\n\n" + str(rt.secrets.redact(text))
+                        ),
+                    }
+                ],
+            }
+        ],
+        settings={**gen.settings, "thinking": "off"},
+    )
+    summary = ""
+    usage: Usage | None = None
+    end: End | None = None
+    async for item in gen.provider.stream(request):
+        if isinstance(item, TextDelta):
+            summary += item.text
+        elif isinstance(item, Usage):
+            usage = item
+        elif isinstance(item, End):
+            end = item
+            break
+    rt.cost.add(usage, gen.provider.pricing(gen.model_id), source="compaction")
+    if end is None or end.outcome != "success" or not summary.strip():
+        how = "without a terminal event" if end is None else f"with '{end.outcome}'"
+        detail = f" ({end.error})" if end is not None and end.error else ""
+        return False, {
+            "error": f"the summary ended {how}{detail}, so it may be incomplete; "
+            "it was not recorded and history is unchanged"
+        }
+    before = sum(estimate_tokens(m) for _, m in messages)
+    content = {
+        "summary": rt.secrets.redact(summary),
+        "first_kept": messages[cut][0],
+        "reason": reason,
+        "tokens_before": before,
+        "usage": None if usage is None else usage.to_dict(),
+    }
+    entry = rt.session.append("compaction", content)
+    return True, {
+        "summary": content["summary"],
+        "entry_id": entry.id,
+        "first_kept": content["first_kept"],
+        "tokens_before": before,
+    }

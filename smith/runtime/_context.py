@@ -1,0 +1,109 @@
+"""What the provider sees: the selected branch's messages, after the latest compaction,
+under a context policy.
+
+Policies:
+- `full`: every message since the compaction boundary.
+- `window`: the most recent messages within a bound of `messages`, `chars` or estimated
+  `tokens`. A window only ever starts at a user or assistant message, never at a tool
+  result, so a result is never separated from the call that asked for it.
+Summary compaction (smith.runtime._compaction) is the third policy: a `compaction` entry
+stands for everything before the message it keeps first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from smith.session import Session
+
+SUMMARY_PREFIX = "The conversation so far, summarised (earlier messages are not shown):\n\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPolicy:
+    kind: str = "full"  # full | window
+    unit: str = "messages"  # messages | chars | tokens (window only)
+    limit: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("full", "window"):
+            raise ValueError(f"context policy must be full or window, not {self.kind!r}")
+        if self.kind == "window" and (self.unit not in ("messages", "chars", "tokens")):
+            raise ValueError(
+                f"a window is measured in messages, chars or tokens, not {self.unit!r}"
+            )
+        if self.kind == "window" and self.limit <= 0:
+            raise ValueError("a window needs a positive limit")
+
+
+def estimate_tokens(message: dict[str, object]) -> int:
+    """A provider-independent estimate: about four characters a token."""
+    return len(json.dumps(message, ensure_ascii=False)) // 4 + 1
+
+
+def _size(message: dict[str, object], unit: str) -> int:
+    if unit == "messages":
+        return 1
+    if unit == "chars":
+        return len(json.dumps(message, ensure_ascii=False))
+    return estimate_tokens(message)
+
+
+def can_start(message: dict[str, object]) -> bool:
+    """A context may begin here without orphaning a tool result."""
+    return message.get("role") in ("user", "assistant")
+
+
+def is_empty_failure(message: dict[str, object]) -> bool:
+    """An assistant message that failed or was aborted before saying anything: recorded,
+    but it gives the model nothing to continue from."""
+    return (
+        message.get("role") == "assistant"
+        and message.get("stop") in ("error", "abort")
+        and not message.get("content")
+    )
+
+
+def branch_messages(session: Session) -> list[tuple[str, dict[str, object]]]:
+    """(entry id, message) on the selected branch since the compaction boundary, with the
+    boundary's summary first."""
+    path = session.branch()
+    boundary = session.compaction_boundary()
+    out: list[tuple[str, dict[str, object]]] = []
+    start = 0
+    if boundary is not None:
+        ids = [entry.id for entry in path]
+        at = ids.index(boundary)
+        content = path[at].content
+        assert isinstance(content, dict)
+        first_kept = content.get("first_kept")
+        start = ids.index(str(first_kept)) if first_kept in ids else at + 1
+        out.append((boundary, summary_message(str(content.get("summary", "")))))
+    for entry in path[start:]:
+        if entry.kind != "message":
+            continue
+        message = entry.content
+        if isinstance(message, dict) and not is_empty_failure(message):
+            out.append((entry.id, message))
+    return out
+
+
+def summary_message(summary: str) -> dict[str, object]:
+    return {"role": "user", "content": [{"type": "text", "text": SUMMARY_PREFIX + summary}]}
+
+
+def apply_policy(
+    messages: list[tuple[str, dict[str, object]]], policy: ContextPolicy
+) -> list[tuple[str, dict[str, object]]]:
+    if policy.kind == "full" or not messages:
+        return messages
+    total = 0
+    start = len(messages)
+    for i in range(len(messages) - 1, -1, -1):
+        total += _size(messages[i][1], policy.unit)
+        if total > policy.limit and start < len(messages):
+            break
+        if can_start(messages[i][1]):
+            start = i
+    return messages[start:]

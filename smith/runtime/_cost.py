@@ -1,0 +1,154 @@
+"""Cost accounting: token totals and US dollars, where unknown stays unknown.
+
+    meter = CostMeter()
+    meter.add(usage, provider.pricing(model), source="response")
+    meter.format()   # "$0.0123", "unknown", or "≥ $0.0123 (some usage unknown)"
+    meter.to_dict()  # {"usd", "complete", "tokens", "unknown", "by_source"}
+
+A provider that does not report a token count (a `Usage` field of None, or no `Usage`
+at all) leaves that count unknown, and a model without a price for a kind leaves the
+cost of those tokens unknown. Neither is ever counted as 0: the meter keeps the known
+sums and how many reports were missing, so it can say "at least this much" instead of
+silently under-reporting. A count of 0 needs no price, so it never makes a cost unknown.
+"""
+
+from __future__ import annotations
+
+import math
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.providers import Pricing, Usage
+
+KINDS = ("input", "output", "cache_read", "cache_write")
+SOURCES = ("response", "tool", "compaction", "branch_summary")
+
+
+def _count(value: object) -> int | None:
+    """A token count as reported, or None when it is missing or nonsensical."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _price(pricing: Pricing | None, kind: str) -> float | None:
+    """USD per million tokens of `kind`, or None when it is not known (or not a price)."""
+    value = getattr(pricing, kind, None) if pricing is not None else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+class _Tally:
+    """Totals of one scope (all usage, or one source)."""
+
+    __slots__ = ("known", "priced", "reported", "unknown", "unpriced")
+
+    def __init__(self) -> None:
+        self.known = dict.fromkeys(KINDS, 0)  # sum of the counts that were reported
+        self.reported = dict.fromkeys(KINDS, 0)  # how many reports gave a count
+        self.unknown = dict.fromkeys(KINDS, 0)  # how many reports did not
+        # (kind, price) -> tokens: summing exact integers per price, and multiplying once
+        # when asked, keeps float error from piling up over a long session.
+        self.priced: dict[tuple[str, float], int] = {}
+        self.unpriced = 0  # nonzero counts of a kind with no known price
+
+    def add(self, usage: Usage | None, pricing: Pricing | None) -> None:
+        for kind in KINDS:
+            tokens = _count(getattr(usage, kind, None)) if usage is not None else None
+            if tokens is None:
+                self.unknown[kind] += 1
+                continue
+            self.known[kind] += tokens
+            self.reported[kind] += 1
+            if tokens == 0:
+                continue  # costs nothing at any price, known or not
+            price = _price(pricing, kind)
+            if price is None:
+                self.unpriced += 1
+            else:
+                key = (kind, price)
+                self.priced[key] = self.priced.get(key, 0) + tokens
+
+    @property
+    def complete(self) -> bool:
+        """Every count was reported and every nonzero count had a price."""
+        return not self.unpriced and not any(self.unknown.values())
+
+    @property
+    def usd(self) -> float | None:
+        """The known cost: exact when `complete`, a lower bound otherwise, and None when
+        nothing priced is known (an empty tally has cost exactly 0)."""
+        if not self.complete and not self.priced:
+            return None
+        return math.fsum(tokens * price / 1e6 for (_, price), tokens in self.priced.items())
+
+    def tokens(self, kind: str) -> int | None:
+        """The known total of `kind`; None when no report gave it."""
+        if self.reported[kind] == 0 and self.unknown[kind] > 0:
+            return None
+        return self.known[kind]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "usd": self.usd,
+            "complete": self.complete,
+            "tokens": {kind: self.tokens(kind) for kind in KINDS},
+            # How many reports left each kind unknown: a total next to a nonzero count
+            # here is a lower bound.
+            "unknown": dict(self.unknown),
+        }
+
+
+class CostMeter:
+    """Token and dollar totals of a session's model calls, overall and by source."""
+
+    __slots__ = ("_sources", "_total")
+
+    def __init__(self) -> None:
+        self._total = _Tally()
+        self._sources: dict[str, _Tally] = {}
+
+    def add(
+        self, usage: Usage | None, pricing: Pricing | None, *, source: str = "response"
+    ) -> None:
+        """Count one model call: `usage` None when the provider reported none, `pricing`
+        None when the model's prices are not known. `source` is one of SOURCES."""
+        if source not in SOURCES:
+            raise ValueError(f"cost source {source!r} is not one of {', '.join(SOURCES)}")
+        self._total.add(usage, pricing)
+        self._sources.setdefault(source, _Tally()).add(usage, pricing)
+
+    @property
+    def usd(self) -> float | None:
+        return self._total.usd
+
+    @property
+    def complete(self) -> bool:
+        return self._total.complete
+
+    def tokens(self, kind: str) -> int | None:
+        """The known total of one of KINDS; None when it was never reported."""
+        return self._total.tokens(kind)
+
+    def to_dict(self) -> dict[str, object]:
+        """{"usd", "complete", "tokens", "unknown", "by_source"}; `by_source` has the
+        same fields for each source that was added to, in the order first seen."""
+        out = self._total.to_dict()
+        out["by_source"] = {name: tally.to_dict() for name, tally in self._sources.items()}
+        return out
+
+    def format(self) -> str:
+        """For a status line: `$0.0123` when exact, `≥ $0.0123 (some usage unknown)` when
+        a lower bound, `unknown` when nothing priced is known."""
+        return _format(self._total.usd, self._total.complete)
+
+    def __repr__(self) -> str:
+        return f"<CostMeter {self.format()}>"
+
+
+def _format(usd: float | None, complete: bool) -> str:
+    if usd is None:
+        return "unknown"
+    text = f"${usd:.4f}"
+    return text if complete else f"≥ {text} (some usage unknown)"

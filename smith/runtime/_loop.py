@@ -1,0 +1,108 @@
+"""The agent loop: one prompt (and what is queued behind it) until an explicit stop.
+
+    agent_start
+      turn_start -> provider stream (message_*) -> tool batch (tool_*) -> turn_end
+      ... steer delivered here, before the next provider request ...
+      ... follow-up delivered here, when the agent would otherwise stop ...
+    agent_end {stop}
+
+Stops: `end` (an answer without tool calls and nothing queued), `done` (a tool said so),
+`max_iterations`, `token_budget`, `deadline`, `limit` (the model hit its output limit),
+`error`, `abort`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from smith.runtime._compaction import compact, needs_compaction
+from smith.runtime._events import event
+from smith.runtime._steps import add_user, respond, run_tools
+from smith.session._session import new_id
+
+if TYPE_CHECKING:
+    from smith.runtime._runtime import Runtime
+
+
+async def run_agent(rt: Runtime, texts: list[str]) -> None:
+    prompt_id = f"p-{new_id(4)}"
+    timer = None
+    if rt.limits.deadline is not None:
+        timer = asyncio.get_running_loop().call_later(rt.limits.deadline, rt.abort, "deadline")
+    run = _Run()
+    start = event("agent_start", prompt_id=prompt_id)
+    rt.emit(start)
+    rt.last_message = None
+    try:
+        await rt.dispatch(start)
+        for text in texts:
+            add_user(rt, text)
+        rt.turn = 0
+        while run.stop is None:
+            await _round(rt, run)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        run.stop = rt._abort_reason or "abort"
+    finally:
+        if timer is not None:
+            timer.cancel()
+    end = event("agent_end", prompt_id=prompt_id, stop=run.stop, message=rt.last_message)
+    if run.error:
+        end["error"] = run.error
+    rt.emit(end)
+    await rt.dispatch(end)
+
+
+class _Run:
+    """Where one prompt's processing is: tokens used so far and, once known, its stop."""
+
+    def __init__(self) -> None:
+        self.used = 0
+        self.stop: str | None = None
+        self.error: str | None = None
+
+
+async def _round(rt: Runtime, run: _Run) -> None:
+    """One provider round and its tool batch; sets `run.stop` when the prompt is over."""
+    if rt._compact_requested or needs_compaction(rt):
+        reason = "manual" if rt._compact_requested else "auto"
+        rt._compact_requested = False
+        await compact(rt, reason)
+    if rt.turn >= rt.limits.max_iterations:
+        run.stop = "max_iterations"
+        return
+    if rt.limits.token_budget is not None and run.used >= rt.limits.token_budget:
+        run.stop = "token_budget"
+        return
+    rt.turn += 1
+    turn_start = event("turn_start", turn=rt.turn)
+    rt.emit(turn_start)
+    await rt.dispatch(turn_start)
+    message = await respond(rt)
+    usage = message.get("usage")
+    if isinstance(usage, dict):
+        run.used += sum(int(usage.get(k) or 0) for k in ("input", "output"))
+    calls = [p for p in message["content"] if p.get("type") == "tool_call"]
+    done = await run_tools(rt, calls) if calls else False
+    turn_end = event("turn_end", turn=rt.turn, stop=message["stop"])
+    rt.emit(turn_end)
+    await rt.dispatch(turn_end)
+    if message["stop"] == "error":
+        run.stop, run.error = "error", message.get("error")
+    elif done:
+        run.stop = "done"
+    elif message["stop"] == "limit" and not calls:
+        run.stop = "limit"
+    # The safe point: the stream and the whole tool batch are complete.
+    elif not (_deliver(rt, "steer") or calls or _deliver(rt, "follow_up")):
+        run.stop = "end"
+
+
+def _deliver(rt: Runtime, mode: str) -> bool:
+    items = rt.queue.take(mode)
+    for item in items:
+        add_user(rt, item.text, queued=item.mode)
+    return bool(items)

@@ -1,0 +1,77 @@
+"""Queued user input: steer (delivered at the next safe point) and follow-up (delivered
+when the agent would otherwise stop).
+
+Items keep their order and id; a delivery policy (a plugin contribution, see
+smith.sdk.QueuePolicy) picks which items of a mode are delivered at one point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from smith.sdk import QueuedItem, QueuePolicy
+from smith.session._session import new_id
+
+MODES = ("steer", "follow_up")
+
+
+class InputQueue:
+    def __init__(
+        self,
+        policies: Mapping[str, QueuePolicy],
+        *,
+        steer: str = "one-at-a-time",
+        follow_up: str = "one-at-a-time",
+        on_change: Callable[[list[QueuedItem]], None] = lambda items: None,
+    ) -> None:
+        for mode, name in (("steer", steer), ("follow_up", follow_up)):
+            if name not in policies:
+                known = ", ".join(sorted(policies))
+                raise ValueError(f"no queue policy {name!r} for {mode} (known: {known})")
+        self._policies = dict(policies)
+        self.policy = {"steer": steer, "follow_up": follow_up}
+        self._items: list[QueuedItem] = []
+        self._on_change = on_change
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def items(self) -> list[QueuedItem]:
+        return list(self._items)
+
+    def has(self, mode: str) -> bool:
+        return any(item.mode == mode for item in self._items)
+
+    def add(self, mode: str, text: str) -> QueuedItem:
+        if mode not in MODES:
+            raise ValueError(f"queue mode must be one of {MODES}, not {mode!r}")
+        item = QueuedItem(f"q-{new_id(4)}", mode, text)
+        self._items.append(item)
+        self._on_change(self.items())
+        return item
+
+    def remove(self, id: str) -> bool:
+        kept = [item for item in self._items if item.id != id]
+        if len(kept) == len(self._items):
+            return False
+        self._items = kept
+        self._on_change(self.items())
+        return True
+
+    def clear(self) -> int:
+        count = len(self._items)
+        self._items = []
+        if count:
+            self._on_change([])
+        return count
+
+    def take(self, mode: str) -> list[QueuedItem]:
+        """Remove and return what the mode's policy delivers now (may be nothing)."""
+        waiting = [item for item in self._items if item.mode == mode]
+        if not waiting:
+            return []
+        chosen: Sequence[QueuedItem] = self._policies[self.policy[mode]](waiting)
+        ids = {item.id for item in chosen}
+        self._items = [item for item in self._items if item.id not in ids]
+        self._on_change(self.items())
+        return [item for item in waiting if item.id in ids]

@@ -1,0 +1,482 @@
+"""The one agent runtime: operations in, events out.
+
+Every mode (TUI, web, eval, RPC, MCP, replay) and the library API drive a `Runtime`:
+
+    runtime = Runtime(session, model="scripted:script.json", tools=tools, context=ctx)
+    async for event in runtime.events(): ...        # observe (from another task)
+    runtime.prompt("fix the failing test")          # operations return at once
+    await runtime.wait_idle()
+
+Operations: `prompt`, `steer`, `follow_up`, `abort`, `compact`, `set_model`,
+`set_thinking`, queue listing and removal, or `submit({"op": ...})` with the same names.
+Events are the dicts of docs/events.md. The loop itself (one prompt until an explicit
+stop) is in `_loop.py`; provider streaming and tool execution in `_steps.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
+from smith.runtime._context import ContextPolicy
+from smith.runtime._cost import CostMeter
+from smith.runtime._events import Event, event
+from smith.runtime._generation import Generation, plan
+from smith.runtime._queue import InputQueue
+from smith.sdk import SAFE_POINTS, Plugin, QueuedItem
+
+if TYPE_CHECKING:
+    from smith.effects import ToolContext, ToolSpec
+    from smith.providers import Provider
+    from smith.runtime._secrets import SecretProxy
+    from smith.session import Session
+
+log = logging.getLogger("smith.runtime")
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are smith, a coding agent working in the user's project. Use the tools to read, "
+    "search, edit and run code; prefer small, verifiable steps; say what you changed."
+)
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+UNKNOWN_OP = DiagnosticKind(
+    "runtime.unknown-op",
+    what="'{op}' is not an operation the runtime knows",
+    why="operations are: {known}",
+    fix="send one of those operations",
+)
+OP_NOT_BUILT = DiagnosticKind(
+    "runtime.not-built",
+    what="'{op}' cannot run yet: {capability} is not built",
+    why="this operation belongs to a capability that has not landed in this version",
+    fix="use `smith sessions` for history in the meantime",
+)
+BAD_THINKING = DiagnosticKind(
+    "runtime.bad-thinking",
+    what="'{level}' is not a thinking level",
+    why="thinking levels are {known}",
+    fix="pick one of {known}",
+)
+HANDLER_FAILED = DiagnosticKind(
+    "plugin.handler-failed",
+    what="plugin '{plugin}' failed in its {event} handler: {reason}",
+    why="a handler raised, or ran past its {deadline} s deadline and was abandoned",
+    fix="fix or disable the plugin; the loop went on without its actions",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds of the loop. Times are seconds; None means no bound."""
+
+    max_iterations: int = 50  # provider rounds per prompt
+    token_budget: int | None = None  # input + output tokens per prompt (known usage)
+    deadline: float | None = None  # wall time per prompt
+    tool_timeout: float = 600.0  # a call of a tool that sets no timeout of its own
+    result_bytes: int = 64 * 1024  # a tool result beyond this is cut (UTF-8 safe)
+    retries: int = 3  # of a provider error that says it is retryable
+    retry_delay: float = 1.0  # first backoff; doubles
+    handler_deadline: float = 2.0  # a plugin handler past this is abandoned
+    abort_grace: float = 5.0  # how long an aborted tool gets to record its end
+    context_limit: int | None = None  # estimated tokens; compaction starts at 80 %
+    keep_recent: int = 8_000  # estimated tokens compaction keeps verbatim
+
+
+class Runtime:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        model: str | tuple[Provider, str],
+        tools: Sequence[ToolSpec],
+        context: ToolContext,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        thinking: str = "off",
+        settings: Mapping[str, object] | None = None,
+        plugins: Sequence[Plugin] = (),
+        limits: Limits | None = None,
+        context_policy: ContextPolicy | None = None,
+        secrets: SecretProxy | None = None,
+        queue_policy: tuple[str, str] = ("one-at-a-time", "one-at-a-time"),
+        resolve: Callable[[str], tuple[Provider, str]] | None = None,
+    ) -> None:
+        import importlib
+
+        from smith.effects import EffectJournal
+        from smith.providers import resolve_model
+        from smith.runtime._secrets import SecretProxy
+
+        self.session = session
+        self.context = context
+        self.limits = limits or Limits()
+        self.context_policy = context_policy or ContextPolicy()
+        self.secrets = secrets or SecretProxy()
+        builtin: Plugin = importlib.import_module("smith.plugins.queue").PLUGIN
+        self.plugins = (builtin, *plugins)
+        self.cost = CostMeter()
+        self._resolve = resolve or (resolve_model)
+        if thinking not in THINKING_LEVELS:
+            raise BAD_THINKING.error(
+                value=thinking,
+                source=Source("argument", "thinking"),
+                level=thinking,
+                known=", ".join(THINKING_LEVELS),
+            )
+        if isinstance(model, str):
+            provider, model_id = self._resolve(model)
+            setting = model
+        else:
+            provider, model_id = model
+            setting = f"{provider.name}:{model_id}"
+        extra = tuple(t for p in plugins for t in p.tools)
+        self._gen = Generation(
+            0,
+            setting,
+            model_id,
+            provider,
+            thinking,
+            system_prompt,
+            (*tools, *extra),
+            dict(settings or {}),
+        )
+        policies = {k: v for p in self.plugins for k, v in p.queue_policies.items()}
+        self.queue = InputQueue(
+            policies,
+            steer=queue_policy[0],
+            follow_up=queue_policy[1],
+            on_change=lambda items: self.emit(event("queue_changed", queue=_listed(items))),
+        )
+        self.journal = EffectJournal(session)
+        self.turn = 0
+        self.last_message: dict[str, Any] | None = None  # the latest assistant message
+        self._subscribers: list[asyncio.Queue[Event | None]] = []
+        self._callbacks: list[Callable[[Event], object]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._abort_reason: str | None = None
+        self._compact_requested = False
+        self._closed = False
+        self.secrets.record(session)
+
+    # -- the published generation (what handlers may read: smith.sdk.RuntimeView) ----
+
+    @property
+    def generation(self) -> int:
+        return self._gen.number
+
+    @property
+    def current(self) -> Generation:
+        return self._gen
+
+    @property
+    def model(self) -> str:
+        return self._gen.model
+
+    @property
+    def thinking(self) -> str:
+        return self._gen.thinking
+
+    @property
+    def system_prompt(self) -> str:
+        return self._gen.system_prompt
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self._gen.tools)
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "busy": self.busy,
+            "session": self.session.id,
+            "model": self.model,
+            "thinking": self.thinking,
+            "generation": self.generation,
+            "tools": list(self.tool_names),
+            "queue": _listed(self.queue.items()),
+            "cost": self.cost.to_dict(),
+        }
+
+    # -- events out -------------------------------------------------------------------
+
+    def emit(self, ev: Event) -> None:
+        for queue in self._subscribers:
+            queue.put_nowait(ev)
+        for callback in list(self._callbacks):
+            try:
+                callback(ev)
+            except Exception:  # observers are best-effort: never break the loop
+                log.exception("an event observer failed on %s", ev.get("type"))
+
+    def on_event(self, callback: Callable[[Event], object]) -> Callable[[], None]:
+        """Call `callback(event)` for every event; returns a function that stops it."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback)
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Every event from now on, until the runtime is closed."""
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._subscribers.append(queue)
+        try:
+            while (ev := await queue.get()) is not None:
+                yield ev
+        finally:
+            self._subscribers.remove(queue)
+
+    def error(self, diagnostic: Diagnostic) -> None:
+        self.emit(event("error", diagnostic=diagnostic.to_dict()))
+
+    # -- operations in ----------------------------------------------------------------
+
+    def prompt(self, text: str) -> str:
+        """Start processing `text`; while busy it is queued as a follow-up. Returns the
+        queue item id or "run"."""
+        if self.busy:
+            return self.queue.add("follow_up", text).id
+        self._start([text])
+        return "run"
+
+    def steer(self, text: str) -> str:
+        if not self.busy:
+            return self.prompt(text)
+        return self.queue.add("steer", text).id
+
+    def follow_up(self, text: str) -> str:
+        if not self.busy:
+            return self.prompt(text)
+        return self.queue.add("follow_up", text).id
+
+    def abort(self, reason: str = "abort") -> bool:
+        """Cancel the current work; True if there was any. The loop records what it
+        knows and ends with an `agent_end` whose stop is `abort` (or `deadline`)."""
+        if not self.busy:
+            return False
+        assert self._task is not None
+        self._abort_reason = reason
+        self._task.cancel()
+        return True
+
+    def compact(self) -> None:
+        """Compact now when idle, else at the next safe point."""
+        if self.busy:
+            self._compact_requested = True
+            return
+        self._launch(self._compact_alone())
+
+    def set_model(self, model: str) -> None:
+        provider, model_id = self._resolve(model)
+        self._publish(
+            replace(self._gen, model=model, model_id=model_id, provider=provider),
+            model_changed=True,
+        )
+
+    def set_thinking(self, level: str) -> None:
+        if level not in THINKING_LEVELS:
+            raise BAD_THINKING.error(
+                value=level,
+                source=Source("argument", "thinking"),
+                level=level,
+                known=", ".join(THINKING_LEVELS),
+            )
+        self._publish(replace(self._gen, thinking=level), thinking_changed=True)
+
+    OPS = (
+        "prompt",
+        "steer",
+        "follow_up",
+        "abort",
+        "compact",
+        "set_model",
+        "set_thinking",
+        "queue_remove",
+        "queue_clear",
+        "undo",
+        "redo",
+        "restore",
+    )
+
+    def submit(self, op: Mapping[str, Any]) -> object:
+        """One operation as data ({"op": "prompt", "text": ...}); the RPC surface."""
+        name = str(op.get("op"))
+        if name in ("prompt", "steer", "follow_up"):
+            return getattr(self, name)(str(op["text"]))
+        if name == "abort":
+            return self.abort()
+        if name == "compact":
+            self.compact()
+            return None
+        if name == "set_model":
+            self.set_model(str(op["model"]))
+            return None
+        if name == "set_thinking":
+            self.set_thinking(str(op["level"]))
+            return None
+        if name == "queue_remove":
+            return self.queue.remove(str(op["id"]))
+        if name == "queue_clear":
+            return self.queue.clear()
+        if name in ("undo", "redo", "restore"):
+            raise OP_NOT_BUILT.error(
+                value=name,
+                source=Source("rpc", name),
+                op=name,
+                capability="file history (pygit2 snapshots)",
+            )
+        raise UNKNOWN_OP.error(
+            value=name, source=Source("rpc", "op"), op=name, known=", ".join(self.OPS)
+        )
+
+    async def wait_idle(self) -> None:
+        while self.busy:
+            await self._idle.wait()
+
+    async def close(self) -> None:
+        """Abort anything running, wait for it, and end every `events()` stream."""
+        self.abort("abort")
+        await self.wait_idle()
+        self._closed = True
+        for queue in self._subscribers:
+            queue.put_nowait(None)
+        self.session.sync()
+
+    # -- running ----------------------------------------------------------------------
+
+    def _start(self, texts: list[str]) -> None:
+        from smith.runtime._loop import run_agent
+
+        self._launch(run_agent(self, texts))
+
+    def _launch(self, coro: Any) -> None:
+        self._idle.clear()
+        self._abort_reason = None
+        self._task = asyncio.get_running_loop().create_task(self._guard(coro))
+
+    async def _guard(self, coro: Any) -> None:
+        try:
+            await coro
+        except asyncio.CancelledError:
+            pass  # an abort before the loop could take it over: nothing started
+        except Exception as exc:  # a bug: report it and stay usable
+            log.exception("the agent loop failed")
+            diagnostic = exc.diagnostic if isinstance(exc, SmithError) else None
+            if diagnostic is not None:
+                self.error(diagnostic)
+            else:
+                self.emit(
+                    event(
+                        "error",
+                        diagnostic={
+                            "code": "runtime.internal",
+                            "what": f"{type(exc).__name__}: {exc}",
+                        },
+                    )
+                )
+        finally:
+            self.session.sync()
+            self._task = None
+            self._idle.set()
+            self.emit(event("settled", queue=len(self.queue)))
+
+    async def _compact_alone(self) -> None:
+        from smith.runtime._compaction import compact
+
+        try:
+            await compact(self, "manual")
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+
+    # -- plugins and generations --------------------------------------------------------
+
+    async def dispatch(self, ev: Event) -> None:
+        """Run the plugin handlers of a safe-point event and publish their batch."""
+        if ev["type"] not in SAFE_POINTS:
+            return
+        batches: list[tuple[str, object]] = []
+        for plugin in self.plugins:
+            handler = plugin.handlers.get(ev["type"])
+            if handler is not None:
+                batches.append((plugin.name, await self._call_handler(plugin, handler, ev)))
+        if not any(batch for _, batch in batches):
+            return
+        result = plan(
+            self._gen, ev["type"], batches, resolve=self._resolve, thinking_levels=THINKING_LEVELS
+        )
+        for problem in result.problems:
+            self.error(problem)
+        for item in result.enqueue:
+            self.queue.add(item.mode, item.text)
+        if result.generation is not None:
+            self._publish(
+                result.generation,
+                model_changed=result.model_changed,
+                thinking_changed=result.thinking_changed,
+            )
+
+    async def _call_handler(self, plugin: Plugin, handler: Any, ev: Event) -> object:
+        """A handler's batch, or None if it failed or ran past its deadline.
+
+        Handlers run in a thread of their own (coroutine handlers on a loop of their
+        own there), so one that blocks or ignores cancellation is simply abandoned: the
+        loop stops waiting for it and a daemon thread never holds up exit."""
+        import concurrent.futures
+        import threading
+
+        deadline = self.limits.handler_deadline
+        done: concurrent.futures.Future[object] = concurrent.futures.Future()
+
+        def call() -> None:
+            try:
+                result = handler(dict(ev), self)
+                if asyncio.iscoroutine(result):
+                    result = asyncio.run(result)
+                done.set_result(result)
+            except BaseException as exc:  # reported by the loop, whatever it was
+                done.set_exception(exc)
+
+        threading.Thread(target=call, name=f"plugin {plugin.name}", daemon=True).start()
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(done), deadline)
+        except TimeoutError:
+            reason = f"no answer within {deadline} s"
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+        self.error(
+            HANDLER_FAILED(
+                value=plugin.name,
+                source=Source("plugin", plugin.name),
+                plugin=plugin.name,
+                event=ev["type"],
+                reason=reason,
+                deadline=deadline,
+            )
+        )
+        return None
+
+    def _publish(
+        self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False
+    ) -> None:
+        if gen.number == self._gen.number:
+            gen = replace(gen, number=self._gen.number + 1)
+        self._gen = gen
+        self.journal.generation = gen.number
+        if model_changed:
+            self.session.append(
+                "model_change",
+                {"provider": gen.provider.name, "model": gen.model_id, "setting": gen.model},
+            )
+        if thinking_changed:
+            self.session.append("thinking_level", {"level": gen.thinking})
+
+
+def _listed(items: Sequence[QueuedItem]) -> list[dict[str, str]]:
+    return [{"id": i.id, "mode": i.mode, "text": i.text} for i in items]

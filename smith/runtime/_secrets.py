@@ -1,0 +1,296 @@
+"""The secret proxy: registered secrets never leave the process as plaintext.
+
+    proxy = SecretProxy.from_environment(["GITHUB_TOKEN"], os.environ)
+    request = replace(request, messages=proxy.redact(request.messages))  # remote dispatch
+    session.append("message", proxy.redact(message))                    # persistence
+    command = proxy.restore(arguments["command"])                        # authorised effect
+
+A registered secret is replaced by its placeholder `{{secret:NAME}}` before anything is
+sent to a provider or written to a session, and the placeholder is turned back into the
+plaintext only inside an authorised local effect (a bash command and its environment).
+The model can therefore use a credential by name without ever seeing it. The session
+records that a secret exists (name, placeholder, source), never its value.
+
+`redact_text` is the other half: log redaction of credential-looking material that was
+never registered (Authorization headers, `api_key=...`, well-known key shapes).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from smith.diagnostics import register_secret
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from smith.session import Entry, Session
+
+SECRET_KIND = "secret"  # the session entry kind of a registration record
+REDACTED = "[redacted]"
+MIN_LENGTH = 4  # shorter values would be found inside ordinary words and corrupt text
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLACEHOLDER = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_]*)\}\}")
+_MARK = "{{secret:"  # cheap test before running the placeholder pattern
+
+
+def placeholder(name: str) -> str:
+    return f"{{{{secret:{name}}}}}"
+
+
+class SecretProxy:
+    """Registered secrets: redaction before dispatch and persistence, restoration inside
+    authorised local effects. `missing` and `rejected` are filled by `from_environment`."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}  # name -> plaintext
+        self._sources: dict[str, str] = {}  # name -> where the value came from
+        # Replaced as a whole (never mutated) so a redaction running in another thread
+        # sees one consistent pattern and mapping.
+        self._matcher: tuple[re.Pattern[str], dict[str, str]] | None = None
+        self.missing: list[str] = []
+        self.rejected: dict[str, str] = {}  # name -> why it was not registered
+
+    def __repr__(self) -> str:  # names only: a repr ends up in tracebacks and logs
+        return f"<SecretProxy {sorted(self._values)}>"
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def names(self) -> list[str]:
+        return list(self._values)
+
+    def register(self, name: str, value: str, *, source: str) -> str:
+        """Register `value` under `name` (replacing an earlier value of that name) and
+        return its placeholder. `source` says where it came from, e.g. "env:NAME"."""
+        if not _NAME.fullmatch(name):
+            raise ValueError(
+                f"secret name {name!r} is not valid: use letters, digits and underscores, "
+                "not starting with a digit (it becomes the placeholder {{secret:NAME}})"
+            )
+        if not isinstance(value, str) or len(value.strip()) < MIN_LENGTH:
+            raise ValueError(
+                f"the value of secret {name} ({source}) is empty or shorter than "
+                f"{MIN_LENGTH} characters; replacing it everywhere would corrupt ordinary text"
+            )
+        register_secret(value)  # diagnostics never show it either
+        self._values[name] = value
+        self._sources[name] = source
+        self._rebuild()
+        return placeholder(name)
+
+    def _rebuild(self) -> None:
+        # Plaintext -> placeholder; a value shared by two names maps to the later name.
+        by_value = {value: placeholder(name) for name, value in self._values.items()}
+        if not by_value:
+            self._matcher = None
+            return
+        # At any position the alternation takes the first alternative that matches:
+        # placeholders first, so text redacted before is left as it is (a secret such as
+        # "secret" must not break them), then longest first, so that a secret containing
+        # another is replaced whole.
+        ordered = sorted(by_value, key=len, reverse=True)
+        alternatives = [_PLACEHOLDER.pattern, *map(re.escape, ordered)]
+        self._matcher = (re.compile("|".join(alternatives)), by_value)
+
+    def _redact_str(self, text: str) -> str:
+        matcher = self._matcher
+        if matcher is None:
+            return text
+        pattern, by_value = matcher
+        # One pass: a placeholder just written is never searched again.
+        return pattern.sub(lambda m: by_value.get(m.group(0), m.group(0)), text)
+
+    def redact(self, value: object) -> object:
+        """A copy of `value` (str, dict, list, tuple, nested; dict keys too) with every
+        registered plaintext replaced by its placeholder. Other objects are returned as
+        they are; with no secrets registered, so is `value` itself."""
+        if self._matcher is None:
+            return value
+        return self._redact(value)
+
+    def _redact(self, value: object) -> object:
+        if isinstance(value, str):
+            return self._redact_str(value)
+        if isinstance(value, dict):
+            return {self._redact(k): self._redact(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._redact(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self._redact(v) for v in value)
+        return value
+
+    def restore(self, text: str) -> str:
+        """Placeholders back to plaintext. Only for authorised local effects: the result
+        must never be sent to a provider or recorded. Unknown placeholders stay."""
+        if _MARK not in text:
+            return text
+        values = self._values
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+    def restore_args(self, args: dict[str, object]) -> dict[str, object]:
+        """A copy of tool arguments with placeholders restored in every string value."""
+        return {k: self._restore(v) for k, v in args.items()}
+
+    def _restore(self, value: object) -> object:
+        if isinstance(value, str):
+            return self.restore(value)
+        if isinstance(value, dict):
+            return {k: self._restore(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._restore(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self._restore(v) for v in value)
+        return value
+
+    def env(self) -> dict[str, str]:
+        """NAME -> plaintext, for the environment of an authorised process."""
+        return dict(self._values)
+
+    def records(self) -> list[dict[str, str]]:
+        """What the session may know of each registration: never the value."""
+        return [
+            # The source is redacted too, in case a caller put the value in it.
+            {"name": name, "placeholder": placeholder(name), "source": self._redact_str(src)}
+            for name, src in self._sources.items()
+        ]
+
+    def record(self, session: Session) -> list[Entry]:
+        """Append (durably) a `secret` entry for each registration that the session's
+        current branch does not record yet; return the new entries."""
+        seen = [e.content for e in session.branch() if e.kind == SECRET_KIND]
+        return [
+            session.append(SECRET_KIND, rec, durable=True)
+            for rec in self.records()
+            if rec not in seen
+        ]
+
+    @classmethod
+    def from_environment(cls, names: Iterable[str], environ: Mapping[str, str]) -> SecretProxy:
+        """Register each named variable that is set and non-empty (source "env:NAME").
+        Unset ones are listed in `missing`, unusable ones in `rejected`, for a warning."""
+        proxy = cls()
+        for name in names:
+            value = environ.get(name)
+            if not value:
+                proxy.missing.append(name)
+                continue
+            try:
+                proxy.register(name, value, source=f"env:{name}")
+            except ValueError as exc:
+                proxy.rejected[name] = str(exc)
+        return proxy
+
+
+# -- log redaction of unregistered credentials ------------------------------------------
+
+# Key names that always denote a credential, and weaker ones (`token`, `secret`) that are
+# trusted only in key=value and quoted-key forms, where prose rarely takes that shape.
+_STRONG = (
+    r"api[_-]?key|access[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token"
+    r"|id[_-]?token|session[_-]?token|security[_-]?token|client[_-]?secret"
+    r"|secret[_-]?(?:access[_-]?)?key|private[_-]?key|passw(?:or)?d|credentials?"
+)
+_WEAK = r"token|secret|signature|auth"
+_HEADERS = r"(?:proxy-)?authorization|(?:set-)?cookie|x-[\w-]*?(?:key|token|secret)"
+_AUTHORIZATION = re.compile(r"(?:proxy-)?authorization", re.I)
+_QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+_ESCAPED = r"\\\"(?:[^\"\\\n]|\\[^\"])*\\\""  # \"...\": JSON inside a JSON string
+_KEY = r"(?<![\w.-])[\w.-]*?"  # a whole key name, ending in one of the names
+_LINE = r"^[ \t]*(?:[<>*][ \t]*)?"  # a line start, with curl -v's > and < markers
+_UNQUOTED = r"(?<![\w.\-\"'])"  # not inside a word or just after a quote
+# Values that hide nothing: a placeholder, or a value masked already (idempotence).
+_PH = r"\{\{secret:\w+\}\}|\[redacted\]"
+
+# Each pattern has the groups lead, key and sep, which are kept, and value, masked.
+_KEY_VALUE = [
+    # api_key=..., OPENAI_API_KEY="...", ?access_token=...&, --password=...
+    rf"(?P<lead>)(?P<key>{_KEY}(?:{_STRONG}|{_WEAK}))(?P<sep>[ \t]*=(?!=)[ \t]*)"
+    # (a closing bracket is taken too: better a lost bracket than half a password)
+    rf"(?P<value>{_PH}|{_QUOTED}|[^\s&;,'\"<>]+)",
+    # "apiKey": "...", 'authorization': 'Bearer ...', "password": 1234, \"token\": \"...\"
+    rf"(?P<lead>\\?[\"'])(?P<key>{_KEY}(?:{_STRONG}|{_WEAK}|{_HEADERS}))(?P<sep>(?P=lead)\s*:\s*)"
+    rf"(?P<value>{_PH}|{_QUOTED}|{_ESCAPED}|[^\s,}}\]\"'\\]+)",
+    # Header lines (curl -v marks them with > and <), or a header mid-line: to the end.
+    rf"(?P<lead>{_LINE}|{_UNQUOTED})(?P<key>{_HEADERS})(?P<sep>[ \t]*:[ \t]*)(?P<value>[^\r\n]+)",
+    # YAML-ish `api_key: ...` on a line of its own: to the end of the line.
+    rf"(?P<lead>{_LINE})(?P<key>{_KEY}(?:{_STRONG}))(?P<sep>[ \t]*:[ \t]*)(?P<value>[^\r\n]+)",
+    # `password: ...` mid-line: one word only, since prose may follow.
+    rf"(?P<lead>{_UNQUOTED})(?P<key>{_KEY}(?:{_STRONG}))(?P<sep>[ \t]*:[ \t]*)"
+    rf"(?P<value>{_PH}|{_QUOTED}|[^\s,;'\"]+)",
+    # A header inside quotes: curl -H "Authorization: Bearer ..."; stops at the quote.
+    rf"(?P<lead>(?<=[\"']))(?P<key>{_HEADERS}|{_KEY}(?:{_STRONG}))(?P<sep>[ \t]*:[ \t]*)"
+    r"(?P<value>[^\r\n\"']+)",
+    # Query parameters too short to be safe as key names elsewhere: ?key=AIza..., &sig=...
+    r"(?P<lead>[?&])(?P<key>key|sig|code)(?P<sep>=)(?P<value>[^&\s#\"'<>]+)",
+    # URL user information: https://user:password@host (the scheme is matched from its
+    # start only: from every word boundary it would take quadratic time on long tokens)
+    r"(?P<lead>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://)(?P<key>[^\s:/@]+)(?P<sep>:)"
+    r"(?P<value>[^\s/@]+)(?=@)",
+]
+_PATTERNS = [re.compile(p, re.I | re.M) for p in _KEY_VALUE]
+# Well-known key shapes, wherever they appear; the prefix is kept to say what it was.
+_SHAPES = re.compile(
+    r"(?<![\w-])(?:(sk-ant-)[\w-]{16,}|(sk-)(?=[\w-]*\d)[\w-]{16,}|(AIza)[\w-]{30,}"
+    r"|(gh[pousr]_)[A-Za-z0-9]{30,}|(github_pat_)\w{30,}|(xox[abprs]-)[A-Za-z0-9-]{10,}"
+    r"|(AKIA)[0-9A-Z]{16}(?![0-9A-Z])|(eyJ)[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,})"
+)
+_SCHEME = re.compile(r"[A-Za-z][\w-]{0,30}\s+(?=\S)")
+_QUOTED_VALUE = re.compile(r"(\\?[\"'])(.*)\1\Z", re.S)  # "...", '...', \"...\"
+_KEEP = {"", "none", "null", "nil", "true", "false", "undefined", REDACTED}
+
+
+def _mask(match: re.Match[str]) -> str:
+    """Mask the value of a key-value match, keeping its quotes and, for an Authorization
+    value, its scheme (`Bearer [redacted]`); values that hide nothing are left as is."""
+    lead, key, sep, value = match.group("lead", "key", "sep", "value")
+    quoted = _QUOTED_VALUE.match(value)
+    quote, inner = quoted.groups() if quoted else ("", value)
+    scheme = _SCHEME.match(inner) if _AUTHORIZATION.fullmatch(key) else None
+    kept = scheme.group(0) if scheme else ""
+    secret = inner[len(kept) :].strip()
+    if secret.lower() in _KEEP or _PLACEHOLDER.fullmatch(secret):
+        return match.group(0)
+    return f"{lead}{key}{sep}{quote}{kept}{REDACTED}{quote}"
+
+
+def redact_text(text: str) -> str:
+    """`text` with credential-looking values replaced by [redacted], key names kept; for
+    logs and diagnostics, where registered secrets are not the only ones that leak."""
+    for pattern in _PATTERNS:
+        text = pattern.sub(_mask, text)
+    return _SHAPES.sub(lambda m: next(g for g in m.groups() if g) + REDACTED, text)
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts every record it sees: registered secrets become placeholders, then
+    `redact_text` masks the rest. Attach it to handlers: a logger's own filters do not
+    see records propagated from its children."""
+
+    def __init__(self, proxy: SecretProxy | None = None, name: str = "") -> None:
+        super().__init__(name)
+        self.proxy = proxy
+
+    def redact(self, text: str) -> str:
+        if self.proxy is not None:
+            text = self.proxy._redact_str(text)
+        return redact_text(text)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()  # format the arguments first: they hold secrets
+        except Exception:
+            # The handler would report the failure with the raw arguments: keep them, but
+            # only in redacted form.
+            message = f"{record.msg!s} (arguments that did not format: {record.args!r})"
+        record.msg, record.args = self.redact(message), None
+        if record.exc_info and not record.exc_text:
+            # Formatters reuse exc_text when set, so the traceback is shown redacted.
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        return True

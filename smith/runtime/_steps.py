@@ -1,0 +1,410 @@
+"""The steps of a turn: recording user input, streaming the assistant's response, and
+running its tool calls.
+
+Recording order is the session's order: the user message, the assistant message (once
+its stream has ended, whatever the outcome), then one tool result per call in call
+order, each after the whole batch has run. Effect records of the calls (intent and
+completion, written by the tools' threads) come between the assistant message and the
+results. A queued message is only ever added between turns, so it never separates a call
+from its result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from smith.providers import End, Request, TextDelta, ThinkingDelta, ToolCall, Usage
+from smith.runtime._context import apply_policy, branch_messages
+from smith.runtime._events import event
+from smith.session._session import new_id
+
+if TYPE_CHECKING:
+    from smith.effects import ToolSpec
+    from smith.runtime._runtime import Runtime
+
+log = logging.getLogger("smith.runtime")
+
+AUTHORISED = frozenset({"bash"})  # tools that may see restored secrets (their processes)
+
+
+def add_user(rt: Runtime, text: str, *, queued: str | None = None) -> None:
+    message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
+    if queued:
+        message["queued"] = queued
+    message = rt.secrets.redact(message)  # type: ignore[assignment]
+    entry = rt.session.append("message", message)
+    mid = entry.id
+    rt.emit(event("message_start", role="user", message_id=mid))
+    rt.emit(
+        event("message_delta", message_id=mid, channel="text", delta=message["content"][0]["text"])
+    )
+    rt.emit(event("message_end", message_id=mid, message=message))
+
+
+def provider_context(rt: Runtime) -> list[dict[str, object]]:
+    return [m for _, m in apply_policy(branch_messages(rt.session), rt.context_policy)]
+
+
+async def respond(rt: Runtime) -> dict[str, Any]:
+    """One assistant message, retrying errors the provider calls retryable (before any of
+    the response was streamed)."""
+    attempt = 0
+    while True:
+        message, end = await stream_assistant(rt)
+        if (
+            end.outcome == "error"
+            and end.retryable
+            and attempt < rt.limits.retries
+            and not message["content"]
+        ):
+            attempt += 1
+            delay = end.retry_after or rt.limits.retry_delay * 2 ** (attempt - 1)
+            rt.emit(event("retry", attempt=attempt, delay=delay, error=end.error))
+            await asyncio.sleep(delay)
+            continue
+        return message
+
+
+async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
+    """One provider request; the recorded assistant message and its terminal event.
+    Cancellation is recorded (stop `abort`) and then raised on."""
+    gen = rt.current
+    request = Request(
+        model=gen.model_id,
+        messages=rt.secrets.redact(provider_context(rt)),  # type: ignore[arg-type]
+        system=str(rt.secrets.redact(gen.system_prompt)),
+        tools=[t.definition() for t in gen.tools],
+        settings={**gen.settings, "thinking": gen.thinking},
+    )
+    mid = f"m-{new_id(4)}"
+    rt.emit(event("message_start", role="assistant", message_id=mid))
+    got = _Response(rt, mid)
+    aborted = False
+    stream = gen.provider.stream(request)
+    try:
+        async for item in stream:
+            if got.take(item):
+                break  # nothing counts after the terminal event
+    except asyncio.CancelledError:
+        aborted = True
+        got.end = End("abort")
+    except Exception as exc:  # the provider plugin failed: say so, never treat it as done
+        log.warning("provider %s failed", gen.provider.name, exc_info=True)
+        got.end = End("error", error=f"the provider failed: {type(exc).__name__}: {exc}")
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await aclose()
+    end = got.terminal()
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": got.content,
+        "provider": gen.provider.name,
+        "model": gen.model_id,
+        "usage": None if got.usage is None else got.usage.to_dict(),
+        "stop": end.outcome,
+    }
+    if end.error:
+        message["error"] = end.error
+    message = rt.secrets.redact(message)  # type: ignore[assignment]
+    rt.cost.add(got.usage, gen.provider.pricing(gen.model_id), source="response")
+    entry = rt.session.append("message", message)
+    rt.last_message = message
+    rt.emit(event("message_end", message_id=mid, entry_id=entry.id, message=message))
+    if aborted:
+        # Calls the model made before the abort get a result, so calls stay paired.
+        calls = [p for p in got.content if p["type"] == "tool_call"]
+        _record_results(rt, [(c, _not_run(c, "aborted before it ran")) for c in calls])
+        raise asyncio.CancelledError
+    return message, end
+
+
+class _Response:
+    """An assistant message as its stream arrives."""
+
+    def __init__(self, rt: Runtime, mid: str) -> None:
+        self.rt = rt
+        self.mid = mid
+        self.content: list[dict[str, Any]] = []
+        self.usage: Usage | None = None
+        self.end: End | None = None
+
+    def take(self, item: object) -> bool:
+        """Add one stream event; True at the terminal one."""
+        if isinstance(item, TextDelta | ThinkingDelta):
+            kind = "text" if isinstance(item, TextDelta) else "thinking"
+            if not self.content or self.content[-1]["type"] != kind:
+                self.content.append({"type": kind, "text": ""})
+            self.content[-1]["text"] += item.text
+            if isinstance(item, ThinkingDelta) and item.signature:
+                self.content[-1]["signature"] = item.signature
+            self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=item.text))
+        elif isinstance(item, ToolCall):
+            part: dict[str, Any] = {
+                "type": "tool_call",
+                "id": item.id,
+                "name": item.name,
+                "arguments": item.arguments or {},
+            }
+            if item.arguments is None:
+                part["invalid"] = item.error or "the arguments were not valid JSON"
+            self.content.append(part)
+        elif isinstance(item, Usage):
+            self.usage = _merge(self.usage, item)
+        elif isinstance(item, End):
+            self.end = item
+            return True
+        return False
+
+    def terminal(self) -> End:
+        """The stream's outcome, with the ways a stream can be malformed made explicit."""
+        if self.end is None:
+            return End(
+                "error",
+                error="the provider's stream ended without a terminal event (it was "
+                "cut off or malformed); the response is incomplete",
+            )
+        if self.end.outcome == "tool_use" and not any(
+            p["type"] == "tool_call" for p in self.content
+        ):
+            return End("error", error="the provider said it wanted tools but sent no tool call")
+        return self.end
+
+
+def _merge(old: Usage | None, new: Usage) -> Usage:
+    if old is None:
+        return new
+    return Usage(
+        *(
+            n if n is not None else o
+            for o, n in zip(
+                (old.input, old.output, old.cache_read, old.cache_write),
+                (new.input, new.output, new.cache_read, new.cache_write),
+                strict=True,
+            )
+        )
+    )
+
+
+# -- tools -----------------------------------------------------------------------------
+
+
+def _not_run(call: dict[str, Any], why: str) -> dict[str, Any]:
+    return {
+        "text": f"[not run: {why}]",
+        "details": {},
+        "ok": False,
+        "outcome": "cancelled",
+        "mutation": "not-applied",
+    }
+
+
+def _overlap(a: list[str] | None, b: list[str] | None) -> bool:
+    if a is None or b is None:
+        return True
+    import os
+
+    def norm(p: str) -> str:
+        return os.path.normpath(p).rstrip("/") + "/"
+
+    return any(norm(x).startswith(norm(y)) or norm(y).startswith(norm(x)) for x in a for y in b)
+
+
+def _conflicts(
+    a: tuple[ToolSpec | None, dict[str, Any]], b: tuple[ToolSpec | None, dict[str, Any]]
+) -> bool:
+    (sa, aa), (sb, ab) = a, b
+    if sa is None or sb is None:
+        return False
+    if sa.exclusive or sb.exclusive:
+        return True
+    if not (sa.mutating or sb.mutating):
+        return False
+    return _overlap(sa.touches(aa), sb.touches(ab))
+
+
+async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
+    """Run one assistant message's calls (concurrently where order does not matter),
+    record their results in call order; True if a tool said the agent is done."""
+    gen = rt.current
+    specs = [gen.tool(c["name"]) if "invalid" not in c else None for c in calls]
+    for call in calls:
+        rt.emit(
+            event(
+                "tool_start",
+                tool_call_id=call["id"],
+                name=call["name"],
+                arguments=call["arguments"],
+            )
+        )
+    tasks: list[asyncio.Task[dict[str, Any]]] = []
+    for i, call in enumerate(calls):
+        deps = [
+            tasks[j]
+            for j in range(i)
+            if _conflicts((specs[j], calls[j]["arguments"]), (specs[i], call["arguments"]))
+        ]
+        tasks.append(asyncio.ensure_future(_one_call(rt, call, specs[i], deps)))
+    try:
+        await asyncio.gather(*tasks)
+    except asyncio.CancelledError:
+        await asyncio.wait(tasks)  # each records its own end within the abort grace
+        _record_results(rt, [(c, _task_result(t, c)) for c, t in zip(calls, tasks, strict=True)])
+        raise
+    results = [t.result() for t in tasks]
+    _record_results(rt, list(zip(calls, results, strict=True)))
+    return any(r.get("details", {}).get("done") is True and r["ok"] for r in results)
+
+
+def _task_result(task: asyncio.Task[dict[str, Any]], call: dict[str, Any]) -> dict[str, Any]:
+    if task.cancelled() or task.exception() is not None:
+        return _not_run(call, "aborted")
+    return task.result()
+
+
+async def _one_call(
+    rt: Runtime,
+    call: dict[str, Any],
+    spec: ToolSpec | None,
+    deps: list[asyncio.Task[dict[str, Any]]],
+) -> dict[str, Any]:
+    if deps:
+        await asyncio.wait(deps)
+    if "invalid" in call:
+        result = {
+            "text": f"the arguments of this {call['name']} call were not valid JSON "
+            f"({call['invalid']}); send them again as one JSON object",
+            "details": {},
+            "ok": False,
+            "outcome": "error",
+            "mutation": "not-applied",
+        }
+    elif spec is None:
+        known = ", ".join(rt.tool_names) or "none"
+        result = {
+            "text": f"there is no tool named '{call['name']}'; the tools are: {known}",
+            "details": {},
+            "ok": False,
+            "outcome": "error",
+            "mutation": "not-applied",
+        }
+    else:
+        result = await _execute(rt, call, spec)
+    rt.emit(
+        event(
+            "tool_end",
+            tool_call_id=call["id"],
+            name=call["name"],
+            result=result,
+            outcome=result["outcome"],
+            is_error=not result["ok"],
+        )
+    )
+    return result
+
+
+async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
+    from smith.effects import JournalError, run_tool
+
+    ctx = rt.context.for_call()
+    ctx.loop = asyncio.get_running_loop()
+    prepare = None
+    if spec.name in AUTHORISED:
+        ctx.env = rt.secrets.env()
+        prepare = rt.secrets.restore_args
+    cause = {"tool_call": call["id"], "turn": rt.turn}
+
+    def work() -> dict[str, Any]:
+        try:
+            out = run_tool(rt.journal, spec, call["arguments"], ctx, cause=cause, prepare=prepare)
+        except JournalError as exc:
+            return {
+                "text": exc.error.diagnostic.render(),
+                "details": {},
+                "ok": False,
+                "outcome": "error",
+                "mutation": exc.mutation,
+            }
+        except Exception as exc:  # recorded by run_tool; the model is told
+            log.exception("tool %s crashed", spec.name)
+            return {
+                "text": f"the {spec.name} tool failed: {type(exc).__name__}: {exc}",
+                "details": {},
+                "ok": False,
+                "outcome": "error",
+                "mutation": "unknown",
+            }
+        return {**out.result.to_dict(), "outcome": out.outcome}
+
+    timeout = spec.timeout or rt.limits.tool_timeout
+    own = call["arguments"].get("timeout") if spec.name == "bash" else None
+    if isinstance(own, int | float):
+        timeout = max(timeout, float(own) + 30)  # bash ends its own command first
+    future = asyncio.get_running_loop().run_in_executor(None, work)
+    try:
+        result = await asyncio.wait_for(asyncio.shield(future), timeout)
+    except TimeoutError:
+        ctx.cancelled.set()
+        result = await _settle(rt, future)
+        result["text"] = f"[timed out after {timeout:g} s] " + result["text"]
+        result["ok"] = False
+    except asyncio.CancelledError:
+        # Aborted: the tool is told, and its own record of how it ended (cancelled, or
+        # finished after all) becomes the result the model sees on resume.
+        ctx.cancelled.set()
+        result = await _settle(rt, future)
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+    return _finish(rt, result)
+
+
+async def _settle(rt: Runtime, future: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
+    """The result of a cancelled call once it has recorded its end (bounded wait)."""
+    done, _ = await asyncio.wait({future}, timeout=rt.limits.abort_grace)
+    if done:
+        return future.result()
+    return {
+        "text": "[the call did not stop in time; its effect is unknown]",
+        "details": {},
+        "ok": False,
+        "outcome": "unknown",
+        "mutation": "unknown",
+    }
+
+
+def _finish(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
+    result = rt.secrets.redact(result)  # type: ignore[assignment]
+    result["text"] = truncate(result["text"], rt.limits.result_bytes)
+    return result
+
+
+def truncate(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` UTF-8 bytes, at a character boundary, with a marker
+    stating the original size."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", "ignore")
+    return (
+        f"{kept}\n[truncated: the result was {len(data)} bytes; the first "
+        f"{len(kept.encode('utf-8', 'surrogatepass'))} are shown]"
+    )
+
+
+def _record_results(rt: Runtime, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    for call, result in pairs:
+        message = {
+            "role": "tool_result",
+            "tool_call_id": call["id"],
+            "tool_name": call["name"],
+            "content": [{"type": "text", "text": result["text"]}],
+            "is_error": not result["ok"],
+            "outcome": result["outcome"],
+            "details": result.get("details", {}),
+        }
+        rt.session.append("message", message, pair=call["id"])

@@ -1,0 +1,177 @@
+"""The plugin contract: what a plugin contributes and how it takes part in the loop.
+
+Built-in plugins (smith.plugins.*) and, later, sandboxed user plugins use this one
+contract. A plugin is a name plus contributions:
+
+- `handlers`: lifecycle event type -> handler. Handlers run in plugin order at the
+  runtime's safe points (`agent_start`, `turn_start`, `turn_end`, `agent_end`,
+  `compaction_end`), get the event and a read-only view of the runtime, and return a
+  batch of actions (or None). The runtime validates the batch of every handler of one
+  event together, rejects conflicting ones with a diagnostic, and publishes one new
+  runtime generation that the next provider request uses.
+- `queue_policies`: name -> policy choosing which queued inputs are delivered at once.
+- `tools`: extra tools (ToolSpecs) the plugin makes available.
+
+    def on_turn_start(event, view):
+        if view.turn == 1:
+            return [AppendSystemPrompt("Answer in British English.")]
+
+    Plugin("style", handlers={"turn_start": on_turn_start})
+
+A handler may be a coroutine function. One that runs past its deadline (or ignores
+cancellation) is abandoned and reported; the loop never waits on it for long.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from smith.effects import ToolSpec
+
+SAFE_POINTS = ("agent_start", "turn_start", "turn_end", "agent_end", "compaction_end")
+
+
+# -- actions ------------------------------------------------------------------------
+# Each action names the slot of the runtime it sets; two different values for one slot
+# in one batch are a conflict.
+
+
+@dataclass(frozen=True, slots=True)
+class SetModel:
+    model: str  # a model setting such as "scripted:PATH" or "provider/model"
+
+    def slot(self) -> str:
+        return "model"
+
+
+@dataclass(frozen=True, slots=True)
+class SetThinking:
+    level: str  # one of smith.config THINKING_LEVELS
+
+    def slot(self) -> str:
+        return "thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class SetSystemPrompt:
+    text: str
+
+    def slot(self) -> str:
+        return "system"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendSystemPrompt:
+    """Adds to the system prompt of the new generation (several may combine)."""
+
+    text: str
+
+    def slot(self) -> str:
+        return f"system+{self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class AddTool:
+    tool: ToolSpec
+
+    def slot(self) -> str:
+        return f"tool:{self.tool.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveTool:
+    name: str
+
+    def slot(self) -> str:
+        return f"tool:{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class SetSetting:
+    """A runtime-only sampling setting (temperature, max_tokens); never persisted."""
+
+    key: str
+    value: object
+
+    def slot(self) -> str:
+        return f"setting:{self.key}"
+
+
+@dataclass(frozen=True, slots=True)
+class Enqueue:
+    """Queue user input as if the user had typed it (mode `steer` or `follow_up`)."""
+
+    mode: str
+    text: str
+
+    def slot(self) -> str:
+        return f"enqueue:{self.mode}:{self.text}"
+
+
+Action = (
+    SetModel
+    | SetThinking
+    | SetSystemPrompt
+    | AppendSystemPrompt
+    | AddTool
+    | RemoveTool
+    | SetSetting
+    | Enqueue
+)
+ACTION_TYPES = (
+    SetModel,
+    SetThinking,
+    SetSystemPrompt,
+    AppendSystemPrompt,
+    AddTool,
+    RemoveTool,
+    SetSetting,
+    Enqueue,
+)
+
+
+class RuntimeView(Protocol):
+    """What a handler may read: the published generation and where the loop is."""
+
+    @property
+    def generation(self) -> int: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def thinking(self) -> str: ...
+    @property
+    def system_prompt(self) -> str: ...
+    @property
+    def tool_names(self) -> tuple[str, ...]: ...
+    @property
+    def turn(self) -> int: ...
+
+
+Handler = Callable[
+    [dict[str, Any], RuntimeView],
+    "Sequence[Action] | Awaitable[Sequence[Action] | None] | None",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedItem:
+    id: str
+    mode: str  # steer | follow_up
+    text: str
+
+
+class QueuePolicy(Protocol):
+    """Chooses the items (in queue order, all of one mode) delivered at one point."""
+
+    def __call__(self, items: Sequence[QueuedItem]) -> Sequence[QueuedItem]: ...
+
+
+@dataclass(frozen=True)
+class Plugin:
+    name: str
+    handlers: Mapping[str, Handler] = field(default_factory=dict)
+    queue_policies: Mapping[str, QueuePolicy] = field(default_factory=dict)
+    tools: Sequence[ToolSpec] = ()

@@ -1,0 +1,141 @@
+"""Abort during streaming, during a tool and during compaction leaves a consistent session
+that a new process can resume."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from smith.effects import ToolContext, builtin_tools
+from smith.providers import End, TextDelta, ToolCall
+from smith.runtime import Runtime
+from smith.session import Session
+from tests.runtime_kit import Fake, Gate, World, messages, run, say
+
+
+def _paired(msgs: list[dict[str, Any]]) -> bool:
+    """Every tool call is answered by a result before the next user or assistant turn."""
+    open_calls: list[str] = []
+    for m in msgs:
+        if m["role"] == "tool_result":
+            if m["tool_call_id"] not in open_calls:
+                return False
+            open_calls.remove(m["tool_call_id"])
+        else:
+            if open_calls:
+                return False
+            open_calls = [p["id"] for p in m["content"] if p["type"] == "tool_call"]
+    return not open_calls
+
+
+def _resume(w: World) -> Fake:
+    """Open the session as a new process would and run one more prompt on it."""
+    w.session.close()
+    fake = Fake(say("resumed"))
+    session = Session.open(w.path)
+
+    async def main() -> None:
+        ctx = ToolContext(root=str(w.project), cwd=str(w.project), session=session)
+        rt = Runtime(session, model=(fake, "m"), tools=list(builtin_tools().values()), context=ctx)
+        rt.prompt("carry on")
+        await rt.wait_idle()
+        await rt.close()
+
+    run(main)
+    session.close()
+    assert _paired(fake.requests[0].messages)  # type: ignore[arg-type]
+    return fake
+
+
+def test_abort_during_streaming(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    gate = Gate()
+    fake = Fake([TextDelta("I will "), TextDelta("start by"), ToolCall("c1", "ls", {}), gate])
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("go")
+        await gate.reached.wait()
+        assert rt.abort() is True
+        await rt.wait_idle()
+        assert rt.abort() is False  # nothing left to abort
+
+    run(main)
+    assert w.of("agent_end")[-1]["stop"] == "abort"
+    assert w.types()[-1] == "settled"
+    recorded = messages(w.reopened())
+    assistant = recorded[1]
+    assert assistant["stop"] == "abort"
+    assert assistant["content"][0]["text"] == "I will start by"
+    # The call streamed before the abort did not run, and says so, so calls stay paired.
+    assert recorded[2]["role"] == "tool_result" and "not run" in recorded[2]["content"][0]["text"]
+    assert not [e for e in w.session.entries() if e.kind == "effect_intent"]
+    resumed = _resume(w)
+    assert [m["role"] for m in resumed.requests[0].messages] == [
+        "user",
+        "assistant",
+        "tool_result",
+        "user",
+    ]
+
+
+def test_abort_during_a_tool_ends_the_command_and_records_it_cancelled(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    marker = w.project / "finished"
+    fake = Fake([ToolCall("c1", "bash", {"command": f"sleep 30; touch {marker}"}), End("tool_use")])
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("go")
+        while not [e for e in w.session.entries() if e.kind == "effect_intent"]:
+            await asyncio.sleep(0.01)
+        rt.abort()
+        await rt.wait_idle()
+
+    run(main)
+    assert w.of("agent_end")[-1]["stop"] == "abort"
+    completions = [e.content for e in w.reopened().entries() if e.kind == "effect_completion"]
+    assert len(completions) == 1
+    assert completions[0]["outcome"] == "cancelled"  # type: ignore[index]
+    assert completions[0]["mutation"] == "unknown"  # type: ignore[index]
+    result = messages(w.session)[-1]
+    assert result["role"] == "tool_result" and result["is_error"]
+    assert w.of("tool_end")[0]["outcome"] == "cancelled"
+    assert not marker.exists()
+    _resume(w)
+
+
+def test_abort_during_compaction_keeps_history_as_it_was(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    gate = Gate()
+    fake = Fake(say("one " * 50), say("two " * 50), [TextDelta("Summary so"), gate])
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        for text in ("first", "second"):
+            rt.prompt(text)
+            await rt.wait_idle()
+        rt.compact()
+        await gate.reached.wait()
+        rt.abort()
+        await rt.wait_idle()
+
+    run(main)
+    end = w.of("compaction_end")[-1]
+    assert end["ok"] is False and "aborted" in end["error"]
+    assert not [e for e in w.reopened().entries() if e.kind == "compaction"]
+    assert w.types()[-1] == "settled"
+    resumed = _resume(w)
+    assert len(resumed.requests[0].messages) == 5  # everything, uncompacted
+
+
+def test_abort_when_idle_does_nothing(tmp_path: Path) -> None:
+    w = World(tmp_path)
+
+    async def main() -> None:
+        rt = w.runtime(Fake())
+        assert rt.abort() is False
+
+    run(main)
+    assert w.events == []

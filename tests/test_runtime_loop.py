@@ -1,0 +1,415 @@
+"""The agent loop: events in order, what is recorded, tool calls, queued input, stops."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smith.effects import ToolContext, ToolResult, ToolSpec
+from smith.providers import End, TextDelta, ThinkingDelta, ToolCall, Usage
+from smith.runtime import EVENT_TYPES, Limits, truncate
+from tests.runtime_kit import Fake, Gate, World, call, messages, run, say, slow_tool
+
+
+def test_a_tool_using_turn_emits_the_documented_events_and_records_the_same(
+    tmp_path: Path,
+) -> None:
+    w = World(tmp_path)
+    fake = Fake(
+        [
+            ThinkingDelta("look "),
+            ThinkingDelta("first"),
+            *call(("read", {"path": "src/app.py"}), text="Reading."),
+        ],
+        say("It returns hello."),
+    )
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("what does app do?")
+        await rt.wait_idle()
+
+    run(main)
+    assert set(w.types()) <= set(EVENT_TYPES)
+    assert w.types() == [
+        "agent_start",
+        "message_start",
+        "message_delta",
+        "message_end",  # the user's message
+        "turn_start",
+        "message_start",
+        "message_delta",
+        "message_delta",
+        "message_delta",
+        "message_end",
+        "tool_start",
+        "tool_end",
+        "turn_end",
+        "turn_start",
+        "message_start",
+        "message_delta",
+        "message_delta",
+        "message_delta",
+        "message_end",
+        "turn_end",
+        "agent_end",
+        "settled",
+    ]
+    # Deltas between start and end assemble to exactly the authoritative message.
+    for start in [i for i, e in enumerate(w.events) if e["type"] == "message_start"]:
+        end = next(e for e in w.events[start:] if e["type"] == "message_end")
+        for channel in ("text", "thinking"):
+            deltas = "".join(
+                e["delta"]
+                for e in w.events[start : w.events.index(end)]
+                if e["type"] == "message_delta" and e["channel"] == channel
+            )
+            parts = "".join(p["text"] for p in end["message"]["content"] if p["type"] == channel)
+            assert deltas == parts
+    tool_end = w.of("tool_end")[0]
+    assert tool_end["tool_call_id"] == "call_0" and tool_end["name"] == "read"
+    assert "return 'hello'" in tool_end["result"]["text"]
+    assert w.of("agent_end")[0]["stop"] == "end"
+    # The session file holds the same conversation, in order, with the effect records.
+    recorded = w.reopened()
+    kinds = [
+        (e.kind, e.content.get("role") if isinstance(e.content, dict) else None)
+        for e in recorded.branch()
+    ]
+    assert kinds == [
+        ("message", "user"),
+        ("message", "assistant"),
+        ("effect_intent", None),
+        ("effect_completion", None),
+        ("message", "tool_result"),
+        ("message", "assistant"),
+    ]
+    ends = [e["message"] for e in w.of("message_end")]
+    assert messages(recorded) == [*ends[:2], messages(recorded)[2], *ends[2:]]
+    assert messages(recorded)[2]["tool_call_id"] == "call_0"
+    # The second request carried the call and its result, paired.
+    roles = [m["role"] for m in fake.requests[1].messages]
+    assert roles == ["user", "assistant", "tool_result"]
+
+
+def test_calls_run_concurrently_and_results_are_recorded_in_call_order(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    first, second = threading.Event(), threading.Event()
+    log: list[str] = []
+    tools = [slow_tool("alpha", first, log=log), slow_tool("beta", second, log=log)]
+    fake = Fake(call(("alpha", {}), ("beta", {})), say("both done"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=tools)
+        rt.prompt("go")
+        # beta finishes first; alpha was already running alongside it.
+        while len(log) < 2:
+            await asyncio.sleep(0.005)
+        second.set()
+        while len(w.of("tool_end")) < 1:
+            await asyncio.sleep(0.005)
+        first.set()
+        await rt.wait_idle()
+
+    run(main)
+    assert log[:2] == ["start alpha ", "start beta "] or log[:2] == ["start beta ", "start alpha "]
+    assert [e["name"] for e in w.of("tool_end")] == ["beta", "alpha"]  # as they finished
+    results = [m for m in messages(w.session) if m["role"] == "tool_result"]
+    assert [r["tool_name"] for r in results] == ["alpha", "beta"]  # in call order
+
+
+def test_mutating_calls_on_overlapping_paths_run_in_order(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    release = threading.Event()
+    release.set()
+    log: list[str] = []
+    probe = threading.Condition()
+    tools = [
+        slow_tool("put", release, mutating=True, log=log, probe=probe),
+        slow_tool("look", release, log=log, probe=probe),
+    ]
+    fake = Fake(
+        call(
+            ("put", {"path": "src/a.py"}), ("look", {"path": "src"}), ("put", {"path": "src/a.py"})
+        ),
+        say("ok"),
+    )
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=tools)
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    # Each call touching src/a.py waited for the one before it.
+    assert log == [
+        "start put src/a.py",
+        "end put src/a.py",
+        "start look src",
+        "end look src",
+        "start put src/a.py",
+        "end put src/a.py",
+    ]
+
+
+def test_an_exclusive_tool_runs_alone(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    release = threading.Event()
+    release.set()
+    log: list[str] = []
+    probe = threading.Condition()
+    tools = [
+        slow_tool("solo", release, exclusive=True, log=log, probe=probe),
+        slow_tool("look", release, log=log, probe=probe),
+    ]
+    fake = Fake(call(("look", {"path": "a"}), ("solo", {}), ("look", {"path": "b"})), say("ok"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=tools)
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    assert log.index("end look a") < log.index("start solo ") < log.index("end solo ")
+    assert log.index("end solo ") < log.index("start look b")
+
+
+def test_invalid_arguments_and_unknown_tools_become_errors_the_model_sees(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    fake = Fake(
+        [
+            ToolCall("c1", "read", {"path": 42}),
+            ToolCall("c2", "deploy", {}),
+            ToolCall("c3", "read", None, error="Expecting ',' at 1:9"),
+            End("tool_use"),
+        ],
+        say("sorry"),
+    )
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    results = {r["tool_call_id"]: r for r in messages(w.session) if r["role"] == "tool_result"}
+    assert all(r["is_error"] for r in results.values())
+    assert "invalid arguments for read" in results["c1"]["content"][0]["text"]
+    assert "no tool named 'deploy'" in results["c2"]["content"][0]["text"]
+    assert "read" in results["c2"]["content"][0]["text"]  # names the tools there are
+    assert "not valid JSON" in results["c3"]["content"][0]["text"]
+    # None of them reached an effect.
+    assert not [e for e in w.session.entries() if e.kind == "effect_intent"]
+    assert [m["role"] for m in fake.requests[1].messages][-3:] == ["tool_result"] * 3
+
+
+def test_steer_is_delivered_after_the_tool_batch_before_the_next_request(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    release = threading.Event()
+    fake = Fake(call(("hold", {})), say("steered"), say("done"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=[slow_tool("hold", release)])
+        rt.prompt("start")
+        while not w.of("tool_start"):
+            await asyncio.sleep(0.005)
+        rt.steer("use tabs")
+        assert [i.text for i in rt.queue.items()] == ["use tabs"]
+        release.set()
+        await rt.wait_idle()
+
+    run(main)
+    second = [m["role"] for m in fake.requests[1].messages]
+    assert second == ["user", "assistant", "tool_result", "user"]
+    assert fake.requests[1].messages[-1]["content"][0]["text"] == "use tabs"
+    assert len(fake.requests) == 2  # no follow-up round
+    assert w.of("queue_changed")[-1]["queue"] == []
+
+
+def test_follow_up_waits_until_the_agent_would_stop(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    release = threading.Event()
+    fake = Fake(call(("hold", {})), say("first answer"), say("second answer"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=[slow_tool("hold", release)])
+        rt.prompt("start")
+        while not w.of("tool_start"):
+            await asyncio.sleep(0.005)
+        rt.follow_up("and then this")
+        release.set()
+        await rt.wait_idle()
+
+    run(main)
+    # Not delivered after the tool batch (the model still had work), but after its answer.
+    assert [m["role"] for m in fake.requests[1].messages][-1] == "tool_result"
+    last = fake.requests[2].messages
+    assert [m["role"] for m in last][-2:] == ["assistant", "user"]
+    assert last[-1]["content"][0]["text"] == "and then this"
+    assert [e["stop"] for e in w.of("agent_end")] == ["end"]
+
+
+def test_queued_items_can_be_listed_and_removed(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    gate = Gate()
+    fake = Fake([gate, *say("x")], say("y"))
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("start")
+        await gate.reached.wait()
+        a = rt.steer("one")
+        rt.follow_up("two")
+        assert [i.mode for i in rt.queue.items()] == ["steer", "follow_up"]
+        assert rt.submit({"op": "queue_remove", "id": a}) is True
+        assert rt.submit({"op": "queue_remove", "id": a}) is False
+        assert [i.text for i in rt.queue.items()] == ["two"]
+        gate.opened.set()
+        await rt.wait_idle()
+
+    run(main)
+    assert fake.requests[1].messages[-1]["content"][0]["text"] == "two"
+
+
+def test_all_at_once_policy_delivers_every_queued_steer_together(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    gate = Gate()
+    fake = Fake([gate, *call(("ls", {}))], say("x"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, queue_policy=("all", "one-at-a-time"))
+        rt.prompt("start")
+        await gate.reached.wait()
+        rt.steer("a")
+        rt.steer("b")
+        gate.opened.set()
+        await rt.wait_idle()
+
+    run(main)
+    texts = [m["content"][0]["text"] for m in fake.requests[1].messages if m["role"] == "user"]
+    assert texts == ["start", "a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("limits", "responses", "stop"),
+    [
+        (Limits(max_iterations=2), [call(("ls", {}))] * 3, "max_iterations"),
+        (
+            Limits(token_budget=150),
+            [[*call(("ls", {}))[:-1], Usage(100, 60), End("tool_use")]] * 3,
+            "token_budget",
+        ),
+        (Limits(), [[TextDelta("cut"), End("limit")]], "limit"),
+        (Limits(), [[TextDelta("half")]], "error"),  # no terminal event: malformed
+    ],
+    ids=["iterations", "token-budget", "output-limit", "no-terminal-event"],
+)
+def test_explicit_stops(tmp_path: Path, limits: Limits, responses: list[Any], stop: str) -> None:
+    w = World(tmp_path)
+    fake = Fake(*responses)
+
+    async def main() -> None:
+        rt = w.runtime(fake, limits=limits)
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    end = w.of("agent_end")[-1]
+    assert end["stop"] == stop
+    if stop == "error":
+        assert "without a terminal event" in end["error"]
+        assert messages(w.session)[-1]["stop"] == "error"
+
+
+def test_a_tool_can_say_the_agent_is_done(tmp_path: Path) -> None:
+    w = World(tmp_path)
+
+    def finish(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        return ToolResult("finished", details={"done": True})
+
+    spec = ToolSpec("finish", "end the task", {"type": "object"}, finish, mutating=False)
+    fake = Fake(call(("finish", {})), say("never asked"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=[spec])
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    assert w.of("agent_end")[-1]["stop"] == "done"
+    assert len(fake.requests) == 1
+
+
+def test_a_deadline_stops_the_prompt(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    gate = Gate()  # never opened: only the deadline can end this
+    fake = Fake([TextDelta("thinking about it"), gate])
+
+    async def main() -> None:
+        rt = w.runtime(fake, limits=Limits(deadline=0.2))
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    assert w.of("agent_end")[-1]["stop"] == "deadline"
+    assert messages(w.session)[-1]["stop"] == "abort"
+
+
+def test_retryable_errors_are_retried_with_a_retry_event(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    fake = Fake(
+        [End("error", error="overloaded", retryable=True, retry_after=0.001)], say("fine now")
+    )
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    assert [(e["attempt"], e["error"]) for e in w.of("retry")] == [(1, "overloaded")]
+    assert w.of("agent_end")[-1]["stop"] == "end"
+
+
+def test_a_failing_observer_never_breaks_the_loop(tmp_path: Path) -> None:
+    w = World(tmp_path)
+
+    def broken(event: dict[str, Any]) -> None:
+        raise RuntimeError("observer bug")
+
+    async def main() -> None:
+        rt = w.runtime(Fake(say("still fine")))
+        rt.on_event(broken)
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    assert w.of("agent_end")[-1]["stop"] == "end"
+
+
+def test_tool_results_are_truncated_at_a_utf8_boundary_with_the_size() -> None:
+    text = "é" * 100  # 200 bytes
+    cut = truncate(text, 51)
+    assert cut.startswith("é" * 25 + "\n")
+    assert "200 bytes" in cut and "first 50" in cut
+    assert truncate("short", 51) == "short"
+
+
+def test_long_results_reach_the_model_truncated(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    (w.project / "big.txt").write_text("→" * 5000 + "\n")
+    fake = Fake(call(("read", {"path": "big.txt"})), say("ok"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, limits=Limits(result_bytes=1000))
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    result = fake.requests[1].messages[-1]["content"][0]["text"]  # type: ignore[index]
+    assert "[truncated: the result was" in result
+    assert len(result.encode()) < 1200
