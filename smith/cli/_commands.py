@@ -39,7 +39,11 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "eval",
         "Run one prompt without the TUI and print the result",
-        capability="one-shot evaluation",
+        module="smith.frontends.eval",
+        description="Run one prompt through the agent without the TUI. The answer streams "
+        "to stdout and tool activity to stderr; --json prints every event as a JSON line, "
+        "ending in a result record. Exit status: 0 finished, 1 stopped on an error or a "
+        "limit, 2 bad usage, 130 aborted.",
     ),
     Command(
         "rpc", "Speak JSON-RPC 2.0 over standard input and output", capability="the JSON-RPC mode"

@@ -175,7 +175,9 @@ def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, ConfigError):
         return EXIT_USAGE
     if isinstance(exc, SmithError):
-        usage = exc.diagnostic.code.startswith(("cli.", "config."))
+        # Bad words on the command line or in configuration (a model that names no
+        # provider, a script that cannot be played) are usage errors.
+        usage = exc.diagnostic.code.startswith(("cli.", "config.", "model.", "scripted."))
         return EXIT_USAGE if usage else EXIT_FAILURE
     return EXIT_FAILURE
 

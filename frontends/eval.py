@@ -1,0 +1,196 @@
+"""`smith eval PROMPT`: one prompt through the runtime, without the TUI.
+
+Human output (default): the answer streams to stdout; tool activity, retries and errors
+go to stderr. `--json`: every runtime event as one JSON line on stdout (docs/events.md),
+ending in a `result` record. Exit codes: 0 the agent finished, 1 it stopped on an error
+or a limit, 2 bad usage or configuration, 130 aborted (Ctrl-C, SIGTERM).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+    from smith.runtime import Runtime
+
+SUCCESS_STOPS = ("end", "done")
+EXIT_ABORTED = 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prompt", metavar="PROMPT", help="what to ask; - reads it from stdin")
+    parser.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    parser.add_argument(
+        "--session", metavar="NAME", help="continue this session (name or id) instead of a new one"
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    import asyncio
+
+    from smith.runtime._setup import DEMO_BANNER, model_setting, named_session
+
+    text = sys.stdin.read() if args.prompt == "-" else args.prompt
+    config = ctx.config()
+    model, is_demo = model_setting(config)
+    if is_demo and not args.json:
+        print(DEMO_BANNER, file=ctx.stderr)
+    name = args.session or _session_name(text)
+    session = named_session(config, name)
+    assert session is not None
+    with session:
+        print(f"smith: session {session.name} ({session.id})", file=ctx.stderr)
+        return asyncio.run(_main(args, ctx, session, model, text))
+
+
+def _session_name(text: str) -> str:
+    words = " ".join(text.split())[:40].rstrip()
+    import time
+
+    return f"eval {time.strftime('%Y-%m-%d %H:%M:%S')} {words}".strip()
+
+
+async def _main(args: argparse.Namespace, ctx: Context, session: Any, model: str, text: str) -> int:
+    import asyncio
+    import signal
+
+    from smith.effects import EffectJournal, builtin_tools
+    from smith.runtime import Limits, Runtime
+    from smith.runtime._setup import tool_context
+
+    config = ctx.config()
+    EffectJournal(session).reconcile()
+    runtime = Runtime(
+        session,
+        model=model,
+        tools=list(builtin_tools().values()),
+        context=tool_context(config, ctx.cwd, session),
+        thinking=str(config["thinking"]),
+        limits=Limits(max_iterations=config.integer("agent.max-iterations")),
+        settings=_sampling(config),
+    )
+    out = _Output(ctx.stdout, runtime)
+    render = _json_printer(out) if args.json else _HumanPrinter(out, ctx.stderr)
+    runtime.on_event(render)
+    final: dict[str, Any] = {}
+    runtime.on_event(lambda ev: final.update(ev) if ev["type"] == "agent_end" else None)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, runtime.abort)
+    try:
+        runtime.prompt(text)
+        await runtime.wait_idle()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+        await runtime.close()
+    stop = str(final.get("stop", "error"))
+    code = 0 if stop in SUCCESS_STOPS else EXIT_ABORTED if stop == "abort" else 1
+    if args.json:
+        out.write(json.dumps(_result(runtime, final, code)) + "\n")
+    elif code and not out.closed:
+        error = final.get("error") or f"the agent stopped: {stop}"
+        print(f"smith: {error}", file=ctx.stderr)
+    out.flush()
+    return code
+
+
+class _Output:
+    """stdout that, once its reader has gone (a closed pipe), aborts the run instead of
+    failing on every event: nobody is left to read the answer."""
+
+    def __init__(self, stream: TextIO, runtime: Runtime) -> None:
+        self.stream = stream
+        self.runtime = runtime
+        self.closed = False
+
+    def write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):
+            self.closed = True
+            self.runtime.abort()
+
+    def flush(self) -> None:
+        self.write("")
+
+
+def _sampling(config: Any) -> dict[str, object]:
+    settings: dict[str, object] = {}
+    if config["model.temperature"] is not None:
+        settings["temperature"] = config["model.temperature"]
+    if config["model.max-tokens"] is not None:
+        settings["max_tokens"] = config["model.max-tokens"]
+    return settings
+
+
+def _text_of(message: dict[str, Any] | None) -> str:
+    if not message:
+        return ""
+    return "".join(p["text"] for p in message.get("content", []) if p.get("type") == "text")
+
+
+def _result(runtime: Runtime, final: dict[str, Any], code: int) -> dict[str, Any]:
+    message = final.get("message")
+    return {
+        "type": "result",
+        "ok": code == 0,
+        "exit_code": code,
+        "stop": final.get("stop"),
+        "error": final.get("error"),
+        "text": _text_of(message),
+        "message": message,
+        "session": {"id": runtime.session.id, "name": runtime.session.name},
+        "cost": runtime.cost.to_dict(),
+    }
+
+
+def _json_printer(out: _Output) -> Any:
+    def emit(ev: dict[str, Any]) -> None:
+        out.write(json.dumps(ev, ensure_ascii=False) + "\n")
+
+    return emit
+
+
+class _HumanPrinter:
+    """The answer on stdout as it streams; what the agent does on stderr."""
+
+    def __init__(self, out: _Output, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self.role = ""
+        self.at_line_start = True
+
+    def __call__(self, ev: dict[str, Any]) -> None:
+        kind = ev["type"]
+        if kind == "message_start":
+            self.role = ev["role"]
+        elif kind == "message_delta" and self.role == "assistant" and ev["channel"] == "text":
+            self.out.write(ev["delta"])
+            self.at_line_start = ev["delta"].endswith("\n")
+        elif kind == "message_end" and self.role == "assistant" and not self.at_line_start:
+            self.out.write("\n")
+            self.at_line_start = True
+        elif kind == "tool_start":
+            args = json.dumps(ev["arguments"], ensure_ascii=False)
+            print(f"→ {ev['name']} {args[:200]}", file=self.err)
+        elif kind == "tool_end":
+            first = ev["result"]["text"].strip().splitlines()[:1]
+            mark = "✗" if ev["is_error"] else "✓"
+            print(f"{mark} {ev['name']}: {first[0][:200] if first else ''}", file=self.err)
+        elif kind == "retry":
+            print(f"smith: retrying in {ev['delay']:g} s: {ev['error']}", file=self.err)
+        elif kind == "error":
+            d = ev["diagnostic"]
+            print(f"smith: {d.get('what', d)}", file=self.err)
+        elif kind == "compaction_end":
+            state = "compacted the context" if ev["ok"] else f"compaction failed: {ev['error']}"
+            print(f"smith: {state}", file=self.err)

@@ -1,0 +1,161 @@
+"""`smith.Agent`: the runtime as a Python library.
+
+    import smith
+
+    async with smith.Agent(model="demo", cwd="path/to/project") as agent:
+        message = await agent.send("list the files")
+        print(smith.text_of(message))
+
+An Agent owns one session (new in the session store unless one is given) and one
+runtime over it. `send` runs a prompt to its stop and returns the final assistant
+message; `events()` and `on_event()` observe everything the runtime does (docs/events.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from smith.diagnostics import DiagnosticKind, Source
+from smith.effects import ToolContext, ToolSpec
+from smith.providers import Provider
+from smith.runtime import DEFAULT_SYSTEM_PROMPT, Event, Limits, Runtime, SecretProxy
+from smith.sdk import Plugin
+from smith.session import Session, SessionStore
+
+BUSY = DiagnosticKind(
+    "agent.busy",
+    what="this agent is still working on a prompt",
+    why="send() runs one prompt at a time and waits for it to finish",
+    fix="await the first send(), or use steer()/follow_up() to add to the running prompt",
+)
+
+
+class AgentStopped(Exception):
+    """A prompt ended on an error or an abort; `stop`, `error` and the final `message`
+    (possibly partial) say how."""
+
+    def __init__(self, stop: str, error: str | None, message: dict[str, Any] | None) -> None:
+        super().__init__(f"the agent stopped ({stop})" + (f": {error}" if error else ""))
+        self.stop = stop
+        self.error = error
+        self.message = message
+
+
+def builtin_tools() -> list[ToolSpec]:
+    """The built-in tools (read, write, edit, bash, find, grep, ls), to extend or filter."""
+    from smith.effects import builtin_tools as table
+
+    return list(table().values())
+
+
+def text_of(message: Mapping[str, Any] | None) -> str:
+    """The text of a message (its text parts, joined)."""
+    if not message:
+        return ""
+    return "".join(p["text"] for p in message.get("content", []) if p.get("type") == "text")
+
+
+class Agent:
+    def __init__(
+        self,
+        model: str | tuple[Provider, str] = "demo",
+        *,
+        tools: Iterable[ToolSpec] | None = None,
+        session: Session | None = None,
+        store: SessionStore | str | None = None,
+        cwd: str | None = None,
+        name: str = "library",
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        thinking: str = "off",
+        plugins: Sequence[Plugin] = (),
+        limits: Limits | None = None,
+        secrets: SecretProxy | None = None,
+    ) -> None:
+        """`tools`: the tools the model may call (default: the built-in ones; pass
+        `[*smith.builtin_tools(), my_tool]` to add to them). `store`: a SessionStore or
+        its directory (default: smith's data directory)."""
+        root = os.path.realpath(cwd or os.getcwd())
+        if session is None:
+            if not isinstance(store, SessionStore):
+                from smith.paths import default_data_home
+
+                store = SessionStore(store or default_data_home(os.environ))
+            session = store.create(name=name, cwd=root)
+        self.session = session
+        context = ToolContext(root=root, cwd=root, session=session)
+        self.runtime = Runtime(
+            session,
+            model=model,
+            tools=builtin_tools() if tools is None else list(tools),
+            context=context,
+            system_prompt=system_prompt,
+            thinking=thinking,
+            plugins=plugins,
+            limits=limits,
+            secrets=secrets,
+        )
+
+    async def send(self, text: str) -> dict[str, Any]:
+        """Run `text` until the agent stops; the final assistant message. Raises
+        AgentStopped when it ended on an error or an abort."""
+        if self.runtime.busy:
+            raise BUSY.error(value=text[:40], source=Source("argument", "send"))
+        ended: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
+
+        def watch(event: Event) -> None:
+            if event["type"] == "agent_end" and not ended.done():
+                ended.set_result(event)
+
+        stop_watching = self.runtime.on_event(watch)
+        try:
+            self.runtime.prompt(text)
+            await self.runtime.wait_idle()
+        finally:
+            stop_watching()
+        end: Event = ended.result() if ended.done() else {"stop": "error", "message": None}
+        message = end.get("message")
+        if end["stop"] in ("error", "abort", "deadline"):
+            raise AgentStopped(end["stop"], end.get("error"), message)
+        return message or {"role": "assistant", "content": []}
+
+    def events(self) -> AsyncIterator[Event]:
+        """Every event from now until the agent is closed."""
+        return self.runtime.events()
+
+    def on_event(self, callback: Callable[[Event], object]) -> Callable[[], None]:
+        """Call `callback(event)` for each event (best-effort: its exceptions are logged,
+        never raised into the loop); returns a function that stops the calls."""
+        return self.runtime.on_event(callback)
+
+    def steer(self, text: str) -> str:
+        return self.runtime.steer(text)
+
+    def follow_up(self, text: str) -> str:
+        return self.runtime.follow_up(text)
+
+    def abort(self) -> bool:
+        return self.runtime.abort()
+
+    async def compact(self) -> None:
+        self.runtime.compact()
+        await self.runtime.wait_idle()
+
+    @property
+    def cost(self) -> dict[str, object]:
+        return self.runtime.cost.to_dict()
+
+    async def close(self) -> None:
+        await self.runtime.close()
+        self.session.close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
