@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_cbor, bench_config, bench_session, bench_tools
+from benchmarks import bench_cbor, bench_config, bench_runtime, bench_session, bench_tools
 from benchmarks._measure import startup_ratio
 
 
@@ -47,6 +47,12 @@ def main() -> int:
         f"tools search     grep {t['grep_over_rg']:.2f}x (a common pattern "
         f"{t['grep_common_over_rg']:.2f}x) and find {t['find_over_rg']:.2f}x rg run directly "
         "on a copy of the standard library"
+    )
+    r = bench_runtime.figures()
+    print(
+        f"runtime turn     {r['turn_ms']:.2f} ms per tool-using turn, "
+        f"{r['events_per_s']:,.0f} events/s; the bare scripted stream takes "
+        f"{r['stream_turn_ms'] * 1e3:.0f} us ({r['over_stream']:.0f}x)"
     )
     return 0
 

@@ -9,15 +9,32 @@ or a limit, 2 bad usage or configuration, 130 aborted (Ctrl-C, SIGTERM).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
+
+from smith.diagnostics import DiagnosticKind, Source
 
 if TYPE_CHECKING:
     import argparse
 
     from smith.cli._main import Context
-    from smith.runtime import Runtime
+    from smith.runtime import Runtime, SecretProxy
 
+EMPTY_PROMPT = DiagnosticKind(
+    "cli.empty-prompt",
+    what="the prompt is empty (from {where})",
+    why="eval runs one prompt, and an empty one asks the model nothing",
+    fix='pass the prompt as an argument, e.g. smith eval "what does this project do?", or '
+    "pipe it in with smith eval -",
+)
+MISSING_SECRET = DiagnosticKind(
+    "eval.missing-secret",
+    severity="warning",
+    what="the secret variable {name} (from secrets.env) is not set",
+    why="only variables that are set can be kept out of requests and records",
+    fix="set {name} in the environment, or remove it from secrets.env",
+)
 SUCCESS_STOPS = ("end", "done")
 EXIT_ABORTED = 130
 
@@ -33,19 +50,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import asyncio
 
+    from smith.runtime import SecretProxy
     from smith.runtime._setup import DEMO_BANNER, model_setting, named_session
 
     text = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not text.strip():
+        where = "standard input" if args.prompt == "-" else "the PROMPT argument"
+        raise EMPTY_PROMPT.error(value=text, source=Source("argument", args.prompt), where=where)
     config = ctx.config()
     model, is_demo = model_setting(config)
     if is_demo and not args.json:
         print(DEMO_BANNER, file=ctx.stderr)
-    name = args.session or _session_name(text)
+    secrets = SecretProxy.from_environment(_strings(config["secrets.env"]), os.environ)
+    for name in secrets.missing:
+        ctx.print_diagnostic(MISSING_SECRET(name=name))
+    name = args.session or _session_name(str(secrets.redact(text)))
     session = named_session(config, name)
     assert session is not None
     with session:
         print(f"smith: session {session.name} ({session.id})", file=ctx.stderr)
-        return asyncio.run(_main(args, ctx, session, model, text))
+        return asyncio.run(_main(args, ctx, session, model, text, secrets))
 
 
 def _session_name(text: str) -> str:
@@ -55,7 +79,14 @@ def _session_name(text: str) -> str:
     return f"eval {time.strftime('%Y-%m-%d %H:%M:%S')} {words}".strip()
 
 
-async def _main(args: argparse.Namespace, ctx: Context, session: Any, model: str, text: str) -> int:
+async def _main(
+    args: argparse.Namespace,
+    ctx: Context,
+    session: Any,
+    model: str,
+    text: str,
+    secrets: SecretProxy,
+) -> int:
     import asyncio
     import signal
 
@@ -65,6 +96,7 @@ async def _main(args: argparse.Namespace, ctx: Context, session: Any, model: str
 
     config = ctx.config()
     EffectJournal(session).reconcile()
+    _log_to(ctx.stderr, secrets, debug=config["debug"] is True)
     runtime = Runtime(
         session,
         model=model,
@@ -73,6 +105,7 @@ async def _main(args: argparse.Namespace, ctx: Context, session: Any, model: str
         thinking=str(config["thinking"]),
         limits=Limits(max_iterations=config.integer("agent.max-iterations")),
         settings=_sampling(config),
+        secrets=secrets,
     )
     out = _Output(ctx.stdout, runtime)
     render = _json_printer(out) if args.json else _HumanPrinter(out, ctx.stderr)
@@ -121,6 +154,28 @@ class _Output:
 
     def flush(self) -> None:
         self.write("")
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _log_to(stream: TextIO, secrets: Any, *, debug: bool) -> None:
+    """smith's log records on stderr, redacted (credentials, registered secrets)."""
+    import logging
+
+    from smith.runtime._secrets import RedactingFilter
+
+    log = logging.getLogger("smith")
+    for old in [h for h in log.handlers if h.get_name() == "smith-eval"]:
+        log.removeHandler(old)
+    handler = logging.StreamHandler(stream)
+    handler.set_name("smith-eval")
+    handler.setFormatter(logging.Formatter("smith: %(levelname)s: %(message)s"))
+    handler.addFilter(RedactingFilter(secrets))
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG if debug else logging.WARNING)
+    log.propagate = False
 
 
 def _sampling(config: Any) -> dict[str, object]:

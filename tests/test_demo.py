@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from smith.plugins.providers.demo import DemoProvider, create
 
 from smith.effects import EffectJournal, builtin_tools, run_tool, validate
+from smith.plugins.providers.demo import DemoProvider, create
 from smith.providers import End, Request, StreamEvent, TextDelta, ToolCall, Usage, resolve_model
 from tests.conftest import tool_world
 

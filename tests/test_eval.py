@@ -140,3 +140,37 @@ def test_sigterm_aborts_cleanly_with_exit_130_and_a_consistent_session(
     show = smith_process("sessions", "show", result["session"]["id"], "--json", cwd=project)
     assert show.code == 0, show.err
     assert json.loads(show.out)["entry_count"] == 2  # the prompt and the partial answer
+
+
+def test_an_empty_prompt_is_a_usage_error(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    r = smith_process("eval", "  ", cwd=_project(senv))
+    assert r.code == 2 and "the prompt is empty" in r.err and 'smith eval "' in r.err
+
+
+def test_secrets_from_the_environment_stay_out_of_requests_and_the_session(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    token = "ghp_0123456789abcdefABCDEF0123456789abcd"
+    log = senv.root / "requests.jsonl"
+    command = 'test "$GH_TOKEN" = "{{secret:GH_TOKEN}}" && echo same-value'
+    model = _script(
+        senv,
+        [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+         {"text": f"pushed with {token}"}],
+        requests_log=str(log),
+    )  # fmt: skip
+    env = {"GH_TOKEN": token, "SMITH_SECRETS_ENV": "GH_TOKEN,NOT_SET"}
+    r = smith_process("eval", "--json", "--model", model, f"push using {token}", cwd=project,
+                      env=env)  # fmt: skip
+    assert r.code == 0, r.err
+    assert "NOT_SET" in r.err and "not set" in r.err  # a warning, not a failure
+    assert token not in log.read_text() and "{{secret:GH_TOKEN}}" in log.read_text()
+    assert token not in r.out and token[:12] not in r.err  # nor in the session's name
+    tool_end = next(json.loads(x) for x in r.out.splitlines() if '"tool_end"' in x)
+    assert "same-value" in tool_end["result"]["text"]
+    for path in (senv.data_home / "sessions").rglob("*.smith"):
+        dump = smith_process("sessions", "dump", path.stem, cwd=project)
+        assert dump.code == 0 and token not in dump.out

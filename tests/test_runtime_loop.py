@@ -413,3 +413,45 @@ def test_long_results_reach_the_model_truncated(tmp_path: Path) -> None:
     result = fake.requests[1].messages[-1]["content"][0]["text"]  # type: ignore[index]
     assert "[truncated: the result was" in result
     assert len(result.encode()) < 1200
+
+
+def test_a_tool_past_its_timeout_is_cancelled_and_reported(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    never = threading.Event()
+    spec = slow_tool("stuck", never)
+    spec.timeout = 0.2
+    fake = Fake(call(("stuck", {})), say("ok"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=[spec])
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    result = messages(w.session)[-2]
+    assert result["role"] == "tool_result" and result["is_error"]
+    assert result["content"][0]["text"].startswith("[timed out after 0.2 s]")
+    completion = next(e.content for e in w.session.entries() if e.kind == "effect_completion")
+    assert completion["outcome"] == "cancelled"  # type: ignore[index]
+
+
+def test_usage_a_tool_reports_is_counted(tmp_path: Path) -> None:
+    w = World(tmp_path)
+
+    def helper(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        return ToolResult("asked a model", details={"usage": {"input": 7, "output": 3}})
+
+    spec = ToolSpec("helper", "asks a model", {"type": "object"}, helper, mutating=False)
+    fake = Fake(call(("helper", {})), say("ok", usage=Usage(10, 2, 0, 0)))
+
+    async def main() -> Any:
+        rt = w.runtime(fake, tools=[spec])
+        rt.prompt("go")
+        await rt.wait_idle()
+        return rt
+
+    rt = run(main)
+    by_source = rt.cost.to_dict()["by_source"]
+    assert by_source["tool"]["tokens"]["input"] == 7
+    assert rt.cost.tokens("input") == 17
+    assert rt.cost.complete is False  # the first response reported no usage

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from smith.plugins.providers.scripted import ScriptedProvider, chunks, create
 
 from smith.diagnostics import SmithError
+from smith.plugins.providers.scripted import ScriptedProvider, chunks, create
 from smith.providers import (
     End,
     Pricing,

@@ -424,3 +424,20 @@ def test_the_filter_works_without_a_proxy() -> None:
     record.msg = "Authorization: %s"
     assert RedactingFilter().filter(record)
     assert record.getMessage() == "Authorization: [redacted]"
+
+
+def test_streamed_text_split_anywhere_redacts_like_the_whole() -> None:
+    proxy = SecretProxy()
+    proxy.register("TOKEN", "s3cr3t-value", source="test")
+    proxy.register("SHORT", "abcd", source="test")
+    text = "x s3cr3t-value y abcd z s3cr3t-valu abcs3cr3t-value"
+    for a in range(len(text) + 1):
+        for b in range(a, len(text) + 1):
+            emitted, held = [], ""
+            for piece in (text[:a], text[a:b], text[b:]):
+                out, held = proxy.redact_stream(held + piece)
+                emitted.append(out)
+            emitted.append(str(proxy.redact(held)))
+            joined = "".join(emitted)
+            assert joined == proxy.redact(text), (a, b)
+            assert "s3cr3t-value" not in "".join(emitted[:-1])

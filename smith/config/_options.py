@@ -147,6 +147,16 @@ def product_schema() -> Schema:
         )
     )
 
+    add(
+        Option(
+            "secrets.env",
+            Strings(),
+            [],
+            doc="Environment variables whose values are secrets: the model and the session "
+            "see a placeholder such as {{secret:NAME}}, and only bash commands get the value.",
+        )
+    )
+
     # File history.
     add(
         Option(

@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from smith.providers import End, Request, TextDelta, Usage
-from smith.runtime._context import branch_messages, can_start, estimate_tokens
+from smith.runtime._context import can_start, estimate_tokens
 from smith.runtime._events import event
 
 if TYPE_CHECKING:
@@ -37,8 +37,7 @@ def needs_compaction(rt: Runtime) -> bool:
     limit = rt.limits.context_limit
     if limit is None:
         return False
-    used = sum(estimate_tokens(m) for _, m in branch_messages(rt.session))
-    return used > limit * 0.8
+    return rt.context_cache.tokens(rt.session) > limit * 0.8
 
 
 def _cut(messages: list[tuple[str, dict[str, Any]]], keep: int) -> int:
@@ -93,7 +92,7 @@ async def compact(rt: Runtime, reason: str) -> bool:
 
 
 async def _summarise(rt: Runtime, reason: str) -> tuple[bool, dict[str, Any]]:
-    messages = branch_messages(rt.session)
+    messages = rt.context_cache.get(rt.session)
     cut = _cut(messages, rt.limits.keep_recent)
     if cut == 0:
         return False, {"error": "nothing to compact: the context is already short"}

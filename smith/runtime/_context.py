@@ -89,6 +89,42 @@ def branch_messages(session: Session) -> list[tuple[str, dict[str, object]]]:
     return out
 
 
+class ContextCache:
+    """`branch_messages`, decoded once: when the branch has only grown since the last
+    call, just the new entries are decoded; another branch or a new compaction rebuilds.
+    A long session therefore costs each turn what that turn added, not its history."""
+
+    def __init__(self) -> None:
+        self._leaf: str | None = None
+        self._messages: list[tuple[str, dict[str, object]]] = []
+        self._tokens: list[int] = []  # estimates, filled in as they are asked for
+
+    def tokens(self, session: Session) -> int:
+        """The estimated tokens of the whole context (for automatic compaction)."""
+        messages = self.get(session)
+        del self._tokens[len(messages) :]
+        self._tokens += [estimate_tokens(m) for _, m in messages[len(self._tokens) :]]
+        return sum(self._tokens)
+
+    def get(self, session: Session) -> list[tuple[str, dict[str, object]]]:
+        leaf = session.leaf
+        if leaf is None:
+            return []
+        if leaf == self._leaf:
+            return self._messages
+        new = session.entries_between(self._leaf, leaf) if self._leaf is not None else None
+        if new is None or any(entry.kind == "compaction" for entry in new):
+            self._messages = branch_messages(session)
+            self._tokens = []
+        else:
+            for entry in new:
+                message = entry.content if entry.kind == "message" else None
+                if isinstance(message, dict) and not is_empty_failure(message):
+                    self._messages.append((entry.id, message))
+        self._leaf = leaf
+        return self._messages
+
+
 def summary_message(summary: str) -> dict[str, object]:
     return {"role": "user", "content": [{"type": "text", "text": SUMMARY_PREFIX + summary}]}
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
-from smith.runtime._context import ContextPolicy
+from smith.runtime._context import ContextCache, ContextPolicy
 from smith.runtime._cost import CostMeter
 from smith.runtime._events import Event, event
 from smith.runtime._generation import Generation, plan
@@ -152,6 +152,7 @@ class Runtime:
         )
         self.journal = EffectJournal(session)
         self.turn = 0
+        self.context_cache = ContextCache()
         self.last_message: dict[str, Any] | None = None  # the latest assistant message
         self._subscribers: list[asyncio.Queue[Event | None]] = []
         self._callbacks: list[Callable[[Event], object]] = []

@@ -122,6 +122,22 @@ class SecretProxy:
             return tuple(self._redact(v) for v in value)
         return value
 
+    def redact_stream(self, pending: str) -> tuple[str, str]:
+        """For text arriving in pieces (a model's deltas): the redacted part of `pending`
+        that no later piece can change, and the raw rest to keep until more arrives (a
+        secret's start may be at the end). Pass the rest again with the next piece; at
+        the end, `redact` what is left."""
+        matcher = self._matcher
+        if matcher is None:
+            return pending, ""
+        pattern, _ = matcher
+        longest = max(len(v) for v in self._values.values())
+        cut = max(0, len(pending) - (longest - 1))
+        for match in pattern.finditer(pending):
+            if match.start() < cut < match.end():
+                cut = match.end()  # a whole secret straddles the cut: take all of it
+        return self._redact_str(pending[:cut]), pending[cut:]
+
     def restore(self, text: str) -> str:
         """Placeholders back to plaintext. Only for authorised local effects: the result
         must never be sent to a provider or recorded. Unknown placeholders stay."""

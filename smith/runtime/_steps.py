@@ -17,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from smith.providers import End, Request, TextDelta, ThinkingDelta, ToolCall, Usage
-from smith.runtime._context import apply_policy, branch_messages
+from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.session._session import new_id
 
@@ -45,7 +45,7 @@ def add_user(rt: Runtime, text: str, *, queued: str | None = None) -> None:
 
 
 def provider_context(rt: Runtime) -> list[dict[str, object]]:
-    return [m for _, m in apply_policy(branch_messages(rt.session), rt.context_policy)]
+    return [m for _, m in apply_policy(rt.context_cache.get(rt.session), rt.context_policy)]
 
 
 async def respond(rt: Runtime) -> dict[str, Any]:
@@ -99,6 +99,7 @@ async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
         if aclose is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await aclose()
+    got.flush()
     end = got.terminal()
     message: dict[str, Any] = {
         "role": "assistant",
@@ -132,17 +133,31 @@ class _Response:
         self.content: list[dict[str, Any]] = []
         self.usage: Usage | None = None
         self.end: End | None = None
+        self.held = ""  # text not yet sent as a delta (see take)
+
+    def flush(self) -> None:
+        """Send what was held back of the current part."""
+        if self.held:
+            kind = self.content[-1]["type"]
+            delta = str(self.rt.secrets.redact(self.held))
+            self.held = ""
+            self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=delta))
 
     def take(self, item: object) -> bool:
         """Add one stream event; True at the terminal one."""
         if isinstance(item, TextDelta | ThinkingDelta):
             kind = "text" if isinstance(item, TextDelta) else "thinking"
             if not self.content or self.content[-1]["type"] != kind:
+                self.flush()
                 self.content.append({"type": kind, "text": ""})
             self.content[-1]["text"] += item.text
             if isinstance(item, ThinkingDelta) and item.signature:
                 self.content[-1]["signature"] = item.signature
-            self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=item.text))
+            # Deltas are redacted like the recorded message, holding back what could be
+            # the start of a secret, so they still assemble to exactly that message.
+            delta, self.held = self.rt.secrets.redact_stream(self.held + item.text)
+            if delta:
+                self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=delta))
         elif isinstance(item, ToolCall):
             part: dict[str, Any] = {
                 "type": "tool_call",
@@ -378,6 +393,15 @@ async def _settle(rt: Runtime, future: asyncio.Future[dict[str, Any]]) -> dict[s
 
 
 def _finish(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
+    usage = result.get("details", {}).get("usage")
+    if isinstance(usage, dict):  # a tool that called a model reports what it used
+        counts = [usage.get(k) for k in ("input", "output", "cache_read", "cache_write")]
+        gen = rt.current
+        rt.cost.add(
+            Usage(*(c if isinstance(c, int) else None for c in counts)),
+            gen.provider.pricing(gen.model_id),
+            source="tool",
+        )
     result = rt.secrets.redact(result)  # type: ignore[assignment]
     result["text"] = truncate(result["text"], rt.limits.result_bytes)
     return result

@@ -363,6 +363,24 @@ class Session:
         end = self.entry(target).index
         return [Entry(self._arena, int(i)) for i in self._arena.path(end)]
 
+    def entries_between(self, ancestor: str, leaf: str | None = None) -> list[Entry] | None:
+        """The entries after `ancestor` on the path to `leaf` (default: the selected
+        one), oldest first; None if `ancestor` is not on that path. Costs the number of
+        entries between, not the length of the branch."""
+        target = leaf or self.leaf
+        if target is None:
+            return None
+        found: list[Entry] = []
+        entry = self.entry(target)
+        while entry.id != ancestor:
+            found.append(entry)
+            parent = entry.parent
+            if parent is None:
+                return None
+            entry = self.entry(parent)
+        found.reverse()
+        return found
+
     def compaction_boundary(self, leaf: str | None = None) -> str | None:
         """The latest compaction entry on the branch to `leaf` (default: the selected one):
         provider context starts there. Read from the records alone, decoding nothing."""
