@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     import asyncio
 
     from smith.runtime import SecretProxy
-    from smith.runtime._setup import DEMO_BANNER, model_setting, named_session
+    from smith.runtime._setup import DEMO_BANNER, model_setting, named_session, runtime_options
 
     text = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not text.strip():
@@ -61,6 +61,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     model, is_demo = model_setting(config)
     if is_demo and not args.json:
         print(DEMO_BANNER, file=ctx.stderr)
+    options = runtime_options(config)  # checked before anything is created
     secrets = SecretProxy.from_environment(_strings(config["secrets.env"]), os.environ)
     for name in secrets.missing:
         ctx.print_diagnostic(MISSING_SECRET(name=name))
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     assert session is not None
     with session:
         print(f"smith: session {session.name} ({session.id})", file=ctx.stderr)
-        return asyncio.run(_main(args, ctx, session, model, text, secrets))
+        return asyncio.run(_main(args, ctx, session, model, text, secrets, options))
 
 
 def _session_name(text: str) -> str:
@@ -86,12 +87,13 @@ async def _main(
     model: str,
     text: str,
     secrets: SecretProxy,
+    options: dict[str, Any],
 ) -> int:
     import asyncio
     import signal
 
     from smith.effects import EffectJournal, builtin_tools
-    from smith.runtime import Limits, Runtime
+    from smith.runtime import Runtime
     from smith.runtime._setup import tool_context
 
     config = ctx.config()
@@ -102,10 +104,8 @@ async def _main(
         model=model,
         tools=list(builtin_tools().values()),
         context=tool_context(config, ctx.cwd, session),
-        thinking=str(config["thinking"]),
-        limits=Limits(max_iterations=config.integer("agent.max-iterations")),
-        settings=_sampling(config),
         secrets=secrets,
+        **options,
     )
     out = _Output(ctx.stdout, runtime)
     render = _json_printer(out) if args.json else _HumanPrinter(out, ctx.stderr)
@@ -176,15 +176,6 @@ def _log_to(stream: TextIO, secrets: Any, *, debug: bool) -> None:
     log.addHandler(handler)
     log.setLevel(logging.DEBUG if debug else logging.WARNING)
     log.propagate = False
-
-
-def _sampling(config: Any) -> dict[str, object]:
-    settings: dict[str, object] = {}
-    if config["model.temperature"] is not None:
-        settings["temperature"] = config["model.temperature"]
-    if config["model.max-tokens"] is not None:
-        settings["max_tokens"] = config["model.max-tokens"]
-    return settings
 
 
 def _text_of(message: dict[str, Any] | None) -> str:

@@ -199,6 +199,12 @@ class DiagnosticKind:
     ) -> None:
         if code in _kinds:
             raise ValueError(f"diagnostic code {code!r} is declared twice")
+        for reserved in ("{value}", "{field}", "{source}", "{secret}"):
+            if reserved in what + why + fix:
+                raise ValueError(
+                    f"diagnostic {code!r} uses {reserved} in a template: that name is a "
+                    "parameter of every kind; name the field after what it holds"
+                )
         self.code = code
         self.what = what
         self.why = why

@@ -174,3 +174,29 @@ def test_secrets_from_the_environment_stay_out_of_requests_and_the_session(
     for path in (senv.data_home / "sessions").rglob("*.smith"):
         dump = smith_process("sessions", "dump", path.stem, cwd=project)
         assert dump.code == 0 and token not in dump.out
+
+
+def test_loop_settings_come_from_configuration(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    log = senv.root / "requests.jsonl"
+    model = _script(senv, [{"text": "one"}])
+    r = smith_process("eval", "--model", model, "--session", "w", "first", cwd=project)
+    assert r.code == 0, r.err
+    model = _script(senv, TOOL_TURN, requests_log=str(log))
+    env = {"SMITH_CONTEXT_WINDOW": "1 messages", "SMITH_AGENT_MAX_ITERATIONS": "1"}
+    r = smith_process("eval", "--json", "--model", model, "--session", "w", "second",
+                      cwd=project, env=env)  # fmt: skip
+    assert r.code == 1 and json.loads(r.out.splitlines()[-1])["stop"] == "max_iterations"
+    sent = [json.loads(line)["messages"] for line in log.read_text().splitlines()]
+    assert [m["content"][0]["text"] for m in sent[-1]] == ["second"]  # a 1-message window
+
+
+def test_a_bad_context_window_names_its_source(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    env = {"SMITH_CONTEXT_WINDOW": "lots"}
+    r = smith_process("eval", "--model", "demo", "hi", cwd=_project(senv), env=env)
+    assert r.code == 2
+    assert "context.window is 'lots'" in r.err and "SMITH_CONTEXT_WINDOW" in r.err

@@ -106,6 +106,68 @@ def product_schema() -> Schema:
     )
     add(
         Option(
+            "agent.deadline",
+            Integer(1, 7 * 86_400, "seconds"),
+            None,
+            doc="Most wall time for one prompt before the loop stops; unset: no limit.",
+        )
+    )
+    add(
+        Option(
+            "agent.token-budget",
+            Integer(1, 1_000_000_000, "tokens"),
+            None,
+            doc="Most input and output tokens (as providers report them) for one prompt; "
+            "unset: no limit.",
+        )
+    )
+    add(
+        Option(
+            "queue.steer",
+            Choice(("one-at-a-time", "all")),
+            "one-at-a-time",
+            doc="How queued steering messages are delivered at a safe point: the oldest "
+            "one, or all of them together.",
+        )
+    )
+    add(
+        Option(
+            "queue.follow-up",
+            Choice(("one-at-a-time", "all")),
+            "one-at-a-time",
+            doc="How queued follow-up messages are delivered when the agent would stop.",
+        )
+    )
+    add(
+        Option(
+            "context.window",
+            String(),
+            "full",
+            doc="What the model is shown of the history since the last compaction: `full`, "
+            "or a rolling window such as `40 messages`, `60000 chars` or `30000 tokens` "
+            "(estimated), which never separates a tool result from its call.",
+        )
+    )
+    add(
+        Option(
+            "context.limit",
+            Integer(1000, 10_000_000, "tokens"),
+            None,
+            doc="Estimated context size at which the history is compacted automatically "
+            "(at 80 %); unset: only `compact` compacts.",
+        )
+    )
+    add(
+        Option(
+            "tools.timeout",
+            Integer(1, 86_400, "seconds"),
+            600,
+            doc="Time limit of one tool call for tools without their own (bash has "
+            "tools.bash.timeout).",
+        )
+    )
+    add(
+        Option(
             "tools.bash.timeout",
             Integer(1, 86_400, "seconds"),
             120,

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from smith.diagnostics import SmithError
+from smith.diagnostics import DiagnosticKind, SmithError
 
 if TYPE_CHECKING:
     from smith.config import Config
     from smith.effects import ToolContext
+    from smith.runtime import ContextPolicy
     from smith.session import Session
 
 OUTPUT_DAYS = 7
@@ -94,3 +95,53 @@ def model_setting(config: Config) -> tuple[str, bool]:
     if model:
         return str(model), False
     return DEMO, True
+
+
+BAD_WINDOW = DiagnosticKind(
+    "config.bad-context-window",
+    what="context.window is '{window}', which is not a context policy",
+    why="it is `full` or a number and a unit: messages, chars or tokens",
+    fix='set it to full or, for example, "40 messages" (from {where})',
+)
+
+
+def context_policy(config: Config) -> ContextPolicy:
+    from smith.runtime import ContextPolicy
+
+    text = str(config["context.window"]).strip()
+    if text == "full":
+        return ContextPolicy()
+    number, _, unit = text.partition(" ")
+    if number.isdigit() and int(number) > 0 and unit.strip() in ("messages", "chars", "tokens"):
+        return ContextPolicy("window", unit.strip(), int(number))
+    origin = config.origin("context.window")
+    raise BAD_WINDOW.error(value=text, source=origin.source, window=text, where=str(origin.source))
+
+
+def runtime_options(config: Config) -> dict[str, Any]:
+    """Runtime keyword arguments from configuration (limits, policies, sampling)."""
+    from smith.runtime import Limits
+
+    def optional(key: str) -> int | None:
+        value = config[key]
+        return None if value is None else config.integer(key)
+
+    settings: dict[str, object] = {}
+    if config["model.temperature"] is not None:
+        settings["temperature"] = config["model.temperature"]
+    if config["model.max-tokens"] is not None:
+        settings["max_tokens"] = config["model.max-tokens"]
+    deadline = optional("agent.deadline")
+    return {
+        "thinking": str(config["thinking"]),
+        "settings": settings,
+        "limits": Limits(
+            max_iterations=config.integer("agent.max-iterations"),
+            token_budget=optional("agent.token-budget"),
+            deadline=None if deadline is None else float(deadline),
+            tool_timeout=float(config.integer("tools.timeout")),
+            context_limit=optional("context.limit"),
+        ),
+        "context_policy": context_policy(config),
+        "queue_policy": (str(config["queue.steer"]), str(config["queue.follow-up"])),
+    }
