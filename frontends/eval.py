@@ -35,6 +35,15 @@ MISSING_SECRET = DiagnosticKind(
     why="only variables that are set can be kept out of requests and records",
     fix="set {name} in the environment, or remove it from secrets.env",
 )
+REJECTED_SECRET = DiagnosticKind(
+    "eval.rejected-secret",
+    severity="warning",
+    what="the secret variable {name} (from secrets.env) cannot be protected: {reason}",
+    why="a secret is replaced wherever its value appears, which needs a usable name and a "
+    "value long enough not to match ordinary text",
+    fix="rename or lengthen it, or remove {name} from secrets.env; until then its value is "
+    "NOT kept out of requests and records",
+)
 SUCCESS_STOPS = ("end", "done")
 EXIT_ABORTED = 130
 
@@ -65,6 +74,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     secrets = SecretProxy.from_environment(_strings(config["secrets.env"]), os.environ)
     for name in secrets.missing:
         ctx.print_diagnostic(MISSING_SECRET(name=name))
+    for name, reason in secrets.rejected.items():
+        ctx.print_diagnostic(REJECTED_SECRET(name=name, reason=reason))
     name = args.session or _session_name(str(secrets.redact(text)))
     session = named_session(config, name)
     assert session is not None

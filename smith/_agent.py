@@ -28,7 +28,7 @@ from smith.session import Session, SessionStore
 
 BUSY = DiagnosticKind(
     "agent.busy",
-    what="this agent is still working on a prompt",
+    what="this agent is still working on a prompt, so '{prompt}' was not sent",
     why="send() runs one prompt at a time and waits for it to finish",
     fix="await the first send(), or use steer()/follow_up() to add to the running prompt",
 )
@@ -86,6 +86,9 @@ class Agent:
                 store = SessionStore(store or default_data_home(os.environ))
             session = store.create(name=name, cwd=root)
         self.session = session
+        # How the last send() ended: end, done, limit, max_iterations, token_budget (the
+        # answer may be incomplete), or error, abort, deadline (send raised).
+        self.stop: str | None = None
         context = ToolContext(root=root, cwd=root, session=session)
         self.runtime = Runtime(
             session,
@@ -103,7 +106,7 @@ class Agent:
         """Run `text` until the agent stops; the final assistant message. Raises
         AgentStopped when it ended on an error or an abort."""
         if self.runtime.busy:
-            raise BUSY.error(value=text[:40], source=Source("argument", "send"))
+            raise BUSY.error(value=text[:40], source=Source("argument", "send"), prompt=text[:40])
         ended: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
 
         def watch(event: Event) -> None:
@@ -117,6 +120,7 @@ class Agent:
         finally:
             stop_watching()
         end: Event = ended.result() if ended.done() else {"stop": "error", "message": None}
+        self.stop = str(end["stop"])
         message = end.get("message")
         if end["stop"] in ("error", "abort", "deadline"):
             raise AgentStopped(end["stop"], end.get("error"), message)

@@ -139,3 +139,102 @@ def test_abort_when_idle_does_nothing(tmp_path: Path) -> None:
 
     run(main)
     assert w.events == []
+
+
+def test_abort_right_after_prompt_records_the_prompt_and_settles(tmp_path: Path) -> None:
+    w = World(tmp_path)
+
+    async def main() -> None:
+        rt = w.runtime(Fake(say("never")))
+        rt.prompt("first")
+        assert rt.abort() is True  # before the task has taken a step
+        await rt.wait_idle()
+
+    run(main)
+    assert w.types()[0] == "agent_start" and w.types()[-1] == "settled"
+    assert w.of("agent_end")[0]["stop"] == "abort"
+    assert [m["role"] for m in messages(w.reopened())] == ["user"]
+
+
+def test_a_second_abort_does_not_lose_how_the_running_tool_ended(tmp_path: Path) -> None:
+    import threading
+
+    from smith.effects import ToolResult, ToolSpec
+
+    w = World(tmp_path)
+    started, finish = threading.Event(), threading.Event()
+
+    def stubborn(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        started.set()
+        ctx.cancelled.wait()
+        finish.wait(5)  # finishes its work after the abort, then reports
+        (w.project / "written.txt").write_text("done")
+        return ToolResult("wrote it", mutation="applied")
+
+    spec = ToolSpec("stubborn", "writes", {"type": "object"}, stubborn, mutating=True)
+    fake = Fake([ToolCall("c1", "stubborn", {}), End("tool_use")])
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=[spec])
+        rt.prompt("go")
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        rt.abort()
+        await asyncio.sleep(0.05)
+        rt.abort()  # impatient: ignored while the first is being handled
+        finish.set()
+        await rt.wait_idle()
+
+    run(main)
+    result = messages(w.session)[-1]
+    assert result["role"] == "tool_result" and result["content"][0]["text"] == "wrote it"
+    assert result["outcome"] == "ok"
+    assert w.of("tool_end")[0]["result"]["mutation"] == "applied"
+    kinds = [e.kind for e in w.session.entries()]
+    assert kinds.index("effect_completion") < len(kinds) - 1  # before the result
+
+
+def test_queued_input_survives_an_abort_and_goes_first_in_the_next_run(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    gate = Gate()
+    fake = Fake([TextDelta("working"), gate], say("next"))
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("start")
+        await gate.reached.wait()
+        rt.follow_up("queued before the abort")
+        rt.abort()
+        await rt.wait_idle()
+        assert [i.text for i in rt.queue.items()] == ["queued before the abort"]
+        assert w.of("settled")[-1]["queue"] == 1
+        rt.prompt("new prompt")
+        await rt.wait_idle()
+
+    run(main)
+    texts = [m["content"][0]["text"] for m in fake.requests[-1].messages if m["role"] == "user"]
+    assert texts[-2:] == ["queued before the abort", "new prompt"]
+
+
+def test_abort_while_a_plugin_handles_agent_start_keeps_the_prompt(tmp_path: Path) -> None:
+    from smith.sdk import Plugin
+
+    w = World(tmp_path)
+    entered = asyncio.Event()
+
+    async def slow(event: dict[str, Any], view: Any) -> None:
+        await asyncio.sleep(5)
+
+    async def main() -> None:
+        plugin = Plugin("slow", handlers={"agent_start": slow})
+        rt = w.runtime(Fake(say("x")), plugins=[plugin])
+        rt.on_event(lambda e: entered.set() if e["type"] == "agent_start" else None)
+        rt.prompt("keep me")
+        await entered.wait()
+        await asyncio.sleep(0.05)
+        rt.abort()
+        await rt.wait_idle()
+
+    run(main)
+    assert w.of("agent_end")[0]["stop"] == "abort"
+    assert messages(w.reopened())[0]["content"][0]["text"] == "keep me"

@@ -209,3 +209,31 @@ def test_tool_calls_streamed_with_results_keep_provider_context_paired(tmp_path:
         ("tool_result", "a"),
         ("tool_result", "b"),
     ]
+
+
+def test_a_provider_failing_during_compaction_fails_only_the_compaction(tmp_path: Path) -> None:
+    w = World(tmp_path)
+
+    class Broken(Fake):
+        async def stream(self, request: Any) -> Any:  # type: ignore[override]
+            if request.system.startswith("You summarise"):
+                raise ConnectionError("network down")
+                yield  # pragma: no cover
+            async for item in super().stream(request):
+                yield item
+
+    fake = Broken(say("a " * 40), say("b " * 40))
+
+    async def main() -> None:
+        rt = w.runtime(fake, limits=Limits(keep_recent=10))
+        for text in ("one", "two"):
+            rt.prompt(text)
+            await rt.wait_idle()
+        rt.compact()
+        await rt.wait_idle()
+
+    run(main)
+    end = w.of("compaction_end")[-1]
+    assert end["ok"] is False and "network down" in end["error"]
+    assert not w.of("error")
+    assert w.types()[-1] == "settled"

@@ -455,3 +455,149 @@ def test_usage_a_tool_reports_is_counted(tmp_path: Path) -> None:
     assert by_source["tool"]["tokens"]["input"] == 7
     assert rt.cost.tokens("input") == 17
     assert rt.cost.complete is False  # the first response reported no usage
+
+
+def test_a_prompt_during_an_idle_compaction_runs_after_it(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    gate = Gate()
+    fake = Fake(say("a " * 40), say("b " * 40), [TextDelta("SUMMARY"), gate, End("success")],
+                say("answered"))  # fmt: skip
+
+    async def main() -> None:
+        rt = w.runtime(fake, limits=Limits(keep_recent=10))
+        for text in ("one", "two"):
+            rt.prompt(text)
+            await rt.wait_idle()
+        rt.compact()
+        await gate.reached.wait()
+        rt.prompt("while compacting")
+        gate.opened.set()
+        await rt.wait_idle()
+        assert len(rt.queue) == 0
+
+    run(main)
+    assert w.of("compaction_end")[0]["ok"] is True
+    assert fake.requests[-1].messages[-1]["content"][0]["text"] == "while compacting"  # type: ignore[index]
+    assert w.types().count("settled") == 3  # after each prompt and after the last run
+
+
+def test_a_follow_up_queued_before_a_non_end_stop_starts_the_next_run(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    gate = Gate()
+    fake = Fake([TextDelta("cut"), gate, End("limit")], say("follow-up answered"))
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("start")
+        await gate.reached.wait()
+        rt.follow_up("then this")
+        gate.opened.set()
+        await rt.wait_idle()
+
+    run(main)
+    assert [e["stop"] for e in w.of("agent_end")] == ["limit", "end"]
+    assert fake.requests[1].messages[-1]["content"][0]["text"] == "then this"  # type: ignore[index]
+
+
+def test_with_secrets_deltas_keep_their_channel_and_assemble_exactly(tmp_path: Path) -> None:
+    from smith.runtime import SecretProxy
+
+    w = World(tmp_path)
+    proxy = SecretProxy()
+    proxy.register("KEY", "hunter2-secret", source="test")
+    fake = Fake(
+        [ThinkingDelta("think hunter2-"), ThinkingDelta("secret ok"), TextDelta("Let me look"),
+         TextDelta(" at hunter2-sec"), TextDelta("ret now"), ToolCall("c1", "ls", {}),
+         End("tool_use")],
+        say("done"),
+    )  # fmt: skip
+
+    async def main() -> None:
+        rt = w.runtime(fake, secrets=proxy)
+        rt.steer("steer with hunter2-secret")  # idle: runs as a prompt
+        await rt.wait_idle()
+
+    run(main)
+    deltas = [(e["channel"], e["delta"]) for e in w.of("message_delta")]
+    assert {c for c, _ in deltas} == {"text", "thinking"}
+    end = w.of("message_end")[1]
+    mine = [(e["channel"], e["delta"]) for e in w.of("message_delta")
+            if e["message_id"] == end["message_id"]]  # fmt: skip
+    for channel in ("text", "thinking"):
+        assembled = "".join(d for c, d in mine if c == channel)
+        parts = "".join(p["text"] for p in end["message"]["content"] if p["type"] == channel)
+        assert assembled == parts
+        assert "{{secret:KEY}}" in parts
+    import json
+
+    assert "hunter2-secret" not in json.dumps(w.events)
+
+
+def test_queued_text_in_events_is_redacted(tmp_path: Path) -> None:
+    from smith.runtime import SecretProxy
+
+    w = World(tmp_path)
+    proxy = SecretProxy()
+    proxy.register("KEY", "hunter2-secret", source="test")
+    gate = Gate()
+
+    async def main() -> None:
+        rt = w.runtime(Fake([gate, *say("x")], say("y")), secrets=proxy)
+        rt.prompt("go")
+        await gate.reached.wait()
+        rt.steer("use hunter2-secret")
+        assert "hunter2-secret" not in str(rt.state())
+        gate.opened.set()
+        await rt.wait_idle()
+
+    run(main)
+    assert w.of("queue_changed") and "hunter2-secret" not in str(w.events)
+
+
+def test_a_running_command_reports_progress(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    command = "for i in 1 2 3 4; do echo line $i; sleep 0.3; done"
+    fake = Fake(call(("bash", {"command": command})), say("ok"))
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    updates = w.of("tool_update")
+    assert updates and updates[0]["name"] == "bash" and updates[0]["tool_call_id"] == "call_0"
+    assert "line" in updates[-1]["update"]["tail"]
+    order = w.types()
+    assert order.index("tool_start") < order.index("tool_update") < order.index("tool_end")
+
+
+def test_the_scripted_provider_drives_the_same_loop(tmp_path: Path) -> None:
+    import json
+
+    from smith.effects import ToolContext as Ctx
+    from smith.effects import builtin_tools
+    from smith.runtime import Runtime
+
+    w = World(tmp_path)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [
+        {"text": "Looking.", "tool_calls": [{"name": "read", "arguments": {"path": "src/app.py"}}],
+         "usage": {"input": 5, "output": 2}},
+        {"text": "It returns hello."},
+    ]}))  # fmt: skip
+
+    async def main() -> None:
+        ctx = Ctx(root=str(w.project), cwd=str(w.project), session=w.session)
+        rt = Runtime(w.session, model=f"scripted:{script}",
+                     tools=list(builtin_tools().values()), context=ctx)  # fmt: skip
+        rt.on_event(w.events.append)
+        rt.prompt("what does app do?")
+        await rt.wait_idle()
+
+    run(main)
+    assert [e["stop"] for e in w.of("agent_end")] == ["end"]
+    assert "return 'hello'" in w.of("tool_end")[0]["result"]["text"]
+    recorded = messages(w.reopened())
+    assert [m["role"] for m in recorded] == ["user", "assistant", "tool_result", "assistant"]
+    assert recorded[1]["usage"]["input"] == 5 and recorded[3]["usage"] is None

@@ -161,6 +161,8 @@ class ToolContext:
         self.loop: asyncio.AbstractEventLoop | None = None
         # Environment additions for processes this call starts (restored secrets).
         self.env: dict[str, str] = {}
+        # Reports progress of a running call (a `tool_update` event); safe from any thread.
+        self.progress: Callable[[dict[str, object]], None] = lambda update: None
 
     def for_call(self) -> ToolContext:
         """A copy for one call, with its own cancellation flag."""

@@ -15,6 +15,7 @@ so it is delivered afterwards exactly as it would have been.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -34,10 +35,14 @@ SUMMARY_SYSTEM = (
 
 
 def needs_compaction(rt: Runtime) -> bool:
+    """The context is past 80 % of the limit, and has grown by a tenth since an
+    automatic compaction last failed (so a failing summary is not paid for each turn)."""
     limit = rt.limits.context_limit
     if limit is None:
         return False
-    return rt.context_cache.tokens(rt.session) > limit * 0.8
+    used = rt.context_cache.tokens(rt.session)
+    failed_at = rt.compaction_failed_at
+    return used > limit * 0.8 and (failed_at is None or used > failed_at * 1.1)
 
 
 def _cut(messages: list[tuple[str, dict[str, Any]]], keep: int) -> int:
@@ -85,6 +90,7 @@ async def compact(rt: Runtime, reason: str) -> bool:
             event("compaction_end", reason=reason, ok=False, error="aborted; history is unchanged")
         )
         raise
+    rt.compaction_failed_at = None if ok else rt.context_cache.tokens(rt.session)
     end = event("compaction_end", reason=reason, ok=ok, **fields)
     rt.emit(end)
     await rt.dispatch(end)
@@ -119,14 +125,23 @@ async def _summarise(rt: Runtime, reason: str) -> tuple[bool, dict[str, Any]]:
     summary = ""
     usage: Usage | None = None
     end: End | None = None
-    async for item in gen.provider.stream(request):
-        if isinstance(item, TextDelta):
-            summary += item.text
-        elif isinstance(item, Usage):
-            usage = item
-        elif isinstance(item, End):
-            end = item
-            break
+    stream = gen.provider.stream(request)
+    try:
+        async for item in stream:
+            if isinstance(item, TextDelta):
+                summary += item.text
+            elif isinstance(item, Usage):
+                usage = item
+            elif isinstance(item, End):
+                end = item
+                break
+    except Exception as exc:  # the provider failed: the compaction fails, nothing else
+        end = End("error", error=f"the provider failed: {type(exc).__name__}: {exc}")
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await aclose()
     rt.cost.add(usage, gen.provider.pricing(gen.model_id), source="compaction")
     if end is None or end.outcome != "success" or not summary.strip():
         how = "without a terminal event" if end is None else f"with '{end.outcome}'"

@@ -26,7 +26,7 @@ TYPES = (
     "queue_changed",  # {queue: [{id, mode, text}]}
     "retry",  # {attempt, delay, error}
     "error",  # {diagnostic: {...}}
-    "settled",  # the runtime is idle with nothing queued
+    "settled",  # the runtime is idle: {queue} items still queued (kept after an abort)
 )
 
 

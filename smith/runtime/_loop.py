@@ -17,6 +17,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from smith.runtime._compaction import compact, needs_compaction
+from smith.runtime._context import estimate_tokens
 from smith.runtime._events import event
 from smith.runtime._steps import add_user, respond, run_tools
 from smith.session._session import new_id
@@ -35,9 +36,10 @@ async def run_agent(rt: Runtime, texts: list[str]) -> None:
     rt.emit(start)
     rt.last_message = None
     try:
-        await rt.dispatch(start)
-        for text in texts:
+        for text in texts:  # recorded first: an abort from here on never loses it
             add_user(rt, text)
+        rt.check_abort()
+        await rt.dispatch(start)
         rt.turn = 0
         while run.stop is None:
             await _round(rt, run)
@@ -67,10 +69,12 @@ class _Run:
 
 async def _round(rt: Runtime, run: _Run) -> None:
     """One provider round and its tool batch; sets `run.stop` when the prompt is over."""
-    if rt._compact_requested or needs_compaction(rt):
-        reason = "manual" if rt._compact_requested else "auto"
+    rt.check_abort()
+    if rt._compact_requested:
         rt._compact_requested = False
-        await compact(rt, reason)
+        await compact(rt, "manual")
+    elif needs_compaction(rt):
+        await compact(rt, "auto")
     if rt.turn >= rt.limits.max_iterations:
         run.stop = "max_iterations"
         return
@@ -82,9 +86,7 @@ async def _round(rt: Runtime, run: _Run) -> None:
     rt.emit(turn_start)
     await rt.dispatch(turn_start)
     message = await respond(rt)
-    usage = message.get("usage")
-    if isinstance(usage, dict):
-        run.used += sum(int(usage.get(k) or 0) for k in ("input", "output"))
+    run.used += _tokens_used(rt, message)
     calls = [p for p in message["content"] if p.get("type") == "tool_call"]
     done = await run_tools(rt, calls) if calls else False
     turn_end = event("turn_end", turn=rt.turn, stop=message["stop"])
@@ -99,6 +101,20 @@ async def _round(rt: Runtime, run: _Run) -> None:
     # The safe point: the stream and the whole tool batch are complete.
     elif not (_deliver(rt, "steer") or calls or _deliver(rt, "follow_up")):
         run.stop = "end"
+
+
+def _tokens_used(rt: Runtime, message: dict[str, object]) -> int:
+    """Input and output tokens of a response for the token budget: as reported, or
+    estimated where the provider did not say (a budget must bind either way)."""
+    usage = message.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    used = usage.get("input")
+    if not isinstance(used, int):
+        used = rt.context_cache.tokens(rt.session)
+    out = usage.get("output")
+    if not isinstance(out, int):
+        out = estimate_tokens(message)
+    return used + out
 
 
 def _deliver(rt: Runtime, mode: str) -> bool:

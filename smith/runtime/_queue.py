@@ -65,6 +65,14 @@ class InputQueue:
             self._on_change([])
         return count
 
+    def take_all(self) -> list[QueuedItem]:
+        """Remove and return everything queued, in order."""
+        items = self._items
+        self._items = []
+        if items:
+            self._on_change([])
+        return items
+
     def take(self, mode: str) -> list[QueuedItem]:
         """Remove and return what the mode's policy delivers now (may be nothing)."""
         waiting = [item for item in self._items if item.mode == mode]

@@ -27,7 +27,7 @@ from smith.runtime._cost import CostMeter
 from smith.runtime._events import Event, event
 from smith.runtime._generation import Generation, plan
 from smith.runtime._queue import InputQueue
-from smith.sdk import SAFE_POINTS, Plugin, QueuedItem
+from smith.sdk import SAFE_POINTS, Plugin, QueuedItem, RuntimeView
 
 if TYPE_CHECKING:
     from smith.effects import ToolContext, ToolSpec
@@ -53,7 +53,8 @@ OP_NOT_BUILT = DiagnosticKind(
     "runtime.not-built",
     what="'{op}' cannot run yet: {capability} is not built",
     why="this operation belongs to a capability that has not landed in this version",
-    fix="use `smith sessions` for history in the meantime",
+    fix="until file history lands, `smith sessions fork ID --at ENTRY` continues the "
+    "conversation from an earlier point (files are not restored)",
 )
 BAD_THINKING = DiagnosticKind(
     "runtime.bad-thinking",
@@ -61,10 +62,18 @@ BAD_THINKING = DiagnosticKind(
     why="thinking levels are {known}",
     fix="pick one of {known}",
 )
+LOOP_FAILED = DiagnosticKind(
+    "runtime.internal",
+    what="the agent loop failed: {problem}",
+    why="this is a bug in smith, not something you did; the session is intact and the "
+    "runtime is idle again",
+    fix="resume and try again; report it with the log (run with --debug for details)",
+)
 HANDLER_FAILED = DiagnosticKind(
     "plugin.handler-failed",
     what="plugin '{plugin}' failed in its {event} handler: {reason}",
-    why="a handler raised, or ran past its {deadline} s deadline and was abandoned",
+    why="a handler must return its actions within {deadline} s without raising; this one "
+    "did not, so it was abandoned",
     fix="fix or disable the plugin; the loop went on without its actions",
 )
 
@@ -114,7 +123,7 @@ class Runtime:
         self.context = context
         self.limits = limits or Limits()
         self.context_policy = context_policy or ContextPolicy()
-        self.secrets = secrets or SecretProxy()
+        self.secrets = secrets if secrets is not None else SecretProxy()
         builtin: Plugin = importlib.import_module("smith.plugins.queue").PLUGIN
         self.plugins = (builtin, *plugins)
         self.cost = CostMeter()
@@ -148,11 +157,14 @@ class Runtime:
             policies,
             steer=queue_policy[0],
             follow_up=queue_policy[1],
-            on_change=lambda items: self.emit(event("queue_changed", queue=_listed(items))),
+            on_change=lambda items: self.emit(
+                event("queue_changed", queue=_listed(items, self.secrets))
+            ),
         )
         self.journal = EffectJournal(session)
         self.turn = 0
         self.context_cache = ContextCache()
+        self.compaction_failed_at: int | None = None  # context tokens then
         self.last_message: dict[str, Any] | None = None  # the latest assistant message
         self._subscribers: list[asyncio.Queue[Event | None]] = []
         self._callbacks: list[Callable[[Event], object]] = []
@@ -160,6 +172,7 @@ class Runtime:
         self._idle = asyncio.Event()
         self._idle.set()
         self._abort_reason: str | None = None
+        self._started = False  # whether the current task has begun running
         self._compact_requested = False
         self._closed = False
         self.secrets.record(session)
@@ -202,7 +215,7 @@ class Runtime:
             "thinking": self.thinking,
             "generation": self.generation,
             "tools": list(self.tool_names),
-            "queue": _listed(self.queue.items()),
+            "queue": _listed(self.queue.items(), self.secrets),
             "cost": self.cost.to_dict(),
         }
 
@@ -257,13 +270,24 @@ class Runtime:
 
     def abort(self, reason: str = "abort") -> bool:
         """Cancel the current work; True if there was any. The loop records what it
-        knows and ends with an `agent_end` whose stop is `abort` (or `deadline`)."""
+        knows and ends with an `agent_end` whose stop is `abort` (or `deadline`). A
+        second abort while the first is being handled changes nothing, so the first can
+        finish recording how each effect ended."""
         if not self.busy:
             return False
         assert self._task is not None
-        self._abort_reason = reason
-        self._task.cancel()
+        if self._abort_reason is None:
+            self._abort_reason = reason
+            if self._started:  # else _guard cancels once the task runs (see there)
+                self._task.cancel()
         return True
+
+    def check_abort(self) -> None:
+        """Raise CancelledError if an abort is pending: the loop calls this at its safe
+        points, so an abort is seen even where nothing else awaits (a provider that
+        never suspends, an abort before the task ran)."""
+        if self._abort_reason is not None:
+            raise asyncio.CancelledError
 
     def compact(self) -> None:
         """Compact now when idle, else at the next safe point."""
@@ -353,36 +377,55 @@ class Runtime:
     def _start(self, texts: list[str]) -> None:
         from smith.runtime._loop import run_agent
 
-        self._launch(run_agent(self, texts))
+        # Input left queued by an aborted run was typed before this: it goes first.
+        earlier = [item.text for item in self.queue.take_all()]
+        self._launch(run_agent(self, [*earlier, *texts]))
 
     def _launch(self, coro: Any) -> None:
         self._idle.clear()
         self._abort_reason = None
+        self._started = False
         self._task = asyncio.get_running_loop().create_task(self._guard(coro))
 
     async def _guard(self, coro: Any) -> None:
+        # Aborted before this ran? Then nothing is cancelled: the loop sees the abort at
+        # its first check (see check_abort), after recording the prompt, and ends it
+        # properly; a task cancelled before its first step would run no clean-up at all.
+        self._started = True
         try:
             await coro
         except asyncio.CancelledError:
-            pass  # an abort before the loop could take it over: nothing started
+            pass  # cancelled before the loop could take it over
         except Exception as exc:  # a bug: report it and stay usable
             log.exception("the agent loop failed")
-            diagnostic = exc.diagnostic if isinstance(exc, SmithError) else None
-            if diagnostic is not None:
-                self.error(diagnostic)
+            if isinstance(exc, SmithError):
+                self.error(exc.diagnostic)
             else:
-                self.emit(
-                    event(
-                        "error",
-                        diagnostic={
-                            "code": "runtime.internal",
-                            "what": f"{type(exc).__name__}: {exc}",
-                        },
+                self.error(
+                    LOOP_FAILED(
+                        value=f"{type(exc).__name__}: {exc}",
+                        source=Source("internal", "runtime"),
+                        problem=f"{type(exc).__name__}: {exc}",
                     )
                 )
         finally:
             self.session.sync()
             self._task = None
+            self._after_run()
+
+    def _after_run(self) -> None:
+        """Start what is waiting (queued input, a compaction asked for during the last
+        turn) or settle. After an abort, queued input stays queued until the next
+        prompt: the user stopped the agent and should not be surprised by it."""
+        aborted = self._abort_reason is not None
+        if not aborted and self._compact_requested:
+            self._compact_requested = False
+            self._launch(self._compact_alone())
+        elif not aborted and len(self.queue):
+            from smith.runtime._loop import run_agent
+
+            self._launch(run_agent(self, [item.text for item in self.queue.take_all()]))
+        else:
             self._idle.set()
             self.emit(event("settled", queue=len(self.queue)))
 
@@ -390,6 +433,7 @@ class Runtime:
         from smith.runtime._compaction import compact
 
         try:
+            self.check_abort()
             await compact(self, "manual")
         except asyncio.CancelledError:
             current = asyncio.current_task()
@@ -423,6 +467,11 @@ class Runtime:
                 thinking_changed=result.thinking_changed,
             )
 
+    def view(self) -> RuntimeView:
+        """A frozen snapshot for plugin handlers (they run in threads of their own)."""
+        return _View(self.generation, self.model, self.thinking, self.system_prompt,
+                     self.tool_names, self.turn)  # fmt: skip
+
     async def _call_handler(self, plugin: Plugin, handler: Any, ev: Event) -> object:
         """A handler's batch, or None if it failed or ran past its deadline.
 
@@ -430,19 +479,29 @@ class Runtime:
         own there), so one that blocks or ignores cancellation is simply abandoned: the
         loop stops waiting for it and a daemon thread never holds up exit."""
         import concurrent.futures
+        import contextlib
+        import copy
         import threading
 
         deadline = self.limits.handler_deadline
         done: concurrent.futures.Future[object] = concurrent.futures.Future()
+        view = self.view()
+        ev = copy.deepcopy(ev)  # the handler's own: recorded messages stay untouched
 
         def call() -> None:
             try:
-                result = handler(dict(ev), self)
+                result = handler(ev, view)
                 if asyncio.iscoroutine(result):
                     result = asyncio.run(result)
-                done.set_result(result)
+                outcome: tuple[object, BaseException | None] = (result, None)
             except BaseException as exc:  # reported by the loop, whatever it was
-                done.set_exception(exc)
+                outcome = (None, exc)
+            # The loop may have stopped waiting (deadline, abort): then nobody listens.
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                if outcome[1] is None:
+                    done.set_result(outcome[0])
+                else:
+                    done.set_exception(outcome[1])
 
         threading.Thread(target=call, name=f"plugin {plugin.name}", daemon=True).start()
         try:
@@ -479,5 +538,15 @@ class Runtime:
             self.session.append("thinking_level", {"level": gen.thinking})
 
 
-def _listed(items: Sequence[QueuedItem]) -> list[dict[str, str]]:
-    return [{"id": i.id, "mode": i.mode, "text": i.text} for i in items]
+def _listed(items: Sequence[QueuedItem], secrets: SecretProxy) -> list[dict[str, str]]:
+    return [{"id": i.id, "mode": i.mode, "text": str(secrets.redact(i.text))} for i in items]
+
+
+@dataclass(frozen=True)
+class _View:
+    generation: int
+    model: str
+    thinking: str
+    system_prompt: str
+    tool_names: tuple[str, ...]
+    turn: int

@@ -134,14 +134,16 @@ class _Response:
         self.usage: Usage | None = None
         self.end: End | None = None
         self.held = ""  # text not yet sent as a delta (see take)
+        self.held_kind = "text"  # the channel it belongs to
 
     def flush(self) -> None:
-        """Send what was held back of the current part."""
+        """Send what was held back of the current text or thinking part."""
         if self.held:
-            kind = self.content[-1]["type"]
             delta = str(self.rt.secrets.redact(self.held))
             self.held = ""
-            self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=delta))
+            self.rt.emit(
+                event("message_delta", message_id=self.mid, channel=self.held_kind, delta=delta)
+            )
 
     def take(self, item: object) -> bool:
         """Add one stream event; True at the terminal one."""
@@ -150,6 +152,7 @@ class _Response:
             if not self.content or self.content[-1]["type"] != kind:
                 self.flush()
                 self.content.append({"type": kind, "text": ""})
+                self.held_kind = kind
             self.content[-1]["text"] += item.text
             if isinstance(item, ThinkingDelta) and item.signature:
                 self.content[-1]["signature"] = item.signature
@@ -159,6 +162,7 @@ class _Response:
             if delta:
                 self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=delta))
         elif isinstance(item, ToolCall):
+            self.flush()
             part: dict[str, Any] = {
                 "type": "tool_call",
                 "id": item.id,
@@ -276,9 +280,21 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
 
 
 def _task_result(task: asyncio.Task[dict[str, Any]], call: dict[str, Any]) -> dict[str, Any]:
-    if task.cancelled() or task.exception() is not None:
-        return _not_run(call, "aborted")
-    return task.result()
+    if not (task.cancelled() or task.exception() is not None):
+        return task.result()
+    if call["id"] in _started(task):
+        return {
+            "text": "[aborted while running; what it changed is unknown]",
+            "details": {},
+            "ok": False,
+            "outcome": "unknown",
+            "mutation": "unknown",
+        }
+    return _not_run(call, "aborted")
+
+
+def _started(task: asyncio.Task[dict[str, Any]]) -> set[str]:
+    return getattr(task, "smith_started", set())
 
 
 async def _one_call(
@@ -308,6 +324,9 @@ async def _one_call(
             "mutation": "not-applied",
         }
     else:
+        task = asyncio.current_task()
+        if task is not None:
+            task.smith_started = {call["id"]}  # type: ignore[attr-defined]
         result = await _execute(rt, call, spec)
     rt.emit(
         event(
@@ -326,7 +345,14 @@ async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[st
     from smith.effects import JournalError, run_tool
 
     ctx = rt.context.for_call()
-    ctx.loop = asyncio.get_running_loop()
+    loop = ctx.loop = asyncio.get_running_loop()
+
+    def progress(update: dict[str, object]) -> None:  # called from the tool's thread
+        ev = event("tool_update", tool_call_id=call["id"], name=spec.name,
+                   update=rt.secrets.redact(update))  # fmt: skip
+        loop.call_soon_threadsafe(rt.emit, ev)
+
+    ctx.progress = progress
     prepare = None
     if spec.name in AUTHORISED:
         ctx.env = rt.secrets.env()
@@ -396,11 +422,11 @@ def _finish(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
     usage = result.get("details", {}).get("usage")
     if isinstance(usage, dict):  # a tool that called a model reports what it used
         counts = [usage.get(k) for k in ("input", "output", "cache_read", "cache_write")]
+        # Priced only if the tool says which model it used and it is the current one.
         gen = rt.current
+        pricing = gen.provider.pricing(gen.model_id) if usage.get("model") == gen.model_id else None
         rt.cost.add(
-            Usage(*(c if isinstance(c, int) else None for c in counts)),
-            gen.provider.pricing(gen.model_id),
-            source="tool",
+            Usage(*(c if isinstance(c, int) else None for c in counts)), pricing, source="tool"
         )
     result = rt.secrets.redact(result)  # type: ignore[assignment]
     result["text"] = truncate(result["text"], rt.limits.result_bytes)

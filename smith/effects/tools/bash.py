@@ -17,7 +17,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import threading
 import time
 
 from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
@@ -30,6 +29,7 @@ TAIL_BYTES = 50 * 1024
 SAVE_BYTES = 64 * 1024 * 1024  # most output kept in the saved file
 GRACE = 1.0  # seconds to wait for the pipe to close after the shell exits
 KILL_WAIT = 2.0  # seconds between SIGTERM and SIGKILL
+PROGRESS_EVERY = 0.5  # seconds between progress reports of a running command
 
 
 MARK = "SMITH_TOOL_RUN"  # set in the command's environment; descendants inherit it
@@ -160,7 +160,7 @@ def _pump(
     output: _Output,
     timeout: float,
     token: str,
-    cancelled: threading.Event,
+    ctx: ToolContext,
 ) -> bool:
     """Read the command's output until it ends; True if it had to be ended at `timeout`."""
     import selectors
@@ -171,6 +171,7 @@ def _pump(
     deadline = time.monotonic() + timeout
     exited_at: float | None = None
     timed_out = False
+    reported = time.monotonic()
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
         while True:
@@ -179,7 +180,7 @@ def _pump(
                 exited_at = now
             if exited_at is not None and now - exited_at > GRACE:
                 return timed_out  # a background process holds the pipe: stop reading
-            if exited_at is None and cancelled.is_set():
+            if exited_at is None and ctx.cancelled.is_set():
                 _end(proc, token)
                 raise ToolCancelled("unknown")
             if exited_at is None and now >= deadline:
@@ -204,6 +205,10 @@ def _pump(
                         _end(proc, token)
                 return timed_out
             output.add(chunk)
+            if now - reported >= PROGRESS_EVERY:
+                reported = now
+                tail = bytes(output.tail[-200:]).decode("utf-8", "replace")
+                ctx.progress({"output_bytes": output.total, "tail": tail})
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
@@ -228,7 +233,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     except OSError as exc:
         raise ToolError(f"the shell could not be started: {exc}") from None
     try:
-        timed_out = _pump(proc, output, float(timeout), token, ctx.cancelled)
+        timed_out = _pump(proc, output, float(timeout), token, ctx)
     except BaseException:
         _end(proc, token)  # interrupted: leave nothing running
         raise
