@@ -76,6 +76,7 @@ def slow_tool(
     exclusive: bool = False,
     log: list[str] | None = None,
     probe: threading.Condition | None = None,
+    started: threading.Event | None = None,
 ) -> ToolSpec:
     """A tool that records when it starts and ends, and waits for `release`.
 
@@ -85,6 +86,8 @@ def slow_tool(
     def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         if log is not None:
             log.append(f"start {name} {args.get('path', '')}")
+        if started is not None:
+            started.set()
         if probe is not None:
             with probe:
                 seen = len(log or [])
@@ -117,6 +120,7 @@ class World:
         self.path = str(root / "session.smith")
         self.session = Session.create(self.path, name="test", cwd=str(self.project))
         self.events: list[dict[str, Any]] = []
+        self._waiters: dict[str, list[asyncio.Event]] = {}
 
     def runtime(
         self,
@@ -140,8 +144,33 @@ class World:
             limits=limits or Limits(retry_delay=0.001),
             **kw,
         )
-        rt.on_event(self.events.append)
+        rt.on_event(self._seen)
         return rt
+
+    def _seen(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+        for waiter in self._waiters.pop(event["type"], []):
+            waiter.set()
+
+    async def until(self, type: str) -> None:
+        """Wait until an event of `type` has been emitted (at once if it has been)."""
+        if not self.of(type):
+            waiter = asyncio.Event()
+            self._waiters.setdefault(type, []).append(waiter)
+            await waiter.wait()
+
+    def converse(self, provider: Any, *, prompts: Iterable[str] = ("go",), **kw: Any) -> Runtime:
+        """A runtime over `provider` that runs each prompt to its end, in turn."""
+
+        async def main() -> Runtime:
+            rt = self.runtime(provider, **kw)
+            for text in prompts:
+                rt.prompt(text)
+                await rt.wait_idle()
+            return rt
+
+        result: Runtime = run(main)
+        return result
 
     def types(self) -> list[str]:
         return [e["type"] for e in self.events]

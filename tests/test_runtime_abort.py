@@ -83,13 +83,13 @@ def test_abort_during_streaming(tmp_path: Path) -> None:
 def test_abort_during_a_tool_ends_the_command_and_records_it_cancelled(tmp_path: Path) -> None:
     w = World(tmp_path)
     marker = w.project / "finished"
-    fake = Fake([ToolCall("c1", "bash", {"command": f"sleep 30; touch {marker}"}), End("tool_use")])
+    command = f"echo started; sleep 30; touch {marker}"
+    fake = Fake([ToolCall("c1", "bash", {"command": command}), End("tool_use")])
 
     async def main() -> None:
         rt = w.runtime(fake)
         rt.prompt("go")
-        while not [e for e in w.session.entries() if e.kind == "effect_intent"]:
-            await asyncio.sleep(0.01)
+        await w.until("tool_update")  # the command is running: it has said so
         rt.abort()
         await rt.wait_idle()
 
@@ -177,10 +177,9 @@ def test_a_second_abort_does_not_lose_how_the_running_tool_ended(tmp_path: Path)
     async def main() -> None:
         rt = w.runtime(fake, tools=[spec])
         rt.prompt("go")
-        while not started.is_set():
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(started.wait, 10)
         rt.abort()
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # the cancellation reaches the waiting call
         rt.abort()  # impatient: ignored while the first is being handled
         finish.set()
         await rt.wait_idle()
@@ -230,8 +229,7 @@ def test_abort_while_a_plugin_handles_agent_start_keeps_the_prompt(tmp_path: Pat
         rt = w.runtime(Fake(say("x")), plugins=[plugin])
         rt.on_event(lambda e: entered.set() if e["type"] == "agent_start" else None)
         rt.prompt("keep me")
-        await entered.wait()
-        await asyncio.sleep(0.05)
+        await entered.wait()  # the handler is now running in its thread
         rt.abort()
         await rt.wait_idle()
 

@@ -14,17 +14,6 @@ from smith.runtime._context import apply_policy
 from tests.runtime_kit import Fake, World, call, messages, run, say
 
 
-def _converse(w: World, fake: Fake, prompts: list[str], **kw: Any) -> Any:
-    async def main() -> Any:
-        rt = w.runtime(fake, **kw)
-        for text in prompts:
-            rt.prompt(text)
-            await rt.wait_idle()
-        return rt
-
-    return run(main)
-
-
 def _msg(role: str, text: str = "x", calls: int = 0) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     content += [
@@ -55,8 +44,8 @@ def test_a_window_never_starts_at_a_tool_result(unit: str, limit: int) -> None:
 def test_window_policy_limits_what_the_provider_sees(tmp_path: Path) -> None:
     w = World(tmp_path)
     fake = Fake(say("a"), say("b"), say("c"))
-    _converse(
-        w, fake, ["one", "two", "three"], context_policy=ContextPolicy("window", "messages", 3)
+    w.converse(
+        fake, prompts=["one", "two", "three"], context_policy=ContextPolicy("window", "messages", 3)
     )
     assert [m["role"] for m in fake.requests[2].messages] == ["user", "assistant", "user"]
     assert len(messages(w.session)) == 6  # nothing deleted from the session
@@ -151,7 +140,7 @@ def test_automatic_compaction_near_the_context_limit_keeps_queued_input(
 
 def test_unknown_usage_stays_unknown(tmp_path: Path) -> None:
     w = World(tmp_path)
-    rt = _converse(w, Fake(say("no usage reported")), ["hi"])
+    rt = w.converse(Fake(say("no usage reported")), prompts=["hi"])
     cost = rt.cost.to_dict()
     assert cost["usd"] is None and cost["tokens"]["input"] is None
     assert rt.cost.format() == "unknown"
@@ -163,7 +152,7 @@ def test_cost_from_usage_and_pricing(tmp_path: Path) -> None:
     fake = Fake(
         say("priced", usage=Usage(1_000_000, 100_000, 0, 0)), pricing=Pricing(3.0, 15.0, 0.3, 3.75)
     )
-    rt = _converse(w, fake, ["hi"])
+    rt = w.converse(fake, prompts=["hi"])
     assert rt.cost.usd == pytest.approx(3.0 + 1.5)
     assert messages(w.session)[-1]["usage"]["input"] == 1_000_000
 
@@ -175,7 +164,7 @@ def test_a_secret_never_reaches_the_provider_or_the_session_file(tmp_path: Path)
     placeholder = proxy.register("DEPLOY_TOKEN", token, source="test")
     command = f'test "$DEPLOY_TOKEN" = "{placeholder}" && echo match; echo {placeholder}'
     fake = Fake(call(("bash", {"command": command})), say(f"I saw {token} there"))
-    _converse(w, fake, [f"deploy with {token} please"], secrets=proxy)
+    w.converse(fake, prompts=[f"deploy with {token} please"], secrets=proxy)
     bodies = json.dumps([[r.system, r.messages, r.tools] for r in fake.requests])
     assert token not in bodies
     assert placeholder in bodies  # the model sees the placeholder instead
@@ -201,7 +190,7 @@ def test_tool_calls_streamed_with_results_keep_provider_context_paired(tmp_path:
     fake = Fake(
         [ToolCall("a", "ls", {}), ToolCall("b", "ls", {"path": "src"}), End("tool_use")], say("ok")
     )
-    _converse(w, fake, ["list"])
+    w.converse(fake, prompts=["list"])
     roles = [(m["role"], m.get("tool_call_id")) for m in fake.requests[1].messages]
     assert roles == [
         ("user", None),

@@ -28,12 +28,7 @@ def test_a_tool_using_turn_emits_the_documented_events_and_records_the_same(
         say("It returns hello."),
     )
 
-    async def main() -> None:
-        rt = w.runtime(fake)
-        rt.prompt("what does app do?")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, prompts=["what does app do?"])
     assert set(w.types()) <= set(EVENT_TYPES)
     assert w.types() == [
         "agent_start",
@@ -100,18 +95,20 @@ def test_calls_run_concurrently_and_results_are_recorded_in_call_order(tmp_path:
     w = World(tmp_path)
     first, second = threading.Event(), threading.Event()
     log: list[str] = []
-    tools = [slow_tool("alpha", first, log=log), slow_tool("beta", second, log=log)]
+    a, b = threading.Event(), threading.Event()
+    tools = [
+        slow_tool("alpha", first, log=log, started=a),
+        slow_tool("beta", second, log=log, started=b),
+    ]
     fake = Fake(call(("alpha", {}), ("beta", {})), say("both done"))
 
     async def main() -> None:
         rt = w.runtime(fake, tools=tools)
         rt.prompt("go")
         # beta finishes first; alpha was already running alongside it.
-        while len(log) < 2:
-            await asyncio.sleep(0.005)
+        await asyncio.to_thread(lambda: a.wait(10) and b.wait(10))
         second.set()
-        while len(w.of("tool_end")) < 1:
-            await asyncio.sleep(0.005)
+        await w.until("tool_end")
         first.set()
         await rt.wait_idle()
 
@@ -139,12 +136,7 @@ def test_mutating_calls_on_overlapping_paths_run_in_order(tmp_path: Path) -> Non
         say("ok"),
     )
 
-    async def main() -> None:
-        rt = w.runtime(fake, tools=tools)
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, tools=tools, prompts=["go"])
     # Each call touching src/a.py waited for the one before it.
     assert log == [
         "start put src/a.py",
@@ -168,12 +160,7 @@ def test_an_exclusive_tool_runs_alone(tmp_path: Path) -> None:
     ]
     fake = Fake(call(("look", {"path": "a"}), ("solo", {}), ("look", {"path": "b"})), say("ok"))
 
-    async def main() -> None:
-        rt = w.runtime(fake, tools=tools)
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, tools=tools, prompts=["go"])
     assert log.index("end look a") < log.index("start solo ") < log.index("end solo ")
     assert log.index("end solo ") < log.index("start look b")
 
@@ -190,12 +177,7 @@ def test_invalid_arguments_and_unknown_tools_become_errors_the_model_sees(tmp_pa
         say("sorry"),
     )
 
-    async def main() -> None:
-        rt = w.runtime(fake)
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, prompts=["go"])
     results = {r["tool_call_id"]: r for r in messages(w.session) if r["role"] == "tool_result"}
     assert all(r["is_error"] for r in results.values())
     assert "invalid arguments for read" in results["c1"]["content"][0]["text"]
@@ -215,8 +197,7 @@ def test_steer_is_delivered_after_the_tool_batch_before_the_next_request(tmp_pat
     async def main() -> None:
         rt = w.runtime(fake, tools=[slow_tool("hold", release)])
         rt.prompt("start")
-        while not w.of("tool_start"):
-            await asyncio.sleep(0.005)
+        await w.until("tool_start")
         rt.steer("use tabs")
         assert [i.text for i in rt.queue.items()] == ["use tabs"]
         release.set()
@@ -238,8 +219,7 @@ def test_follow_up_waits_until_the_agent_would_stop(tmp_path: Path) -> None:
     async def main() -> None:
         rt = w.runtime(fake, tools=[slow_tool("hold", release)])
         rt.prompt("start")
-        while not w.of("tool_start"):
-            await asyncio.sleep(0.005)
+        await w.until("tool_start")
         rt.follow_up("and then this")
         release.set()
         await rt.wait_idle()
@@ -312,12 +292,7 @@ def test_explicit_stops(tmp_path: Path, limits: Limits, responses: list[Any], st
     w = World(tmp_path)
     fake = Fake(*responses)
 
-    async def main() -> None:
-        rt = w.runtime(fake, limits=limits)
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, limits=limits, prompts=["go"])
     end = w.of("agent_end")[-1]
     assert end["stop"] == stop
     if stop == "error":
@@ -334,12 +309,7 @@ def test_a_tool_can_say_the_agent_is_done(tmp_path: Path) -> None:
     spec = ToolSpec("finish", "end the task", {"type": "object"}, finish, mutating=False)
     fake = Fake(call(("finish", {})), say("never asked"))
 
-    async def main() -> None:
-        rt = w.runtime(fake, tools=[spec])
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, tools=[spec], prompts=["go"])
     assert w.of("agent_end")[-1]["stop"] == "done"
     assert len(fake.requests) == 1
 
@@ -349,12 +319,7 @@ def test_a_deadline_stops_the_prompt(tmp_path: Path) -> None:
     gate = Gate()  # never opened: only the deadline can end this
     fake = Fake([TextDelta("thinking about it"), gate])
 
-    async def main() -> None:
-        rt = w.runtime(fake, limits=Limits(deadline=0.2))
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, limits=Limits(deadline=0.2), prompts=["go"])
     assert w.of("agent_end")[-1]["stop"] == "deadline"
     assert messages(w.session)[-1]["stop"] == "abort"
 
@@ -365,12 +330,7 @@ def test_retryable_errors_are_retried_with_a_retry_event(tmp_path: Path) -> None
         [End("error", error="overloaded", retryable=True, retry_after=0.001)], say("fine now")
     )
 
-    async def main() -> None:
-        rt = w.runtime(fake)
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, prompts=["go"])
     assert [(e["attempt"], e["error"]) for e in w.of("retry")] == [(1, "overloaded")]
     assert w.of("agent_end")[-1]["stop"] == "end"
 
@@ -404,12 +364,7 @@ def test_long_results_reach_the_model_truncated(tmp_path: Path) -> None:
     (w.project / "big.txt").write_text("→" * 5000 + "\n")
     fake = Fake(call(("read", {"path": "big.txt"})), say("ok"))
 
-    async def main() -> None:
-        rt = w.runtime(fake, limits=Limits(result_bytes=1000))
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, limits=Limits(result_bytes=1000), prompts=["go"])
     result = fake.requests[1].messages[-1]["content"][0]["text"]  # type: ignore[index]
     assert "[truncated: the result was" in result
     assert len(result.encode()) < 1200
@@ -422,12 +377,7 @@ def test_a_tool_past_its_timeout_is_cancelled_and_reported(tmp_path: Path) -> No
     spec.timeout = 0.2
     fake = Fake(call(("stuck", {})), say("ok"))
 
-    async def main() -> None:
-        rt = w.runtime(fake, tools=[spec])
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, tools=[spec], prompts=["go"])
     result = messages(w.session)[-2]
     assert result["role"] == "tool_result" and result["is_error"]
     assert result["content"][0]["text"].startswith("[timed out after 0.2 s]")
@@ -559,12 +509,7 @@ def test_a_running_command_reports_progress(tmp_path: Path) -> None:
     command = "for i in 1 2 3 4; do echo line $i; sleep 0.3; done"
     fake = Fake(call(("bash", {"command": command})), say("ok"))
 
-    async def main() -> None:
-        rt = w.runtime(fake)
-        rt.prompt("go")
-        await rt.wait_idle()
-
-    run(main)
+    w.converse(fake, prompts=["go"])
     updates = w.of("tool_update")
     assert updates and updates[0]["name"] == "bash" and updates[0]["tool_call_id"] == "call_0"
     assert "line" in updates[-1]["update"]["tail"]

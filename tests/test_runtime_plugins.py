@@ -32,19 +32,6 @@ def _echo_tool() -> ToolSpec:
     return ToolSpec("echo", "echo text", {"type": "object"}, echo, mutating=False)
 
 
-def _run(
-    w: World, fake: Fake, plugins: list[Plugin], prompts: tuple[str, ...] = ("go",), **kw: Any
-) -> Any:
-    async def main() -> Any:
-        rt = w.runtime(fake, plugins=plugins, **kw)
-        for text in prompts:
-            rt.prompt(text)
-            await rt.wait_idle()
-        return rt
-
-    return run(main)
-
-
 def test_handler_actions_form_the_generation_the_next_request_uses(tmp_path: Path) -> None:
     w = World(tmp_path)
     seen: list[tuple[str, int]] = []
@@ -62,7 +49,7 @@ def test_handler_actions_form_the_generation_the_next_request_uses(tmp_path: Pat
         return None
 
     fake = Fake(call(("echo", {"text": "hi"})), say("done"))
-    rt = _run(w, fake, [Plugin("style", handlers={"turn_start": on_turn_start})])
+    rt = w.converse(fake, plugins=[Plugin("style", handlers={"turn_start": on_turn_start})])
     first = fake.requests[0]
     assert first.system.endswith("Be brief.")
     names = [t["name"] for t in first.tools]
@@ -87,7 +74,7 @@ def test_conflicting_actions_are_rejected_with_a_diagnostic(tmp_path: Path) -> N
         ),
     ]
     fake = Fake(say("ok"))
-    rt = _run(w, fake, plugins)
+    rt = w.converse(fake, plugins=plugins)
     errors = [e["diagnostic"] for e in w.of("error")]
     assert len(errors) == 1 and errors[0]["code"] == "plugin.conflict"
     assert "a, b" in errors[0]["what"] and "thinking" in errors[0]["what"]
@@ -109,7 +96,9 @@ def test_invalid_batches_are_reported_and_ignored(
     tmp_path: Path, actions: list[Any], code: str
 ) -> None:
     w = World(tmp_path)
-    rt = _run(w, Fake(say("ok")), [Plugin("p", handlers={"agent_start": lambda e, v: actions})])
+    rt = w.converse(
+        Fake(say("ok")), plugins=[Plugin("p", handlers={"agent_start": lambda e, v: actions})]
+    )
     assert [e["diagnostic"]["code"] for e in w.of("error")] == [code]
     assert rt.generation == 0
     assert w.of("agent_end")[-1]["stop"] == "end"
@@ -126,7 +115,7 @@ def test_a_handler_can_enqueue_follow_up_input(tmp_path: Path) -> None:
         return [Enqueue("follow_up", "and also check the tests")]
 
     fake = Fake(say("first"), say("second"))
-    _run(w, fake, [Plugin("p", handlers={"agent_start": on_agent_start})])
+    w.converse(fake, plugins=[Plugin("p", handlers={"agent_start": on_agent_start})])
     assert fake.requests[1].messages[-1]["content"][0]["text"] == "and also check the tests"  # type: ignore[index]
 
 
@@ -145,10 +134,9 @@ def test_a_failing_or_hanging_handler_is_abandoned_and_the_loop_goes_on(tmp_path
 
     from smith.runtime import Limits
 
-    rt = _run(
-        w,
+    rt = w.converse(
         Fake(say("ok")),
-        [
+        plugins=[
             Plugin("broken", handlers={"turn_start": broken}),
             Plugin("stubborn", handlers={"turn_end": stubborn}),
         ],

@@ -128,13 +128,7 @@ class Runtime:
         self.plugins = (builtin, *plugins)
         self.cost = CostMeter()
         self._resolve = resolve or (resolve_model)
-        if thinking not in THINKING_LEVELS:
-            raise BAD_THINKING.error(
-                value=thinking,
-                source=Source("argument", "thinking"),
-                level=thinking,
-                known=", ".join(THINKING_LEVELS),
-            )
+        _check_thinking(thinking)
         if isinstance(model, str):
             provider, model_id = self._resolve(model)
             setting = model
@@ -304,13 +298,7 @@ class Runtime:
         )
 
     def set_thinking(self, level: str) -> None:
-        if level not in THINKING_LEVELS:
-            raise BAD_THINKING.error(
-                value=level,
-                source=Source("argument", "thinking"),
-                level=level,
-                known=", ".join(THINKING_LEVELS),
-            )
+        _check_thinking(level)
         self._publish(replace(self._gen, thinking=level), thinking_changed=True)
 
     OPS = (
@@ -536,6 +524,14 @@ class Runtime:
             )
         if thinking_changed:
             self.session.append("thinking_level", {"level": gen.thinking})
+
+
+def _check_thinking(level: str) -> None:
+    if level not in THINKING_LEVELS:
+        known = ", ".join(THINKING_LEVELS)
+        raise BAD_THINKING.error(
+            value=level, source=Source("argument", "thinking"), level=level, known=known
+        )
 
 
 def _listed(items: Sequence[QueuedItem], secrets: SecretProxy) -> list[dict[str, str]]:

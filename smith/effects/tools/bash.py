@@ -171,7 +171,7 @@ def _pump(
     deadline = time.monotonic() + timeout
     exited_at: float | None = None
     timed_out = False
-    reported = time.monotonic()
+    reported = 0.0  # the first output is reported at once, then at most every PROGRESS_EVERY
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
         while True:
