@@ -44,6 +44,14 @@ def scrub(text: str) -> str:
     return text
 
 
+def _shown(text: str) -> str:
+    """Text a diagnostic shows: registered secrets replaced, and anything that looks like
+    a credential (an Authorization header, an api_key=, a token) masked as well."""
+    from smith._redact import redact_text
+
+    return redact_text(scrub(text))
+
+
 def did_you_mean(
     word: str,
     candidates: Iterable[str],
@@ -241,11 +249,11 @@ class DiagnosticKind:
         return Diagnostic(
             code=self.code,
             severity=self.severity,
-            what=scrub(self.what.format(**fill)),
-            why=scrub(self.why.format(**fill)),
-            fix=scrub(self.fix.format(**fill)),
+            what=_shown(self.what.format(**fill)),
+            why=_shown(self.why.format(**fill)),
+            fix=_shown(self.fix.format(**fill)),
             field=field,
-            value=None if value is None else scrub(shown),
+            value=None if value is None else _shown(shown),
             source=source,
         )
 

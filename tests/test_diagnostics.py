@@ -143,3 +143,14 @@ def test_every_call_site_supplies_every_template_field() -> None:
                 assert not missing, f"{path}:{call.lineno}: {kind.code} lacks {missing}"
                 checked += 1
     assert checked >= len(ALL_KINDS) - 3  # nearly every kind is raised somewhere
+
+
+def test_credentials_in_a_diagnostic_are_masked_even_when_not_registered() -> None:
+    kind = next(k for k in ALL_KINDS if k.code == "runtime.internal")
+    d = kind(
+        value="Authorization: Bearer abcdef123456",
+        problem='HTTPError 401 for {"api_key": "sk-live-0123456789abcdef0123"}',
+    )
+    text = d.render()
+    assert "abcdef123456" not in text and "0123456789abcdef" not in text
+    assert "[redacted]" in text and "HTTPError 401" in text
