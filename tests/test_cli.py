@@ -72,11 +72,15 @@ def test_unbuilt_commands_exit_2_with_a_diagnostic(smith: Callable[..., Result],
     assert "Traceback" not in r.err
 
 
-def test_bare_smith_says_the_tui_is_not_built(smith_process: Callable[..., Result]) -> None:
-    r = smith_process()
+def test_bare_smith_without_a_terminal_says_what_to_use_instead(
+    smith_process: Callable[..., Result],
+) -> None:
+    r = smith_process()  # stdin and stdout are not a terminal here
     assert r.code == 2
-    assert "interactive terminal interface" in r.err and "not built yet" in r.err
+    assert "needs a terminal" in r.err and "smith eval" in r.err
     assert "Traceback" not in r.err
+    r = smith_process("what does this project do?")
+    assert r.code == 2 and "needs a terminal" in r.err
 
 
 def test_unknown_command_suggests_the_nearest(smith: Callable[..., Result]) -> None:

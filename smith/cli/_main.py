@@ -103,6 +103,36 @@ def _debug_requested(flags: Mapping[str, object], env: Mapping[str, str]) -> boo
         return False
 
 
+def _looks_like_command(word: str) -> bool:
+    """A lone word close to a command name is a typo, not a prompt."""
+    import difflib
+
+    return bool(difflib.get_close_matches(word, list(BY_NAME), n=1, cutoff=0.75))
+
+
+def _interactive(
+    ns: object,
+    flags: dict[str, object],
+    env: Mapping[str, str],
+    stdout: TextIO,
+    stderr: TextIO,
+    prompt: str | None,
+) -> int:
+    import importlib
+
+    # The CLI names frontends by module, as the command table does: the core never
+    # imports them (tests/test_architecture.py).
+    tui = importlib.import_module("smith.frontends.tui")
+    ctx = Context(flags, env, os.getcwd(), stdout, stderr)
+    options = {
+        "continue": getattr(ns, "continue_", False),
+        "resume": getattr(ns, "resume", None),
+        "session": getattr(ns, "session", None),
+    }
+    code: int = tui.run(ctx, prompt=prompt, options=options)
+    return code
+
+
 def _unknown_command(name: str) -> Diagnostic:
     from smith.diagnostics import did_you_mean
 
@@ -131,16 +161,14 @@ def _dispatch(
     if ns.help:
         top.print_help(stdout)
         return EXIT_OK
-    if ns.command is None:
-        raise NOT_BUILT.error(
-            what="the interactive terminal interface (`smith` alone)",
-            capability="the interactive terminal interface",
-        )
-    command: Command | None = BY_NAME.get(ns.command)
+    command: Command | None = BY_NAME.get(ns.command) if ns.command else None
     if command is None:
-        from smith.diagnostics import SmithError
+        prompt = " ".join([ns.command, *ns.args]) if ns.command else None
+        if prompt is not None and " " not in prompt and _looks_like_command(prompt):
+            from smith.diagnostics import SmithError
 
-        raise SmithError(_unknown_command(ns.command))
+            raise SmithError(_unknown_command(prompt))
+        return _interactive(ns, flags, env, stdout, stderr, prompt)
 
     parser = _parser.command_parser(command)
     module = None

@@ -86,10 +86,10 @@ def top_parser() -> Parser:
         lines.append(f"  {command.name:<{width}}{command.summary}{note}")
     parser = Parser(
         prog="smith",
-        usage="smith [settings] [COMMAND] [ARGS...]",
+        usage="smith [settings] [COMMAND [ARGS...] | PROMPT]",
         description="smith is a coding agent: a model reads, searches, edits and runs code in "
         "your project,\nwith every effect recorded and every file change undoable.\n\n"
-        "Run `smith` alone for the interactive terminal interface (not built yet).\n\n"
+        "Run `smith` alone, or `smith PROMPT`, for the interactive app.\n\n"
         "commands:\n" + "\n".join(lines),
         epilog="`smith COMMAND --help` describes one command. Exit status: 0 success, "
         "1 failure,\n2 bad usage, bad configuration, or a capability that is not built yet.",
@@ -98,6 +98,14 @@ def top_parser() -> Parser:
     )
     parser.add_argument("-h", "--help", action="store_true", help="show this help and exit")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    app = parser.add_argument_group("the interactive app (`smith [PROMPT]`)")
+    app.add_argument(
+        "--continue", dest="continue_", action="store_true", help="open the latest session"
+    )
+    app.add_argument("--resume", metavar="ID", help="open the session with this id")
+    app.add_argument(
+        "--session", metavar="NAME", help="open the session with this name (created if none)"
+    )
     add_settings(parser)
     parser.add_argument("command", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)

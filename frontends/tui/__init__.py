@@ -1,0 +1,109 @@
+"""`smith [PROMPT]`: the interactive app in the terminal (Textual).
+
+    smith                      a new session in this project
+    smith "fix the tests"      ... starting with that prompt
+    smith --continue           the project's latest session
+    smith --resume ID          a session by id
+    smith --session NAME       a session by name (created if there is none)
+
+With no model configured it runs the offline demo model and says how to set a real one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import DiagnosticKind, Source
+
+if TYPE_CHECKING:
+    from smith.cli._main import Context
+    from smith.session import Session
+
+NO_SESSION = DiagnosticKind(
+    "cli.no-session-to-continue",
+    what="there is no session of this project to continue ({project})",
+    why="--continue opens the project's most recent session, and it has none yet",
+    fix="run `smith` to start one, or `smith sessions list --all` to find another",
+)
+
+
+NO_TERMINAL = DiagnosticKind(
+    "cli.no-terminal",
+    what="the interactive app needs a terminal, and {which} is not one",
+    why="`smith` draws a fullscreen interface and reads keys; without a terminal it could "
+    "only hang",
+    fix='run it in a terminal, or use `smith eval "PROMPT"` (add --json for events) in '
+    "scripts and pipes",
+)
+
+
+def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
+    import os
+    import sys
+
+    from smith.runtime._setup import DEMO_BANNER, model_setting, runtime_options
+
+    # textual-serve runs the app over pipes with its own driver (smith web): allowed.
+    if not os.environ.get("TEXTUAL_DRIVER"):
+        for name, stream in (("standard input", sys.stdin), ("standard output", sys.stdout)):
+            if not stream.isatty():
+                raise NO_TERMINAL.error(value=name, source=Source("argument", "smith"),
+                                        which=name)  # fmt: skip
+    config = ctx.config()
+    runtime_kw = runtime_options(config)
+    model, is_demo = model_setting(config)
+    session = _open_session(ctx, options)
+    with session:
+        from ._app import SmithApp
+
+        def make_runtime() -> Any:
+            from smith.effects import EffectJournal, builtin_tools
+            from smith.runtime import Runtime, SecretProxy
+            from smith.runtime._setup import tool_context
+
+            EffectJournal(session).reconcile()
+            secrets = SecretProxy.from_environment(
+                [str(v) for v in config["secrets.env"]],  # type: ignore[attr-defined]
+                __import__("os").environ,
+            )
+            return Runtime(
+                session,
+                model=model,
+                tools=list(builtin_tools().values()),
+                context=tool_context(config, ctx.cwd, session),
+                secrets=secrets,
+                **runtime_kw,
+            )
+
+        app = SmithApp(make_runtime, session, banner=DEMO_BANNER if is_demo else None,
+                       prompt=prompt)  # fmt: skip
+        code = app.run()
+    return int(code or 0)
+
+
+def _open_session(ctx: Context, options: dict[str, Any]) -> Session:
+    from smith.runtime._setup import named_session
+    from smith.session import Session, SessionStore
+
+    config = ctx.config()
+    store = SessionStore(config.home)
+    if options.get("resume"):
+        return Session.open(store.find(str(options["resume"])))
+    if options.get("session"):
+        found = named_session(config, str(options["session"]))
+        assert found is not None
+        return found
+    if options.get("continue"):
+        paths = store.paths_for_project(config.project_root)
+        if not paths:
+            raise NO_SESSION.error(
+                value=config.project_root,
+                source=Source("flag", "--continue"),
+                project=config.project_root,
+            )
+        import os
+
+        return Session.open(max(paths, key=os.path.getmtime))
+    import time
+
+    return store.create(name=f"smith {time.strftime('%Y-%m-%d %H:%M')}", cwd=config.project_root)

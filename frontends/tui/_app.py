@@ -1,0 +1,262 @@
+"""The smith app: transcript, queue, input and status over one runtime.
+
+The runtime runs on the app's own event loop. Its events become UI intents
+(smith.ui.intents_for) and the app shows them: recorded messages are read back from the
+session (the transcript is the session), live output and running tools are shown as they
+stream, and the status line carries model, thinking, cost, context use, session and queue.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any, ClassVar
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Input, Static
+
+from smith.runtime import Runtime
+from smith.session import Session
+from smith.ui import Intent, intents_for
+
+from ._render import (
+    inert,
+    render_message,
+    render_notice,
+    render_tool_activity,
+)
+from ._transcript import Transcript
+
+SHOWN_KINDS = ("message", "compaction")
+
+
+class SmithApp(App[int]):
+    TITLE = "smith"
+    CSS = """
+    Screen { layout: vertical; }
+    #below { height: auto; display: none; color: $warning; text-style: bold; }
+    #below.shown { display: block; }
+    #queue { height: auto; display: none; color: $text-muted; }
+    #queue.shown { display: block; }
+    #status { height: 1; background: $panel; color: $text; }
+    Input { height: 3; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "abort / quit", priority=True),
+        Binding("escape", "abort", "abort", show=False),
+        Binding("ctrl+d", "eof", "quit", priority=True),
+        Binding("end", "latest", "latest", show=False),
+        Binding("ctrl+l", "latest", "latest output", priority=True),
+        Binding("pageup", "page(-1)", show=False),
+        Binding("pagedown", "page(1)", show=False),
+    ]
+
+    def __init__(self, runtime_factory: Any, session: Session, *, banner: str | None = None,
+                 prompt: str | None = None) -> None:  # fmt: skip
+        super().__init__()
+        self._factory = runtime_factory
+        self.session = session
+        self.banner = banner
+        self.first_prompt = prompt
+        self.runtime: Runtime | None = None
+        self._synced: str | None = None  # the last session entry shown
+        self._live: dict[str, Any] = {}  # the assistant message streaming now
+        self._busy = False
+
+    def compose(self) -> ComposeResult:
+        yield Transcript(id="transcript")
+        yield Static("▼ new output below (End or Ctrl+L to follow)", id="below")
+        yield Static("", id="queue")
+        yield Input(placeholder="Ask smith…  (Enter sends; while it works, Enter queues)",
+                    id="input")  # fmt: skip
+        yield Static("", id="status")
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    async def on_mount(self) -> None:
+        loop = __import__("asyncio").get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            # Textual installs none: end the app, which restores the terminal.
+            loop.add_signal_handler(sig, self.exit, 128 + sig)
+        self.runtime = self._factory()
+        self.runtime.on_event(self._on_event)
+        self.watch(self.transcript, "unseen", self._unseen)
+        if self.banner:
+            self.transcript.add("banner", lambda: render_notice(self.banner or ""))
+        self._sync()
+        self._status()
+        self.query_one(Input).focus()
+        if self.first_prompt:
+            self._send(self.first_prompt)
+
+    async def on_unmount(self) -> None:
+        if self.runtime is not None:
+            await self.runtime.close()
+
+    # -- input -------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        event.input.clear()
+        if text:
+            self._send(text)
+
+    def _send(self, text: str) -> None:
+        assert self.runtime is not None
+        if text in ("/quit", "/exit"):
+            self.exit(0)
+            return
+        self.transcript.latest()
+        self.runtime.prompt(text)  # queued as a follow-up while the agent works
+
+    def action_interrupt(self) -> None:
+        if self.runtime is not None and self.runtime.busy:
+            self.runtime.abort()
+        else:
+            self.exit(0)
+
+    def action_eof(self) -> None:
+        """Ctrl+D: quit on an empty input line, as a shell does; else delete forward."""
+        field = self.query_one(Input)
+        if field.value:
+            field.action_delete_right()
+        else:
+            self.exit(0)
+
+    def action_abort(self) -> None:
+        if self.runtime is not None:
+            self.runtime.abort()
+
+    def action_latest(self) -> None:
+        self.transcript.latest()
+
+    def action_page(self, direction: int) -> None:
+        t = self.transcript
+        t.scroll_to(y=t.scroll_y + direction * max(1, t.size.height - 2), animate=False)
+
+    # -- runtime events --------------------------------------------------------------
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        for intent in intents_for(event):
+            self._show(intent)
+
+    def _show(self, intent: Intent) -> None:
+        data = intent.data
+        if intent.kind == "message_delta":
+            self._delta(data)
+        elif intent.kind == "transcript_append":
+            self._live.clear()
+            self.transcript.remove_last("live")
+            self._sync()
+        elif intent.kind == "tool_activity":
+            self._tool(data)
+        elif intent.kind == "status":
+            if data["event"] in ("agent_start", "settled", "turn_end", "queue_changed"):
+                self._busy = data["event"] != "settled"
+                if data["event"] in ("turn_end", "settled"):
+                    self._sync()
+                self._status()
+        elif intent.kind == "notify":
+            self._notify(data)
+        elif intent.kind == "progress" and data["event"] == "compaction_end":
+            ok = "compacted the context" if data["ok"] else f"compaction failed: {data['error']}"
+            self.transcript.add(f"compaction-{id(data)}", lambda: render_notice(ok, "dim"))
+
+    def _delta(self, data: dict[str, Any]) -> None:
+        if data.get("start"):
+            if data["role"] == "assistant":
+                self._live = {"role": "assistant", "content": []}
+            return
+        if not self._live:
+            return
+        content = self._live["content"]
+        if not content or content[-1]["type"] != data["channel"]:
+            content.append({"type": data["channel"], "text": ""})
+        content[-1]["text"] += data["delta"]
+        live = dict(self._live, content=[dict(p) for p in content])
+        self.transcript.add("live", lambda: render_message(live))
+
+    def _tool(self, data: dict[str, Any]) -> None:
+        key = f"tool-{data['tool_call_id']}"
+        if data["phase"] == "start":
+            self.transcript.add(
+                key, lambda: render_tool_activity(data["name"], data["arguments"], "…")
+            )
+        elif data["phase"] == "end":
+            mark = "✗" if data["is_error"] else "✓"
+            first = inert(data["result"]["text"].strip().splitlines()[0][:120]
+                          if data["result"]["text"].strip() else "")  # fmt: skip
+            self.transcript.add(key, lambda: Text(f"{mark} {inert(data['name'])}: {first}",
+                                                  style="dim"))  # fmt: skip
+
+    def _notify(self, data: dict[str, Any]) -> None:
+        if "diagnostic" in data:
+            d = data["diagnostic"]
+            text = f"error: {d.get('what', '')}\n  fix: {d.get('fix', '')}"
+        else:
+            text = str(data.get("text", ""))
+        self.transcript.add(f"notice-{id(data)}", lambda: render_notice(text, "red"))
+
+    def _sync(self) -> None:
+        """Show the session entries recorded since the last sync (running tools' live
+        lines give way to their recorded results)."""
+        leaf = self.session.leaf
+        if leaf is None or leaf == self._synced:
+            return
+        new = self.session.entries_between(self._synced, leaf) if self._synced else None
+        if new is None:
+            new = self.session.branch(leaf)
+        for entry in new:
+            if entry.kind in SHOWN_KINDS:
+                if entry.kind == "message" and entry.pair:
+                    self._drop_tool_line(f"tool-{entry.pair}")
+                self.transcript.add(entry.id, _entry_source(entry))
+        self._synced = leaf
+
+    def _drop_tool_line(self, key: str) -> None:
+        t = self.transcript
+        if key in t.index:
+            t.add(key, lambda: None)  # an empty block: its recorded result follows
+
+    def _status(self) -> None:
+        if self.runtime is None:
+            return
+        rt = self.runtime
+        queued = len(rt.queue)
+        context = rt.context_cache.tokens(self.session)
+        parts = [
+            rt.model,
+            f"thinking {rt.thinking}",
+            f"cost {rt.cost.format()}",
+            f"context ~{context:,} tokens",
+            f"session {inert(self.session.name or self.session.id)}",
+            f"queue {queued}",
+            "working…" if self._busy else "ready",
+        ]
+        self.query_one("#status", Static).update(" · ".join(parts))
+        queue = self.query_one("#queue", Static)
+        queue.update("\n".join(f"queued ({i.mode}): {inert(i.text)}" for i in rt.queue.items()))
+        queue.set_class(bool(queued), "shown")
+
+    def _unseen(self, unseen: bool) -> None:
+        self.query_one("#below").set_class(unseen, "shown")
+
+
+def _entry_source(entry: Any) -> Any:
+    def build() -> RenderableType | None:
+        content = entry.content
+        if entry.kind == "compaction" and isinstance(content, dict):
+            return render_notice(f"— earlier context compacted: {content.get('summary', '')}",
+                                 "dim")  # fmt: skip
+        if isinstance(content, dict):
+            shown: RenderableType | None = render_message(content)
+            return shown
+        return None
+
+    return build

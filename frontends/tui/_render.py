@@ -1,0 +1,82 @@
+"""How transcript entries look: one Rich renderable per message, built from untrusted
+text made inert first (escape and control characters are shown, never sent to the
+terminal)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markdown import Markdown
+from rich.text import Text
+
+# C0 controls (but tab and newline), DEL and C1 controls -> visible stand-ins. ESC gets
+# the symbol for escape, the rest caret or \x notation, so nothing reaches the terminal.
+_INERT = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
+_INERT[27] = "␛"
+_INERT[127] = "^?"
+_INERT.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+TOOL_LINES = 6  # lines of a tool result shown under its call
+
+
+def inert(text: str) -> str:
+    """`text` with every control character replaced by a visible stand-in."""
+    return text.translate(_INERT)
+
+
+def _texts(message: dict[str, Any], kind: str) -> str:
+    return "".join(p.get("text", "") for p in message.get("content", []) if p.get("type") == kind)
+
+
+def render_message(message: dict[str, Any]) -> RenderableType | None:
+    role = message.get("role")
+    if role == "user":
+        label = Text("you ", style="bold cyan")
+        return Text.assemble(label, inert(_texts(message, "text")))
+    if role == "assistant":
+        return _assistant(message)
+    if role == "tool_result":
+        return _tool_result(message)
+    return None
+
+
+def _assistant(message: dict[str, Any]) -> RenderableType:
+    parts: list[RenderableType] = []
+    thinking = _texts(message, "thinking").strip()
+    if thinking:
+        first = inert(thinking.splitlines()[0])[:100]
+        more = len(thinking.splitlines()) - 1
+        note = f" (+{more} lines)" if more else ""
+        parts.append(Text(f"thinking: {first}{note}", style="dim italic"))
+    text = _texts(message, "text")
+    if text.strip():
+        parts.append(Markdown(inert(text)))
+    for part in message.get("content", []):
+        if part.get("type") == "tool_call":
+            args = inert(json.dumps(part.get("arguments"), ensure_ascii=False))
+            parts.append(Text(f"→ {inert(part.get('name', '?'))} {args[:160]}", style="yellow"))
+    stop = message.get("stop")
+    if stop in ("error", "abort", "limit"):
+        why = inert(str(message.get("error") or stop))
+        parts.append(Text(f"[{stop}] {why}", style="red" if stop == "error" else "dim"))
+    return Group(Text("smith", style="bold green"), *parts)
+
+
+def _tool_result(message: dict[str, Any]) -> RenderableType:
+    text = inert(_texts(message, "text")).rstrip("\n")
+    lines = text.splitlines()
+    shown = "\n".join(f"  {line}" for line in lines[:TOOL_LINES])
+    more = f"\n  … {len(lines) - TOOL_LINES} more lines" if len(lines) > TOOL_LINES else ""
+    mark, style = ("✗", "red") if message.get("is_error") else ("✓", "green")
+    head = Text(f"{mark} {inert(str(message.get('tool_name', '?')))}", style=style)
+    return Group(head, Text(shown + more, style="dim"))
+
+
+def render_notice(text: str, style: str = "bold yellow") -> RenderableType:
+    return Text(inert(text), style=style)
+
+
+def render_tool_activity(name: str, arguments: Any, state: str) -> RenderableType:
+    args = inert(json.dumps(arguments, ensure_ascii=False))[:160]
+    return Text(f"{state} {inert(name)} {args}", style="yellow")

@@ -1,0 +1,235 @@
+"""The transcript: one line-API scroll view over blocks (messages, notices, live output).
+
+Its cost follows what is visible, not the history: a block is a key and a function that
+builds its renderable (decoding a session entry only then); it is rendered to lines only
+when some of its rows are on screen, and its height is an estimate until then. Heights
+sit in a Fenwick tree, so mapping a row to (block, line) and updating a height after
+rendering are O(log n) in a 100,000-entry session.
+
+While the view is at the bottom it follows new output; scrolled away, it never moves on
+its own and `unseen` says new output is waiting below (the app shows a marker and a key
+returns to the latest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import RenderableType
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+ESTIMATE = 3  # rows assumed for a block not rendered yet
+
+
+class Heights:
+    """Block heights with prefix sums (a Fenwick tree): row -> block in O(log n)."""
+
+    def __init__(self) -> None:
+        self._values: list[int] = []
+        self._tree: list[int] = [0]
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def append(self, value: int) -> None:
+        self._values.append(value)
+        i = len(self._values)
+        # The new node covers (i - lowbit(i), i]: its own value plus earlier sums.
+        low = i & -i
+        total = value
+        j = i - 1
+        while j > i - low:
+            total += self._tree[j]
+            j -= j & -j
+        self._tree.append(total)
+
+    def __getitem__(self, i: int) -> int:
+        return self._values[i]
+
+    def set(self, i: int, value: int) -> None:
+        delta = value - self._values[i]
+        self._values[i] = value
+        j = i + 1
+        while j < len(self._tree):
+            self._tree[j] += delta
+            j += j & -j
+
+    def before(self, i: int) -> int:
+        """Rows above block i."""
+        total = 0
+        while i > 0:
+            total += self._tree[i]
+            i -= i & -i
+        return total
+
+    def total(self) -> int:
+        return self.before(len(self._values))
+
+    def find(self, row: int) -> int:
+        """The block holding `row` (the last block for rows past the end)."""
+        pos, step = 0, 1 << max(0, len(self._tree).bit_length() - 1)
+        while step:
+            nxt = pos + step
+            if nxt < len(self._tree) and self._tree[nxt] <= row:
+                pos = nxt
+                row -= self._tree[nxt]
+            step >>= 1
+        return min(pos, len(self._values) - 1)
+
+    def pop(self) -> None:
+        self.set(len(self._values) - 1, 0)
+        self._values.pop()
+        self._tree.pop()
+
+
+class Block:
+    __slots__ = ("key", "source", "strips", "width")
+
+    def __init__(self, key: str, source: Callable[[], RenderableType | None]) -> None:
+        self.key = key
+        self.source = source
+        self.strips: list[Strip] | None = None
+        self.width = 0
+
+
+class Transcript(ScrollView, can_focus=True):
+    """Messages as they are recorded and as they stream."""
+
+    DEFAULT_CSS = """
+    Transcript { height: 1fr; scrollbar-size-vertical: 1; }
+    """
+    unseen: reactive[bool] = reactive(False)
+
+    class Scrolled(Message):
+        """The view moved away from the bottom or came back to it."""
+
+        def __init__(self, following: bool) -> None:
+            super().__init__()
+            self.following = following
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.blocks: list[Block] = []
+        self.heights = Heights()
+        self.index: dict[str, int] = {}
+        self.following = True
+
+    # -- content ---------------------------------------------------------------------
+
+    def add(self, key: str, source: Callable[[], RenderableType | None]) -> None:
+        """Add a block at the end, or rebuild the block with this key in place."""
+        if key in self.index:
+            i = self.index[key]
+            self.blocks[i] = Block(key, source)
+            self._changed()
+            return
+        self.index[key] = len(self.blocks)
+        self.blocks.append(Block(key, source))
+        self.heights.append(ESTIMATE)
+        self._changed()
+
+    def remove_last(self, key: str) -> None:
+        """Drop the block with this key if it is the last one (live output replaced by
+        its record)."""
+        if self.blocks and self.blocks[-1].key == key:
+            self.blocks.pop()
+            self.heights.pop()
+            del self.index[key]
+            self._changed()
+
+    def keys(self) -> list[str]:
+        return [b.key for b in self.blocks]
+
+    def _changed(self) -> None:
+        self.virtual_size = Size(self.size.width, self.heights.total())
+        if self.following:
+            self.scroll_end(animate=False, immediate=True)
+        else:
+            self.unseen = True
+        self.refresh()
+
+    # -- scrolling ---------------------------------------------------------------------
+
+    def at_bottom(self) -> bool:
+        return self.scroll_y >= self.max_scroll_y - 1
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        following = self.at_bottom()
+        if following != self.following:
+            self.following = following
+            self.post_message(self.Scrolled(following))
+        if following:
+            self.unseen = False
+
+    def latest(self) -> None:
+        """Back to the newest output, following it again."""
+        self.following = True
+        self.unseen = False
+        self.scroll_end(animate=False, immediate=True)
+
+    # -- rendering ---------------------------------------------------------------------
+
+    def _render_block(self, i: int, width: int) -> list[Strip]:
+        block = self.blocks[i]
+        if block.strips is not None and block.width == width:
+            return block.strips
+        renderable = block.source()
+        strips: list[Strip] = []
+        if renderable is not None:
+            options = self.app.console.options.update_width(max(1, width))
+            lines = self.app.console.render_lines(renderable, options, pad=True)
+            strips = [Strip(line, width) for line in lines]
+            strips.append(Strip.blank(width))  # a gap between messages
+        block.strips, block.width = strips, width
+        if self.heights[i] != len(strips):
+            self.heights.set(i, len(strips))
+        return strips
+
+    def _materialize(self) -> None:
+        """Render every block with rows on screen, so this frame's heights are exact."""
+        width = self.scrollable_content_region.width
+        if not self.blocks or width <= 0:
+            return
+        before = self.heights.total()
+        top, bottom = int(self.scroll_y), int(self.scroll_y) + self.size.height
+        i = self.heights.find(top)
+        row = self.heights.before(i)
+        while i < len(self.blocks) and row < bottom:
+            row += len(self._render_block(i, width))
+            i += 1
+        if self.heights.total() != before:
+            self.virtual_size = Size(width, self.heights.total())
+            if self.following:
+                self.scroll_end(animate=False, immediate=True)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._materialize()
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        row = int(self.scroll_y) + y
+        if not self.blocks or row >= self.heights.total():
+            return Strip.blank(width)
+        i = self.heights.find(row)
+        strips = self._render_block(i, width)
+        line = row - self.heights.before(i)
+        if 0 <= line < len(strips):
+            return strips[line]
+        return Strip([Segment(" " * width, Style())], width)
+
+    def on_resize(self) -> None:
+        for block in self.blocks:
+            block.strips = None  # re-wrapped at the new width when next seen
+        self.virtual_size = Size(self.size.width, self.heights.total())
+        if self.following:
+            self.scroll_end(animate=False, immediate=True)
+        self.refresh()

@@ -1,0 +1,235 @@
+"""The TUI through Textual's Pilot: what a user sees and does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from textual.geometry import Region
+from textual.widgets import Static
+
+from smith.effects import ToolContext, builtin_tools
+from smith.frontends.tui._app import SmithApp
+from smith.frontends.tui._transcript import Heights, Transcript
+from smith.runtime import Runtime
+from smith.runtime._setup import DEMO_BANNER
+from smith.session import Session
+from tests.runtime_kit import Fake, Gate, say
+
+SIZE = (100, 30)
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "README.md").write_text("# demo project\n")
+    (project / "src" / "app.py").write_text("def app():\n    return 'hello'\n")
+    return project
+
+
+def _app(tmp_path: Path, model: Any = "demo", *, banner: str | None = None,
+         session: Session | None = None) -> SmithApp:  # fmt: skip
+    project = _project(tmp_path) if not (tmp_path / "project").exists() else tmp_path / "project"
+    session = session or Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(project))
+
+    def factory() -> Runtime:
+        ctx = ToolContext(root=str(project), cwd=str(project), session=session)
+        return Runtime(session, model=model, tools=list(builtin_tools().values()), context=ctx)
+
+    return SmithApp(factory, session, banner=banner)
+
+
+def visible(app: SmithApp) -> str:
+    """The transcript's rows on screen, as text."""
+    t = app.query_one(Transcript)
+    strips = t.render_lines(Region(0, 0, t.size.width, t.size.height))
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+
+def status(app: SmithApp) -> str:
+    return str(app.query_one("#status", Static).render())
+
+
+async def _type(pilot: Any, text: str) -> None:
+    await pilot.press(*[c if c != " " else "space" for c in text])
+    await pilot.press("enter")
+
+
+async def _settle(app: SmithApp) -> None:
+    assert app.runtime is not None
+    await app.runtime.wait_idle()
+    await asyncio.sleep(0)
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def test_the_demo_banner_status_and_a_first_answer(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app(tmp_path, banner=DEMO_BANNER)
+        async with app.run_test(size=SIZE) as pilot:
+            assert "offline demo model" in visible(app)
+            line = status(app)
+            assert "demo" in line and "cost $0.0000" in line and "queue 0" in line
+            await _type(pilot, "list the files")
+            await _settle(app)
+            await pilot.pause()
+            assert "cost unknown" in status(app)  # the demo reports no usage
+            screen = visible(app)
+            assert "you list the files" in screen
+            assert "✓ ls" in screen and "README.md" in screen and "src/" in screen
+
+    run(main())
+
+
+def test_scrolled_up_the_view_never_jumps_and_a_key_returns_to_the_latest(
+    tmp_path: Path,
+) -> None:
+    gate = Gate()
+    long = "\n\n".join(f"paragraph {i} " + "word " * 30 for i in range(30))
+    fake = Fake(say(long), [gate, *say("the newest answer")])
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "write a lot")
+            await _settle(app)
+            await pilot.pause()
+            t = app.query_one(Transcript)
+            assert t.following and t.max_scroll_y > 20
+            await _type(pilot, "more")  # sending returns to the bottom; then scroll up
+            await gate.reached.wait()
+            t.scroll_to(y=5, animate=False)
+            await pilot.pause()
+            assert not t.following
+            gate.opened.set()  # new output streams in below
+            await _settle(app)
+            await pilot.pause()
+            assert t.scroll_y == 5  # it did not move
+            assert app.query_one("#below").has_class("shown")
+            assert "the newest answer" not in visible(app)
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            assert t.following and t.scroll_y == t.max_scroll_y
+            assert not app.query_one("#below").has_class("shown")
+            assert "the newest answer" in visible(app)
+
+    run(main())
+
+
+def test_escape_sequences_from_a_file_are_shown_inert(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    hostile = "\x1b[2J\x1b]0;pwned\x07\x1b]8;;http://evil\x1b\\link\x1b[31mred\x9b1m\r\n"
+    (project / "evil.txt").write_text(hostile)
+
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "read evil.txt")
+            await _settle(app)
+            await pilot.pause()
+            t = app.query_one(Transcript)
+            strips = t.render_lines(Region(0, 0, t.size.width, t.size.height))
+            texts = "".join(seg.text for strip in strips for seg in strip)
+            assert "␛[2J" in texts and "␛]0;pwned" in texts
+            assert not any(c in texts for c in "\x1b\x07\x9b\r")
+
+    run(main())
+
+
+def test_input_stays_live_and_queued_input_is_shown_while_the_agent_works(
+    tmp_path: Path,
+) -> None:
+    gate = Gate()
+    fake = Fake([gate, *say("first")], say("second"))
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "start")
+            await gate.reached.wait()
+            await _type(pilot, "and then this")
+            await pilot.pause()
+            queue = app.query_one("#queue", Static)
+            assert queue.has_class("shown") and "and then this" in str(queue.render())
+            assert "queue 1" in status(app) and "working" in status(app)
+            gate.opened.set()
+            await _settle(app)
+            await pilot.pause()
+            assert not queue.has_class("shown")
+            assert "second" in visible(app)
+
+    run(main())
+
+
+def test_a_large_session_opens_rendering_only_what_is_visible(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    entries = []
+    parent = None
+    for i in range(20_000):
+        role = "user" if i % 2 == 0 else "assistant"
+        entries.append(
+            {
+                "id": f"e{i}",
+                "parent": parent,
+                "ts": 1_700_000_000_000 + i,
+                "kind": "message",
+                "content": {"role": role, "content": [{"type": "text", "text": f"message {i}"}]},
+            }
+        )
+        parent = f"e{i}"  # fmt: skip
+    session = Session.from_entries(entries, info={"id": "big", "name": "big", "cwd": str(project)})
+    decoded: list[int] = []
+
+    async def main() -> None:
+        app = _app(tmp_path, (Fake(), "m"), session=session)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            t = app.query_one(Transcript)
+            rendered = [b for b in t.blocks if b.strips is not None]
+            decoded.append(len(rendered))
+            assert "message 19999" in visible(app)
+            t.scroll_to(y=t.max_scroll_y // 2, animate=False)
+            await pilot.pause()
+            assert "message " in visible(app)
+
+    run(main())
+    assert len(session) == 20_000
+    assert decoded[0] < 40  # the screen's worth, not 20,000
+
+
+def test_row_to_block_mapping_survives_height_changes() -> None:
+    heights = Heights()
+    for value in [3, 1, 4, 1, 5, 9, 2, 6]:
+        heights.append(value)
+    rows = [i for i, h in enumerate([3, 1, 4, 1, 5, 9, 2, 6]) for _ in range(h)]
+    assert [heights.find(r) for r in range(len(rows))] == rows
+    heights.set(2, 0)
+    heights.set(5, 1)
+    values = [3, 1, 0, 1, 5, 1, 2, 6]
+    rows = [i for i, h in enumerate(values) for _ in range(h)]
+    assert [heights.find(r) for r in range(len(rows))] == rows
+    assert heights.total() == sum(values) and heights.before(4) == 5
+    heights.pop()
+    assert heights.total() == sum(values[:-1])
+
+
+def test_the_status_shows_cost_once_known(tmp_path: Path) -> None:
+    from smith.providers import Pricing, Usage
+
+    fake = Fake(say("priced", usage=Usage(1_000_000, 0, 0, 0)), pricing=Pricing(3.0, 15.0, 0, 0))
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            assert "cost $0.0000" in status(app)  # nothing spent yet
+            await _type(pilot, "hi")
+            await _settle(app)
+            await pilot.pause()
+            assert "cost $3.0000" in status(app)
+
+    run(main())
+    json.dumps({})  # keep json imported for future snapshot data

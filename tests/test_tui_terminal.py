@@ -1,0 +1,99 @@
+"""The TUI in a real terminal (tmux): it takes the screen, answers through a tool, and
+every way of ending it restores the terminal."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SmithEnv, smith_executable
+
+
+class Tmux:
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        assert shutil.which("tmux"), "tmux is needed for terminal tests (.ci/run installs it)"
+        self.cmd = ["tmux", "-L", f"smith-test-{os.getpid()}-{id(self)}"]
+        self.env = env
+        self.root = root
+
+    def __call__(self, *args: str) -> str:
+        r = subprocess.run([*self.cmd, *args], capture_output=True, text=True, env=self.env,
+                           timeout=30)  # fmt: skip
+        return r.stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "s")
+
+    def flag(self, name: str) -> str:
+        return self("display-message", "-p", "-t", "s", f"#{{{name}}}").strip()
+
+    def wait(self, predicate: Callable[[], bool], seconds: float = 30) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.1)  # polling a separate process's screen: there is no event
+        return False
+
+    def smith_pids(self) -> list[int]:
+        pane = self.flag("pane_pid")
+        out = subprocess.run(["pgrep", "-P", pane], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+
+@pytest.fixture
+def tmux(senv: SmithEnv) -> Iterator[Tmux]:
+    project = senv.make_project()
+    (project / "README.md").write_text("# a project\n")
+    env = {**senv.env, "PATH": os.path.dirname(smith_executable()) + os.pathsep
+           + os.environ["PATH"], "TERM": "xterm-256color"}  # fmt: skip
+    t = Tmux(project, env)
+    t("new-session", "-d", "-s", "s", "-x", "110", "-y", "35", "-c", str(project),
+      "bash --norc --noprofile")  # fmt: skip
+    try:
+        yield t
+    finally:
+        t("kill-server")
+
+
+def _start(tmux: Tmux) -> None:
+    tmux("send-keys", "-t", "s", "smith --model demo", "Enter")
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "demo" in tmux.screen())
+
+
+def _restored(tmux: Tmux) -> None:
+    assert tmux.wait(lambda: not tmux.smith_pids(), 15), "smith did not exit"
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "0", 5), "alternate screen left on"
+    assert tmux.flag("cursor_flag") == "1", "cursor left hidden"
+    assert tmux.flag("mouse_any_flag") in ("0", ""), "mouse reporting left on"
+    out = tmux.root / "stty.txt"
+    tmux("send-keys", "-t", "s",
+         f"stty -a | tr ' ;' '\\n\\n' | grep -x -e -echo -e -icanon > {out}; echo done-$((40+2))",
+         "Enter")  # fmt: skip
+    assert tmux.wait(lambda: "done-42" in tmux.screen(), 10)
+    assert out.read_text().strip() == "", f"terminal modes not restored: {out.read_text()}"
+
+
+def test_a_request_is_answered_through_a_tool(tmux: Tmux) -> None:
+    _start(tmux)
+    tmux("send-keys", "-t", "s", "list the files", "Enter")
+    assert tmux.wait(lambda: "README.md" in tmux.screen() and "✓ ls" in tmux.screen())
+    assert "cost unknown" in tmux.screen()
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "SIGINT", "ctrl+c", "ctrl+d"])
+def test_every_way_of_ending_restores_the_terminal(tmux: Tmux, how: str) -> None:
+    _start(tmux)
+    if how.startswith("SIG"):
+        for pid in tmux.smith_pids():
+            os.kill(pid, getattr(signal, how))
+    else:
+        tmux("send-keys", "-t", "s", {"ctrl+c": "C-c", "ctrl+d": "C-d"}[how])
+    _restored(tmux)
