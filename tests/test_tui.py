@@ -30,15 +30,15 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _app(tmp_path: Path, model: Any = "demo", *, banner: str | None = None,
-         session: Session | None = None) -> SmithApp:  # fmt: skip
+         session: Session | None = None, **kw: Any) -> SmithApp:  # fmt: skip
     project = _project(tmp_path) if not (tmp_path / "project").exists() else tmp_path / "project"
     session = session or Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(project))
 
-    def factory() -> Runtime:
+    def factory(session: Session) -> Runtime:
         ctx = ToolContext(root=str(project), cwd=str(project), session=session)
         return Runtime(session, model=model, tools=list(builtin_tools().values()), context=ctx)
 
-    return SmithApp(factory, session, banner=banner)
+    return SmithApp(factory, session, banner=banner, **kw)
 
 
 def visible(app: SmithApp) -> str:
@@ -233,3 +233,141 @@ def test_the_status_shows_cost_once_known(tmp_path: Path) -> None:
 
     run(main())
     json.dumps({})  # keep json imported for future snapshot data
+
+
+def _app_with_sessions(tmp_path: Path, model: Any = "demo", **kw: Any) -> SmithApp:
+    from smith.frontends.tui import Sessions
+
+    project = _project(tmp_path)
+    sessions = Sessions(str(tmp_path / "home"), str(project))
+    session = sessions.new()
+
+    def factory(session: Session) -> Runtime:
+        ctx = ToolContext(root=str(project), cwd=str(project), session=session)
+        return Runtime(session, model=model, tools=list(builtin_tools().values()), context=ctx)
+
+    return SmithApp(factory, session, session_source=sessions, **kw)
+
+
+def test_help_is_an_overlay_that_owns_focus_until_closed(tmp_path: Path) -> None:
+    from smith.frontends.tui._screens import InfoScreen
+
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "/help")
+            await pilot.pause()
+            assert isinstance(app.screen, InfoScreen)
+            body = str(app.screen.query_one("#info-body", Static).render())
+            assert "/compact" in body and "/resume [ID]" in body and "/quit" in body
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(app.screen, InfoScreen)
+            assert app.focused is app.query_one("#input")
+            await pilot.press("f1")  # the product plugin's key for help
+            await pilot.pause()
+            assert isinstance(app.screen, InfoScreen)
+
+    run(main())
+
+
+def test_commands_report_problems_as_notices(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            for text in ("/nope", "/helpp", "/model nowhere:model", "/undo", "/diff"):
+                await _type(pilot, text)
+            await pilot.pause()
+            screen = visible(app)
+            assert "there is no command /nope" in screen
+            assert "did you mean /help" in screen
+            assert "no provider is called 'nowhere'" in screen
+            assert "not built" in screen and "file history" in screen
+
+    run(main())
+
+
+def test_thinking_level_is_picked_from_a_list(tmp_path: Path) -> None:
+    from smith.frontends.tui._screens import ChoiceScreen
+
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "/thinking")
+            await pilot.pause()
+            assert isinstance(app.screen, ChoiceScreen)
+            for _ in range(4):  # off minimal low medium [high]
+                await pilot.press("down")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "thinking high" in status(app)
+
+    run(main())
+
+
+def test_the_command_palette_lists_the_plugin_commands(tmp_path: Path) -> None:
+    from textual.command import CommandPalette
+
+    from smith.frontends.tui._screens import InfoScreen
+
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            assert isinstance(app.screen, CommandPalette)
+            await pilot.press("/", "p", "l", "u", "g")
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, InfoScreen)
+            assert "product" in str(app.screen.query_one("#info-body", Static).render())
+
+    run(main())
+
+
+def test_new_fork_and_resume_switch_the_session(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app_with_sessions(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            first = app.session.id
+            await _type(pilot, "list the files")
+            await _settle(app)
+            await _type(pilot, "/fork")
+            await pilot.pause(0.2)
+            await _settle(app)
+            forked = app.session
+            assert forked.id != first and forked.info.get("forked_from") == first
+            assert "you list the files" in visible(app)  # the history came along
+            await _type(pilot, "/new")
+            await pilot.pause(0.2)
+            assert app.session.id not in (first, forked.id)
+            assert "you list the files" not in visible(app)
+            await _type(pilot, f"/resume {first}")
+            await pilot.pause(0.2)
+            assert app.session.id == first and "you list the files" in visible(app)
+
+    run(main())
+
+
+def test_keys_can_be_overridden_and_resizing_keeps_a_valid_layout(tmp_path: Path) -> None:
+    long = "\n\n".join(f"paragraph {i}" for i in range(60))
+
+    async def main() -> None:
+        app = _app(tmp_path, (Fake(say(long)), "m"), keys={"latest": "ctrl+k"}, theme="nord")
+        async with app.run_test(size=SIZE) as pilot:
+            assert app.theme == "nord"
+            await _type(pilot, "go")
+            await _settle(app)
+            t = app.query_one(Transcript)
+            t.scroll_to(y=0, animate=False)
+            await pilot.pause()
+            await pilot.press("ctrl+k")
+            await pilot.pause()
+            assert t.following
+            await pilot.resize_terminal(60, 16)
+            await pilot.pause()
+            assert app.query_one("#input").region.bottom <= 16
+            assert t.size.height > 0 and "paragraph 59" in visible(app)
+
+    run(main())

@@ -84,7 +84,11 @@ def _restored(tmux: Tmux) -> None:
 def test_a_request_is_answered_through_a_tool(tmux: Tmux) -> None:
     _start(tmux)
     tmux("send-keys", "-t", "s", "list the files", "Enter")
-    assert tmux.wait(lambda: "README.md" in tmux.screen() and "✓ ls" in tmux.screen())
+    def answered() -> bool:
+        screen = tmux.screen()
+        return "README.md" in screen and "✓ ls" in screen and "ready" in screen
+
+    assert tmux.wait(answered), tmux.screen()
     assert "cost unknown" in tmux.screen()
 
 

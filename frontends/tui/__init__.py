@@ -11,6 +11,7 @@ With no model configured it runs the offline demo model and says how to set a re
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, Source
@@ -38,7 +39,6 @@ NO_TERMINAL = DiagnosticKind(
 
 
 def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
-    import os
     import sys
 
     from smith.runtime._setup import DEMO_BANNER, model_setting, runtime_options
@@ -53,32 +53,94 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     runtime_kw = runtime_options(config)
     model, is_demo = model_setting(config)
     session = _open_session(ctx, options)
-    with session:
-        from ._app import SmithApp
+    from ._app import SmithApp
 
-        def make_runtime() -> Any:
-            from smith.effects import EffectJournal, builtin_tools
-            from smith.runtime import Runtime, SecretProxy
-            from smith.runtime._setup import tool_context
+    def make_runtime(session: Session) -> Any:
+        from smith.effects import EffectJournal, builtin_tools
+        from smith.runtime import Runtime, SecretProxy
+        from smith.runtime._setup import tool_context
 
-            EffectJournal(session).reconcile()
-            secrets = SecretProxy.from_environment(
-                [str(v) for v in config["secrets.env"]],  # type: ignore[attr-defined]
-                __import__("os").environ,
-            )
-            return Runtime(
-                session,
-                model=model,
-                tools=list(builtin_tools().values()),
-                context=tool_context(config, ctx.cwd, session),
-                secrets=secrets,
-                **runtime_kw,
-            )
+        EffectJournal(session).reconcile()
+        secrets = SecretProxy.from_environment(
+            [str(v) for v in config["secrets.env"]],  # type: ignore[attr-defined]
+            os.environ,
+        )
+        return Runtime(
+            session,
+            model=model,
+            tools=list(builtin_tools().values()),
+            context=tool_context(config, ctx.cwd, session),
+            secrets=secrets,
+            **runtime_kw,
+        )
 
-        app = SmithApp(make_runtime, session, banner=DEMO_BANNER if is_demo else None,
-                       prompt=prompt)  # fmt: skip
+    keys = {
+        action: str(config[f"tui.keys.{action}"])
+        for action in ("abort", "quit", "latest", "palette", "help")
+        if config[f"tui.keys.{action}"]
+    }
+    app = SmithApp(
+        make_runtime,
+        session,
+        banner=DEMO_BANNER if is_demo else None,
+        prompt=prompt,
+        keys=keys,
+        theme=str(config["tui.theme"]) if config["tui.theme"] else None,
+        session_source=Sessions(config.home, config.project_root),
+    )
+    try:
         code = app.run()
+    finally:
+        app.session.close()
     return int(code or 0)
+
+
+class Sessions:
+    """This project's sessions, for the app's /new, /resume, /continue and /fork."""
+
+    def __init__(self, home: str, project: str) -> None:
+        from smith.session import SessionStore
+
+        self.store = SessionStore(home)
+        self.project = project
+
+    def new(self) -> Session:
+        import time
+
+        return self.store.create(name=f"smith {time.strftime('%Y-%m-%d %H:%M')}",
+                                 cwd=self.project)  # fmt: skip
+
+    def latest(self) -> Session | None:
+        from smith.session import Session
+
+        paths = self.store.paths_for_project(self.project)
+        return Session.open(max(paths, key=os.path.getmtime)) if paths else None
+
+    def open(self, id: str) -> Session:
+        from smith.session import Session
+
+        return Session.open(self.store.find(id))
+
+    def listing(self) -> list[tuple[str, str]]:
+        from smith.diagnostics import SmithError
+        from smith.session import Session
+
+        out = []
+        for path in sorted(self.store.paths_for_project(self.project), key=os.path.getmtime,
+                           reverse=True):  # fmt: skip
+            try:
+                s = Session.load(path)
+            except SmithError:
+                continue
+            out.append((s.id, f"{s.name or s.id}  ({len(s)} entries)"))
+        return out
+
+    def fork(self, session: Session) -> Session:
+        from smith.session._session import _session_id
+
+        new_id = _session_id()
+        path = self.store.path_for(new_id, self.project)
+        return session.fork(path, at=session.leaf, name=f"fork of {session.name}", id=new_id)
 
 
 def _open_session(ctx: Context, options: dict[str, Any]) -> Session:
@@ -101,8 +163,6 @@ def _open_session(ctx: Context, options: dict[str, Any]) -> Session:
                 source=Source("flag", "--continue"),
                 project=config.project_root,
             )
-        import os
-
         return Session.open(max(paths, key=os.path.getmtime))
     import time
 

@@ -9,6 +9,7 @@ stream, and the status line carries model, thinking, cost, context use, session 
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rich.console import RenderableType
@@ -19,22 +20,26 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
 
 from smith.runtime import Runtime
+from smith.sdk import Plugin
 from smith.session import Session
 from smith.ui import Intent, intents_for
 
+from ._host import CommandHostMixin, SessionSource
 from ._render import (
     inert,
     render_message,
     render_notice,
     render_tool_activity,
 )
+from ._screens import SmithCommands
 from ._transcript import Transcript
 
 SHOWN_KINDS = ("message", "compaction")
 
 
-class SmithApp(App[int]):
+class SmithApp(CommandHostMixin, App[int]):
     TITLE = "smith"
+    COMMANDS = App.COMMANDS | {SmithCommands}
     CSS = """
     Screen { layout: vertical; }
     #below { height: auto; display: none; color: $warning; text-style: bold; }
@@ -44,23 +49,44 @@ class SmithApp(App[int]):
     #status { height: 1; background: $panel; color: $text; }
     Input { height: 3; }
     """
+    # Keys of the app's actions come from the product plugin and configuration (see
+    # on_mount); these are fixed.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "abort / quit", priority=True),
-        Binding("escape", "abort", "abort", show=False),
-        Binding("ctrl+d", "eof", "quit", priority=True),
         Binding("end", "latest", "latest", show=False),
-        Binding("ctrl+l", "latest", "latest output", priority=True),
         Binding("pageup", "page(-1)", show=False),
         Binding("pagedown", "page(1)", show=False),
     ]
+    ACTIONS: ClassVar[dict[str, tuple[str, str]]] = {  # name -> (app action, description)
+        "abort": ("abort", "abort"),
+        "quit": ("eof", "quit"),
+        "latest": ("latest", "latest output"),
+        "palette": ("command_palette", "commands"),
+        "help": ("command('help')", "help"),
+    }
 
-    def __init__(self, runtime_factory: Any, session: Session, *, banner: str | None = None,
-                 prompt: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        runtime_factory: Callable[[Session], Runtime],
+        session: Session,
+        *,
+        banner: str | None = None,
+        prompt: str | None = None,
+        plugins: Sequence[Plugin] = (),
+        keys: Mapping[str, str] | None = None,
+        theme: str | None = None,
+        session_source: SessionSource | None = None,
+    ) -> None:
         super().__init__()
         self._factory = runtime_factory
         self.session = session
         self.banner = banner
         self.first_prompt = prompt
+        self.plugins = list(plugins) or [_product()]
+        defaults = {k: v for p in self.plugins for k, v in p.keybindings.items()}
+        self.keys = {**defaults, **(keys or {})}
+        self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
+        self.session_source = session_source
         self.runtime: Runtime | None = None
         self._synced: str | None = None  # the last session entry shown
         self._live: dict[str, Any] = {}  # the assistant message streaming now
@@ -83,8 +109,13 @@ class SmithApp(App[int]):
         for sig in (signal.SIGTERM, signal.SIGHUP):
             # Textual installs none: end the app, which restores the terminal.
             loop.add_signal_handler(sig, self.exit, 128 + sig)
-        self.runtime = self._factory()
-        self.runtime.on_event(self._on_event)
+        for name, key in self.keys.items():
+            if name in self.ACTIONS and key:
+                action, description = self.ACTIONS[name]
+                self._bindings.bind(key, action, description, priority=True)
+        if self.theme_name:
+            self.theme = self.theme_name
+        self._attach_runtime()
         self.watch(self.transcript, "unseen", self._unseen)
         if self.banner:
             self.transcript.add("banner", lambda: render_notice(self.banner or ""))
@@ -107,11 +138,32 @@ class SmithApp(App[int]):
         if text:
             self._send(text)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While an overlay is open it owns the keys: the app's own actions step aside
+        (Escape then closes the overlay instead of aborting)."""
+        overlay = len(self.screen_stack) > 1
+        return not (overlay and action in ("abort", "latest", "eof", "command"))
+
+    def _attach_runtime(self) -> None:
+        self.runtime = self._factory(self.session)
+        self.runtime.on_event(self._on_event)
+
+    def _reload_transcript(self) -> None:
+        self.transcript.clear()
+        self._synced = None
+        self._live = {}
+        self._sync()
+        self._status()
+
     def _send(self, text: str) -> None:
-        assert self.runtime is not None
-        if text in ("/quit", "/exit"):
-            self.exit(0)
+        if text.startswith("/") and len(text) > 1 and not text.startswith("//"):
+            name, _, arg = text[1:].partition(" ")
+            self.run_command(name, arg.strip())
             return
+        if text.startswith("//"):
+            text = text[1:]  # a message that starts with a slash
+        if self.runtime is None:
+            return  # switching sessions: a moment
         self.transcript.latest()
         self.runtime.prompt(text)  # queued as a follow-up while the agent works
 
@@ -132,6 +184,9 @@ class SmithApp(App[int]):
     def action_abort(self) -> None:
         if self.runtime is not None:
             self.runtime.abort()
+
+    def action_command(self, name: str) -> None:
+        self.run_command(name, "")
 
     def action_latest(self) -> None:
         self.transcript.latest()
@@ -260,3 +315,10 @@ def _entry_source(entry: Any) -> Any:
         return None
 
     return build
+
+
+def _product() -> Plugin:
+    import importlib
+
+    plugin: Plugin = importlib.import_module("smith.plugins.product").PLUGIN
+    return plugin

@@ -144,6 +144,14 @@ class Transcript(ScrollView, can_focus=True):
             del self.index[key]
             self._changed()
 
+    def clear(self) -> None:
+        self.blocks.clear()
+        self.heights = Heights()
+        self.index.clear()
+        self.following = True
+        self.unseen = False
+        self._changed()
+
     def keys(self) -> list[str]:
         return [b.key for b in self.blocks]
 

@@ -219,6 +219,33 @@ def product_schema() -> Schema:
         )
     )
 
+    # The interactive app. Keys and theme default to the product plugin's.
+    add(
+        Option(
+            "tui.theme",
+            String(),
+            None,
+            doc="Theme of the interactive app (a Textual theme such as textual-dark, "
+            "textual-light, nord, gruvbox); unset: the product plugin's.",
+        )
+    )
+    for action, what in (
+        ("abort", "abort the running prompt"),
+        ("quit", "quit (on an empty input line)"),
+        ("latest", "return to the latest output"),
+        ("palette", "open the command palette"),
+        ("help", "show the commands and keys"),
+    ):
+        add(
+            Option(
+                f"tui.keys.{action}",
+                String(),
+                None,
+                doc=f"Key to {what}, e.g. ctrl+k (several: comma-separated); unset: the "
+                "product plugin's.",
+            )
+        )
+
     # File history.
     add(
         Option(

@@ -11,6 +11,8 @@ contract. A plugin is a name plus contributions:
   runtime generation that the next provider request uses.
 - `queue_policies`: name -> policy choosing which queued inputs are delivered at once.
 - `tools`: extra tools (ToolSpecs) the plugin makes available.
+- `commands`, `keybindings`, `theme`: what an interactive frontend offers (the built-in
+  product plugin, smith.plugins.product, contributes the standard ones).
 
     def on_turn_start(event, view):
         if view.turn == 1:
@@ -169,9 +171,44 @@ class QueuePolicy(Protocol):
     def __call__(self, items: Sequence[QueuedItem]) -> Sequence[QueuedItem]: ...
 
 
+class CommandHost(Protocol):
+    """What an interactive command may do: the frontend's side of the contract. Every
+    frontend that offers commands implements it; commands never ask which one it is."""
+
+    @property
+    def runtime(self) -> Any: ...  # smith.runtime.Runtime: prompt, abort, compact, ...
+
+    def tell(self, text: str, *, error: bool = False) -> None: ...  # a notice to the user
+    def show(self, title: str, lines: Sequence[str]) -> None: ...
+    def choose(self, title: str, options: Sequence[tuple[str, str]],
+               then: Callable[[str], object]) -> None: ...  # fmt: skip
+    def switch_session(self, which: str) -> None: ...  # "new", "latest" or a session id
+    def sessions(self) -> Sequence[tuple[str, str]]: ...  # (id, label) of this project
+    def branches(self) -> Sequence[tuple[str, str]]: ...  # (leaf id, label) of this session
+    def select(self, leaf: str) -> None: ...
+    def fork(self) -> None: ...
+    def quit(self) -> None: ...
+    def commands(self) -> Sequence[Command]: ...
+    def plugin_names(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True)
+class Command:
+    """An interactive command (`/name args` or the command palette)."""
+
+    name: str
+    description: str
+    run: Callable[[CommandHost, str], object]  # (host, the text after the name)
+    usage: str = ""  # e.g. "MODEL"
+
+
 @dataclass(frozen=True)
 class Plugin:
     name: str
     handlers: Mapping[str, Handler] = field(default_factory=dict)
     queue_policies: Mapping[str, QueuePolicy] = field(default_factory=dict)
     tools: Sequence[ToolSpec] = ()
+    commands: Sequence[Command] = ()
+    # Default key for each app action or command name (configuration may override).
+    keybindings: Mapping[str, str] = field(default_factory=dict)
+    theme: str | None = None  # a Textual theme name

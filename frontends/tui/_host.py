@@ -1,0 +1,182 @@
+"""The app's side of the command contract (smith.sdk.CommandHost): what commands from
+plugins may ask of it, and switching the session the app shows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from smith.diagnostics import SmithError, did_you_mean
+
+from ._render import inert, render_notice
+from ._screens import ChoiceScreen, InfoScreen
+
+if TYPE_CHECKING:
+    from smith.runtime import Runtime
+    from smith.sdk import Command, Plugin
+    from smith.session import Session
+
+    from ._transcript import Transcript
+
+
+class SessionSource(Protocol):
+    """Where the app finds sessions of its project."""
+
+    def new(self) -> Session: ...
+    def latest(self) -> Session | None: ...
+    def open(self, id: str) -> Session: ...
+    def listing(self) -> list[tuple[str, str]]: ...  # (id, label), newest first
+    def fork(self, session: Session) -> Session: ...  # at its selected leaf, opened
+
+
+class CommandHostMixin:
+    # Provided by SmithApp:
+    runtime: Runtime | None
+    session: Session
+    plugins: Sequence[Plugin]
+    session_source: SessionSource | None
+    exit: Callable[..., None]
+    push_screen: Callable[..., Any]
+    _factory: Callable[[Session], Runtime]
+
+    if TYPE_CHECKING:
+
+        @property
+        def transcript(self) -> Transcript: ...
+
+    # -- the commands ------------------------------------------------------------------
+
+    @property
+    def plugin_commands(self) -> list[Command]:
+        return [c for p in self.plugins for c in p.commands]
+
+    def commands(self) -> Sequence[Command]:
+        return self.plugin_commands
+
+    def run_command(self, name: str, arg: str) -> None:
+        command = next((c for c in self.plugin_commands if c.name == name), None)
+        if command is None:
+            names = [c.name for c in self.plugin_commands]
+            hint = did_you_mean(name, names, template="/{}", otherwise="/help lists them")
+            self.tell(f"there is no command /{name}; {hint}", error=True)
+            return
+        try:
+            command.run(self, arg)
+        except SmithError as exc:
+            d = exc.diagnostic
+            self.tell(f"{d.what}\n  fix: {d.fix}", error=True)
+        self._status()  # a command may have changed the model, thinking, session...
+
+    # -- CommandHost -------------------------------------------------------------------
+
+    def tell(self, text: str, *, error: bool = False) -> None:
+        key = f"notice-{len(self.transcript.blocks)}-{id(text)}"
+        style = "red" if error else "bold yellow"
+        self.transcript.add(key, lambda: render_notice(text, style))
+
+    def show(self, title: str, lines: Sequence[str]) -> None:
+        self.push_screen(InfoScreen(title, lines))
+
+    def choose(self, title: str, options: Sequence[tuple[str, str]],
+               then: Callable[[str], object]) -> None:  # fmt: skip
+        def picked(key: str | None) -> None:
+            if key is not None:
+                try:
+                    then(key)
+                except SmithError as exc:
+                    self.tell(exc.diagnostic.what, error=True)
+                self._status()
+
+        self.push_screen(ChoiceScreen(title, options), picked)
+
+    def plugin_names(self) -> Sequence[str]:
+        names = [p.name for p in self.plugins]
+        if self.runtime is not None:
+            names += [p.name for p in self.runtime.plugins if p.name not in names]
+        return names
+
+    def quit(self) -> None:
+        self.exit(0)
+
+    def sessions(self) -> Sequence[tuple[str, str]]:
+        if self.session_source is None:
+            return []
+        return [(i, label) for i, label in self.session_source.listing() if i != self.session.id]
+
+    def branches(self) -> Sequence[tuple[str, str]]:
+        children = self.session.children()
+        leaves = [e for e in self.session.entries() if not children.get(e.id)]
+        out = []
+        for leaf in leaves:
+            said = next((m for m in reversed(self.session.branch(leaf.id))
+                         if m.kind == "message" and _role(m.content) == "user"), None)  # fmt: skip
+            text = _first_text(said.content) if said is not None else "(no message)"
+            mark = "● " if leaf.id == self.session.leaf else "  "
+            out.append((leaf.id, f"{mark}{inert(text)[:70]}"))
+        return out
+
+    def select(self, leaf: str) -> None:
+        self.session.select(leaf)
+        self._reload_transcript()
+
+    def fork(self) -> None:
+        if self.session_source is None or self.session.leaf is None:
+            self.tell("nothing to fork yet", error=True)
+            return
+        self._switch(self.session_source.fork(self.session))
+
+    def switch_session(self, which: str) -> None:
+        source = self.session_source
+        if source is None:
+            self.tell("sessions cannot be switched here", error=True)
+            return
+        if which == "new":
+            self._switch(source.new())
+        elif which == "latest":
+            found = source.latest()
+            if found is None or found.id == self.session.id:
+                self.tell("this is the latest session")
+                return
+            self._switch(found)
+        else:
+            self._switch(source.open(which))
+
+    # -- switching -----------------------------------------------------------------------
+
+    def _switch(self, session: Session) -> None:
+        old_runtime, old_session = self.runtime, self.session
+        self.session = session
+        self.runtime = None
+
+        async def swap() -> None:
+            if old_runtime is not None:
+                await old_runtime.close()
+            old_session.close()
+            self._attach_runtime()
+            self._reload_transcript()
+            self.tell(f"session {session.name or session.id}")
+
+        asyncio_task = __import__("asyncio").ensure_future(swap())
+        self._swap_task = asyncio_task
+
+    def _attach_runtime(self) -> None:
+        raise NotImplementedError  # SmithApp: a runtime for self.session
+
+    def _reload_transcript(self) -> None:
+        raise NotImplementedError  # SmithApp: rebuild the transcript from the session
+
+    def _status(self) -> None:
+        raise NotImplementedError  # SmithApp: refresh the status line
+
+
+def _role(content: object) -> object:
+    return content.get("role") if isinstance(content, dict) else None
+
+
+def _first_text(content: object) -> str:
+    if not isinstance(content, dict):
+        return ""
+    for part in content.get("content", []):
+        if isinstance(part, dict) and part.get("type") == "text":
+            return str(part.get("text", "")).splitlines()[0] if part.get("text") else ""
+    return ""

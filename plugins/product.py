@@ -1,0 +1,127 @@
+"""The built-in product plugin: smith's interactive commands, default keys and theme.
+
+Everything here goes through the plugin contract (smith.sdk): a frontend offers these
+commands as `/name args` and in its command palette, binds the keys (configuration can
+override them: `tui.keys.ACTION`), and uses the theme (`tui.theme`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from smith.sdk import Command, CommandHost, Plugin
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+def _help(host: CommandHost, arg: str) -> None:
+    lines = [f"/{c.name}{' ' + c.usage if c.usage else ''}  {c.description}"
+             for c in host.commands()]  # fmt: skip
+    host.show("Commands", lines)
+
+
+def _quit(host: CommandHost, arg: str) -> None:
+    host.quit()
+
+
+def _new(host: CommandHost, arg: str) -> None:
+    host.switch_session("new")
+
+
+def _continue(host: CommandHost, arg: str) -> None:
+    host.switch_session("latest")
+
+
+def _resume(host: CommandHost, arg: str) -> None:
+    if arg:
+        host.switch_session(arg)
+        return
+    options = list(host.sessions())
+    if not options:
+        host.tell("this project has no other sessions yet")
+        return
+    host.choose("Resume a session", options, host.switch_session)
+
+
+def _tree(host: CommandHost, arg: str) -> None:
+    options = list(host.branches())
+    if len(options) < 2:
+        host.tell("this session has one branch; /fork or editing an earlier message makes more")
+        return
+    host.choose("Go to a branch", options, host.select)
+
+
+def _fork(host: CommandHost, arg: str) -> None:
+    host.fork()
+
+
+def _compact(host: CommandHost, arg: str) -> None:
+    host.runtime.compact()
+    host.tell("compacting the context…")
+
+
+def _model(host: CommandHost, arg: str) -> None:
+    if not arg:
+        host.tell(f"model: {host.runtime.model} (change it with /model PROVIDER/MODEL)")
+        return
+    host.runtime.set_model(arg)
+    host.tell(f"model: {host.runtime.model}")
+
+
+def _thinking(host: CommandHost, arg: str) -> None:
+    if arg:
+        host.runtime.set_thinking(arg)
+        host.tell(f"thinking: {arg}")
+        return
+    options = [(level, level) for level in THINKING_LEVELS]
+    host.choose("Thinking level", options, lambda level: _thinking(host, level))
+
+
+def _op(name: str) -> Callable[[CommandHost, str], None]:
+    def run(host: CommandHost, arg: str) -> None:
+        host.runtime.submit({"op": name, "target": arg})  # says when it is not built
+
+    return run
+
+
+def _not_built(capability: str) -> Callable[[CommandHost, str], None]:
+    def run(host: CommandHost, arg: str) -> None:
+        host.tell(f"not built yet: {capability}", error=True)
+
+    return run
+
+
+def _plugins(host: CommandHost, arg: str) -> None:
+    host.show("Plugins", [f"{name} (built in)" for name in host.plugin_names()])
+
+
+COMMANDS = (
+    Command("help", "the commands and keys", _help),
+    Command("new", "start a new session", _new),
+    Command("resume", "open another session of this project", _resume, "[ID]"),
+    Command("continue", "open this project's latest session", _continue),
+    Command("tree", "go to another branch of this session", _tree),
+    Command("fork", "continue from here in a new session", _fork),
+    Command("compact", "summarise older context to free room", _compact),
+    Command("model", "show or change the model", _model, "[MODEL]"),
+    Command("thinking", "show or change the thinking level", _thinking, "[LEVEL]"),
+    Command("undo", "undo the file changes of the last turn", _op("undo")),
+    Command("redo", "redo undone file changes", _op("redo")),
+    Command("restore", "restore files as they were at an entry", _op("restore"), "ENTRY"),
+    Command("diff", "show the last turn's file changes", _not_built("file history")),
+    Command("history", "list the turns that changed files", _not_built("file history")),
+    Command("replay", "replay this session", _not_built("session replay")),
+    Command("plugins", "the plugins in use", _plugins),
+    Command("quit", "leave smith", _quit),
+)
+
+KEYBINDINGS = {
+    "abort": "escape",
+    "quit": "ctrl+d",
+    "latest": "ctrl+l",
+    "palette": "ctrl+p",
+    "help": "f1",
+    "search": "ctrl+f",
+}
+
+PLUGIN = Plugin("product", commands=COMMANDS, keybindings=KEYBINDINGS, theme="textual-dark")
