@@ -122,6 +122,7 @@ KEYBINDINGS = {
     "palette": "ctrl+p",
     "help": "f1",
     "search": "ctrl+f",
+    "expand": "ctrl+o",
 }
 
 PLUGIN = Plugin("product", commands=COMMANDS, keybindings=KEYBINDINGS, theme="textual-dark")

@@ -371,3 +371,64 @@ def test_keys_can_be_overridden_and_resizing_keeps_a_valid_layout(tmp_path: Path
             assert t.size.height > 0 and "paragraph 59" in visible(app)
 
     run(main())
+
+
+def test_search_finds_older_matches_and_highlights_them(tmp_path: Path) -> None:
+    answers = [say(f"answer number {i} " + "filler line\n\n" * 8) for i in range(6)]
+    answers[1] = say("the needle is here\n\n" + "filler line\n\n" * 8)
+    answers[4] = say("another needle there\n\n" + "filler line\n\n" * 8)
+    fake = Fake(*answers)
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            for i in range(6):
+                await _type(pilot, f"question {i}")
+                await _settle(app)
+            await pilot.press("ctrl+f")
+            await pilot.pause()
+            assert app.focused is app.query_one("#search")
+            await _type(pilot, "needle")
+            await pilot.pause()
+            t = app.query_one(Transcript)
+            assert not t.following and "another needle there" in visible(app)
+            strips = t.render_lines(Region(0, 0, t.size.width, t.size.height))
+            styled = [seg for strip in strips for seg in strip if "needle" in seg.text.lower()]
+            assert styled and all(seg.style and seg.style.reverse for seg in styled)
+            await pilot.press("enter")  # the next, older match
+            await pilot.pause()
+            assert "the needle is here" in visible(app)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not app.query_one("#search").has_class("shown")
+            assert app.focused is app.query_one("#input")
+
+    run(main())
+
+
+def test_thinking_and_tool_output_expand_on_click_or_ctrl_o(tmp_path: Path) -> None:
+    from smith.providers import ThinkingDelta
+
+    thinking = "\n".join(f"step {i} of my reasoning" for i in range(12))
+    fake = Fake([ThinkingDelta(thinking), *say("done")])
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "think")
+            await _settle(app)
+            await pilot.pause()
+            assert "step 0 of my reasoning (+11 lines" in visible(app)
+            assert "step 11" not in visible(app)
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            assert "step 11 of my reasoning" in visible(app)
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            assert "step 11" not in visible(app)
+            row = next(y for y, line in enumerate(visible(app).splitlines()) if "step 0" in line)
+            await pilot.click("#transcript", offset=(4, row))
+            await pilot.pause()
+            assert "step 11 of my reasoning" in visible(app)
+
+    run(main())

@@ -76,7 +76,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
 
     keys = {
         action: str(config[f"tui.keys.{action}"])
-        for action in ("abort", "quit", "latest", "palette", "help")
+        for action in ("abort", "quit", "latest", "palette", "help", "search", "expand")
         if config[f"tui.keys.{action}"]
     }
     app = SmithApp(

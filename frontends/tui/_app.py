@@ -27,6 +27,7 @@ from smith.ui import Intent, intents_for
 from ._host import CommandHostMixin, SessionSource
 from ._render import (
     inert,
+    plain_text,
     render_message,
     render_notice,
     render_tool_activity,
@@ -47,6 +48,8 @@ class SmithApp(CommandHostMixin, App[int]):
     #queue { height: auto; display: none; color: $text-muted; }
     #queue.shown { display: block; }
     #status { height: 1; background: $panel; color: $text; }
+    #search { display: none; }
+    #search.shown { display: block; }
     Input { height: 3; }
     """
     # Keys of the app's actions come from the product plugin and configuration (see
@@ -63,6 +66,8 @@ class SmithApp(CommandHostMixin, App[int]):
         "latest": ("latest", "latest output"),
         "palette": ("command_palette", "commands"),
         "help": ("command('help')", "help"),
+        "search": ("search", "find"),
+        "expand": ("expand", "show all"),
     }
 
     def __init__(
@@ -96,6 +101,8 @@ class SmithApp(CommandHostMixin, App[int]):
         yield Transcript(id="transcript")
         yield Static("▼ new output below (End or Ctrl+L to follow)", id="below")
         yield Static("", id="queue")
+        yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
+                    id="search")  # fmt: skip
         yield Input(placeholder="Ask smith…  (Enter sends; while it works, Enter queues)",
                     id="input")  # fmt: skip
         yield Static("", id="status")
@@ -121,7 +128,7 @@ class SmithApp(CommandHostMixin, App[int]):
             self.transcript.add("banner", lambda: render_notice(self.banner or ""))
         self._sync()
         self._status()
-        self.query_one(Input).focus()
+        self.query_one("#input", Input).focus()
         if self.first_prompt:
             self._send(self.first_prompt)
 
@@ -130,6 +137,8 @@ class SmithApp(CommandHostMixin, App[int]):
             await self.runtime.close()
 
     # -- input -------------------------------------------------------------------------
+
+    _match: int | None = None  # the block of the current search match
 
     @on(Input.Submitted, "#input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -175,15 +184,53 @@ class SmithApp(CommandHostMixin, App[int]):
 
     def action_eof(self) -> None:
         """Ctrl+D: quit on an empty input line, as a shell does; else delete forward."""
-        field = self.query_one(Input)
+        field = self.query_one("#input", Input)
         if field.value:
             field.action_delete_right()
         else:
             self.exit(0)
 
     def action_abort(self) -> None:
-        if self.runtime is not None:
+        search = self.query_one("#search", Input)
+        if search.has_class("shown"):
+            self._close_search()
+        elif self.runtime is not None:
             self.runtime.abort()
+
+    def action_expand(self) -> None:
+        self.transcript.toggle_all()
+
+    def action_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.add_class("shown")
+        search.focus()
+        self._match = None
+
+    @on(Input.Submitted, "#search")
+    def _find(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        t = self.transcript
+        if not query:
+            return
+        if query != t.search_query:
+            self._match = None
+        t.search_query = query
+        found = t.find(query, before=self._match)
+        if found is None and self._match is not None:
+            found = t.find(query)  # wrap around to the newest match
+        if found is None:
+            self.tell(f"no match for '{query}'")
+            return
+        self._match = found
+        t.show_block(found)
+
+    def _close_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.remove_class("shown")
+        search.clear()
+        self.transcript.search_query = ""
+        self.transcript.refresh()
+        self.query_one("#input", Input).focus()
 
     def action_command(self, name: str) -> None:
         self.run_command(name, "")
@@ -271,7 +318,9 @@ class SmithApp(CommandHostMixin, App[int]):
             if entry.kind in SHOWN_KINDS:
                 if entry.kind == "message" and entry.pair:
                     self._drop_tool_line(f"tool-{entry.pair}")
-                self.transcript.add(entry.id, _entry_source(entry))
+                self.transcript.add(
+                    entry.id, _entry_source(entry), text=_entry_text(entry), expandable=True
+                )
         self._synced = leaf
 
     def _drop_tool_line(self, key: str) -> None:
@@ -304,17 +353,27 @@ class SmithApp(CommandHostMixin, App[int]):
 
 
 def _entry_source(entry: Any) -> Any:
-    def build() -> RenderableType | None:
+    def build(expanded: bool) -> RenderableType | None:
         content = entry.content
         if entry.kind == "compaction" and isinstance(content, dict):
-            return render_notice(f"— earlier context compacted: {content.get('summary', '')}",
-                                 "dim")  # fmt: skip
+            summary = content.get("summary", "")
+            return render_notice(f"— earlier context compacted: {summary}", "dim")
         if isinstance(content, dict):
-            shown: RenderableType | None = render_message(content)
+            shown: RenderableType | None = render_message(content, expanded)
             return shown
         return None
 
     return build
+
+
+def _entry_text(entry: Any) -> Any:
+    def text() -> str:
+        content = entry.content
+        if isinstance(content, dict):
+            return plain_text(content) if "role" in content else str(content.get("summary", ""))
+        return ""
+
+    return text
 
 
 def _product() -> Plugin:

@@ -18,6 +18,7 @@ _INERT[27] = "␛"
 _INERT[127] = "^?"
 _INERT.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
 TOOL_LINES = 6  # lines of a tool result shown under its call
+EXPANDED_LINES = 500  # ... when expanded (the full output is in the session)
 
 
 def inert(text: str) -> str:
@@ -29,25 +30,36 @@ def _texts(message: dict[str, Any], kind: str) -> str:
     return "".join(p.get("text", "") for p in message.get("content", []) if p.get("type") == kind)
 
 
-def render_message(message: dict[str, Any]) -> RenderableType | None:
+def render_message(message: dict[str, Any], expanded: bool = False) -> RenderableType | None:
+    """A message; `expanded` shows thinking and tool results in full."""
     role = message.get("role")
     if role == "user":
         label = Text("you ", style="bold cyan")
         return Text.assemble(label, inert(_texts(message, "text")))
     if role == "assistant":
-        return _assistant(message)
+        return _assistant(message, expanded)
     if role == "tool_result":
-        return _tool_result(message)
+        return _tool_result(message, expanded)
     return None
 
 
-def _assistant(message: dict[str, Any]) -> RenderableType:
+def plain_text(message: dict[str, Any]) -> str:
+    """What search looks through: every text, thinking and tool call of a message."""
+    parts = [p.get("text", "") for p in message.get("content", []) if "text" in p]
+    parts += [json.dumps(p.get("arguments"), ensure_ascii=False)
+              for p in message.get("content", []) if p.get("type") == "tool_call"]  # fmt: skip
+    return "\n".join(str(p) for p in parts)
+
+
+def _assistant(message: dict[str, Any], expanded: bool) -> RenderableType:
     parts: list[RenderableType] = []
     thinking = _texts(message, "thinking").strip()
-    if thinking:
+    if thinking and expanded:
+        parts.append(Text(f"thinking: {inert(thinking)}", style="dim italic"))
+    elif thinking:
         first = inert(thinking.splitlines()[0])[:100]
         more = len(thinking.splitlines()) - 1
-        note = f" (+{more} lines)" if more else ""
+        note = f" (+{more} lines; click or Ctrl+O to show)" if more else ""
         parts.append(Text(f"thinking: {first}{note}", style="dim italic"))
     text = _texts(message, "text")
     if text.strip():
@@ -63,11 +75,13 @@ def _assistant(message: dict[str, Any]) -> RenderableType:
     return Group(Text("smith", style="bold green"), *parts)
 
 
-def _tool_result(message: dict[str, Any]) -> RenderableType:
+def _tool_result(message: dict[str, Any], expanded: bool) -> RenderableType:
     text = inert(_texts(message, "text")).rstrip("\n")
     lines = text.splitlines()
-    shown = "\n".join(f"  {line}" for line in lines[:TOOL_LINES])
-    more = f"\n  … {len(lines) - TOOL_LINES} more lines" if len(lines) > TOOL_LINES else ""
+    limit = EXPANDED_LINES if expanded else TOOL_LINES
+    shown = "\n".join(f"  {line}" for line in lines[:limit])
+    hint = "" if expanded else " (click or Ctrl+O to show)"
+    more = f"\n  … {len(lines) - limit} more lines{hint}" if len(lines) > limit else ""
     mark, style = ("✗", "red") if message.get("is_error") else ("✓", "green")
     head = Text(f"{mark} {inert(str(message.get('tool_name', '?')))}", style=style)
     return Group(head, Text(shown + more, style="dim"))

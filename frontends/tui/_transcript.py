@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import RenderableType
+from rich.console import Console, RenderableType
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
+from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -89,12 +91,16 @@ class Heights:
         self._tree.pop()
 
 
-class Block:
-    __slots__ = ("key", "source", "strips", "width")
+Source = Callable[[bool], "RenderableType | None"]  # (expanded) -> what to show
 
-    def __init__(self, key: str, source: Callable[[], RenderableType | None]) -> None:
+
+class Block:
+    __slots__ = ("key", "source", "strips", "text", "width")
+
+    def __init__(self, key: str, source: Source, text: Callable[[], str] | None) -> None:
         self.key = key
         self.source = source
+        self.text = text  # its plain text, for search (None: not searchable)
         self.strips: list[Strip] | None = None
         self.width = 0
 
@@ -120,18 +126,34 @@ class Transcript(ScrollView, can_focus=True):
         self.heights = Heights()
         self.index: dict[str, int] = {}
         self.following = True
+        self.expanded: set[str] = set()  # keys of blocks shown in full
+        self.all_expanded = False
+        self.search_query = ""  # highlighted on screen while a search is open
 
     # -- content ---------------------------------------------------------------------
 
-    def add(self, key: str, source: Callable[[], RenderableType | None]) -> None:
-        """Add a block at the end, or rebuild the block with this key in place."""
+    def add(
+        self,
+        key: str,
+        source: Callable[[], RenderableType | None] | Source,
+        *,
+        text: Callable[[], str] | None = None,
+        expandable: bool = False,
+    ) -> None:
+        """Add a block at the end, or rebuild the block with this key in place. An
+        `expandable` block's source takes whether it is expanded (click or Ctrl+O)."""
+        if expandable:
+            build: Source = source  # type: ignore[assignment]
+        else:
+            fixed: Callable[[], RenderableType | None] = source  # type: ignore[assignment]
+            build = lambda expanded: fixed()  # noqa: E731
         if key in self.index:
             i = self.index[key]
-            self.blocks[i] = Block(key, source)
+            self.blocks[i] = Block(key, build, text)
             self._changed()
             return
         self.index[key] = len(self.blocks)
-        self.blocks.append(Block(key, source))
+        self.blocks.append(Block(key, build, text))
         self.heights.append(ESTIMATE)
         self._changed()
 
@@ -189,7 +211,7 @@ class Transcript(ScrollView, can_focus=True):
         block = self.blocks[i]
         if block.strips is not None and block.width == width:
             return block.strips
-        renderable = block.source()
+        renderable = block.source(self.all_expanded or block.key in self.expanded)
         strips: list[Strip] = []
         if renderable is not None:
             options = self.app.console.options.update_width(max(1, width))
@@ -231,8 +253,50 @@ class Transcript(ScrollView, can_focus=True):
         strips = self._render_block(i, width)
         line = row - self.heights.before(i)
         if 0 <= line < len(strips):
-            return strips[line]
+            strip = strips[line]
+            if self.search_query:
+                return _highlight(strip, self.search_query, self.app.console)
+            return strip
         return Strip([Segment(" " * width, Style())], width)
+
+    # -- expanding and searching -----------------------------------------------------
+
+    def toggle(self, i: int) -> None:
+        key = self.blocks[i].key
+        self.expanded ^= {key}
+        self.blocks[i].strips = None
+        self.refresh()
+
+    def toggle_all(self) -> None:
+        self.all_expanded = not self.all_expanded
+        for block in self.blocks:
+            block.strips = None
+        self.refresh()
+
+    def on_click(self, event: Click) -> None:
+        row = int(self.scroll_y) + event.y
+        if self.blocks and row < self.heights.total():
+            self.toggle(self.heights.find(row))
+
+    def find(self, query: str, before: int | None = None) -> int | None:
+        """The nearest block above `before` (default: the bottom) whose text holds
+        `query`, case-insensitively; blocks are decoded only as the search reaches them."""
+        needle = query.lower()
+        start = len(self.blocks) if before is None else before
+        for i in range(start - 1, -1, -1):
+            text = self.blocks[i].text
+            if text is not None and needle in text().lower():
+                return i
+        return None
+
+    def show_block(self, i: int) -> None:
+        """Scroll so block i is at the top (and stop following)."""
+        self.following = False
+        self.scroll_to(y=self.heights.before(i), animate=False, immediate=True)
+        self.refresh()
+
+    def top_block(self) -> int:
+        return self.heights.find(int(self.scroll_y)) if self.blocks else 0
 
     def on_resize(self) -> None:
         for block in self.blocks:
@@ -241,3 +305,12 @@ class Transcript(ScrollView, can_focus=True):
         if self.following:
             self.scroll_end(animate=False, immediate=True)
         self.refresh()
+
+
+def _highlight(strip: Strip, query: str, console: Console) -> Strip:
+    """`strip` with every occurrence of `query` shown reversed."""
+    text = Text.assemble(*((seg.text, seg.style or "") for seg in strip if not seg.control))
+    if query.lower() not in text.plain.lower():
+        return strip
+    text.highlight_words([query], style="reverse", case_sensitive=False)
+    return Strip(list(text.render(console)), strip.cell_length)

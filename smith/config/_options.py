@@ -235,6 +235,8 @@ def product_schema() -> Schema:
         ("latest", "return to the latest output"),
         ("palette", "open the command palette"),
         ("help", "show the commands and keys"),
+        ("search", "find text in the transcript"),
+        ("expand", "show thinking and tool output in full (or fold them again)"),
     ):
         add(
             Option(
