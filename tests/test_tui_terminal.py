@@ -84,6 +84,7 @@ def _restored(tmux: Tmux) -> None:
 def test_a_request_is_answered_through_a_tool(tmux: Tmux) -> None:
     _start(tmux)
     tmux("send-keys", "-t", "s", "list the files", "Enter")
+
     def answered() -> bool:
         screen = tmux.screen()
         return "README.md" in screen and "✓ ls" in screen and "ready" in screen
