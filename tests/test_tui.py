@@ -432,3 +432,37 @@ def test_thinking_and_tool_output_expand_on_click_or_ctrl_o(tmp_path: Path) -> N
             assert "step 11 of my reasoning" in visible(app)
 
     run(main())
+
+
+def test_links_are_plain_unless_hyperlinks_are_turned_on(monkeypatch: Any) -> None:
+    from rich.console import Console
+
+    from smith.frontends.tui import _render
+
+    message = {"role": "assistant", "content": [{"type": "text", "text": "see [docs](http://x.y)"}]}
+    console = Console(width=60, color_system="truecolor")
+
+    def links() -> list[str]:
+        renderable = _render.render_message(message)
+        assert renderable is not None
+        return [seg.style.link for seg in console.render(renderable)
+                if seg.style is not None and seg.style.link]  # fmt: skip
+
+    assert links() == []
+    monkeypatch.setattr(_render, "HYPERLINKS", True)
+    assert links() and links()[0] == "http://x.y"
+
+
+def test_terminal_overrides_come_from_configuration(monkeypatch: Any) -> None:
+    from smith.frontends.tui import _render, _terminal_settings
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TEXTUAL_COLOR_SYSTEM", raising=False)
+    monkeypatch.setattr(_render, "HYPERLINKS", False)
+    _terminal_settings({"tui.color": "none", "tui.hyperlinks": True})
+    import os
+
+    assert os.environ.get("NO_COLOR") == "1" and _render.HYPERLINKS is True
+    monkeypatch.delenv("NO_COLOR")
+    _terminal_settings({"tui.color": "256", "tui.hyperlinks": False})
+    assert os.environ.get("TEXTUAL_COLOR_SYSTEM") == "256" and _render.HYPERLINKS is False

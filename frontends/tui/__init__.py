@@ -50,6 +50,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
                 raise NO_TERMINAL.error(value=name, source=Source("argument", "smith"),
                                         which=name)  # fmt: skip
     config = ctx.config()
+    _terminal_settings(config)  # before Textual is imported: it reads them once
     runtime_kw = runtime_options(config)
     model, is_demo = model_setting(config)
     session = _open_session(ctx, options)
@@ -89,10 +90,23 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         session_source=Sessions(config.home, config.project_root),
     )
     try:
-        code = app.run()
+        code = app.run(mouse=config["tui.mouse"] is True)
     finally:
         app.session.close()
     return int(code or 0)
+
+
+def _terminal_settings(config: Any) -> None:
+    """Explicit overrides of what Textual would detect; `auto` leaves detection to it
+    (from the environment only: nothing is probed, so start-up never waits)."""
+    from . import _render
+
+    color = str(config["tui.color"])
+    if color == "none":
+        os.environ["NO_COLOR"] = "1"
+    elif color != "auto":
+        os.environ["TEXTUAL_COLOR_SYSTEM"] = color
+    _render.HYPERLINKS = config["tui.hyperlinks"] is True
 
 
 class Sessions:

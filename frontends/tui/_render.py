@@ -18,6 +18,7 @@ _INERT[27] = "␛"
 _INERT[127] = "^?"
 _INERT.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
 TOOL_LINES = 6  # lines of a tool result shown under its call
+HYPERLINKS = False  # OSC 8 links in answers (tui.hyperlinks)
 EXPANDED_LINES = 500  # ... when expanded (the full output is in the session)
 
 
@@ -63,7 +64,7 @@ def _assistant(message: dict[str, Any], expanded: bool) -> RenderableType:
         parts.append(Text(f"thinking: {first}{note}", style="dim italic"))
     text = _texts(message, "text")
     if text.strip():
-        parts.append(Markdown(inert(text)))
+        parts.append(Markdown(inert(text), hyperlinks=HYPERLINKS))
     for part in message.get("content", []):
         if part.get("type") == "tool_call":
             args = inert(json.dumps(part.get("arguments"), ensure_ascii=False))

@@ -229,6 +229,33 @@ def product_schema() -> Schema:
             "textual-light, nord, gruvbox); unset: the product plugin's.",
         )
     )
+    add(
+        Option(
+            "tui.color",
+            Choice(("auto", "none", "standard", "256", "truecolor")),
+            "auto",
+            doc="Colours of the interactive app: auto detects them from the terminal "
+            "(TERM, COLORTERM, NO_COLOR); the others force a palette.",
+        )
+    )
+    add(
+        Option(
+            "tui.mouse",
+            Boolean(),
+            True,
+            doc="Let the app use the mouse (scrolling, clicking to expand); off leaves "
+            "the terminal's own selection alone.",
+        )
+    )
+    add(
+        Option(
+            "tui.hyperlinks",
+            Boolean(),
+            False,
+            doc="Make links in answers clickable (OSC 8); off by default, since terminals "
+            "that do not know them may show stray characters.",
+        )
+    )
     for action, what in (
         ("abort", "abort the running prompt"),
         ("quit", "quit (on an empty input line)"),
