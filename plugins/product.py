@@ -91,6 +91,21 @@ def _not_built(capability: str) -> Callable[[CommandHost, str], None]:
     return run
 
 
+def _queue(host: CommandHost, arg: str) -> None:
+    """Take a queued message back into the input to edit (or drop) it."""
+    items = list(host.runtime.queue.items())
+    if not items:
+        host.tell("nothing is queued")
+        return
+
+    def take(id: str) -> None:
+        item = next(i for i in items if i.id == id)
+        if host.runtime.queue.remove(id):
+            host.edit(item.text)
+
+    host.choose("Edit a queued message", [(i.id, f"{i.mode}: {i.text}") for i in items], take)
+
+
 def _plugins(host: CommandHost, arg: str) -> None:
     host.show("Plugins", [f"{name} (built in)" for name in host.plugin_names()])
 
@@ -111,6 +126,7 @@ COMMANDS = (
     Command("diff", "show the last turn's file changes", _not_built("file history")),
     Command("history", "list the turns that changed files", _not_built("file history")),
     Command("replay", "replay this session", _not_built("session replay")),
+    Command("queue", "take a queued message back to edit it", _queue),
     Command("plugins", "the plugins in use", _plugins),
     Command("quit", "leave smith", _quit),
 )

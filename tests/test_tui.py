@@ -466,3 +466,28 @@ def test_terminal_overrides_come_from_configuration(monkeypatch: Any) -> None:
     monkeypatch.delenv("NO_COLOR")
     _terminal_settings({"tui.color": "256", "tui.hyperlinks": False})
     assert os.environ.get("TEXTUAL_COLOR_SYSTEM") == "256" and _render.HYPERLINKS is False
+
+
+def test_a_queued_message_can_be_taken_back_and_edited(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    gate = Gate()
+    fake = Fake([gate, *say("first")], say("second"))
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "start")
+            await gate.reached.wait()
+            await _type(pilot, "tpyo here")
+            await _type(pilot, "/queue")
+            await pilot.pause()
+            await pilot.press("enter")  # the only queued item
+            await pilot.pause()
+            field = app.query_one("#input", Input)
+            assert field.value == "tpyo here" and app.focused is field
+            assert app.runtime is not None and len(app.runtime.queue) == 0
+            gate.opened.set()
+            await _settle(app)
+
+    run(main())

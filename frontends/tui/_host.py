@@ -74,6 +74,14 @@ class CommandHostMixin:
         style = "red" if error else "bold yellow"
         self.transcript.add(key, lambda: render_notice(text, style))
 
+    def edit(self, text: str) -> None:
+        from textual.widgets import Input
+
+        field = self.query_one("#input", Input)  # type: ignore[attr-defined]
+        field.value = text
+        field.cursor_position = len(text)
+        field.focus()
+
     def show(self, title: str, lines: Sequence[str]) -> None:
         self.push_screen(InfoScreen(title, lines))
 

@@ -179,6 +179,7 @@ class CommandHost(Protocol):
     def runtime(self) -> Any: ...  # smith.runtime.Runtime: prompt, abort, compact, ...
 
     def tell(self, text: str, *, error: bool = False) -> None: ...  # a notice to the user
+    def edit(self, text: str) -> None: ...  # put text in the input for the user to edit
     def show(self, title: str, lines: Sequence[str]) -> None: ...
     def choose(self, title: str, options: Sequence[tuple[str, str]],
                then: Callable[[str], object]) -> None: ...  # fmt: skip
