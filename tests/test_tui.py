@@ -454,16 +454,20 @@ def test_links_are_plain_unless_hyperlinks_are_turned_on(monkeypatch: Any) -> No
 
 
 def test_terminal_overrides_come_from_configuration(monkeypatch: Any) -> None:
-    from smith.frontends.tui import _render, _terminal_settings
-
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("TEXTUAL_COLOR_SYSTEM", raising=False)
-    monkeypatch.setattr(_render, "HYPERLINKS", False)
-    _terminal_settings({"tui.color": "none", "tui.hyperlinks": True})
     import os
 
+    from smith.frontends.tui import _render, _terminal_settings
+
+    # A private copy of the environment: the settings must not leak into other tests.
+    monkeypatch.setattr(
+        os,
+        "environ",
+        {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TEXTUAL_COLOR_SYSTEM")},
+    )
+    monkeypatch.setattr(_render, "HYPERLINKS", False)
+    _terminal_settings({"tui.color": "none", "tui.hyperlinks": True})
     assert os.environ.get("NO_COLOR") == "1" and _render.HYPERLINKS is True
-    monkeypatch.delenv("NO_COLOR")
+    del os.environ["NO_COLOR"]
     _terminal_settings({"tui.color": "256", "tui.hyperlinks": False})
     assert os.environ.get("TEXTUAL_COLOR_SYSTEM") == "256" and _render.HYPERLINKS is False
 
@@ -489,5 +493,24 @@ def test_a_queued_message_can_be_taken_back_and_edited(tmp_path: Path) -> None:
             assert app.runtime is not None and len(app.runtime.queue) == 0
             gate.opened.set()
             await _settle(app)
+
+    run(main())
+
+
+def test_a_short_session_stays_at_the_bottom_after_a_stream(tmp_path: Path) -> None:
+    # Removing the live block can hide the scrollbar for a moment; following must still
+    # end at the bottom once the recorded message (rendered taller) arrives.
+    text = "\n\n".join(f"line {i}" for i in range(30))
+
+    async def main() -> None:
+        app = _app(tmp_path, (Fake(say(text), say(text)), "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            for prompt in ("one", "two"):
+                await _type(pilot, prompt)
+                await _settle(app)
+                await pilot.pause()
+                t = app.query_one(Transcript)
+                assert t.following and t.scroll_y == t.max_scroll_y > 0
+                assert "line 29" in visible(app)
 
     run(main())

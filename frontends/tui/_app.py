@@ -36,6 +36,8 @@ from ._screens import SmithCommands
 from ._transcript import Transcript
 
 SHOWN_KINDS = ("message", "compaction")
+FRAME = 1 / 60  # seconds: the most often the streaming message is redrawn
+BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
 
 
 class SmithApp(CommandHostMixin, App[int]):
@@ -95,10 +97,11 @@ class SmithApp(CommandHostMixin, App[int]):
         self.runtime: Runtime | None = None
         self._synced: str | None = None  # the last session entry shown
         self._live: dict[str, Any] = {}  # the assistant message streaming now
+        self._live_pending = False  # a redraw of it is scheduled
         self._busy = False
 
     def compose(self) -> ComposeResult:
-        yield Transcript(id="transcript")
+        yield Transcript(_render_entry, _entry_text, id="transcript")
         yield Static("▼ new output below (End or Ctrl+L to follow)", id="below")
         yield Static("", id="queue")
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
@@ -127,6 +130,13 @@ class SmithApp(CommandHostMixin, App[int]):
         if self.banner:
             self.transcript.add("banner", lambda: render_notice(self.banner or ""))
         self._sync()
+        if len(self.transcript.blocks) > BIG:
+            # A long history is hundreds of thousands of objects that live as long as the
+            # app: keep the collector from walking them all on every full collection
+            # (pauses of 0.3-0.5 s at 100,000 entries).
+            import gc
+
+            gc.freeze()
         self._status()
         self.query_one("#input", Input).focus()
         if self.first_prompt:
@@ -281,8 +291,20 @@ class SmithApp(CommandHostMixin, App[int]):
         if not content or content[-1]["type"] != data["channel"]:
             content.append({"type": data["channel"], "text": ""})
         content[-1]["text"] += data["delta"]
-        live = dict(self._live, content=[dict(p) for p in content])
-        self.transcript.add("live", lambda: render_message(live))
+        # Deltas arrive faster than frames: the live block is rebuilt at most once a
+        # frame, however many arrived since.
+        if not self._live_pending:
+            self._live_pending = True
+            self.set_timer(FRAME, self._show_live)
+
+    def _show_live(self) -> None:
+        self._live_pending = False
+        if not self._live:
+            return
+        live = dict(self._live, content=[dict(p) for p in self._live["content"]])
+        # Plain while it streams: Markdown of the whole message on every frame would cost
+        # more as it grows; the recorded message is shown as Markdown once it ends.
+        self.transcript.add("live", lambda: render_message(live, streaming=True))
 
     def _tool(self, data: dict[str, Any]) -> None:
         key = f"tool-{data['tool_call_id']}"
@@ -314,13 +336,11 @@ class SmithApp(CommandHostMixin, App[int]):
         new = self.session.entries_between(self._synced, leaf) if self._synced else None
         if new is None:
             new = self.session.branch(leaf)
-        for entry in new:
-            if entry.kind in SHOWN_KINDS:
-                if entry.kind == "message" and entry.pair:
-                    self._drop_tool_line(f"tool-{entry.pair}")
-                self.transcript.add(
-                    entry.id, _entry_source(entry), text=_entry_text(entry), expandable=True
-                )
+        shown = [entry for entry in new if entry.kind in SHOWN_KINDS]
+        for entry in shown:
+            if entry.pair:  # a tool result: the running call's line gives way to it
+                self._drop_tool_line(f"tool-{entry.pair}")
+        self.transcript.add_entries(shown)
         self._synced = leaf
 
     def _drop_tool_line(self, key: str) -> None:
@@ -333,12 +353,14 @@ class SmithApp(CommandHostMixin, App[int]):
             return
         rt = self.runtime
         queued = len(rt.queue)
-        context = rt.context_cache.tokens(self.session)
+        # Context use as of the last request: counting it before one would decode the
+        # whole history just to open the session.
+        context = rt.context_cache.tokens(self.session) if rt.context_cache.built else None
         parts = [
             rt.model,
             f"thinking {rt.thinking}",
             f"cost {rt.cost.format()}",
-            f"context ~{context:,} tokens",
+            "context ?" if context is None else f"context ~{context:,} tokens",
             f"session {inert(self.session.name or self.session.id)}",
             f"queue {queued}",
             "working…" if self._busy else "ready",
@@ -352,28 +374,22 @@ class SmithApp(CommandHostMixin, App[int]):
         self.query_one("#below").set_class(unseen, "shown")
 
 
-def _entry_source(entry: Any) -> Any:
-    def build(expanded: bool) -> RenderableType | None:
-        content = entry.content
-        if entry.kind == "compaction" and isinstance(content, dict):
-            summary = content.get("summary", "")
-            return render_notice(f"— earlier context compacted: {summary}", "dim")
-        if isinstance(content, dict):
-            shown: RenderableType | None = render_message(content, expanded)
-            return shown
-        return None
-
-    return build
+def _render_entry(entry: Any, expanded: bool) -> RenderableType | None:
+    content = entry.content
+    if entry.kind == "compaction" and isinstance(content, dict):
+        summary = content.get("summary", "")
+        return render_notice(f"— earlier context compacted: {summary}", "dim")
+    if isinstance(content, dict):
+        shown: RenderableType | None = render_message(content, expanded)
+        return shown
+    return None
 
 
-def _entry_text(entry: Any) -> Any:
-    def text() -> str:
-        content = entry.content
-        if isinstance(content, dict):
-            return plain_text(content) if "role" in content else str(content.get("summary", ""))
-        return ""
-
-    return text
+def _entry_text(entry: Any) -> str:
+    content = entry.content
+    if isinstance(content, dict):
+        return plain_text(content) if "role" in content else str(content.get("summary", ""))
+    return ""
 
 
 def _product() -> Plugin:

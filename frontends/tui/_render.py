@@ -31,14 +31,17 @@ def _texts(message: dict[str, Any], kind: str) -> str:
     return "".join(p.get("text", "") for p in message.get("content", []) if p.get("type") == kind)
 
 
-def render_message(message: dict[str, Any], expanded: bool = False) -> RenderableType | None:
-    """A message; `expanded` shows thinking and tool results in full."""
+def render_message(
+    message: dict[str, Any], expanded: bool = False, *, streaming: bool = False
+) -> RenderableType | None:
+    """A message; `expanded` shows thinking and tool results in full; `streaming` shows
+    text plain (it is still arriving)."""
     role = message.get("role")
     if role == "user":
         label = Text("you ", style="bold cyan")
         return Text.assemble(label, inert(_texts(message, "text")))
     if role == "assistant":
-        return _assistant(message, expanded)
+        return _assistant(message, expanded, streaming)
     if role == "tool_result":
         return _tool_result(message, expanded)
     return None
@@ -52,7 +55,7 @@ def plain_text(message: dict[str, Any]) -> str:
     return "\n".join(str(p) for p in parts)
 
 
-def _assistant(message: dict[str, Any], expanded: bool) -> RenderableType:
+def _assistant(message: dict[str, Any], expanded: bool, streaming: bool = False) -> RenderableType:
     parts: list[RenderableType] = []
     thinking = _texts(message, "thinking").strip()
     if thinking and expanded:
@@ -64,7 +67,10 @@ def _assistant(message: dict[str, Any], expanded: bool) -> RenderableType:
         parts.append(Text(f"thinking: {first}{note}", style="dim italic"))
     text = _texts(message, "text")
     if text.strip():
-        parts.append(Markdown(inert(text), hyperlinks=HYPERLINKS))
+        if streaming:
+            parts.append(Text(inert(text)))
+        else:
+            parts.append(Markdown(inert(text), hyperlinks=HYPERLINKS))
     for part in message.get("content", []):
         if part.get("type") == "tool_call":
             args = inert(json.dumps(part.get("arguments"), ensure_ascii=False))

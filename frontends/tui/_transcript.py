@@ -95,12 +95,22 @@ Source = Callable[[bool], "RenderableType | None"]  # (expanded) -> what to show
 
 
 class Block:
-    __slots__ = ("key", "source", "strips", "text", "width")
+    """One message or notice. A recorded entry keeps just the Entry (its content is
+    decoded only when shown or searched); anything else keeps functions."""
 
-    def __init__(self, key: str, source: Source, text: Callable[[], str] | None) -> None:
+    __slots__ = ("entry", "key", "source", "strips", "text", "width")
+
+    def __init__(
+        self,
+        key: str,
+        source: Source | None,
+        text: Callable[[], str] | None,
+        entry: Any = None,
+    ) -> None:
         self.key = key
         self.source = source
         self.text = text  # its plain text, for search (None: not searchable)
+        self.entry = entry
         self.strips: list[Strip] | None = None
         self.width = 0
 
@@ -109,7 +119,7 @@ class Transcript(ScrollView, can_focus=True):
     """Messages as they are recorded and as they stream."""
 
     DEFAULT_CSS = """
-    Transcript { height: 1fr; scrollbar-size-vertical: 1; }
+    Transcript { height: 1fr; scrollbar-size-vertical: 1; overflow-x: hidden; }
     """
     unseen: reactive[bool] = reactive(False)
 
@@ -120,8 +130,15 @@ class Transcript(ScrollView, can_focus=True):
             super().__init__()
             self.following = following
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        render_entry: Callable[[Any, bool], RenderableType | None] = lambda e, x: None,
+        entry_text: Callable[[Any], str] = lambda e: "",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
+        self.render_entry = render_entry  # how a recorded entry looks (expanded or not)
+        self.entry_text = entry_text  # its text for search
         self.blocks: list[Block] = []
         self.heights = Heights()
         self.index: dict[str, int] = {}
@@ -157,6 +174,16 @@ class Transcript(ScrollView, can_focus=True):
         self.heights.append(ESTIMATE)
         self._changed()
 
+    def add_entries(self, entries: list[Any]) -> None:
+        """Add recorded entries at the end: one update for all of them, however many."""
+        for entry in entries:
+            if entry.id in self.index:
+                continue
+            self.index[entry.id] = len(self.blocks)
+            self.blocks.append(Block(entry.id, None, None, entry))
+            self.heights.append(ESTIMATE)
+        self._changed()
+
     def remove_last(self, key: str) -> None:
         """Drop the block with this key if it is the last one (live output replaced by
         its record)."""
@@ -177,10 +204,18 @@ class Transcript(ScrollView, can_focus=True):
     def keys(self) -> list[str]:
         return [b.key for b in self.blocks]
 
+    def _width(self) -> int:
+        return self.scrollable_content_region.width
+
+    def _to_bottom(self) -> None:
+        # force: while the content is short there is no scrollbar, and Textual would
+        # ignore the scroll, leaving a following view at the top once content grows.
+        self.scroll_end(animate=False, immediate=True, force=True)
+
     def _changed(self) -> None:
-        self.virtual_size = Size(self.size.width, self.heights.total())
+        self.virtual_size = Size(self._width(), self.heights.total())
         if self.following:
-            self.scroll_end(animate=False, immediate=True)
+            self._to_bottom()
         else:
             self.unseen = True
         self.refresh()
@@ -203,7 +238,7 @@ class Transcript(ScrollView, can_focus=True):
         """Back to the newest output, following it again."""
         self.following = True
         self.unseen = False
-        self.scroll_end(animate=False, immediate=True)
+        self._to_bottom()
 
     # -- rendering ---------------------------------------------------------------------
 
@@ -211,7 +246,11 @@ class Transcript(ScrollView, can_focus=True):
         block = self.blocks[i]
         if block.strips is not None and block.width == width:
             return block.strips
-        renderable = block.source(self.all_expanded or block.key in self.expanded)
+        expanded = self.all_expanded or block.key in self.expanded
+        if block.source is not None:
+            renderable = block.source(expanded)
+        else:
+            renderable = self.render_entry(block.entry, expanded)
         strips: list[Strip] = []
         if renderable is not None:
             options = self.app.console.options.update_width(max(1, width))
@@ -225,7 +264,7 @@ class Transcript(ScrollView, can_focus=True):
 
     def _materialize(self) -> None:
         """Render every block with rows on screen, so this frame's heights are exact."""
-        width = self.scrollable_content_region.width
+        width = self._width()
         if not self.blocks or width <= 0:
             return
         before = self.heights.total()
@@ -237,15 +276,15 @@ class Transcript(ScrollView, can_focus=True):
             i += 1
         if self.heights.total() != before:
             self.virtual_size = Size(width, self.heights.total())
-            if self.following:
-                self.scroll_end(animate=False, immediate=True)
+        if self.following and self.scroll_y < self.max_scroll_y:
+            self._to_bottom()
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._materialize()
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
+        width = self._width()
         row = int(self.scroll_y) + y
         if not self.blocks or row >= self.heights.total():
             return Strip.blank(width)
@@ -284,8 +323,14 @@ class Transcript(ScrollView, can_focus=True):
         needle = query.lower()
         start = len(self.blocks) if before is None else before
         for i in range(start - 1, -1, -1):
-            text = self.blocks[i].text
-            if text is not None and needle in text().lower():
+            block = self.blocks[i]
+            if block.entry is not None:
+                found = self.entry_text(block.entry)
+            elif block.text is not None:
+                found = block.text()
+            else:
+                continue
+            if needle in found.lower():
                 return i
         return None
 
@@ -301,9 +346,9 @@ class Transcript(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         for block in self.blocks:
             block.strips = None  # re-wrapped at the new width when next seen
-        self.virtual_size = Size(self.size.width, self.heights.total())
+        self.virtual_size = Size(self._width(), self.heights.total())
         if self.following:
-            self.scroll_end(animate=False, immediate=True)
+            self._to_bottom()
         self.refresh()
 
 

@@ -99,6 +99,11 @@ class ContextCache:
         self._messages: list[tuple[str, dict[str, object]]] = []
         self._tokens: list[int] = []  # estimates, filled in as they are asked for
 
+    @property
+    def built(self) -> bool:
+        """Whether the context has been decoded yet (by a request or a count)."""
+        return self._leaf is not None
+
     def tokens(self, session: Session) -> int:
         """The estimated tokens of the whole context (for automatic compaction)."""
         messages = self.get(session)
