@@ -35,7 +35,16 @@ class Command:
 TUI = "the interactive terminal interface"
 
 COMMANDS: tuple[Command, ...] = (
-    Command("web", "Serve the interactive app to a browser", capability="the web frontend"),
+    Command(
+        "web",
+        "Serve the interactive app to a browser",
+        module="smith.frontends.web",
+        description="Serve the interactive app, the same one `smith` runs in a terminal, to "
+        "a browser: each tab runs its own app in this project, with these settings flags. "
+        "Listens on 127.0.0.1 unless --host says otherwise; the printed URL carries a "
+        "secret made at launch, without which every request is refused. Ctrl+C stops the "
+        "server and every app it started.",
+    ),
     Command(
         "eval",
         "Run one prompt without the TUI and print the result",
