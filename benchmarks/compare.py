@@ -10,7 +10,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_cbor, bench_config, bench_runtime, bench_session, bench_tools
+from benchmarks import (
+    bench_cbor,
+    bench_config,
+    bench_runtime,
+    bench_session,
+    bench_tools,
+    bench_tui,
+)
 from benchmarks._measure import startup_ratio
 
 
@@ -54,6 +61,7 @@ def main() -> int:
         f"{r['events_per_s']:,.0f} events/s; the bare scripted stream takes "
         f"{r['stream_turn_ms'] * 1e3:.0f} us ({r['over_stream']:.0f}x)"
     )
+    print(bench_tui.line(bench_tui.figures()))
     return 0
 
 
