@@ -13,6 +13,7 @@ from textual.widgets import Static
 from smith.effects import ToolContext, builtin_tools
 from smith.frontends.tui._app import SmithApp
 from smith.frontends.tui._transcript import Heights, Transcript
+from smith.providers import End, TextDelta
 from smith.runtime import Runtime
 from smith.runtime._setup import DEMO_BANNER
 from smith.session import Session
@@ -32,7 +33,8 @@ def _project(tmp_path: Path) -> Path:
 def _app(tmp_path: Path, model: Any = "demo", *, banner: str | None = None,
          session: Session | None = None, **kw: Any) -> SmithApp:  # fmt: skip
     project = _project(tmp_path) if not (tmp_path / "project").exists() else tmp_path / "project"
-    session = session or Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(project))
+    if session is None:
+        session = Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(project))
 
     def factory(session: Session) -> Runtime:
         ctx = ToolContext(root=str(project), cwd=str(project), session=session)
@@ -512,5 +514,130 @@ def test_a_short_session_stays_at_the_bottom_after_a_stream(tmp_path: Path) -> N
                 t = app.query_one(Transcript)
                 assert t.following and t.scroll_y == t.max_scroll_y > 0
                 assert "line 29" in visible(app)
+
+    run(main())
+
+
+def test_brackets_in_names_and_queued_text_are_shown_as_written(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    name = "notes [/] and [@click=app.quit]x"
+    session = Session.create(str(tmp_path / "odd.smith"), name=name, cwd=str(project))
+    gate = Gate()
+
+    async def main() -> None:
+        app = _app(tmp_path, (Fake([gate, *say("x")], say("y")), "m"), session=session)
+        async with app.run_test(size=SIZE) as pilot:
+            assert name in status(app)
+            await _type(pilot, "start")
+            await gate.reached.wait()
+            await _type(pilot, "look at a[/]b")
+            await pilot.pause()
+            assert "look at a[/]b" in str(app.query_one("#queue", Static).render())
+            gate.opened.set()
+            await _settle(app)
+
+    run(main())
+
+
+def test_a_notice_during_a_stream_leaves_no_stale_partial_reply(tmp_path: Path) -> None:
+    gate = Gate()
+    fake = Fake([TextDelta("partial"), gate, TextDelta(" rest"), End("success")], say("next"))
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "go")
+            await gate.reached.wait()
+            await pilot.pause(0.05)  # the live block is drawn
+            await _type(pilot, "/thinking low")  # a notice lands below the live block
+            gate.opened.set()
+            await _settle(app)
+            await pilot.pause()
+            screen = visible(app)
+            assert screen.count("partial") == 1 and "partial rest" in screen
+            await _type(pilot, "again")
+            await _settle(app)
+            await pilot.pause()
+            assert "next" in visible(app)
+            blocks = app.query_one(Transcript).blocks
+            assert [b.key for b in blocks if b.key.startswith("live-")] == []
+
+    run(main())
+
+
+def test_notices_each_keep_their_own_line(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            for text in ("/nope1", "/nope2", "/nope3"):
+                await _type(pilot, text)
+            await pilot.pause()
+            screen = visible(app)
+            assert all(f"/nope{i}" in screen for i in (1, 2, 3))
+
+    run(main())
+
+
+def test_odd_recorded_content_is_shown_not_fatal(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    contents: list[Any] = [
+        {"role": "user", "content": "a plain string"},
+        {"role": "assistant", "content": ["bare string", {"type": "text", "text": None}]},
+        {"role": "assistant", "content": [{"type": "tool_call", "name": 5, "arguments": {}}]},
+        {"role": "mystery", "content": []},
+        "not even a dict",
+    ]
+    entries = [{"id": f"e{i}", "parent": f"e{i - 1}" if i else None, "ts": 1, "kind": "message",
+                "content": c} for i, c in enumerate(contents)]  # fmt: skip
+    session = Session.from_entries(entries, info={"id": "odd", "name": "odd", "cwd": str(project)})
+
+    async def main() -> None:
+        app = _app(tmp_path, (Fake(), "m"), session=session)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert "a plain string" in visible(app) and "→ 5" in visible(app)
+
+    run(main())
+
+
+def test_keys_do_the_right_thing_in_the_search_bar_and_under_overlays(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    from smith.frontends.tui._screens import InfoScreen
+
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("ctrl+f", "a", "b", "left")
+            await pilot.press("ctrl+d")  # deletes in the search bar; does not quit
+            await pilot.pause()
+            assert app.is_running and app.query_one("#search", Input).value == "a"
+            await pilot.press("escape")
+            await _type(pilot, "/help")
+            await pilot.press("ctrl+f")  # the overlay owns the keys
+            await pilot.pause()
+            assert isinstance(app.screen, InfoScreen)
+            assert not app.query_one("#search").has_class("shown")
+
+    run(main())
+
+
+def test_switching_sessions_while_busy_is_orderly(tmp_path: Path) -> None:
+    gate = Gate()
+
+    async def main() -> None:
+        app = _app_with_sessions(tmp_path, (Fake([gate, *say("x")]), "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "start")
+            await gate.reached.wait()
+            first = app.session.id
+            app.run_command("new", "")
+            app.run_command("model", "")  # during the switch: refused with a notice
+            await pilot.pause(0.3)
+            assert app.session.id != first and app.runtime is not None
+            assert "switching sessions" in visible(app) or app.runtime.model == "fake:m"
+            await pilot.press("ctrl+f", "x", "enter")  # search after the rebuild: no crash
+            await pilot.pause()
+            assert app.is_running
 
     run(main())

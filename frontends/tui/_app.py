@@ -98,17 +98,19 @@ class SmithApp(CommandHostMixin, App[int]):
         self._synced: str | None = None  # the last session entry shown
         self._live: dict[str, Any] = {}  # the assistant message streaming now
         self._live_pending = False  # a redraw of it is scheduled
+        self._live_id = ""  # its message id
+        self._switching = False  # a session switch is under way
         self._busy = False
 
     def compose(self) -> ComposeResult:
         yield Transcript(_render_entry, _entry_text, id="transcript")
-        yield Static("▼ new output below (End or Ctrl+L to follow)", id="below")
-        yield Static("", id="queue")
+        yield Static("▼ new output below (End or Ctrl+L to follow)", id="below", markup=False)
+        yield Static("", id="queue", markup=False)
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
         yield Input(placeholder="Ask smith…  (Enter sends; while it works, Enter queues)",
                     id="input")  # fmt: skip
-        yield Static("", id="status")
+        yield Static("", id="status", markup=False)
 
     @property
     def transcript(self) -> Transcript:
@@ -153,6 +155,9 @@ class SmithApp(CommandHostMixin, App[int]):
     @on(Input.Submitted, "#input")
     def _submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
+        if self._switching:
+            self.tell("switching sessions: a moment (your text is kept)")
+            return
         event.input.clear()
         if text:
             self._send(text)
@@ -161,13 +166,15 @@ class SmithApp(CommandHostMixin, App[int]):
         """While an overlay is open it owns the keys: the app's own actions step aside
         (Escape then closes the overlay instead of aborting)."""
         overlay = len(self.screen_stack) > 1
-        return not (overlay and action in ("abort", "latest", "eof", "command"))
+        blocked = ("abort", "latest", "eof", "command", "search", "expand")
+        return not (overlay and action in blocked)
 
     def _attach_runtime(self) -> None:
         self.runtime = self._factory(self.session)
-        self.runtime.on_event(self._on_event)
+        self._unwatch = self.runtime.on_event(self._on_event)
 
     def _reload_transcript(self) -> None:
+        self._match = None
         self.transcript.clear()
         self._synced = None
         self._live = {}
@@ -193,11 +200,12 @@ class SmithApp(CommandHostMixin, App[int]):
             self.exit(0)
 
     def action_eof(self) -> None:
-        """Ctrl+D: quit on an empty input line, as a shell does; else delete forward."""
-        field = self.query_one("#input", Input)
-        if field.value:
+        """Ctrl+D: quit on an empty input line, as a shell does; else delete forward in
+        whichever input has focus."""
+        field = self.focused
+        if isinstance(field, Input) and field.value:
             field.action_delete_right()
-        else:
+        elif field is self.query_one("#input", Input) or not isinstance(field, Input):
             self.exit(0)
 
     def action_abort(self) -> None:
@@ -263,8 +271,9 @@ class SmithApp(CommandHostMixin, App[int]):
         if intent.kind == "message_delta":
             self._delta(data)
         elif intent.kind == "transcript_append":
-            self._live.clear()
-            self.transcript.remove_last("live")
+            if data.get("message_id") == self._live_id or not self._live:
+                self._live = {}
+                self.transcript.drop(f"live-{self._live_id}")
             self._sync()
         elif intent.kind == "tool_activity":
             self._tool(data)
@@ -278,15 +287,17 @@ class SmithApp(CommandHostMixin, App[int]):
             self._notify(data)
         elif intent.kind == "progress" and data["event"] == "compaction_end":
             ok = "compacted the context" if data["ok"] else f"compaction failed: {data['error']}"
-            self.transcript.add(f"compaction-{id(data)}", lambda: render_notice(ok, "dim"))
+            key = self.transcript.unique("compaction")
+            self.transcript.add(key, lambda: render_notice(ok, "dim"))
 
     def _delta(self, data: dict[str, Any]) -> None:
         if data.get("start"):
             if data["role"] == "assistant":
                 self._live = {"role": "assistant", "content": []}
+                self._live_id = data["message_id"]
             return
-        if not self._live:
-            return
+        if not self._live or data["message_id"] != self._live_id:
+            return  # a user's message: it is shown from its record
         content = self._live["content"]
         if not content or content[-1]["type"] != data["channel"]:
             content.append({"type": data["channel"], "text": ""})
@@ -304,7 +315,7 @@ class SmithApp(CommandHostMixin, App[int]):
         live = dict(self._live, content=[dict(p) for p in self._live["content"]])
         # Plain while it streams: Markdown of the whole message on every frame would cost
         # more as it grows; the recorded message is shown as Markdown once it ends.
-        self.transcript.add("live", lambda: render_message(live, streaming=True))
+        self.transcript.add(f"live-{self._live_id}", lambda: render_message(live, streaming=True))
 
     def _tool(self, data: dict[str, Any]) -> None:
         key = f"tool-{data['tool_call_id']}"
@@ -325,7 +336,7 @@ class SmithApp(CommandHostMixin, App[int]):
             text = f"error: {d.get('what', '')}\n  fix: {d.get('fix', '')}"
         else:
             text = str(data.get("text", ""))
-        self.transcript.add(f"notice-{id(data)}", lambda: render_notice(text, "red"))
+        self.transcript.add(self.transcript.unique("notice"), lambda: render_notice(text, "red"))
 
     def _sync(self) -> None:
         """Show the session entries recorded since the last sync (running tools' live

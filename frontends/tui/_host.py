@@ -35,6 +35,8 @@ class CommandHostMixin:
     session: Session
     plugins: Sequence[Plugin]
     session_source: SessionSource | None
+    _switching: bool
+    _unwatch: Callable[[], None]
     exit: Callable[..., None]
     push_screen: Callable[..., Any]
     _factory: Callable[[Session], Runtime]
@@ -54,6 +56,9 @@ class CommandHostMixin:
         return self.plugin_commands
 
     def run_command(self, name: str, arg: str) -> None:
+        if self._switching or self.runtime is None:
+            self.tell("switching sessions: a moment, then try again")
+            return
         command = next((c for c in self.plugin_commands if c.name == name), None)
         if command is None:
             names = [c.name for c in self.plugin_commands]
@@ -70,7 +75,7 @@ class CommandHostMixin:
     # -- CommandHost -------------------------------------------------------------------
 
     def tell(self, text: str, *, error: bool = False) -> None:
-        key = f"notice-{len(self.transcript.blocks)}-{id(text)}"
+        key = self.transcript.unique("notice")
         style = "red" if error else "bold yellow"
         self.transcript.add(key, lambda: render_notice(text, style))
 
@@ -152,20 +157,26 @@ class CommandHostMixin:
     # -- switching -----------------------------------------------------------------------
 
     def _switch(self, session: Session) -> None:
+        """Close the current runtime and session and show `session`; one switch at a time
+        (commands and input wait for it, see run_command and _submitted)."""
         old_runtime, old_session = self.runtime, self.session
+        self._switching = True
         self.session = session
         self.runtime = None
 
         async def swap() -> None:
-            if old_runtime is not None:
-                await old_runtime.close()
-            old_session.close()
-            self._attach_runtime()
-            self._reload_transcript()
-            self.tell(f"session {session.name or session.id}")
+            try:
+                if old_runtime is not None:
+                    self._unwatch()  # its last events are not about the new session
+                    await old_runtime.close()
+                old_session.close()
+                self._attach_runtime()
+                self._reload_transcript()
+                self.tell(f"session {session.name or session.id}")
+            finally:
+                self._switching = False
 
-        asyncio_task = __import__("asyncio").ensure_future(swap())
-        self._swap_task = asyncio_task
+        self._swap_task = __import__("asyncio").ensure_future(swap())
 
     def _attach_runtime(self) -> None:
         raise NotImplementedError  # SmithApp: a runtime for self.session

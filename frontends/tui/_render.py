@@ -27,8 +27,19 @@ def inert(text: str) -> str:
     return text.translate(_INERT)
 
 
+def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The message's content parts, whatever shape it was recorded in: a plain string is
+    one text part, anything that is not a part is skipped."""
+    content = message.get("content", [])
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return []
+    return [p for p in content if isinstance(p, dict)]
+
+
 def _texts(message: dict[str, Any], kind: str) -> str:
-    return "".join(p.get("text", "") for p in message.get("content", []) if p.get("type") == kind)
+    return "".join(str(p.get("text") or "") for p in _parts(message) if p.get("type") == kind)
 
 
 def render_message(
@@ -49,9 +60,9 @@ def render_message(
 
 def plain_text(message: dict[str, Any]) -> str:
     """What search looks through: every text, thinking and tool call of a message."""
-    parts = [p.get("text", "") for p in message.get("content", []) if "text" in p]
-    parts += [json.dumps(p.get("arguments"), ensure_ascii=False)
-              for p in message.get("content", []) if p.get("type") == "tool_call"]  # fmt: skip
+    parts = [p.get("text") or "" for p in _parts(message) if "text" in p]
+    parts += [json.dumps(p.get("arguments"), ensure_ascii=False, default=str)
+              for p in _parts(message) if p.get("type") == "tool_call"]  # fmt: skip
     return "\n".join(str(p) for p in parts)
 
 
@@ -71,10 +82,11 @@ def _assistant(message: dict[str, Any], expanded: bool, streaming: bool = False)
             parts.append(Text(inert(text)))
         else:
             parts.append(Markdown(inert(text), hyperlinks=HYPERLINKS))
-    for part in message.get("content", []):
+    for part in _parts(message):
         if part.get("type") == "tool_call":
-            args = inert(json.dumps(part.get("arguments"), ensure_ascii=False))
-            parts.append(Text(f"→ {inert(part.get('name', '?'))} {args[:160]}", style="yellow"))
+            args = inert(json.dumps(part.get("arguments"), ensure_ascii=False, default=str))
+            name = inert(str(part.get("name", "?")))
+            parts.append(Text(f"→ {name} {args[:160]}", style="yellow"))
     stop = message.get("stop")
     if stop in ("error", "abort", "limit"):
         why = inert(str(message.get("error") or stop))

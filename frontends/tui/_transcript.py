@@ -146,6 +146,7 @@ class Transcript(ScrollView, can_focus=True):
         self.expanded: set[str] = set()  # keys of blocks shown in full
         self.all_expanded = False
         self.search_query = ""  # highlighted on screen while a search is open
+        self._serial = 0
 
     # -- content ---------------------------------------------------------------------
 
@@ -184,14 +185,25 @@ class Transcript(ScrollView, can_focus=True):
             self.heights.append(ESTIMATE)
         self._changed()
 
-    def remove_last(self, key: str) -> None:
-        """Drop the block with this key if it is the last one (live output replaced by
-        its record)."""
-        if self.blocks and self.blocks[-1].key == key:
+    def drop(self, key: str) -> None:
+        """Take away the block with this key, wherever it is (live output replaced by its
+        record). The last block goes; one further up is emptied to no rows, so the row
+        map stays valid."""
+        i = self.index.pop(key, None)
+        if i is None:
+            return
+        if i == len(self.blocks) - 1:
             self.blocks.pop()
             self.heights.pop()
-            del self.index[key]
-            self._changed()
+        else:
+            self.blocks[i] = Block(f"removed-{key}-{i}", lambda expanded: None, None)
+            self.heights.set(i, 0)
+        self._changed()
+
+    def unique(self, prefix: str) -> str:
+        """A key no block has had (notices, which have no identity of their own)."""
+        self._serial += 1
+        return f"{prefix}-{self._serial}"
 
     def clear(self) -> None:
         self.blocks.clear()
@@ -201,7 +213,7 @@ class Transcript(ScrollView, can_focus=True):
         self.unseen = False
         self._changed()
 
-    def keys(self) -> list[str]:
+    def block_keys(self) -> list[str]:
         return [b.key for b in self.blocks]
 
     def _width(self) -> int:
@@ -247,10 +259,13 @@ class Transcript(ScrollView, can_focus=True):
         if block.strips is not None and block.width == width:
             return block.strips
         expanded = self.all_expanded or block.key in self.expanded
-        if block.source is not None:
-            renderable = block.source(expanded)
-        else:
-            renderable = self.render_entry(block.entry, expanded)
+        try:
+            if block.source is not None:
+                renderable = block.source(expanded)
+            else:
+                renderable = self.render_entry(block.entry, expanded)
+        except Exception as exc:  # one odd entry must not take the app down
+            renderable = Text(f"(this entry cannot be shown: {type(exc).__name__})", "dim red")
         strips: list[Strip] = []
         if renderable is not None:
             options = self.app.console.options.update_width(max(1, width))
@@ -321,7 +336,7 @@ class Transcript(ScrollView, can_focus=True):
         """The nearest block above `before` (default: the bottom) whose text holds
         `query`, case-insensitively; blocks are decoded only as the search reaches them."""
         needle = query.lower()
-        start = len(self.blocks) if before is None else before
+        start = len(self.blocks) if before is None else min(before, len(self.blocks))
         for i in range(start - 1, -1, -1):
             block = self.blocks[i]
             if block.entry is not None:

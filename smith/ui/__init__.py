@@ -58,8 +58,8 @@ def intents_for(event: dict[str, Any]) -> list[Intent]:
     """The intents a runtime event (docs/events.md) stands for."""
     kind = event["type"]
     if kind == "message_end":
-        return [Intent("transcript_append", {"message": event["message"],
-                                             "entry_id": event.get("entry_id")})]  # fmt: skip
+        data = {k: event.get(k) for k in ("message", "entry_id", "message_id")}
+        return [Intent("transcript_append", data)]
     if kind == "message_start":
         return [Intent("message_delta", {"start": True, "role": event["role"],
                                          "message_id": event["message_id"]})]  # fmt: skip
