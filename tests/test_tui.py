@@ -641,3 +641,28 @@ def test_switching_sessions_while_busy_is_orderly(tmp_path: Path) -> None:
             assert app.is_running
 
     run(main())
+
+
+def test_a_long_answer_streams_in_settled_parts_then_shows_as_recorded(tmp_path: Path) -> None:
+    paragraphs = [f"paragraph {i}: " + "word " * 60 for i in range(12)]
+    deltas = [TextDelta(p + "\n\n") for p in paragraphs]
+    gate = Gate()
+    fake = Fake([*deltas, gate, End("success")])
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "write")
+            await gate.reached.wait()
+            await pilot.pause(0.1)
+            t = app.query_one(Transcript)
+            live = [b.key for b in t.blocks if b.key.startswith("live-")]
+            assert len(live) >= 2  # settled parts plus the tail being written
+            assert "paragraph 11:" in visible(app)
+            gate.opened.set()
+            await _settle(app)
+            await pilot.pause()
+            assert [b.key for b in t.blocks if b.key.startswith("live-")] == []
+            assert "paragraph 11:" in visible(app)
+
+    run(main())

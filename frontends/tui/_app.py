@@ -12,7 +12,7 @@ import signal
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
@@ -37,6 +37,7 @@ from ._transcript import Transcript
 
 SHOWN_KINDS = ("message", "compaction")
 FRAME = 1 / 60  # seconds: the most often the streaming message is redrawn
+SETTLE = 400  # characters a settled part of a streaming answer has at least
 BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
 
 
@@ -99,6 +100,8 @@ class SmithApp(CommandHostMixin, App[int]):
         self._live: dict[str, Any] = {}  # the assistant message streaming now
         self._live_pending = False  # a redraw of it is scheduled
         self._live_id = ""  # its message id
+        self._live_keys: list[str] = []  # its settled blocks, drawn once each
+        self._live_done = 0  # characters of its text in them
         self._switching = False  # a session switch is under way
         self._busy = False
 
@@ -176,6 +179,7 @@ class SmithApp(CommandHostMixin, App[int]):
     def _reload_transcript(self) -> None:
         self._match = None
         self.transcript.clear()
+        self._live_keys, self._live_done = [], 0
         self._synced = None
         self._live = {}
         self._sync()
@@ -272,8 +276,7 @@ class SmithApp(CommandHostMixin, App[int]):
             self._delta(data)
         elif intent.kind == "transcript_append":
             if data.get("message_id") == self._live_id or not self._live:
-                self._live = {}
-                self.transcript.drop(f"live-{self._live_id}")
+                self._drop_live()
             self._sync()
         elif intent.kind == "tool_activity":
             self._tool(data)
@@ -293,6 +296,7 @@ class SmithApp(CommandHostMixin, App[int]):
     def _delta(self, data: dict[str, Any]) -> None:
         if data.get("start"):
             if data["role"] == "assistant":
+                self._drop_live()  # anything left of an earlier one
                 self._live = {"role": "assistant", "content": []}
                 self._live_id = data["message_id"]
             return
@@ -309,13 +313,40 @@ class SmithApp(CommandHostMixin, App[int]):
             self.set_timer(FRAME, self._show_live)
 
     def _show_live(self) -> None:
+        """Redraw the streaming message: plain text (Markdown of the whole message on
+        every frame would cost more as it grows; the record is shown as Markdown). A long
+        answer is cut at paragraph ends into settled blocks drawn once, so a frame only
+        re-wraps the paragraph being written."""
         self._live_pending = False
         if not self._live:
             return
-        live = dict(self._live, content=[dict(p) for p in self._live["content"]])
-        # Plain while it streams: Markdown of the whole message on every frame would cost
-        # more as it grows; the recorded message is shown as Markdown once it ends.
-        self.transcript.add(f"live-{self._live_id}", lambda: render_message(live, streaming=True))
+        tail = f"live-{self._live_id}"
+        content = self._live["content"]
+        if len(content) == 1 and content[0]["type"] == "text":
+            text = content[0]["text"]
+            cut = text.rfind("\n\n", self._live_done + SETTLE) + 2
+            if cut > 1:
+                part = text[self._live_done : cut]
+                key = f"{tail}-{len(self._live_keys)}"
+                first = not self._live_keys
+                if tail in self.transcript.index:
+                    self.transcript.rekey(tail, key)
+                self.transcript.add(key, lambda: _settled(part, first))  # its gap: the \n\n
+                self._live_keys.append(key)
+                self._live_done = cut
+            if self._live_done:
+                rest = text[self._live_done :]
+                self.transcript.add(tail, lambda: Text(inert(rest)))
+                return
+        live = dict(self._live, content=[dict(p) for p in content])
+        self.transcript.add(tail, lambda: render_message(live, streaming=True))
+
+    def _drop_live(self) -> None:
+        for key in [*self._live_keys, f"live-{self._live_id}"]:
+            self.transcript.drop(key)
+        self._live = {}
+        self._live_keys = []
+        self._live_done = 0
 
     def _tool(self, data: dict[str, Any]) -> None:
         key = f"tool-{data['tool_call_id']}"
@@ -408,3 +439,8 @@ def _product() -> Plugin:
 
     plugin: Plugin = importlib.import_module("smith.plugins.product").PLUGIN
     return plugin
+
+
+def _settled(part: str, first: bool) -> RenderableType:
+    body = Text(inert(part.rstrip("\n")))
+    return Group(Text("smith", style="bold green"), body) if first else body

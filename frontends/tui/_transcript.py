@@ -165,15 +165,22 @@ class Transcript(ScrollView, can_focus=True):
         else:
             fixed: Callable[[], RenderableType | None] = source  # type: ignore[assignment]
             build = lambda expanded: fixed()  # noqa: E731
+        block = Block(key, build, text)
         if key in self.index:
-            i = self.index[key]
-            self.blocks[i] = Block(key, build, text)
+            self.blocks[self.index[key]] = block
             self._changed()
             return
         self.index[key] = len(self.blocks)
-        self.blocks.append(Block(key, build, text))
+        self.blocks.append(block)
         self.heights.append(ESTIMATE)
         self._changed()
+
+    def rekey(self, old: str, new: str) -> None:
+        """Give a block another key (the streaming message's tail becomes a settled
+        part of it, and a new tail follows)."""
+        i = self.index.pop(old)
+        self.index[new] = i
+        self.blocks[i].key = new
 
     def add_entries(self, entries: list[Any]) -> None:
         """Add recorded entries at the end: one update for all of them, however many."""
