@@ -226,3 +226,31 @@ def test_a_provider_failing_during_compaction_fails_only_the_compaction(tmp_path
     assert end["ok"] is False and "network down" in end["error"]
     assert not w.of("error")
     assert w.types()[-1] == "settled"
+
+
+def test_a_long_history_is_first_decoded_off_the_event_loop(tmp_path: Path) -> None:
+    import threading
+
+    from smith.runtime._context import OFF_LOOP, ContextCache
+    from smith.session import Session
+
+    entries = [{"id": f"e{i}", "parent": f"e{i - 1}" if i else None, "ts": 1, "kind": "message",
+                "content": {"role": "user", "content": [{"type": "text", "text": f"m{i}"}]}}
+               for i in range(OFF_LOOP + 1)]  # fmt: skip
+    session = Session.from_entries(entries)
+    cache = ContextCache()
+    threads: list[str] = []
+    original = cache.tokens
+
+    def spy(s: Session) -> int:
+        threads.append(threading.current_thread().name)
+        return original(s)
+
+    cache.tokens = spy  # type: ignore[method-assign]
+
+    async def main() -> None:
+        await cache.prepare(session)
+
+    run(main)
+    assert cache.built and threads and threads[0] != threading.main_thread().name
+    assert len(cache.get(session)) == OFF_LOOP + 1

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from smith.session import Session
 
+OFF_LOOP = 2_000  # entries: a history this long is first decoded in a worker thread
 SUMMARY_PREFIX = "The conversation so far, summarised (earlier messages are not shown):\n\n"
 
 
@@ -98,6 +99,19 @@ class ContextCache:
         self._leaf: str | None = None
         self._messages: list[tuple[str, dict[str, object]]] = []
         self._tokens: list[int] = []  # estimates, filled in as they are asked for
+
+    async def prepare(self, session: Session) -> None:
+        """Decode a long history in a worker thread (holding the session against appends)
+        rather than on the event loop: the first request of a 100,000-entry session would
+        otherwise stall every frontend for a second or more."""
+        if self._leaf is None and len(session) > OFF_LOOP:
+            import asyncio
+
+            def build() -> None:
+                with session.exclusive():
+                    self.tokens(session)  # decodes, and counts for the status line
+
+            await asyncio.to_thread(build)
 
     @property
     def built(self) -> bool:

@@ -70,6 +70,7 @@ class _Run:
 async def _round(rt: Runtime, run: _Run) -> None:
     """One provider round and its tool batch; sets `run.stop` when the prompt is over."""
     rt.check_abort()
+    await rt.context_cache.prepare(rt.session)
     if rt._compact_requested:
         rt._compact_requested = False
         await compact(rt, "manual")

@@ -422,6 +422,11 @@ class Session:
             os.ftruncate(self._fd, end)
             raise
 
+    def exclusive(self) -> threading.RLock:
+        """Hold while reading many entries off the event loop: appends wait meanwhile, so
+        the arena is not grown under the reader."""
+        return self._write_lock
+
     def sync(self) -> None:
         if self._fd is not None and self._dirty:
             os.fsync(self._fd)
