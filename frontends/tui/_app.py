@@ -103,6 +103,7 @@ class SmithApp(CommandHostMixin, App[int]):
         self._live_keys: list[str] = []  # its settled blocks, drawn once each
         self._live_done = 0  # characters of its text in them
         self._switching = False  # a session switch is under way
+        self._context_frozen = False  # see _freeze_context
         self._busy = False
 
     def compose(self) -> ComposeResult:
@@ -281,6 +282,8 @@ class SmithApp(CommandHostMixin, App[int]):
         elif intent.kind == "tool_activity":
             self._tool(data)
         elif intent.kind == "status":
+            if data["event"] == "turn_start" and not self._context_frozen:
+                self._freeze_context()
             if data["event"] in ("agent_start", "settled", "turn_end", "queue_changed"):
                 self._busy = data["event"] != "settled"
                 if data["event"] in ("turn_end", "settled"):
@@ -292,6 +295,17 @@ class SmithApp(CommandHostMixin, App[int]):
             ok = "compacted the context" if data["ok"] else f"compaction failed: {data['error']}"
             key = self.transcript.unique("compaction")
             self.transcript.add(key, lambda: render_notice(ok, "dim"))
+
+    def _freeze_context(self) -> None:
+        """The runtime has just decoded a long history for its first request (in a
+        thread): a million objects that live as long as the session. Freeze them out of
+        the collector's full passes too, as the transcript's own were at mount."""
+        rt = self.runtime
+        if rt is not None and rt.context_cache.built and len(self.session) > BIG:
+            import gc
+
+            gc.freeze()
+            self._context_frozen = True
 
     def _delta(self, data: dict[str, Any]) -> None:
         if data.get("start"):
