@@ -92,6 +92,16 @@ cdef inline unsigned char* put_code_point(unsigned char* out, uint32_t c) noexce
     return out + 4
 
 
+cdef inline unsigned char* put_wide(unsigned char* out, uint32_t c) noexcept nogil:
+    """One code point of a 2- or 4-byte str as UTF-8; NULL at a lone surrogate."""
+    if c < 0x80:
+        out[0] = <unsigned char>c
+        return out + 1
+    if 0xd800 <= c <= 0xdfff:
+        return NULL
+    return put_code_point(out, c)
+
+
 cdef inline Py_ssize_t utf8_write(int kind, const void* data, Py_ssize_t n, unsigned char* out,
                            Py_ssize_t* bad) noexcept nogil:
     """Write n code points of a str's data as UTF-8 (out has room for the worst case); the
@@ -144,15 +154,10 @@ cdef inline Py_ssize_t utf8_write(int kind, const void* data, Py_ssize_t n, unsi
                     out += 8
                     i += 8
                     continue
-            c = s2[i]
-            if c < 0x80:
-                out[0] = <unsigned char>c
-                out += 1
-            elif 0xd800 <= c <= 0xdfff:
+            out = put_wide(out, s2[i])
+            if out == NULL:
                 bad[0] = i
                 return -1
-            else:
-                out = put_code_point(out, c)
             i += 1
     else:
         while i < n:
@@ -171,14 +176,9 @@ cdef inline Py_ssize_t utf8_write(int kind, const void* data, Py_ssize_t n, unsi
                     out += 4
                     i += 4
                     continue
-            c = s4[i]
-            if c < 0x80:
-                out[0] = <unsigned char>c
-                out += 1
-            elif 0xd800 <= c <= 0xdfff:
+            out = put_wide(out, s4[i])
+            if out == NULL:
                 bad[0] = i
                 return -1
-            else:
-                out = put_code_point(out, c)
             i += 1
     return out - start
