@@ -85,6 +85,10 @@ class End:
     error: str | None = None
     retryable: bool = False
     retry_after: float | None = None  # seconds, when the provider said
+    # Why an error happened, for retry and failover decisions (None when not an error):
+    # rate_limit, overloaded, server (5xx), connect, timeout, invalid (4xx request),
+    # auth, unavailable (unknown model), too_large, malformed, cancelled.
+    kind: str | None = None
 
 
 StreamEvent = TextDelta | ThinkingDelta | ToolCall | Usage | End
