@@ -25,6 +25,7 @@ TYPES = (
     "compaction_end",  # {reason, ok, summary?, error?}
     "queue_changed",  # {queue: [{id, mode, text}]}
     "retry",  # {attempt, delay, error}
+    "failover",  # {from_model, to_model, error}
     "error",  # {diagnostic: {...}}
     "settled",  # the runtime is idle: {queue} items still queued (kept after an abort)
 )

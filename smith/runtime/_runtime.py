@@ -88,7 +88,8 @@ class Limits:
     tool_timeout: float = 600.0  # a call of a tool that sets no timeout of its own
     result_bytes: int = 64 * 1024  # a tool result beyond this is cut (UTF-8 safe)
     retries: int = 3  # of a provider error that says it is retryable
-    retry_delay: float = 1.0  # first backoff; doubles
+    retry_delay: float = 1.0  # first backoff; doubles, with jitter
+    retry_cap: float = 60.0  # longest wait before a retry, Retry-After included
     handler_deadline: float = 2.0  # a plugin handler past this is abandoned
     abort_grace: float = 5.0  # how long an aborted tool gets to record its end
     context_limit: int | None = None  # estimated tokens; compaction starts at 80 %

@@ -14,16 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from typing import TYPE_CHECKING, Any
 
 from smith.providers import End, Request, TextDelta, ThinkingDelta, ToolCall, Usage
+from smith.providers._failover import Group
 from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.session._session import new_id
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
-    from smith.runtime._runtime import Runtime
+    from smith.runtime._runtime import Limits, Runtime
 
 log = logging.getLogger("smith.runtime")
 
@@ -49,23 +51,49 @@ def provider_context(rt: Runtime) -> list[dict[str, object]]:
 
 
 async def respond(rt: Runtime) -> dict[str, Any]:
-    """One assistant message, retrying errors the provider calls retryable (before any of
-    the response was streamed)."""
+    """One assistant message. A failure before any output is retried or failed over: a
+    rate limit moves to the group's next model at once (when the model is a group);
+    retryable errors are retried with backoff, then fail over; other errors (invalid
+    request, unknown model) and responses that already streamed output are final."""
+    group = rt.current.provider if isinstance(rt.current.provider, Group) else None
+    if group is not None:
+        group.restart()
     attempt = 0
     while True:
         message, end = await stream_assistant(rt)
-        if (
-            end.outcome == "error"
-            and end.retryable
-            and attempt < rt.limits.retries
-            and not message["content"]
-        ):
+        if end.outcome != "error" or message["content"]:
+            return message
+        if end.kind == "rate_limit" and group is not None and _fail_over(rt, group, end):
+            attempt = 0
+            continue
+        if end.retryable and attempt < rt.limits.retries:
             attempt += 1
-            delay = end.retry_after or rt.limits.retry_delay * 2 ** (attempt - 1)
+            delay = backoff(attempt, end.retry_after, rt.limits)
             rt.emit(event("retry", attempt=attempt, delay=delay, error=end.error))
             await asyncio.sleep(delay)
             continue
+        if end.retryable and group is not None and _fail_over(rt, group, end):
+            attempt = 0
+            continue
         return message
+
+
+def backoff(attempt: int, retry_after: float | None, limits: Limits) -> float:
+    """Seconds to wait before retry `attempt` (1-based): what the provider asked for, or
+    exponential from `retry_delay` with jitter (50-100%), never above `retry_cap`."""
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), limits.retry_cap)
+    delay = limits.retry_delay * 2.0 ** (attempt - 1)
+    return min(delay, limits.retry_cap) * (0.5 + random.random() / 2)
+
+
+def _fail_over(rt: Runtime, group: Group, end: End) -> bool:
+    failed = group.current
+    target = group.advance()
+    if target is None:
+        return False
+    rt.emit(event("failover", from_model=str(failed), to_model=str(target), error=end.error))
+    return True
 
 
 async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
@@ -105,7 +133,7 @@ async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
         "role": "assistant",
         "content": got.content,
         "provider": gen.provider.name,
-        "model": gen.model_id,
+        "model": gen.provider.current.model if isinstance(gen.provider, Group) else gen.model_id,
         "usage": None if got.usage is None else got.usage.to_dict(),
         "stop": end.outcome,
     }
