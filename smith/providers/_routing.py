@@ -33,8 +33,8 @@ ROUTE_CYCLE = DiagnosticKind(
 ROUTE_AMBIGUOUS = DiagnosticKind(
     "model.route-ambiguous",
     what="the model setting '{spec}' could mean {candidates}",
-    why="{reason}",
-    fix="{hint}",
+    why="{reason}, and smith never guesses which one is meant",
+    fix="{hint}, so that the setting names exactly one model",
 )
 UNKNOWN_MODEL_NAME = DiagnosticKind(
     "model.unknown-name",
