@@ -68,7 +68,11 @@ setup(
         "smith.frontends",
         "smith.plugins",
     ],
-    package_data={"smith": ["py.typed"], "smith._fast": ["*.pyi", "*.pxd"]},
+    package_data={
+        "smith": ["py.typed"],
+        "smith._fast": ["*.pyi", "*.pxd"],
+        "smith.providers": ["catalog.json"],  # the reviewed model catalog
+    },
     ext_modules=cythonize(
         [
             fast("_buildinfo"),

@@ -4,7 +4,9 @@
         config.kdl              user configuration
     $SMITH_HOME         (default $XDG_DATA_HOME/smith, else ~/.local/share/smith)
         trust.json              projects whose .smith/config.kdl is trusted
-        sessions/, vcs/, auth/  written by the session, VCS and auth capabilities
+        sessions/, vcs/         written by the session and VCS capabilities
+        auth.json               stored credentials, owner-only (smith.providers._auth)
+        catalog-cache.json      model lists from `smith models --refresh`
     <project>/.smith/config.kdl project configuration, read only once trusted
 
 Functions take the environment as an argument so that tests and embedders never depend on

@@ -80,6 +80,7 @@ def test_wheel_builds_installs_and_runs(tmp_path: Path) -> None:
 
     names = zipfile.ZipFile(wheel).namelist()
     assert "smith/frontends/__init__.py" in names and "smith/plugins/__init__.py" in names
+    assert "smith/providers/catalog.json" in names  # the reviewed model catalog
     assert not any(
         n.split("/")[0] in ("frontends", "plugins", "tests", "benchmarks") for n in names
     )  # nothing generic at the top of site-packages

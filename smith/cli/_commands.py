@@ -86,8 +86,25 @@ COMMANDS: tuple[Command, ...] = (
         description="Trust a project so that its .smith/config.kdl is applied. Until "
         "then smith ignores the project's configuration, with a warning.",
     ),
-    Command("auth", "Manage provider credentials", capability="provider authentication"),
-    Command("models", "List models and which ones are usable", capability="the model catalog"),
+    Command(
+        "auth",
+        "Manage provider credentials",
+        module="smith.cli._auth",
+        description="Manage provider credentials. `auth status` says, for each provider, "
+        "whether a credential is available and where it comes from (configuration, "
+        "environment, the auth file or a plugin), without asking any model. `auth login` "
+        "stores a key read from standard input in the owner-only auth file; `auth logout` "
+        "removes it.",
+    ),
+    Command(
+        "models",
+        "List models and which ones are usable",
+        module="smith.cli._models",
+        description="List the model catalog: limits, input, thinking levels, prices, and "
+        "whether the provider has a credential. --refresh first fetches the providers' own "
+        "model lists (a failure keeps the cached or bundled list); --json shows where each "
+        "fact came from and where sources disagree.",
+    ),
     Command("tools", "List the built-in tools or run one", module="smith.cli._tools"),
     Command("plugins", "List, install and remove plugins", capability="the plugin system"),
     Command("debug", "Inspect smith itself: build, memory", module="smith.cli._debug"),

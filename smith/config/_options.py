@@ -11,8 +11,30 @@ from smith import paths
 from smith.config._schema import Option, Schema, Section
 from smith.config._types import Boolean, Choice, Integer, Number, Path, String, Strings
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.diagnostics import Source
+
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 MIB = 1024 * 1024
+
+
+def _check_catalog(key: str, value: object, source: Source) -> object:
+    from smith.providers._overrides import check_override  # only when such keys exist
+
+    return check_override(key, value, source)
+
+
+def _check_route(key: str, value: object, source: Source) -> object:
+    from smith.providers._routing import check_route
+
+    return check_route(key, value, source)
+
+
+def _check_provider(key: str, value: object, source: Source) -> object:
+    from smith.providers._known import check_provider_setting
+
+    return check_provider_setting(key, value, source)
 
 
 def product_schema() -> Schema:
@@ -24,6 +46,35 @@ def product_schema() -> Schema:
             "warn",
             "settings of plugins, one block per plugin, checked by the plugin's own schema "
             "when it loads",
+        )
+    )
+    # Open sections: the keys below them are names the user chooses (docs/providers.md).
+    schema.add_section(
+        Section(
+            "catalog",
+            "open",
+            'model catalog overrides, one block per model: catalog { "provider/model" { '
+            "context-window 32768; }; }",
+            check=_check_catalog,
+        )
+    )
+    schema.add_section(
+        Section(
+            "providers",
+            "open",
+            "one block per provider or account: providers { NAME { base-url ...; "
+            "api-key-env ...; }; }",
+            check=_check_provider,
+        )
+    )
+    schema.add_section(
+        Section(
+            "models",
+            "open",
+            "model aliases and groups (ordered fallbacks): models { alias { fast "
+            '"anthropic/claude-haiku-4-5"; }; group { best "anthropic/claude-sonnet-4-5" '
+            '"openai/gpt-5"; }; }',
+            check=_check_route,
         )
     )
     add = schema.add
@@ -68,6 +119,16 @@ def product_schema() -> Schema:
             None,
             doc="Model to use: a catalog id, an alias, or provider/model. Unset: the first "
             "provider with credentials, else the offline demo model.",
+        )
+    )
+    add(
+        Option(
+            "base-url",
+            String(),
+            None,
+            doc="Endpoint of the model setting's provider, e.g. http://127.0.0.1:8080/v1 "
+            "for a llama.cpp, Ollama or vLLM server (openai-compatible/NAME); overrides "
+            "providers.NAME.base-url.",
         )
     )
     add(
@@ -274,6 +335,43 @@ def product_schema() -> Schema:
                 "product plugin's.",
             )
         )
+
+    # The HTTP engine every provider runs on (smith.providers._http).
+    add(
+        Option(
+            "http.max-request",
+            Integer(1024, 1024 * MIB, "bytes"),
+            16 * MIB,
+            doc="Largest request body sent to a provider; larger requests fail before "
+            "anything is sent.",
+        )
+    )
+    add(
+        Option(
+            "http.max-response",
+            Integer(1024, 4096 * MIB, "bytes"),
+            64 * MIB,
+            doc="Largest response body read from a provider; a longer one is cut off and "
+            "reported as incomplete.",
+        )
+    )
+    add(
+        Option(
+            "http.head-timeout",
+            Integer(1, 86_400, "seconds"),
+            120,
+            doc="Longest wait for a provider's response to begin after the request was sent.",
+        )
+    )
+    add(
+        Option(
+            "http.chunk-gap",
+            Integer(1, 86_400, "seconds"),
+            300,
+            doc="Longest silence in the middle of a provider's response before it is given "
+            "up as stalled.",
+        )
+    )
 
     # File history.
     add(

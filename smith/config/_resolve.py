@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    from smith.config._schema import Option, Schema
+    from smith.config._schema import Option, Schema, Section
     from smith.diagnostics import Diagnostic
 
 LAYERS = ("default", "builtin", "plugin", "user", "project", "env", "flag")
@@ -146,6 +146,7 @@ class Config:
         self.project_file = project_file
         self.project_trusted = project_trusted
         self.errors: list[Diagnostic] = []  # filled when resolved with strict=False
+        self.open: dict[str, Setting] = {}  # keys under open sections (see subtree)
 
     def __getitem__(self, key: str) -> object:
         return self._settings[key].value
@@ -155,6 +156,17 @@ class Config:
 
     def __iter__(self) -> Iterator[Setting]:
         return iter(sorted(self._settings.values(), key=lambda s: s.key))
+
+    def subtree(self, prefix: str) -> dict[str, Setting]:
+        """The settings of the open section at `prefix`, by key relative to it:
+        `subtree("catalog")` -> {"openai/gpt-5.context-window": Setting(...), ...}.
+        Each key holds the value of its highest layer, with that layer's source."""
+        start = prefix + "."
+        return {
+            key[len(start) :]: setting
+            for key, setting in sorted(self.open.items())
+            if key.startswith(start)
+        }
 
     @property
     def home(self) -> str:
@@ -214,6 +226,7 @@ class _Resolver:
         self.cwd = cwd
         self.home_dir = home_dir  # the user's home, for ~ in paths
         self.settings: dict[str, Setting] = {}
+        self.open: dict[str, Setting] = {}  # keys under open sections
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
 
@@ -232,7 +245,11 @@ class _Resolver:
     ) -> None:
         option = self.schema.get(key)
         if option is None:
-            self.unknown(key, key_source or source)
+            section = self.schema.section_for(key)
+            if section.unknown == "open":
+                self.put_open(section, key, value, layer, source)
+            else:
+                self.unknown(key, key_source or source)
             return
         if option.bootstrap and layer not in ("default", "env", "flag"):
             self.report(
@@ -257,6 +274,18 @@ class _Resolver:
         if isinstance(option.type, Path) and isinstance(checked, str):
             checked = option.type.normalize(checked, self.cwd, self.home_dir)
         self.settings[key] = Setting(key, checked, layer, source)
+
+    def put_open(
+        self, section: Section, key: str, value: object, layer: str, source: Source
+    ) -> None:
+        """A key under an open section: kept as given once the section's check accepts it."""
+        if section.check is not None:
+            try:
+                value = section.check(key, value, source)
+            except SmithError as exc:
+                self.report(exc.diagnostic)
+                return
+        self.open[key] = Setting(key, value, layer, source)
 
     def unknown(self, key: str, source: Source) -> None:
         section = self.schema.section_for(key)
@@ -395,4 +424,5 @@ def resolve(
         raise ConfigError(r.errors + r.warnings)
     config = Config(schema, r.settings, r.warnings, user_file, root, project_file, trusted)
     config.errors = r.errors
+    config.open = r.open
     return config

@@ -5,7 +5,10 @@ what config files and `smith config` use; its command-line flag (``--model-tempe
 and environment variable (``SMITH_MODEL_TEMPERATURE``) are derived from the key, so the
 three surfaces cannot drift apart. A `Section` states the unknown-key policy of a key
 prefix: an error with a did-you-mean for keys smith owns, a warning where another
-schema (a plugin's) has the final word.
+schema (a plugin's) has the final word, or "open" where the user names the keys
+(`catalog.<provider/model>.context-window`, `providers.<name>.base-url`): every
+key under an open prefix is kept, with its layer and source, and read back as a subtree
+(`Config.subtree("catalog")`); the section's `check` validates each value.
 
 Loaded on the `smith --help` path: no imports beyond the standard library's cheapest.
 """
@@ -19,8 +22,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
     from typing import Literal
 
-    UnknownPolicy = Literal["error", "warn"]
+    from smith.diagnostics import Source
+
+    UnknownPolicy = Literal["error", "warn", "open"]
     DefaultFactory = Callable[[Mapping[str, str]], object]
+    # (key, value, source) -> the value to keep; raises SmithError for a bad key or value
+    OpenCheck = Callable[[str, object, Source], object]
 
 
 def flag_for(key: str) -> str:
@@ -94,15 +101,32 @@ class Option:
 
 
 class Section:
-    """A key prefix with its owner and its policy for keys the schema does not declare."""
+    """A key prefix with its owner and its policy for keys the schema does not declare.
 
-    __slots__ = ("doc", "owner", "prefix", "unknown")
+    With the "open" policy the keys below the prefix are named by the user (a model, a
+    provider account), so no schema can list them: each is kept as it was given, after
+    `check(key, value, source)` (if any) accepted it. `check` returns the value to keep
+    (it may normalize it) or raises a SmithError whose diagnostic names what is wrong;
+    text from the command line arrives as `str`, for `check` to parse. Values from the
+    environment cannot reach an open key: a variable name cannot spell it back.
+    """
 
-    def __init__(self, prefix: str, unknown: UnknownPolicy, doc: str, owner: str = "smith"):
+    __slots__ = ("check", "doc", "owner", "prefix", "unknown")
+
+    def __init__(
+        self,
+        prefix: str,
+        unknown: UnknownPolicy,
+        doc: str,
+        owner: str = "smith",
+        *,
+        check: OpenCheck | None = None,
+    ):
         self.prefix = prefix
         self.unknown: UnknownPolicy = unknown
         self.doc = doc
         self.owner = owner
+        self.check = check
 
 
 class Schema:

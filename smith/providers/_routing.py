@@ -177,3 +177,42 @@ def _where(name: str, routes: Routes) -> str:
     if name in routes.groups:
         return str(routes.groups[name][1])
     return "the model setting"
+
+
+BAD_ROUTE = DiagnosticKind(
+    "config.bad-route",
+    what="this model routing setting is not valid: {problem}",
+    why="the models section holds aliases (one model each) and groups (models tried in "
+    'turn): models {{ alias {{ NAME "provider/model"; }}; group {{ NAME "a" "b"; }}; }}',
+    fix="{remedy} (in the models section of the configuration)",
+)
+
+
+def check_route(key: str, value: object, source: Source) -> object:
+    """The check of the open `models` section (configuration calls it for each key)."""
+    kind, _, name = key.partition(".")[2].partition(".")
+    if kind not in ("alias", "group") or not name:
+        raise BAD_ROUTE.error(
+            field=key,
+            source=source,
+            problem=f"'{key}' is neither models.alias.NAME nor models.group.NAME",
+            remedy="put aliases in an alias block and groups in a group block",
+        )
+    members = value if isinstance(value, list) else [value]
+    if not members or not all(isinstance(m, str) and m.strip() for m in members):
+        raise BAD_ROUTE.error(
+            field=key,
+            value=value,
+            source=source,
+            problem=f"{kind} '{name}' must name models as text",
+            remedy=f'write it as {name} "provider/model"' + (" ..." if kind == "group" else ""),
+        )
+    if kind == "alias" and len(members) != 1:
+        raise BAD_ROUTE.error(
+            field=key,
+            value=value,
+            source=source,
+            problem=f"alias '{name}' names {len(members)} models",
+            remedy=f"an alias names one model; to try several in turn, make '{name}' a group",
+        )
+    return [str(m).strip() for m in members] if isinstance(value, list) else str(value).strip()

@@ -115,7 +115,10 @@ class Pricing:
 
 
 class Provider(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The provider plugin's name (recorded with each message it produced)."""
+        ...
 
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
 

@@ -1,0 +1,370 @@
+"""Credentials: which key a provider uses, where it came from, and smith's auth file.
+
+Sources, first found wins:
+
+    1. configuration   providers.NAME.api-key-env names the variable holding the key
+                       (an unset variable is an error, not a fall-through: it would
+                       silently use another account's key)
+    2. environment     the provider's declared variables (smith.providers._known):
+                       ANTHROPIC_API_KEY; OPENAI_API_KEY; GEMINI_API_KEY, GOOGLE_API_KEY
+    3. auth file       $SMITH_HOME/auth.json, written by `smith auth login`
+    4. plugin          the provider plugin's `find_credential(provider, env)`, if it has one
+
+The auth file is owner-only (0600), replaced atomically, and every read-modify-write holds
+an exclusive lock on auth.json.lock, so concurrent logins for different providers never
+lose one another's. A record is {"type": "api-key", "key": ...} or, for a renewable
+credential, {"type": "oauth", "access": ..., "refresh": ..., "expires": EPOCH_SECONDS}.
+An expired renewable credential is renewed by the plugin's
+`async refresh_credential(record) -> record` before use, and written back under the lock
+unless another process renewed it first.
+
+A `Credential` never shows its value: not in repr, str, diagnostics or logs (each value
+is registered with smith.diagnostics as a secret the moment it is read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Mapping
+
+from smith.diagnostics import DiagnosticKind, Source, register_secret
+from smith.providers._known import DECLARED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.config import Config
+
+AUTH_FILE = "auth.json"
+Record = dict[str, object]
+
+AUTH_UNREADABLE = DiagnosticKind(
+    "auth.unreadable",
+    what="the auth file cannot be read: {reason}",
+    why="it holds the keys stored by `smith auth login`, and smith will not guess at them",
+    fix="repair the file, or delete it and run `smith auth login PROVIDER` again",
+)
+AUTH_PERMISSIONS = DiagnosticKind(
+    "auth.permissions",
+    what="the auth file can be read by other users (mode {mode})",
+    why="it holds API keys, so only its owner may read it; others may have seen the keys",
+    fix="run `chmod 600 {path}`, and consider replacing the keys it holds",
+)
+AUTH_ENV_UNSET = DiagnosticKind(
+    "auth.env-unset",
+    what="{provider}'s key should come from {name}, which is not set",
+    why="the configuration names that variable, so smith will not fall back to another key "
+    "that may belong to another account",
+    fix="set {name}, or remove the api-key-env setting to use {fallback}",
+)
+AUTH_MISSING = DiagnosticKind(
+    "auth.missing",
+    what="no credential for {provider}",
+    why="{provider} needs an API key, and none was found in {looked}",
+    fix="set {env}, or run `smith auth login {provider}` to store one",
+)
+AUTH_EXPIRED = DiagnosticKind(
+    "auth.expired",
+    what="the stored credential for {provider} expired at {when}",
+    why="an expired credential is renewed before use, but {reason}",
+    fix="run `smith auth login {provider}` again",
+)
+
+
+class Credential:
+    """A provider's key or token: the value, and where it came from (shown instead)."""
+
+    __slots__ = ("expires", "kind", "provider", "source", "value")
+
+    def __init__(
+        self,
+        provider: str,
+        value: str,
+        source: str,
+        *,
+        kind: str = "api-key",
+        expires: float | None = None,
+    ) -> None:
+        self.provider = provider
+        self.value = value
+        self.source = source  # "env ANTHROPIC_API_KEY", "auth file /x/auth.json", ...
+        self.kind = kind  # "api-key" or "oauth"
+        self.expires = expires  # epoch seconds, for renewable credentials
+        register_secret(value)
+
+    def __repr__(self) -> str:
+        return f"Credential({self.provider!r}, source={self.source!r}, kind={self.kind!r})"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Credential) and (
+            self.provider,
+            self.value,
+            self.source,
+            self.kind,
+            self.expires,
+        ) == (other.provider, other.value, other.source, other.kind, other.expires)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def hint(self) -> str:
+        return mask(self.value)
+
+    def expired(self, now: float | None = None) -> bool:
+        return self.expires is not None and self.expires <= (time.time() if now is None else now)
+
+
+_PREFIX = re.compile(r"(sk-ant-|sk-proj-|sk-|AIza|[A-Za-z]{2,6}[-_])")
+
+
+def mask(value: str) -> str:
+    """At most a key's well-known prefix and last four characters: `sk-…cdef`; nothing of
+    a short one."""
+    if len(value) < 16:
+        return "…"
+    prefix = _PREFIX.match(value)
+    return f"{prefix.group(1) if prefix else ''}…{value[-4:]}"
+
+
+def _expires(value: object) -> float | None:
+    """Epoch seconds (milliseconds, as some tools write them, are converted)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value / 1000 if value > 1e11 else float(value)
+
+
+# -- the auth file -----------------------------------------------------------------------
+
+
+class AuthFile:
+    """$SMITH_HOME/auth.json: provider name -> record."""
+
+    def __init__(self, home: str) -> None:
+        self.path = os.path.join(home, AUTH_FILE)
+
+    def read(self) -> dict[str, Record]:
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise AUTH_UNREADABLE.error(
+                source=Source("file", self.path), reason=exc.strerror or str(exc)
+            ) from exc
+        with os.fdopen(fd, encoding="utf-8") as f:
+            mode = os.fstat(f.fileno()).st_mode & 0o777
+            if mode & 0o077:
+                raise AUTH_PERMISSIONS.error(
+                    source=Source("file", self.path), mode=f"{mode:o}", path=self.path
+                )
+            try:
+                data = json.load(f)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise AUTH_UNREADABLE.error(
+                    source=Source("file", self.path), reason=f"it is not JSON ({exc})"
+                ) from exc
+        providers = data.get("providers") if isinstance(data, dict) else None
+        if not isinstance(providers, dict):
+            raise AUTH_UNREADABLE.error(
+                source=Source("file", self.path), reason='it has no "providers" object'
+            )
+        return {str(k): v for k, v in providers.items() if isinstance(v, dict)}
+
+    def get(self, provider: str) -> Record | None:
+        return self.read().get(provider)
+
+    def update(self, change: Callable[[dict[str, Record]], bool]) -> bool:
+        """Read, let `change` edit the records in place (returning whether it changed
+        anything), and write them back: all under the lock, so that concurrent updates
+        to different providers all survive."""
+        import fcntl
+
+        from smith._atomic import write_atomic
+
+        home = os.path.dirname(self.path)
+        os.makedirs(home, exist_ok=True)
+        fd = os.open(self.path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            records = self.read()
+            if not change(records):
+                return False
+            text = json.dumps({"version": 1, "providers": records}, indent=2, sort_keys=True)
+            write_atomic(self.path, text + "\n", mode=0o600)
+            return True
+
+    def store(self, provider: str, record: Record) -> None:
+        def put(records: dict[str, Record]) -> bool:
+            records[provider] = record
+            return True
+
+        self.update(put)
+
+    def remove(self, provider: str) -> bool:
+        return self.update(lambda records: records.pop(provider, None) is not None)
+
+
+# -- resolving ---------------------------------------------------------------------------
+
+
+def declared_env(provider: str, plugin: object = None) -> tuple[str, ...]:
+    """The environment variables that hold `provider`'s key: the plugin's own
+    CREDENTIAL_ENV if it declares one, else the table's."""
+    owned = getattr(plugin, "CREDENTIAL_ENV", None)
+    if isinstance(owned, tuple) and all(isinstance(n, str) for n in owned):
+        return owned
+    declaration = DECLARED.get(provider)
+    return declaration.env if declaration is not None else ()
+
+
+def configured_env(config: Config | None, provider: str) -> tuple[str, Source] | None:
+    """The variable `providers.<provider>.api-key-env` names, and where it was set."""
+    if config is None:
+        return None
+    setting = config.subtree("providers").get(f"{provider}.api-key-env")
+    return None if setting is None else (str(setting.value), setting.source)
+
+
+def _from_record(provider: str, record: Mapping[str, object], where: str) -> Credential | None:
+    if record.get("type", "api-key") == "oauth":
+        access = record.get("access")
+        if not isinstance(access, str) or not access:
+            return None
+        expires = _expires(record.get("expires"))
+        return Credential(provider, access, where, kind="oauth", expires=expires)
+    key = record.get("key")
+    return Credential(provider, key, where) if isinstance(key, str) and key else None
+
+
+def find_credential(
+    provider: str,
+    *,
+    env: Mapping[str, str],
+    home: str,
+    config: Config | None = None,
+    plugin: object = None,
+) -> Credential | None:
+    """The first credential the sources hold for `provider`, as it is: an expired
+    renewable one is returned expired (see `resolve_credential`). No network."""
+    named = configured_env(config, provider)
+    if named is not None:
+        name, where = named
+        if env.get(name):
+            return Credential(provider, env[name], f"env {name} (named at {where})")
+        fallback = " or ".join(declared_env(provider, plugin)) or "the auth file"
+        raise AUTH_ENV_UNSET.error(
+            field=f"providers.{provider}.api-key-env",
+            source=where,
+            provider=provider,
+            name=name,
+            fallback=fallback,
+        )
+    for name in declared_env(provider, plugin):
+        if env.get(name):
+            return Credential(provider, env[name], f"env {name}")
+    store = AuthFile(home)
+    record = store.get(provider)
+    if record is not None:
+        found = _from_record(provider, record, f"auth file {store.path}")
+        if found is not None:
+            return found
+    hook = getattr(plugin, "find_credential", None)
+    if callable(hook):
+        value = hook(provider, env)
+        if isinstance(value, str) and value:
+            return Credential(provider, value, f"plugin {provider}")
+    return None
+
+
+def require_credential(
+    provider: str,
+    *,
+    env: Mapping[str, str],
+    home: str,
+    config: Config | None = None,
+    plugin: object = None,
+) -> Credential:
+    """`find_credential`, or the diagnostic saying how to provide one."""
+    found = find_credential(provider, env=env, home=home, config=config, plugin=plugin)
+    if found is not None:
+        return found
+    names = declared_env(provider, plugin)
+    looked = ", ".join([*names, "the auth file"])
+    raise AUTH_MISSING.error(
+        source=Source("argument", provider),
+        provider=provider,
+        looked=looked,
+        env=" or ".join(names) or f"providers.{provider}.api-key-env",
+    )
+
+
+async def resolve_credential(
+    provider: str,
+    *,
+    env: Mapping[str, str],
+    home: str,
+    config: Config | None = None,
+    plugin: object = None,
+    now: float | None = None,
+) -> Credential | None:
+    """`find_credential`, with an expired renewable credential renewed first through
+    the plugin's `refresh_credential` and written back to the auth file."""
+    import asyncio
+
+    found = find_credential(provider, env=env, home=home, config=config, plugin=plugin)
+    if found is None or not found.expired(now):
+        return found
+    store = AuthFile(home)
+    record = store.get(provider)
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(found.expires or 0))
+    refresh = getattr(plugin, "refresh_credential", None)
+    if record is None or not callable(refresh):
+        raise AUTH_EXPIRED.error(
+            source=Source("file", store.path),
+            provider=provider,
+            when=when,
+            reason=f"the {provider} provider has no way to renew it",
+        )
+    try:
+        renewed = await refresh(dict(record))
+    except Exception as exc:
+        # Another process may have renewed it meanwhile (and so spent the refresh token).
+        current = await asyncio.to_thread(store.get, provider)
+        again = _from_record(provider, current or {}, found.source)
+        if current != record and again is not None and not again.expired(now):
+            return again
+        from smith._redact import redact_text
+
+        raise AUTH_EXPIRED.error(
+            source=Source("file", store.path),
+            provider=provider,
+            when=when,
+            reason=f"renewing it failed: {redact_text(str(exc) or type(exc).__name__)}",
+        ) from None
+    fresh = _from_record(provider, renewed, found.source) if isinstance(renewed, dict) else None
+    if fresh is None:
+        raise AUTH_EXPIRED.error(
+            source=Source("file", store.path),
+            provider=provider,
+            when=when,
+            reason="its renewal gave no usable credential",
+        )
+    kept: list[Record] = []
+
+    def write_back(records: dict[str, Record]) -> bool:
+        if records.get(provider) != record:  # renewed elsewhere first: keep theirs
+            kept.append(records.get(provider) or {})
+            return False
+        records[provider] = dict(renewed)
+        return True
+
+    await asyncio.to_thread(store.update, write_back)
+    if kept:
+        theirs = _from_record(provider, kept[0], found.source)
+        if theirs is not None and not theirs.expired(now):
+            return theirs
+    return fresh

@@ -1,0 +1,350 @@
+"""Refreshing the catalog from the providers' model-list endpoints (`smith models
+--refresh`), and the cache the refreshed lists live in.
+
+    GET {base}/models    anthropic (paged by after_id), openai, openai-compatible endpoints
+                         (llama.cpp, Ollama, vLLM: {"data": [{"id": ...}]}), google
+                         (/v1beta/models, paged by pageToken)
+
+A refresh is optional and never needed to start: catalogs are built from files only
+(bundled data, $SMITH_HOME/catalog-cache.json, configuration). What it fetches goes to
+the cache, never to configuration. The rules that keep state coherent:
+
+- A provider's list replaces its cached list only whole, after it was fetched in full;
+  a failed, cut-off or cancelled fetch leaves the cached (or bundled) list in place.
+- A refresh that started earlier never replaces a list stored by one that started later
+  (each list carries its start time; the cache is rewritten under a lock, atomically).
+- `CatalogStore.snapshot` is an immutable `Catalog`; publishing swaps it whole. Each
+  build takes a generation number when it reads the files, and a build that read older
+  state (a lower generation) than the published one is dropped.
+- Cancelling the task that awaits `refresh` stops every fetch at its next step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from smith.providers._catalog import Catalog, Listed, Refreshed, load_catalog
+from smith.providers._overrides import LEVELS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.config import Config
+    from smith.providers._http import HttpEngine
+
+CACHE_FILE = "catalog-cache.json"
+MAX_BODY = 8 * 1024 * 1024  # one page of a model list; real ones are a few hundred KiB
+MAX_PAGES = 50
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+class RefreshFailed(Exception):
+    """A model list could not be fetched; the message is safe to show (no key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One model list to fetch."""
+
+    name: str  # the provider (or endpoint) whose list it is: the cache key
+    listing: str  # the response shape: anthropic, openai, google
+    base_url: str  # e.g. https://api.anthropic.com/v1, http://127.0.0.1:8080/v1
+    key: str | None = None  # the credential, if the endpoint needs one
+
+    def __repr__(self) -> str:  # never the key
+        return f"Target({self.name!r}, {self.listing!r}, {self.base_url!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How refreshing one target went."""
+
+    name: str
+    ok: bool
+    models: int = 0
+    error: str | None = None
+    stale: bool = False  # fetched, but a refresh that started later had stored its list
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "provider": self.name,
+            "ok": self.ok,
+            "models": self.models,
+            "error": self.error,
+            "stale": self.stale,
+        }
+
+
+# -- one provider's list -----------------------------------------------------------------
+
+
+def _headers(target: Target) -> dict[str, str]:
+    headers = {"accept": "application/json"}
+    if target.key is None:
+        return headers
+    if target.listing == "anthropic":
+        headers.update({"x-api-key": target.key, "anthropic-version": ANTHROPIC_VERSION})
+    elif target.listing == "google":
+        headers["x-goog-api-key"] = target.key
+    else:
+        headers["authorization"] = f"Bearer {target.key}"
+    return headers
+
+
+def _page_url(target: Target, token: str | None) -> str:
+    url = f"{target.base_url.rstrip('/')}/models"
+    if target.listing == "anthropic":
+        return url + "?limit=1000" + (f"&after_id={quote(token)}" if token else "")
+    if target.listing == "google":
+        return url + "?pageSize=1000" + (f"&pageToken={quote(token)}" if token else "")
+    return url
+
+
+def _limit(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 10**9:
+        return None
+    return value
+
+
+def parse_page(listing: str, data: object) -> tuple[list[Listed], str | None]:
+    """The models of one page of a model list, and the token of the next page (None at
+    the end). Raises RefreshFailed for a body of the wrong shape."""
+    if not isinstance(data, dict):
+        raise RefreshFailed("the model list is not a JSON object")
+    found: list[Listed] = []
+    if listing == "google":
+        models = data.get("models", [])
+        if not isinstance(models, list):
+            raise RefreshFailed('the model list has no "models" array')
+        for item in models:
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                continue
+            methods = item.get("supportedGenerationMethods") or []
+            if isinstance(methods, list) and "generateContent" not in methods:
+                continue  # embeddings, image generation: not chat models
+            thinking = LEVELS if item.get("thinking") is True else None
+            found.append(
+                Listed(
+                    item["name"].removeprefix("models/"),
+                    _limit(item.get("inputTokenLimit")),
+                    _limit(item.get("outputTokenLimit")),
+                    thinking,
+                )
+            )
+        token = data.get("nextPageToken")
+        return found, token if isinstance(token, str) and token else None
+    items = data.get("data")
+    if not isinstance(items, list):
+        raise RefreshFailed('the model list has no "data" array')
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        if listing == "anthropic":  # newer API versions say the limits too
+            context, output = item.get("max_input_tokens"), item.get("max_tokens")
+        else:  # vLLM says its context length; OpenAI and llama.cpp say neither
+            context, output = item.get("max_model_len"), None
+        found.append(Listed(item["id"], _limit(context), _limit(output)))
+    if listing == "anthropic" and data.get("has_more") is True:
+        last = data.get("last_id")
+        return found, last if isinstance(last, str) and last else None
+    return found, None
+
+
+async def fetch_models(engine: HttpEngine, target: Target) -> list[Listed]:
+    """Every model of `target`'s list, all pages; RefreshFailed when any page fails."""
+    from smith._redact import redact_text
+    from smith.diagnostics import SmithError
+
+    models: list[Listed] = []
+    token: str | None = None
+    for _ in range(MAX_PAGES):
+        try:
+            async with engine.request(
+                "GET", _page_url(target, token), headers=_headers(target)
+            ) as r:
+                body = await r.read(MAX_BODY)
+                status, outcome, error = r.status, r.outcome, r.error
+        except SmithError as exc:  # no response: connect, timeout, bad URL
+            raise RefreshFailed(exc.diagnostic.what) from None
+        if not 200 <= status < 300:
+            excerpt = redact_text(body[:300].decode("utf-8", "replace")).strip()
+            raise RefreshFailed(f"HTTP {status}" + (f": {excerpt}" if excerpt else ""))
+        if outcome != "complete":
+            raise RefreshFailed(error or f"the model list was cut off ({outcome})")
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise RefreshFailed(f"the model list is not JSON ({exc})") from None
+        page, token = parse_page(target.listing, data)
+        models.extend(page)
+        if token is None:
+            return models
+    raise RefreshFailed(f"the model list has more than {MAX_PAGES} pages")
+
+
+# -- the cache ---------------------------------------------------------------------------
+
+
+def _cache_path(home: str) -> str:
+    return os.path.join(home, CACHE_FILE)
+
+
+def _encode(snapshot: Refreshed) -> dict[str, object]:
+    return {
+        "at": snapshot.at,
+        "started": snapshot.started,
+        "models": [
+            {
+                "id": m.id,
+                "context_window": m.context_window,
+                "max_output": m.max_output,
+                "thinking": None if m.thinking is None else list(m.thinking),
+            }
+            for m in snapshot.models
+        ],
+    }
+
+
+def _decode(provider: str, raw: object) -> Refreshed | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("models"), list):
+        return None
+    at, started = raw.get("at"), raw.get("started")
+    if not isinstance(at, str) or not isinstance(started, int | float):
+        return None
+    models = []
+    for item in raw["models"]:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        thinking = item.get("thinking")
+        levels = tuple(t for t in thinking if t in LEVELS) if isinstance(thinking, list) else None
+        models.append(
+            Listed(
+                item["id"],
+                _limit(item.get("context_window")),
+                _limit(item.get("max_output")),
+                levels,
+            )
+        )
+    return Refreshed(provider, at, float(started), tuple(models))
+
+
+def read_cache(home: str) -> dict[str, Refreshed]:
+    """The cached model lists by provider; {} when there is no usable cache (a damaged
+    cache is only a lost optimisation: the bundled catalog still stands)."""
+    try:
+        with open(_cache_path(home), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    providers = data.get("providers") if isinstance(data, dict) else None
+    if not isinstance(providers, dict):
+        return {}
+    found = {name: _decode(name, raw) for name, raw in providers.items()}
+    return {name: snapshot for name, snapshot in found.items() if snapshot is not None}
+
+
+def store_list(home: str, snapshot: Refreshed) -> bool:
+    """Put one provider's list in the cache, unless the cache holds a list from a
+    refresh that started later (then False). Locked and atomic."""
+    import fcntl
+
+    from smith._atomic import write_atomic
+
+    os.makedirs(home, exist_ok=True)
+    with open(_cache_path(home) + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        current = read_cache(home)
+        stored = current.get(snapshot.provider)
+        if stored is not None and stored.started > snapshot.started:
+            return False
+        current[snapshot.provider] = snapshot
+        data = {"version": 1, "providers": {n: _encode(s) for n, s in sorted(current.items())}}
+        write_atomic(_cache_path(home), json.dumps(data, indent=1) + "\n")
+        return True
+
+
+# -- the published snapshot --------------------------------------------------------------
+
+
+class CatalogStore:
+    """The catalog a process uses: built from files at once (no network), replaced by
+    newer snapshots as refreshes finish."""
+
+    def __init__(self, config: Config | None = None, *, home: str | None = None) -> None:
+        self._config = config
+        self._home = home if home is not None else (config.home if config else None)
+        self._lock = threading.Lock()
+        self._generation = 0  # of the latest build begun
+        self._snapshot = self._build()
+
+    @property
+    def snapshot(self) -> Catalog:
+        return self._snapshot
+
+    def _build(self) -> Catalog:
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+        return load_catalog(self._config, home=self._home, generation=generation)
+
+    def publish(self, catalog: Catalog) -> bool:
+        """Make `catalog` current unless a newer build is already; False if stale."""
+        with self._lock:
+            if catalog.generation <= self._snapshot.generation:
+                return False
+            self._snapshot = catalog
+            return True
+
+    async def refresh(
+        self, engine: HttpEngine, targets: Sequence[Target], *, now: float | None = None
+    ) -> list[Outcome]:
+        """Fetch every target's list (concurrently), store the complete ones, and
+        publish the catalog rebuilt from the cache. Cancellation propagates."""
+        if self._home is None:
+            raise ValueError("a CatalogStore without a home cannot refresh")
+        home = self._home
+        started = time.time() if now is None else now
+        outcomes = await asyncio.gather(*(self._one(engine, t, home, started) for t in targets))
+        self.publish(await asyncio.to_thread(self._build))
+        return list(outcomes)
+
+    async def _one(self, engine: HttpEngine, target: Target, home: str, started: float) -> Outcome:
+        try:
+            models = await fetch_models(engine, target)
+        except RefreshFailed as exc:
+            return Outcome(target.name, False, error=str(exc))
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        snapshot = Refreshed(target.name, at, started, tuple(models))
+        stored = await asyncio.to_thread(store_list, home, snapshot)
+        return Outcome(target.name, True, len(models), stale=not stored)
+
+
+def targets_from(config: Config, keys: Mapping[str, str | None]) -> list[Target]:
+    """What `smith models --refresh` fetches: each declared first-party provider with a
+    key (`keys`: provider -> key), and each provider configured with a base-url (an
+    openai-compatible endpoint, or a first-party provider's proxy)."""
+    from smith.providers._known import DECLARED
+
+    configured: dict[str, str] = {}
+    for rest, setting in config.subtree("providers").items():
+        name, _, setting_name = rest.partition(".")
+        if setting_name == "base-url" and isinstance(setting.value, str):
+            configured[name] = setting.value
+    found: list[Target] = []
+    for name in sorted(set(DECLARED) | set(configured)):
+        declaration = DECLARED.get(name)
+        base = configured.get(name) or (declaration.base_url if declaration else None)
+        if base is None:
+            continue
+        key = keys.get(name)
+        if declaration is not None and declaration.first_party and not key:
+            continue  # first-party lists need a key; nothing to ask without one
+        listing = declaration.listing if declaration is not None else "openai"
+        found.append(Target(name, listing, base, key))
+    return found
