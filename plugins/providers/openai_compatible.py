@@ -1,0 +1,39 @@
+"""The openai-compatible provider: any server that speaks OpenAI's Chat Completions,
+such as llama.cpp's llama-server, Ollama and vLLM, at the base URL that `--base-url` or
+configuration gives (`smith --model openai-compatible/NAME --base-url URL`).
+
+The wire format is smith.plugins.providers._openai_chat with what local servers take:
+`max_tokens` (not OpenAI's newer `max_completion_tokens`), reasoning streamed as
+`reasoning_content` or `reasoning` and, for a model configured with thinking levels, sent
+back as `reasoning_content` so a template can keep it between tool calls. A key is
+optional: without one no Authorization header is sent at all.
+"""
+
+from __future__ import annotations
+
+from smith._redact import redact_text
+from smith.providers._stream import Provider
+from smith.providers._wire import ProviderHost
+
+from ._openai_chat import ChatCompletions
+
+NAME = "openai-compatible"
+DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"  # where llama-server listens by default
+CREDENTIAL_ENV = ("OPENAI_API_KEY",)
+
+
+def create(model: str, host: ProviderHost) -> Provider:
+    from smith.providers._http_provider import HttpProvider
+
+    info = host.model_info(NAME, model)
+    settings = host.settings(NAME)
+    return HttpProvider(NAME, wire(settings.base_url), info, settings, host.engine, info.pricing)
+
+
+def wire(base_url: str = DEFAULT_BASE_URL) -> ChatCompletions:
+    """The wire format for the server at `base_url` (named in its errors)."""
+    return ChatCompletions(
+        label=f"the OpenAI-compatible server at {redact_text(base_url)}",
+        max_tokens_field="max_tokens",
+        replay_reasoning=True,
+    )
