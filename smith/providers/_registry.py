@@ -1,58 +1,346 @@
-"""From a model setting to a provider: `provider:model` (or `provider/model`).
+"""From a model setting to a provider: routing, plugins, accounts, credentials.
 
-Each provider plugin is a module under smith.plugins.providers with
+    registry = Registry.from_config(config)
+    provider, model_id = registry.resolve("openai/gpt-5")      # or an alias, a group, ...
 
-    def create(model: str) -> Provider
+A setting resolves through smith.providers._routing to one or more targets; each target
+names a provider plugin (a module under smith.plugins.providers) or an account configured
+over one (`providers { work { plugin "anthropic"; api-key-env "WORK_KEY"; }; }`). A group
+becomes a `Group` the runtime fails over within. Plugins for HTTP APIs take
 
-where `model` is the part after the provider name (for `scripted:PATH`, the script's
-path). The catalog, aliases and credentials of real providers come with them; the
-offline ones need none of that.
+    def create(model: str, host: ProviderHost) -> Provider
+
+and read their catalog entry, settings (base URL, credential, headers, body extras) and
+the HTTP engine from the host; the offline ones (scripted, demo) take only the model.
+Resolution needs no network: credentials are looked up, and a renewable one that has
+expired is renewed just before the request that needs it.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
-from smith.diagnostics import DiagnosticKind, Source, did_you_mean
+from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
+from smith.providers._routing import Routes, Target, resolve_route
 from smith.providers._stream import Provider
+
+if TYPE_CHECKING:
+    from smith.config import Config
+    from smith.providers._auth import Credential
+    from smith.providers._catalog import Catalog
+    from smith.providers._http import HttpEngine
+    from smith.providers._model import ModelInfo
+    from smith.providers._wire import ProviderSettings
 
 # Built-in provider plugins: name -> module.
 BUILTIN = {
+    "anthropic": "smith.plugins.providers.anthropic",
+    "openai": "smith.plugins.providers.openai",
+    "google": "smith.plugins.providers.google",
+    "openai-compatible": "smith.plugins.providers.openai_compatible",
     "scripted": "smith.plugins.providers.scripted",
     "demo": "smith.plugins.providers.demo",
 }
+OFFLINE = frozenset({"scripted", "demo"})  # need no host: no network, no credentials
+# Chosen when no model is configured: the first of these with a credential.
+DEFAULT_ORDER = ("anthropic", "openai", "google")
 
 UNKNOWN_PROVIDER = DiagnosticKind(
     "model.unknown-provider",
     what="no provider is called '{provider}' (from the model setting '{model}')",
-    why="a model is named as provider:model, and smith knows the providers {known}",
-    fix="{hint}; for example --model scripted:PATH/TO/script.json or --model demo",
+    why="a model is named as provider/model, and smith knows the providers {known}",
+    fix="{hint}; for example --model openai/gpt-5 or --model demo",
 )
+UNKNOWN_PLUGIN = DiagnosticKind(
+    "config.unknown-provider-plugin",
+    what="the account '{name}' is over the provider plugin '{plugin}', which does not exist",
+    why="providers.{name}.plugin names the plugin an account or endpoint uses; the "
+    "plugins are {known}",
+    fix="{hint} (set at {where})",
+)
+NO_BASE_URL = DiagnosticKind(
+    "config.no-base-url",
+    what="the provider '{name}' has no base URL",
+    why="{name} is a server you run or choose (llama.cpp, Ollama, vLLM...), so smith "
+    "cannot know where it is",
+    fix="pass --base-url http://127.0.0.1:8080/v1 (your server's address) or set "
+    "providers.{name}.base-url in configuration",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A provider as configured: a plugin, or a named account/endpoint over one."""
+
+    name: str
+    plugin: str
+    base_url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
+    source: Source | None = None
+
+
+def accounts_from(config: Config) -> dict[str, Account]:
+    """`providers.NAME.*` settings as accounts; a name that is not a plugin is an account
+    over `plugin` (default openai-compatible: a self-hosted endpoint)."""
+    grouped: dict[str, dict[str, Any]] = {}
+    sources: dict[str, Source] = {}
+    for key, setting in config.subtree("providers").items():
+        name, _, rest = key.partition(".")
+        grouped.setdefault(name, {})[rest] = setting.value
+        sources.setdefault(name, setting.source)
+    accounts = {}
+    for name, values in grouped.items():
+        plugin = str(values.get("plugin") or (name if name in BUILTIN else "openai-compatible"))
+        if plugin not in BUILTIN:
+            raise UNKNOWN_PLUGIN.error(
+                value=plugin,
+                source=sources[name],
+                name=name,
+                plugin=plugin,
+                known=", ".join(sorted(BUILTIN)),
+                hint=did_you_mean(plugin, BUILTIN, otherwise="name one of them"),
+                where=str(sources[name]),
+            )
+        accounts[name] = Account(
+            name,
+            plugin,
+            base_url=values.get("base-url"),
+            headers={k[8:]: str(v) for k, v in values.items() if k.startswith("headers.")},
+            extra={k[6:]: v for k, v in values.items() if k.startswith("extra.")},
+            source=sources[name],
+        )
+    return accounts
+
+
+def routes_from(config: Config) -> Routes:
+    """`models { alias { NAME "target"; }; group { NAME "a" "b"; }; }`."""
+    aliases: dict[str, tuple[str, Source]] = {}
+    groups: dict[str, tuple[tuple[str, ...], Source]] = {}
+    for key, setting in config.subtree("models").items():
+        kind, _, name = key.partition(".")
+        value = setting.value
+        members = tuple(str(v) for v in value) if isinstance(value, list) else (str(value),)
+        if kind == "alias":
+            aliases[name] = (members[0], setting.source)
+        else:
+            groups[name] = (members, setting.source)
+    return Routes(aliases=aliases, groups=groups)
+
+
+class Registry:
+    def __init__(
+        self,
+        routes: Routes | None = None,
+        accounts: Mapping[str, Account] | None = None,
+        *,
+        config: Config | None = None,
+        env: Mapping[str, str] | None = None,
+        home: str | None = None,
+        base_url: str | None = None,
+        engine: HttpEngine | None = None,
+    ) -> None:
+        self.routes = routes or Routes()
+        self.accounts = dict(accounts or {})
+        self.config = config
+        self.env = os.environ if env is None else env
+        self.home = home if home is not None else (config.home if config is not None else None)
+        self.base_url = base_url  # --base-url: the endpoint of the model setting's provider
+        self._engine = engine
+        self._catalog: Catalog | None = None
+
+    @classmethod
+    def from_config(cls, config: Config, **kw: Any) -> Registry:
+        base = config["base-url"]
+        return cls(
+            routes_from(config),
+            accounts_from(config),
+            config=config,
+            base_url=None if base is None else str(base).rstrip("/"),
+            **kw,
+        )
+
+    # -- resolution ------------------------------------------------------------------
+
+    @property
+    def providers(self) -> list[str]:
+        return sorted({*BUILTIN, *self.accounts})
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            from smith.providers._catalog import load_catalog
+
+            self._catalog = load_catalog(self.config, home=self.home)
+        return self._catalog
+
+    def resolve(self, spec: str, *, source: Source | None = None) -> tuple[Provider, str]:
+        """The provider for a model setting and the model id to ask it for."""
+        from smith.providers._failover import Group
+        from smith.providers._routing import UNKNOWN_MODEL_NAME
+
+        try:
+            targets = resolve_route(
+                spec, self.routes, self.providers, self._offering, source=source
+            )
+        except SmithError as exc:
+            named = re.search("[/:]", spec) is not None  # provider/model with no such provider
+            if exc.diagnostic.code != UNKNOWN_MODEL_NAME.code or not named:
+                raise
+            name = re.split("[/:]", spec, maxsplit=1)[0]
+            raise UNKNOWN_PROVIDER.error(
+                value=spec,
+                source=source or Source("argument", "--model"),
+                provider=name,
+                model=spec,
+                known=", ".join(self.providers),
+                hint=did_you_mean(name, self.providers, otherwise="check the provider name"),
+            ) from None
+        built = [(t, self._create(t, source)) for t in targets]
+        if len(built) == 1:
+            target, provider = built[0]
+            return provider, target.model or target.provider
+        return Group(spec, built), built[0][0].model
+
+    def _offering(self, model_id: str) -> list[str]:
+        if "/" in model_id or ":" in model_id:
+            return []
+        return [p for p in self.catalog.offering(model_id) if p in BUILTIN or p in self.accounts]
+
+    def _create(self, target: Target, source: Source | None) -> Provider:
+        account = self.accounts.get(target.provider) or Account(target.provider, target.provider)
+        module = importlib.import_module(BUILTIN[account.plugin])
+        if account.plugin in OFFLINE:
+            created: Provider = module.create(target.model)
+            return created
+        host = _Host(self, account, module, source or Source("argument", "--model"))
+        created = module.create(target.model, host)
+        return created
+
+    def default_model(self) -> str | None:
+        """The model to use when none is configured: the default model of the first
+        provider that has a credential; None when none has (the demo model then)."""
+        from smith.providers._auth import find_credential
+
+        for name in DEFAULT_ORDER:
+            module = importlib.import_module(BUILTIN[name])
+            try:
+                found = find_credential(
+                    name, env=self.env, home=self.home or "", config=self.config, plugin=module
+                )
+            except Exception:
+                continue
+            if found is not None:
+                return f"{name}/{module.DEFAULT_MODEL}"
+        return None
+
+
+class _Host:
+    """What one account's plugin gets: its catalog entries, settings and the engine."""
+
+    def __init__(self, registry: Registry, account: Account, module: Any, source: Source):
+        self.registry = registry
+        self.account = account
+        self.module = module
+        self.source = source
+
+    @property
+    def engine(self) -> HttpEngine:
+        from smith.providers._http import limits_from, shared_engine
+
+        if self.registry._engine is None:
+            config = self.registry.config
+            self.registry._engine = (
+                shared_engine() if config is None else shared_engine(limits_from(config))
+            )
+        return self.registry._engine
+
+    def model_info(self, provider: str, model_id: str) -> ModelInfo:
+        from smith.providers._catalog import model_info
+
+        return model_info(
+            self.registry.catalog,
+            self.account.name,
+            model_id,
+            plugin=self.account.plugin,
+            source=self.source,
+        )
+
+    def settings(self, provider: str) -> ProviderSettings:
+        from smith.providers._auth import find_credential, require_credential
+        from smith.providers._wire import ProviderSettings
+
+        account, registry = self.account, self.registry
+        default = getattr(self.module, "DEFAULT_BASE_URL", None)
+        base = registry.base_url or account.base_url or default
+        if not base:
+            raise NO_BASE_URL.error(value=account.name, source=self.source, name=account.name)
+        from smith.providers._known import DECLARED
+
+        declared = DECLARED.get(account.plugin)
+        find = require_credential if declared is None or declared.first_party else find_credential
+        credential: Credential | None = find(
+            account.name,
+            env=registry.env,
+            home=registry.home or "",
+            config=registry.config,
+            plugin=self.module,
+        )
+        settings = ProviderSettings(
+            name=account.name,
+            base_url=str(base).rstrip("/"),
+            credential=None if credential is None else credential.value,
+            headers=dict(account.headers),
+            extra=dict(account.extra),
+        )
+        if credential is not None and credential.kind == "oauth":
+            return replace(settings, renew=self._renewer(credential))
+        return settings
+
+    def _renewer(self, credential: Credential) -> Any:
+        registry, account, module = self.registry, self.account, self.module
+        current = [credential]
+
+        async def renew() -> str | None:
+            """The credential for the next request, renewed first if it has expired."""
+            from smith.providers._auth import resolve_credential
+
+            if current[0].expired():
+                found = await resolve_credential(
+                    account.name,
+                    env=registry.env,
+                    home=registry.home or "",
+                    config=registry.config,
+                    plugin=module,
+                )
+                if found is not None:
+                    current[0] = found
+            return current[0].value
+
+        return renew
+
+
+@functools.cache
+def _default_registry() -> Registry:
+    from smith.paths import default_data_home
+
+    return Registry(home=default_data_home(os.environ))
+
+
+def resolve_model(spec: str, *, source: Source | None = None) -> tuple[Provider, str]:
+    """The provider for a model setting, with no configuration beyond the environment
+    (the library's default; commands use `Registry.from_config`)."""
+    return _default_registry().resolve(spec, source=source)
 
 
 def split_model(spec: str) -> tuple[str, str]:
     """`scripted:/a/b.json` -> ("scripted", "/a/b.json"); `demo` -> ("demo", "")."""
-    for sep in (":", "/"):
-        name, found, rest = spec.partition(sep)
-        if found and name in BUILTIN:
-            return name, rest
-    name, _, rest = spec.partition(":")
-    return name, rest
+    from smith.providers._routing import split_spec
 
-
-def resolve_model(spec: str, *, source: Source | None = None) -> tuple[Provider, str]:
-    """The provider for a model setting and the model id to ask it for."""
-    name, model = split_model(spec)
-    module_name = BUILTIN.get(name)
-    if module_name is None:
-        raise UNKNOWN_PROVIDER.error(
-            value=spec,
-            source=source or Source("argument", "--model"),
-            provider=name,
-            model=spec,
-            known=", ".join(sorted(BUILTIN)),
-            hint=did_you_mean(name, BUILTIN, otherwise="check the provider name"),
-        )
-    module = importlib.import_module(module_name)
-    provider: Provider = module.create(model)
-    return provider, model or name
+    return split_spec(spec, BUILTIN) or (spec.partition(":")[0], spec.partition(":")[2])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError
@@ -12,6 +13,7 @@ from smith.diagnostics import DiagnosticKind, SmithError
 if TYPE_CHECKING:
     from smith.config import Config
     from smith.effects import ToolContext
+    from smith.providers._registry import Registry
     from smith.runtime import ContextPolicy
     from smith.session import Session
 
@@ -90,11 +92,27 @@ def named_session(config: Config, name: str, *, create: bool = True) -> Session 
 
 
 def model_setting(config: Config) -> tuple[str, bool]:
-    """The model to use and whether it is the demo fallback (no model configured)."""
+    """The model to use and whether it is the demo fallback: unset, it is the default
+    model of the first provider with a credential, else the offline demo model."""
     model = config["model"]
     if model:
         return str(model), False
-    return DEMO, True
+    found = registry(config).default_model()
+    return (found, False) if found else (DEMO, True)
+
+
+def registry(config: Config) -> Registry:
+    """The model registry of this configuration (one per Config: routes, accounts,
+    catalog and the HTTP engine's limits)."""
+    from smith.providers._registry import Registry
+
+    made = _REGISTRIES.get(config)
+    if made is None:
+        made = _REGISTRIES[config] = Registry.from_config(config)
+    return made
+
+
+_REGISTRIES: weakref.WeakKeyDictionary[Config, Registry] = weakref.WeakKeyDictionary()
 
 
 BAD_WINDOW = DiagnosticKind(
@@ -132,7 +150,11 @@ def runtime_options(config: Config) -> dict[str, Any]:
     if config["model.max-tokens"] is not None:
         settings["max_tokens"] = config["model.max-tokens"]
     deadline = optional("agent.deadline")
+    models = registry(config)
+    model, _ = model_setting(config)
+    models.resolve(model, source=config.origin("model").source)  # fail before anything runs
     return {
+        "resolve": models.resolve,
         "thinking": str(config["thinking"]),
         "settings": settings,
         "limits": Limits(
