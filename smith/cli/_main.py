@@ -204,8 +204,11 @@ def _exit_code(exc: BaseException) -> int:
         return EXIT_USAGE
     if isinstance(exc, SmithError):
         # Bad words on the command line or in configuration (a model that names no
-        # provider, a script that cannot be played) are usage errors.
-        usage = exc.diagnostic.code.startswith(("cli.", "config.", "model.", "scripted."))
+        # provider, a script that cannot be played, a provider with no credential) are
+        # usage errors.
+        usage = exc.diagnostic.code.startswith(
+            ("cli.", "config.", "model.", "scripted.", "auth.missing", "auth.env-unset")
+        )
         return EXIT_USAGE if usage else EXIT_FAILURE
     return EXIT_FAILURE
 
