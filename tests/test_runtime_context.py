@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from smith.providers import End, Pricing, TextDelta, ToolCall, Usage
+from smith.providers._model import ModelInfo
 from smith.runtime import ContextPolicy, Limits, SecretProxy
 from smith.runtime._context import apply_policy
 from tests.runtime_kit import Fake, World, call, messages, run, say
@@ -136,6 +137,24 @@ def test_automatic_compaction_near_the_context_limit_keeps_queued_input(
     assert w.of("compaction_end")[0]["reason"] == "auto"
     assert w.of("compaction_end")[0]["ok"] is True
     assert "SUMMARY" in json.dumps(fake.requests[2].messages)
+
+
+def test_without_a_configured_limit_the_models_context_window_is_the_limit(
+    tmp_path: Path,
+) -> None:
+    w = World(tmp_path)
+    fake = Fake(say("long " * 200), say("SUMMARY"), say("answer"))
+    fake.model = ModelInfo("fake", "m", "openai-chat", context_window=200, max_output=50)  # type: ignore[attr-defined]
+
+    async def main() -> None:
+        rt = w.runtime(fake, limits=Limits(keep_recent=20))
+        rt.prompt("first")
+        await rt.wait_idle()
+        rt.prompt("second")
+        await rt.wait_idle()
+
+    run(main)
+    assert [e["reason"] for e in w.of("compaction_end")] == ["auto"]
 
 
 def test_unknown_usage_stays_unknown(tmp_path: Path) -> None:

@@ -215,7 +215,8 @@ def product_schema() -> Schema:
             Integer(1000, 10_000_000, "tokens"),
             None,
             doc="Estimated context size at which the history is compacted automatically "
-            "(at 80 %); unset: only `compact` compacts.",
+            "(at 80 %); unset: the model's context window from the catalog, and when that "
+            "is unknown only `compact` compacts.",
         )
     )
     add(

@@ -20,6 +20,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from smith.providers import End, Request, TextDelta, Usage
+from smith.providers._failover import Group
+from smith.providers._model import ModelInfo
 from smith.runtime._context import can_start, estimate_tokens
 from smith.runtime._events import event
 
@@ -34,10 +36,22 @@ SUMMARY_SYSTEM = (
 )
 
 
+def context_limit(rt: Runtime) -> int | None:
+    """The configured context.limit, else the model's context window from its catalog
+    entry (providers for HTTP APIs carry it as `model`); None when neither is known."""
+    if rt.limits.context_limit is not None:
+        return rt.limits.context_limit
+    provider: object = rt.current.provider
+    if isinstance(provider, Group):
+        provider = provider.members[provider.index][1]
+    info = getattr(provider, "model", None)
+    return info.context_window if isinstance(info, ModelInfo) else None
+
+
 def needs_compaction(rt: Runtime) -> bool:
     """The context is past 80 % of the limit, and has grown by a tenth since an
     automatic compaction last failed (so a failing summary is not paid for each turn)."""
-    limit = rt.limits.context_limit
+    limit = context_limit(rt)
     if limit is None:
         return False
     used = rt.context_cache.tokens(rt.session)
