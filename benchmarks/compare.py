@@ -15,6 +15,7 @@ from benchmarks import (
     bench_config,
     bench_runtime,
     bench_session,
+    bench_sse,
     bench_tools,
     bench_tui,
 )
@@ -60,6 +61,12 @@ def main() -> int:
         f"runtime turn     {r['turn_ms']:.2f} ms per tool-using turn, "
         f"{r['events_per_s']:,.0f} events/s; the bare scripted stream takes "
         f"{r['stream_turn_ms'] * 1e3:.0f} us ({r['over_stream']:.0f}x)"
+    )
+    e = bench_sse.figures()
+    print(
+        f"sse parse        {e['ms_16k']:.2f} ms for 2,000 events in 16 KiB chunks: "
+        f"{e['speedup_16k']:.1f}x the naive parser (1 KiB chunks {e['speedup_1k']:.1f}x, "
+        f"an event per chunk {e['speedup_per_event']:.1f}x)"
     )
     print(bench_tui.line(bench_tui.figures()))
     return 0
