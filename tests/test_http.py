@@ -492,3 +492,51 @@ def test_importing_the_providers_does_not_import_httpx() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+# -- header values and connect failures (review of issue 7) ------------------------------
+
+SECRETISH = "sk0123456789abcdefghijklmnopqrstuv"  # a key without a well-known prefix
+
+
+@pytest.mark.parametrize(
+    "value",
+    [SECRETISH + "\r", SECRETISH + "\n", SECRETISH + " ", SECRETISH + "\u2026", "a\x00b"],
+    ids=["cr", "lf", "trailing-space", "non-ascii", "nul"],
+)
+def test_a_header_value_http_cannot_carry_is_refused_before_sending_and_never_shown(
+    srv: LoopbackServer, value: str
+) -> None:
+    """httpx would raise LocalProtocolError with the value in its message (a key read from
+    a file with a CRLF line end leaked into End.error that way), or UnicodeEncodeError,
+    which is no HttpError at all."""
+
+    async def main() -> HttpError:
+        with pytest.raises(HttpError) as caught:
+            headers = {"authorization": f"Bearer {value}"}
+            async with HttpEngine(SMALL).request("POST", srv.url + "/x", headers=headers):
+                pass
+        return caught.value
+
+    error = run(main)
+    assert (error.kind, error.diagnostic.code) == ("invalid", "http.bad-header")
+    shown = str(error.diagnostic.to_dict())
+    assert "authorization" in shown
+    assert SECRETISH not in shown and "a\\x00b" not in shown
+    assert srv.requests == []
+
+
+def test_a_refused_connection_says_so() -> None:
+    """httpx says only "All connection attempts failed"; the cause is further down."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    async def main() -> HttpError:
+        with pytest.raises(HttpError) as caught:
+            async with HttpEngine(SMALL).request("GET", f"http://127.0.0.1:{port}/v1"):
+                pass
+        return caught.value
+
+    error = run(main)
+    assert "connection refused" in error.diagnostic.what.lower()

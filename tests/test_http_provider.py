@@ -300,3 +300,45 @@ def test_multi_turn_with_a_callable_reply(srv: LoopbackServer) -> None:
     assert events(p)[0] == TextDelta("turn 1")
     two = Request("toy-1", request().messages * 2)
     assert events(p, two)[0] == TextDelta("turn 2")
+
+
+def test_a_key_with_a_stray_line_end_is_refused_unsent_and_unshown(srv: LoopbackServer) -> None:
+    """A key read from a CRLF file: httpx's error quoted it (escaped, so the registered
+    secret did not match it), and the stream called it a retryable connect failure."""
+    key = "0123456789abcdefghijklmnopqrstuv"  # no well-known prefix the redactor knows
+    p = HttpProvider(
+        "toy",
+        ToyWire(),
+        INFO,
+        ProviderSettings("toy", srv.url, key + "\r"),
+        HttpEngine(LIMITS),
+    )
+    (end,) = events(p)
+    assert isinstance(end, End)
+    assert (end.kind, end.retryable) == ("invalid", False)
+    assert end.error is not None and "line break" in end.error and key not in end.error
+    assert srv.connections == 0
+
+
+def test_a_2xx_answer_that_is_not_a_stream_says_what_it_was_and_is_not_retried(
+    srv: LoopbackServer,
+) -> None:
+    """A server that ignores `stream: true` (or a proxy's page) answers 200 with JSON or
+    HTML: no server-sent events at all. That is not a cut-off stream worth retrying."""
+    srv.script([json_reply(200, {"choices": [{"message": {"content": "whole"}}]})])
+    (end,) = events(provider(srv.url))
+    assert isinstance(end, End)
+    assert (end.kind, end.retryable) == ("malformed", False)
+    assert end.error is not None and "application/json" in end.error and "whole" in end.error
+
+
+def test_a_redirect_says_where_to_and_is_not_followed(srv: LoopbackServer) -> None:
+    """Redirects are not followed (the key would go along); the End says where the server
+    pointed, with no query (a key may hide there), so the base URL can be corrected."""
+    target = "https://elsewhere.example/v1/chat?key=sekrit"
+    srv.script([Reply(307, {"location": target, "content-length": "0"}, [])])
+    (end,) = events(provider(srv.url + "/v1"))
+    assert isinstance(end, End)
+    assert (end.kind, end.retryable) == ("invalid", False)
+    assert end.error is not None and "https://elsewhere.example/v1/chat" in end.error
+    assert "sekrit" not in end.error and len(srv.requests) == 1

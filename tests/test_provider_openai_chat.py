@@ -600,3 +600,12 @@ def test_retry_after_as_an_http_date_or_garbage() -> None:
     assert retry_after({"Retry-After": "soon"}) is None
     assert retry_after({"retry-after": "-1"}) is None
     assert retry_after({}) is None
+
+
+def test_a_temperature_for_an_openai_reasoning_model_fails_but_a_local_one_takes_it() -> None:
+    thinker = replace(GPT4O, id="o4-mini", thinking=("low", "medium", "high"))
+    with pytest.raises(SmithError) as caught:
+        OPENAI.build(_request(temperature=0.2), thinker, settings())
+    assert caught.value.diagnostic.code == "openai.reasoning-temperature"
+    local = replace(PLAIN, thinking=("low", "high"))
+    assert COMPAT.build(_request(temperature=0.2), local, settings()).body["temperature"] == 0.2

@@ -400,3 +400,15 @@ def test_http_errors_use_openai_error_bodies() -> None:
     last = WIRE.error(404, {}, json.dumps({"error": error}).encode())
     assert (last.kind, last.retryable) == ("unavailable", False)
     assert "gpt-9" in (last.error or "") and "OpenAI returned HTTP 404" in (last.error or "")
+
+
+def test_a_temperature_for_a_reasoning_model_fails_before_dispatch() -> None:
+    """OpenAI's reasoning models answer a temperature with HTTP 400 ("Unsupported value:
+    'temperature' does not support 0.2 with this model"), thinking off included."""
+    assert WIRE.build(_request(temperature=0.2), GPT41, settings()).body["temperature"] == 0.2
+    for level in ("off", "high"):
+        with pytest.raises(SmithError) as caught:
+            WIRE.build(_request(temperature=0.2, thinking=level), GPT5, settings())
+        assert caught.value.diagnostic.code == "openai.reasoning-temperature"
+        assert "openai/gpt-5" in caught.value.diagnostic.what
+    assert "temperature" not in WIRE.build(_request(), GPT5, settings()).body

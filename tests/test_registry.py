@@ -171,3 +171,98 @@ def test_an_expired_credential_is_renewed_before_the_request(senv: SmithEnv) -> 
         asyncio.run(two())
         sent = [r.headers.get("authorization") for r in srv.requests]
     assert sent == ["Bearer sk-old-0000", "Bearer sk-renewed-1111"]
+
+
+def test_a_base_url_that_is_not_http_fails_at_resolution_naming_it(senv: SmithEnv) -> None:
+    """`--base-url localhost:8080/v1` was sent as given and refused at the first request,
+    with 'the provider' in place of the value and no word of where it came from."""
+    senv.write_user_config('base-url "localhost:8080/v1"')
+    reg = Registry.from_config(resolve(env=senv.env, cwd=str(senv.root)), env=senv.env)
+    with pytest.raises(SmithError) as caught:
+        reg.resolve("openai-compatible/bar")
+    diagnostic = caught.value.diagnostic
+    assert diagnostic.code == "config.bad-base-url"
+    assert "localhost:8080/v1" in diagnostic.render() and "config.kdl" in diagnostic.render()
+    assert diagnostic.source is not None and "config.kdl" in str(diagnostic.source)
+
+
+def test_an_unreachable_endpoint_says_where_its_base_url_came_from(senv: SmithEnv) -> None:
+    """The default endpoint of openai-compatible is llama-server's address; a user who
+    did not set one is told that this is a default, and how to set another."""
+    reg = registry(senv, "")
+    provider, _ = reg.resolve("openai-compatible/bar")
+    assert isinstance(provider, HttpProvider)
+    assert provider.settings.base_url_origin is not None
+    assert "--base-url" in provider.settings.base_url_origin
+    with LoopbackServer() as srv:
+        url = srv.url  # nothing listens there once the server is gone
+    reg = registry(senv, f'providers {{ lab {{ base-url "{url}/v1"; }}; }}')
+    provider, _ = reg.resolve("lab/bar")
+
+    async def main() -> list[object]:
+        return [
+            e async for e in provider.stream(Request("bar", [{"role": "user", "content": "hi"}]))
+        ]
+
+    (end,) = asyncio.run(main())
+    assert end.outcome == "error" and end.kind == "connect"  # type: ignore[attr-defined]
+    assert "providers.lab.base-url" in end.error  # type: ignore[attr-defined]
+    assert "connection refused" in end.error  # type: ignore[attr-defined]
+
+
+def test_base_url_is_refused_for_a_group_over_several_providers(senv: SmithEnv) -> None:
+    """--base-url names one endpoint; given for a group over anthropic and openai it was
+    used for both, so each provider's key went to that one server."""
+    senv.write_user_config(ROUTES + 'base-url "http://127.0.0.1:8/v1"\n')
+    senv.env.update(ANTHROPIC_API_KEY="sk-ant-test-1234", OPENAI_API_KEY="sk-oa-test-5678")
+    reg = Registry.from_config(resolve(env=senv.env, cwd=str(senv.root)), env=senv.env)
+    with pytest.raises(SmithError) as caught:
+        reg.resolve("best")
+    text = caught.value.diagnostic.render()
+    assert caught.value.diagnostic.code == "model.base-url-ambiguous"
+    assert "anthropic" in text and "openai" in text and "providers." in text
+    provider, _ = reg.resolve("local")  # one provider: --base-url is its endpoint
+    assert isinstance(provider, HttpProvider)
+    assert provider.settings.base_url == "http://127.0.0.1:8/v1"
+
+
+def test_nested_extras_become_nested_body_fields(senv: SmithEnv) -> None:
+    """Configuration flattens blocks into dotted keys; the body field of
+    `extra { chat_template_kwargs { enable_thinking false; }; }` was sent literally as
+    "chat_template_kwargs.enable_thinking", which no server knows."""
+    text = """providers { lab {
+        base-url "http://127.0.0.1:9/v1"
+        extra { top_k 40; chat_template_kwargs { enable_thinking false; }; }
+    }; }"""
+    provider, _ = registry(senv, text).resolve("lab/qwen3")
+    assert isinstance(provider, HttpProvider)
+    assert dict(provider.settings.extra) == {
+        "top_k": 40,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    body = provider.wire.build(
+        Request("qwen3", [{"role": "user", "content": "hi"}]), provider.model, provider.settings
+    ).body
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert "chat_template_kwargs.enable_thinking" not in body
+
+
+def test_an_owned_extra_field_fails_at_once_naming_its_line(senv: SmithEnv) -> None:
+    text = 'providers {\n    lab { base-url "http://127.0.0.1:9/v1"; extra { stream false; }; }\n}'
+    with pytest.raises(SmithError) as caught:
+        registry(senv, text)
+    assert caught.value.diagnostic.code == "provider.owned-extra-field"
+    assert "config.kdl:2" in str(caught.value.diagnostic.source)
+
+
+@pytest.mark.parametrize("spec", ["anthropic", "openai-compatible", "lab"])
+def test_a_provider_named_without_a_model_asks_for_one(senv: SmithEnv, spec: str) -> None:
+    """`--model anthropic` said "anthropic has no model ''" and suggested a catalog block
+    for "anthropic/"; openai-compatible sent an empty model id to the server."""
+    reg = registry(senv, ROUTES, ANTHROPIC_API_KEY="sk-ant-test-1234")
+    with pytest.raises(SmithError) as caught:
+        reg.resolve(spec)
+    diagnostic = caught.value.diagnostic
+    assert diagnostic.code == "model.no-model"
+    assert f"{spec}/" in diagnostic.fix and "''" not in diagnostic.render()
+    assert reg.resolve("demo")[1] == "demo"  # the offline providers need no model id

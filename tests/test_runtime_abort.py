@@ -236,3 +236,40 @@ def test_abort_while_a_plugin_handles_agent_start_keeps_the_prompt(tmp_path: Pat
     run(main)
     assert w.of("agent_end")[0]["stop"] == "abort"
     assert messages(w.reopened())[0]["content"][0]["text"] == "keep me"
+
+
+class _SlowToClose(Fake):
+    """A provider whose stream, once it has ended, takes a moment to close (an HTTP
+    provider releasing its connection): the abort lands while it closes."""
+
+    def __init__(self, events: list[Any], closing: Gate) -> None:
+        super().__init__(events)
+        self.closing = closing
+
+    async def stream(self, request: Any) -> Any:
+        try:
+            async for event in super().stream(request):
+                yield event
+        finally:
+            await self.closing.wait()
+
+
+def test_an_abort_while_the_stream_closes_is_not_lost(tmp_path: Path) -> None:
+    """stream_assistant closed the stream under suppress(CancelledError): an abort that
+    landed then was swallowed, and the calls of the response ran anyway."""
+    w = World(tmp_path)
+    closing = Gate()
+    fake = _SlowToClose([ToolCall("c1", "ls", {}), End("tool_use")], closing)
+
+    async def main() -> None:
+        rt = w.runtime(fake)
+        rt.prompt("go")
+        await closing.reached.wait()
+        assert rt.abort() is True
+        await rt.wait_idle()
+
+    run(main)
+    assert w.of("tool_start") == []  # the call did not run
+    assert w.of("agent_end")[-1]["stop"] == "abort"
+    recorded = messages(w.reopened())
+    assert recorded[2]["role"] == "tool_result" and "not run" in recorded[2]["content"][0]["text"]

@@ -43,6 +43,7 @@ from ._openai_common import (
     reasoning_effort,
     stream_error,
     strict_schema,
+    temperature,
     text_of,
     tool_call,
     usage,
@@ -54,7 +55,9 @@ class ChatCompletions:
     `max_tokens_field` is OpenAI's `max_completion_tokens` or the older `max_tokens` that
     local servers take; `replay_reasoning` sends earlier thinking back as
     `reasoning_content` (llama.cpp and vLLM templates use it between tool calls; OpenAI
-    does not take it), and only to a model that advertises thinking."""
+    does not take it), and only to a model that advertises thinking;
+    `reasoning_temperature` says whether a model that thinks takes a temperature (local
+    servers' do; OpenAI's reasoning models refuse one, so there it fails before dispatch)."""
 
     api = "openai-chat"
 
@@ -64,10 +67,12 @@ class ChatCompletions:
         label: str = "OpenAI",
         max_tokens_field: str = "max_completion_tokens",
         replay_reasoning: bool = False,
+        reasoning_temperature: bool = False,
     ) -> None:
         self.label = label
         self.max_tokens_field = max_tokens_field
         self.replay_reasoning = replay_reasoning
+        self.reasoning_temperature = reasoning_temperature
 
     def build(self, request: Request, model: ModelInfo, settings: ProviderSettings) -> HttpCall:
         body: dict[str, object] = {
@@ -81,8 +86,9 @@ class ChatCompletions:
             body["tools"] = [self.tool(t, model) for t in request.tools]
         limit = count(request.settings.get("max_tokens")) or model.max_output
         body[self.max_tokens_field] = min(limit, model.max_output)
-        if request.settings.get("temperature") is not None:
-            body["temperature"] = request.settings["temperature"]
+        sampling = temperature(request, model, reasoning_takes_it=self.reasoning_temperature)
+        if sampling is not None:
+            body["temperature"] = sampling
         effort = reasoning_effort(request, model)
         if effort is not None:
             body["reasoning_effort"] = effort

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from smith.diagnostics import DiagnosticKind, Source
 from smith.providers._model import ModelInfo
 from smith.providers._stream import End, Request, ToolCall, Usage
 from smith.providers._wire import error_end, excerpt, level_rank, status_kind, thinking_level
@@ -155,6 +156,34 @@ def usage(prompt: object, completion: object, details: object, model: ModelInfo)
     uncached = None if total is None else max(0, total - (cached or 0))
     write = 0 if model.cache in ("none", "automatic") else None
     return Usage(input=uncached, output=count(completion), cache_read=cached, cache_write=write)
+
+
+OPENAI_REASONING_TEMPERATURE = DiagnosticKind(
+    "openai.reasoning-temperature",
+    what="a temperature of {temperature} cannot be sent to {model}",
+    why="{model} is a reasoning model (its capabilities list thinking levels), and OpenAI's "
+    "reasoning models refuse any temperature but their own default",
+    fix="remove the model.temperature setting (or its SMITH_MODEL_TEMPERATURE variable), "
+    "or choose a model without thinking levels (`smith models` lists them)",
+)
+
+
+def temperature(request: Request, model: ModelInfo, *, reasoning_takes_it: bool) -> float | None:
+    """The request's temperature, if it set one. OpenAI's reasoning models (those that
+    list thinking levels) refuse a temperature with HTTP 400, so unless the server takes
+    one there (`reasoning_takes_it`: local servers do), such a request fails before
+    dispatch, as smith never sends what a model does not accept."""
+    value = request.settings.get("temperature")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if model.thinking and not reasoning_takes_it:
+        raise OPENAI_REASONING_TEMPERATURE.error(
+            value=value,
+            source=Source("argument", "temperature"),
+            temperature=f"{value:g}",
+            model=model.key,
+        )
+    return float(value)
 
 
 def reasoning_effort(request: Request, model: ModelInfo) -> str | None:

@@ -69,6 +69,7 @@ from ._openai_common import (
     reasoning_effort,
     stream_error,
     strict_schema,
+    temperature,
     text_of,
     tool_call,
     usage,
@@ -115,8 +116,9 @@ class Responses:
             body["tools"] = [self.tool(t, model) for t in request.tools]
         limit = count(request.settings.get("max_tokens")) or model.max_output
         body["max_output_tokens"] = min(limit, model.max_output)
-        if request.settings.get("temperature") is not None:
-            body["temperature"] = request.settings["temperature"]
+        sampling = temperature(request, model, reasoning_takes_it=False)
+        if sampling is not None:
+            body["temperature"] = sampling
         effort = reasoning_effort(request, model)
         if effort is not None:
             # Summaries are what smith shows as thinking; the encrypted reasoning is what

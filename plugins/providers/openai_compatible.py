@@ -36,4 +36,5 @@ def wire(base_url: str = DEFAULT_BASE_URL) -> ChatCompletions:
         label=f"the OpenAI-compatible server at {redact_text(base_url)}",
         max_tokens_field="max_tokens",
         replay_reasoning=True,
+        reasoning_temperature=True,
     )

@@ -9,8 +9,11 @@ event, the error bodies); this module owns what every vendor shares:
 - the request is built and checked before anything is sent: a SmithError from
   `wire.build` or a body above `http.max-request` ends the stream with an `invalid` or
   `too_large` error and no request;
-- a non-2xx status ends the stream with `wire.error(status, headers, excerpt)`;
+- a non-2xx status ends the stream with `wire.error(status, headers, excerpt)`, a
+  redirect (never followed: the key would go along) with where it pointed;
 - a 2xx body is parsed as server-sent events, fed to the wire's decoder as it arrives;
+  one of another content type (a server that ignored `stream`, a proxy's page) ends the
+  stream with a non-retryable error quoting it;
 - a transport failure ends the stream with an error End whose `kind` says what failed
   (connect, timeout: retryable; too_large, invalid: not), a body that did not end
   normally with one saying it was cut off, and a complete body without the wire's
@@ -30,15 +33,16 @@ import contextlib
 import dataclasses
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from urllib.parse import urljoin
 
 from smith._redact import redact_text
 from smith.diagnostics import SmithError, register_secret, scrub
 from smith.providers._http import HttpEngine, HttpError, shared_engine
-from smith.providers._http._errors import text
+from smith.providers._http._errors import text, where
 from smith.providers._model import ModelInfo
 from smith.providers._sse import SSEEvent, SSEParser
 from smith.providers._stream import End, Pricing, Request, StreamEvent
-from smith.providers._wire import Decoder, ProviderSettings, WireFormat
+from smith.providers._wire import Decoder, ProviderSettings, WireFormat, excerpt
 
 ERROR_EXCERPT = 64 * 1024  # bytes of a non-2xx body given to wire.error
 # HttpError kinds -> (End kind, retryable)
@@ -118,6 +122,10 @@ class HttpProvider:
                     excerpt = await resp.read(ERROR_EXCERPT)
                     yield self._error(resp.status, resp.headers, excerpt)
                     return
+                media = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
+                if media and media != "text/event-stream":
+                    yield self._not_a_stream(resp.status, media, await resp.read(ERROR_EXCERPT))
+                    return
                 try:
                     decoder = self.wire.decoder(self.model)
                 except Exception as exc:  # a wire bug: still exactly one End
@@ -138,7 +146,11 @@ class HttpProvider:
                     yield event
         except HttpError as exc:
             kind, retryable = _FAILURES.get(exc.kind, ("connect", True))
-            yield End("error", error=text(exc.diagnostic), retryable=retryable, kind=kind)
+            error = text(exc.diagnostic)
+            origin = self.settings.base_url_origin
+            if kind == "connect" and origin:  # which setting to correct, if it is wrong
+                error += f"; the base URL {self.settings.base_url} is {origin}"
+            yield End("error", error=error, retryable=retryable, kind=kind)
 
     async def _renewed(self) -> ProviderSettings:
         """The settings with a renewable credential renewed when it has expired."""
@@ -152,6 +164,16 @@ class HttpProvider:
         return self.settings
 
     def _error(self, status: int, headers: Mapping[str, str], excerpt: bytes) -> End:
+        location = headers.get("location")
+        if 300 <= status < 400 and location:
+            return End(
+                "error",
+                error=f"{self.name} answered HTTP {status}, a redirect to "
+                f"{where(urljoin(self.settings.base_url, location))}, "
+                "which smith does not follow (the request carries the key); if that is the "
+                f"provider's address, use it as the base URL instead of {self.settings.base_url}",
+                kind="invalid",
+            )
         try:
             return self.wire.error(status, headers, excerpt)
         except Exception as exc:  # a wire bug must not hide the provider's answer
@@ -162,6 +184,20 @@ class HttpProvider:
                 retryable=retryable,
                 kind="server" if status >= 500 else "invalid",
             )
+
+    def _not_a_stream(self, status: int, media: str, body: bytes) -> End:
+        """A 2xx answer that is not server-sent events: a server that ignored the
+        request to stream, or something else at the base URL (a proxy's page). Asking
+        again would get the same, so it is not retryable."""
+        shown = excerpt(body.decode("utf-8", "replace"), 200)
+        said = f": {shown}" if shown else ""
+        return End(
+            "error",
+            error=f"{self.name} answered HTTP {status} with {media}, not a stream of "
+            f"server-sent events{said}; check that {self.settings.base_url} is the "
+            "provider's API",
+            kind="malformed",
+        )
 
     def _decode(
         self, decoder: Decoder, events: Iterable[SSEEvent], *, finish: bool = False

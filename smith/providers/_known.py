@@ -99,7 +99,9 @@ def _env_name(value: object) -> str | None:
     return value if isinstance(value, str) and _ENV_NAME.match(value) else None
 
 
-def _url(value: object) -> str | None:
+def http_url(value: object) -> str | None:
+    """`value` without a trailing slash if it is an http:// or https:// URL with a host;
+    None otherwise (the check of every base URL, configured or given as --base-url)."""
     if isinstance(value, str) and re.match(r"https?://[^\s/]+", value):
         return value.rstrip("/")
     return None
@@ -112,7 +114,7 @@ CHECKED: dict[str, tuple[Callable[[object], object | None], str, str]] = {
         "the name of the environment variable that holds this provider's key",
         '"WORK_ANTHROPIC_KEY"',
     ),
-    "base-url": (_url, "an http:// or https:// URL", '"http://127.0.0.1:8080/v1"'),
+    "base-url": (http_url, "an http:// or https:// URL", '"http://127.0.0.1:8080/v1"'),
 }
 
 

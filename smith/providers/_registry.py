@@ -64,6 +64,27 @@ UNKNOWN_PLUGIN = DiagnosticKind(
     "plugins are {known}",
     fix="{hint} (set at {where})",
 )
+BAD_BASE_URL = DiagnosticKind(
+    "config.bad-base-url",
+    what="the base URL '{url}' of provider {name} is not an http:// or https:// URL",
+    why="smith sends {name}'s requests to this URL (set by {origin}), so it must start "
+    "with http:// or https:// and name a host",
+    fix="give the server's full address, for example --base-url http://127.0.0.1:8080/v1",
+)
+NO_MODEL = DiagnosticKind(
+    "model.no-model",
+    what="the model setting '{spec}' names the provider {provider} but no model",
+    why="{provider} serves several models, and smith does not pick one for you",
+    fix="name the model as {provider}/MODEL{example}; `smith models` lists the catalog",
+)
+BASE_URL_AMBIGUOUS = DiagnosticKind(
+    "model.base-url-ambiguous",
+    what="one base URL was given, but the model setting '{spec}' uses the providers {providers}",
+    why="a base URL names one provider's endpoint: each of these providers would send its "
+    "requests, and its key, to that one server",
+    fix="set the endpoint of the provider it is for as providers.NAME.base-url in "
+    "configuration, or choose a model of that provider alone",
+)
 NO_BASE_URL = DiagnosticKind(
     "config.no-base-url",
     what="the provider '{name}' has no base URL",
@@ -89,12 +110,26 @@ class Account:
 def accounts_from(config: Config) -> dict[str, Account]:
     """`providers.NAME.*` settings as accounts; a name that is not a plugin is an account
     over `plugin` (default openai-compatible: a self-hosted endpoint)."""
+    from smith.providers._wire import OWNED_EXTRA_FIELD, OWNED_FIELDS
+
     grouped: dict[str, dict[str, Any]] = {}
     sources: dict[str, Source] = {}
+    extras: dict[str, dict[str, object]] = {}
     for key, setting in config.subtree("providers").items():
         name, _, rest = key.partition(".")
         grouped.setdefault(name, {})[rest] = setting.value
         sources.setdefault(name, setting.source)
+        if rest.startswith("extra."):
+            path = rest[6:].split(".")
+            if path[0] in OWNED_FIELDS:  # refused here, naming its line, before anything runs
+                raise OWNED_EXTRA_FIELD.error(
+                    value=path[0],
+                    source=setting.source,
+                    field=f"providers.{rest}",
+                    provider=name,
+                    names=path[0],
+                )
+            _put(extras.setdefault(name, {}), path, setting.value)
     accounts = {}
     for name, values in grouped.items():
         plugin = str(values.get("plugin") or (name if name in BUILTIN else "openai-compatible"))
@@ -113,10 +148,22 @@ def accounts_from(config: Config) -> dict[str, Account]:
             plugin,
             base_url=values.get("base-url"),
             headers={k[8:]: str(v) for k, v in values.items() if k.startswith("headers.")},
-            extra={k[6:]: v for k, v in values.items() if k.startswith("extra.")},
+            extra=extras.get(name, {}),
             source=sources[name],
         )
     return accounts
+
+
+def _put(tree: dict[str, object], path: list[str], value: object) -> None:
+    """Set `value` at `path` in nested dicts: configuration flattens the blocks of
+    `extra { reasoning { summary "detailed"; }; }` into the key reasoning.summary, and the
+    request body wants them nested again."""
+    for part in path[:-1]:
+        child = tree.get(part)
+        if not isinstance(child, dict):
+            child = tree[part] = {}
+        tree = child
+    tree[path[-1]] = value
 
 
 def routes_from(config: Config) -> Routes:
@@ -202,11 +249,42 @@ class Registry:
                 known=", ".join(self.providers),
                 hint=did_you_mean(name, self.providers, otherwise="check the provider name"),
             ) from None
+        self._check(spec, targets, source or Source("argument", "--model"))
         built = [(t, self._create(t, source)) for t in targets]
         if len(built) == 1:
             target, provider = built[0]
             return provider, target.model or target.provider
         return Group(spec, built), built[0][0].model
+
+    def _check(self, spec: str, targets: list[Target], source: Source) -> None:
+        """Refuse, before anything is created, a provider named without a model and a
+        --base-url that would send several providers' requests (and keys) to one server."""
+        for target in targets:
+            account = self.accounts.get(target.provider)
+            plugin = account.plugin if account is not None else target.provider
+            if not target.model and plugin not in OFFLINE:
+                default = getattr(importlib.import_module(BUILTIN[plugin]), "DEFAULT_MODEL", None)
+                raise NO_MODEL.error(
+                    value=spec,
+                    source=source,
+                    spec=spec,
+                    provider=target.provider,
+                    example=f", for example {target.provider}/{default}" if default else "",
+                )
+        remote = sorted({t.provider for t in targets} - OFFLINE)
+        if self.base_url is not None and len(remote) > 1:
+            raise BASE_URL_AMBIGUOUS.error(
+                value=spec,
+                source=self._base_url_source(),
+                spec=spec,
+                providers=", ".join(remote),
+            )
+
+    def _base_url_source(self) -> Source:
+        """Where --base-url (the base-url setting) was given."""
+        if self.config is None:
+            return Source("argument", "--base-url")
+        return self.config.origin("base-url").source
 
     def _offering(self, model_id: str) -> list[str]:
         if "/" in model_id or ":" in model_id:
@@ -274,16 +352,12 @@ class _Host:
 
     def settings(self, provider: str) -> ProviderSettings:
         from smith.providers._auth import find_credential, require_credential
+        from smith.providers._known import DECLARED
         from smith.providers._wire import ProviderSettings
 
         account, registry = self.account, self.registry
-        default = getattr(self.module, "DEFAULT_BASE_URL", None)
-        base = registry.base_url or account.base_url or default
-        if not base:
-            raise NO_BASE_URL.error(value=account.name, source=self.source, name=account.name)
-        from smith.providers._known import DECLARED
-
         declared = DECLARED.get(account.plugin)
+        base, origin = self._base_url(declared is None or declared.first_party)
         find = require_credential if declared is None or declared.first_party else find_credential
         credential: Credential | None = find(
             account.name,
@@ -294,14 +368,48 @@ class _Host:
         )
         settings = ProviderSettings(
             name=account.name,
-            base_url=str(base).rstrip("/"),
+            base_url=base,
             credential=None if credential is None else credential.value,
             headers=dict(account.headers),
             extra=dict(account.extra),
+            base_url_origin=origin,
         )
         if credential is not None and credential.kind == "oauth":
             return replace(settings, renew=self._renewer(credential))
         return settings
+
+    def _base_url(self, first_party: bool) -> tuple[str, str | None]:
+        """The account's base URL and where it came from (None for a first-party API's
+        own endpoint): --base-url (or the base-url setting), providers.NAME.base-url
+        (checked with configuration), or the plugin's default. A URL that is not http(s)
+        fails here, before anything runs, naming the value and where it was set."""
+        from smith.providers._known import http_url
+
+        account, registry = self.account, self.registry
+        name = account.name
+        if registry.base_url is not None:
+            source = registry._base_url_source()
+            url = http_url(registry.base_url)
+            if url is None:
+                raise BAD_BASE_URL.error(
+                    value=registry.base_url,
+                    source=source,
+                    url=registry.base_url,
+                    name=name,
+                    origin=str(source),
+                )
+            return url, f"from {source}"
+        if account.base_url:
+            return str(account.base_url).rstrip("/"), f"from providers.{name}.base-url"
+        default = getattr(self.module, "DEFAULT_BASE_URL", None)
+        if not default:
+            raise NO_BASE_URL.error(value=name, source=self.source, name=name)
+        if first_party:
+            return str(default).rstrip("/"), None
+        return str(default).rstrip("/"), (
+            f"{account.plugin}'s default, as neither --base-url nor "
+            f"providers.{name}.base-url is set"
+        )
 
     def _renewer(self, credential: Credential) -> Any:
         registry, account, module = self.registry, self.account, self.module

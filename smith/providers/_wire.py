@@ -64,6 +64,10 @@ class ProviderSettings:
     renew: Callable[[], Awaitable[str | None]] | None = field(
         default=None, compare=False, repr=False
     )
+    # Where base_url came from, when a user who cannot reach it needs to know: "--base-url",
+    # "providers.lab.base-url", or the default of a self-hosted provider. None for the
+    # fixed endpoint of a first-party API.
+    base_url_origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

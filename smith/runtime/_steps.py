@@ -12,7 +12,6 @@ from its result.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from typing import TYPE_CHECKING, Any
@@ -125,8 +124,13 @@ async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
+            try:
                 await aclose()
+            except asyncio.CancelledError:  # an abort while it closed: still an abort
+                aborted = True
+                got.end = got.end or End("abort")
+            except Exception:  # a plugin that fails to close has still ended
+                log.debug("closing the %s stream failed", gen.provider.name, exc_info=True)
     got.flush()
     end = got.terminal()
     message: dict[str, Any] = {
@@ -288,6 +292,11 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
                 arguments=call["arguments"],
             )
         )
+    # File history: the files before the first mutating call, and after the batch (so
+    # what a shell command did is covered too); see smith/vcs.
+    mutating = rt.history is not None and any(s is not None and s.mutating for s in specs)
+    cause = {"turn": rt.turn, "tool_calls": [c["id"] for c in calls]}
+    base = await _snapshot(rt, "before", None, cause) if mutating else None
     tasks: list[asyncio.Task[dict[str, Any]]] = []
     for i, call in enumerate(calls):
         deps = [
@@ -300,11 +309,25 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
         await asyncio.gather(*tasks)
     except asyncio.CancelledError:
         await asyncio.wait(tasks)  # each records its own end within the abort grace
+        if mutating:
+            await _snapshot(rt, "after", base, cause)
         _record_results(rt, [(c, _task_result(t, c)) for c, t in zip(calls, tasks, strict=True)])
         raise
+    if mutating:
+        await _snapshot(rt, "after", base, cause)
     results = [t.result() for t in tasks]
     _record_results(rt, list(zip(calls, results, strict=True)))
     return any(r.get("details", {}).get("done") is True and r["ok"] for r in results)
+
+
+async def _snapshot(rt: Runtime, phase: str, base: str | None, cause: dict[str, Any]) -> str | None:
+    """Snapshot the project's files off the loop; its warnings become `error` events.
+    Returns the files' tree (None when no snapshot could be taken)."""
+    assert rt.history is not None
+    snap = await asyncio.to_thread(rt.history.snapshot, phase, base=base, cause=cause)
+    for warning in snap.warnings:
+        rt.error(warning)
+    return snap.tree
 
 
 def _task_result(task: asyncio.Task[dict[str, Any]], call: dict[str, Any]) -> dict[str, Any]:

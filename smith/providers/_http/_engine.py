@@ -28,11 +28,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING
 
 from smith.providers._http._errors import (
+    BAD_HEADER,
     BAD_URL,
     CONNECT_FAILED,
     HEAD_TIMEOUT,
@@ -88,6 +90,7 @@ class HttpEngine:
                 ),
                 "too_large",
             )
+        _check_headers(headers or {}, shown)
         client = await self._client()
         timeout = httpx.Timeout(
             connect=limits.connect_timeout,
@@ -175,8 +178,49 @@ async def _close_with_loop(client: httpx.AsyncClient) -> AsyncGenerator[None, No
         await client.aclose()
 
 
+# What HTTP/1.1 (h11, under httpx) sends as a header: a token name, and a value of
+# printable ASCII and tabs that neither starts nor ends with a space or tab.
+_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_VALUE = re.compile(r"(?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?")
+
+
+def _check_headers(headers: Mapping[str, str], url: str) -> None:
+    """Refuse, before anything is sent, a header httpx would refuse while sending: its
+    error quotes the value (an API key, in the authorization header), or is not even an
+    httpx error (UnicodeEncodeError for a non-ASCII value)."""
+    for name, value in headers.items():
+        if not _NAME.fullmatch(name):
+            problem, header = "characters a header name cannot have", repr(name)
+        elif not _VALUE.fullmatch(value):
+            problem, header = _flaw(value), name
+        else:
+            continue
+        raise HttpError(BAD_HEADER(header=header, url=url, problem=problem), "invalid")
+
+
+def _flaw(value: str) -> str:
+    """What is wrong with a header value, without showing it."""
+    if "\r" in value or "\n" in value:
+        return "a line break"
+    if not value.isascii():
+        return "a character that is not ASCII"
+    if value != value.strip(" \t"):
+        return "a leading or trailing space"
+    return "a control character"
+
+
 def _reason(exc: BaseException) -> str:
+    """Why a request failed. httpx reports a refused or reset connection only as "All
+    connection attempts failed"; the errno of the socket error beneath says which."""
     reason = str(exc) or type(exc).__name__
+    cause = exc.__cause__ or exc.__context__
+    for _ in range(8):  # a chain is short; a cycle must not hang
+        if cause is None:
+            break
+        if isinstance(cause, ConnectionError) and cause.errno:
+            reason = os.strerror(cause.errno).lower()  # "connection refused"
+            break
+        cause = cause.__cause__ or cause.__context__
     if "CERTIFICATE_VERIFY_FAILED" in reason:
         reason += " (the server's certificate is not trusted)"
     return reason

@@ -50,8 +50,8 @@ REQUEST_TOO_LARGE = DiagnosticKind(
 CONNECT_FAILED = DiagnosticKind(
     "http.connect",
     what="could not connect to {url}: {reason}",
-    why="the connection (or its TLS handshake, checked against the Mozilla root "
-    "certificates) failed before the request was sent",
+    why="the connection or its TLS handshake failed before the request was sent; "
+    "certificates are checked against the Mozilla root certificates",
     fix="check the provider's base URL, your network and any proxy (HTTPS_PROXY); for a "
     "private certificate authority set SSL_CERT_FILE",
 )
@@ -67,6 +67,15 @@ BAD_URL = DiagnosticKind(
     what="cannot send a request to {url}: {reason}",
     why="a provider's URL must be an http:// or https:// URL with a host",
     fix="check the provider's base URL (configuration or --base-url)",
+)
+BAD_HEADER = DiagnosticKind(
+    "http.bad-header",
+    what="the {header} header of the request to {url} holds {problem}, which HTTP cannot send",
+    why="header values are one line of printable ASCII without spaces at either end; stray "
+    "characters like these usually come with a key copied from a file or a web page; smith "
+    "does not show the value, as it may be a credential",
+    fix="check the provider's API key (its environment variable, `smith auth login` or "
+    "configuration) and any configured {header} header for stray characters",
 )
 REQUEST_FAILED = DiagnosticKind(
     "http.failed",
