@@ -546,3 +546,20 @@ def test_the_scripted_provider_drives_the_same_loop(tmp_path: Path) -> None:
     recorded = messages(w.reopened())
     assert [m["role"] for m in recorded] == ["user", "assistant", "tool_result", "assistant"]
     assert recorded[1]["usage"]["input"] == 5 and recorded[3]["usage"] is None
+
+
+def test_tool_calls_of_a_response_that_failed_are_recorded_not_run(tmp_path: Path) -> None:
+    """A call that arrived before the connection broke is not run: the response is
+    incomplete, so what else the model meant to do is unknown."""
+    broken = [
+        ToolCall("call_0", "write", {"path": "x.txt", "content": "half"}),
+        End("error", error="connection reset", retryable=False, kind="connect"),
+    ]
+    w = World(tmp_path)
+    w.converse(Fake(broken))
+    assert not (w.project / "x.txt").exists()
+    assert w.of("tool_start") == []
+    results = [m for m in messages(w.reopened()) if m["role"] == "tool_result"]
+    assert [(r["tool_call_id"], r["outcome"]) for r in results] == [("call_0", "cancelled")]
+    assert "failed before it was complete" in results[0]["content"][0]["text"]
+    assert w.of("agent_end")[-1]["stop"] == "error"

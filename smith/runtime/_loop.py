@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from smith.runtime._compaction import compact, needs_compaction
 from smith.runtime._context import estimate_tokens
 from smith.runtime._events import event
-from smith.runtime._steps import add_user, respond, run_tools
+from smith.runtime._steps import add_user, respond, run_tools, skip_tools
 from smith.session._session import new_id
 
 if TYPE_CHECKING:
@@ -89,6 +89,9 @@ async def _round(rt: Runtime, run: _Run) -> None:
     message = await respond(rt)
     run.used += _tokens_used(rt, message)
     calls = [p for p in message["content"] if p.get("type") == "tool_call"]
+    if calls and message["stop"] == "error":
+        skip_tools(rt, calls, "the response failed before it was complete")
+        calls = []
     done = await run_tools(rt, calls) if calls else False
     turn_end = event("turn_end", turn=rt.turn, stop=message["stop"])
     rt.emit(turn_end)

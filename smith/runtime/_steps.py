@@ -244,6 +244,12 @@ def _merge(old: Usage | None, new: Usage) -> Usage:
 # -- tools -----------------------------------------------------------------------------
 
 
+def skip_tools(rt: Runtime, calls: list[dict[str, Any]], why: str) -> None:
+    """Record each call as not run (calls and results stay paired), e.g. the calls of a
+    response that failed before it was complete: what else it meant to do is unknown."""
+    _record_results(rt, [(c, _not_run(c, why)) for c in calls])
+
+
 def _not_run(call: dict[str, Any], why: str) -> dict[str, Any]:
     return {
         "text": f"[not run: {why}]",
