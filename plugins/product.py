@@ -44,6 +44,8 @@ def _resume(host: CommandHost, arg: str) -> None:
 
 
 def _tree(host: CommandHost, arg: str) -> None:
+    if host.navigate("tree", host.select):
+        return
     options = list(host.branches())
     if len(options) < 2:
         host.tell("this session has one branch; /fork or editing an earlier message makes more")
@@ -62,7 +64,8 @@ def _compact(host: CommandHost, arg: str) -> None:
 
 def _model(host: CommandHost, arg: str) -> None:
     if not arg:
-        host.tell(f"model: {host.runtime.model} (change it with /model PROVIDER/MODEL)")
+        if not host.navigate("models", lambda spec: _model(host, spec)):
+            host.tell(f"model: {host.runtime.model} (change it with /model PROVIDER/MODEL)")
         return
     host.runtime.set_model(arg)
     host.tell(f"model: {host.runtime.model}")

@@ -16,12 +16,16 @@ from smith.session import Session
 SIZE = (100, 30)
 
 
-def _app(tmp_path: Path) -> SmithApp:
+def _app(tmp_path: Path, entries: list[dict[str, Any]] | None = None) -> SmithApp:
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
     (project / "README.md").write_text("# demo project\n")
     (project / "src" / "app.py").write_text("def app():\n    return 'hello'\n")
-    session = Session.create(str(tmp_path / "s.smith"), name="snapshots", cwd=str(project))
+    if entries is None:
+        session = Session.create(str(tmp_path / "s.smith"), name="snapshots", cwd=str(project))
+    else:
+        info = {"id": "snap", "name": "snapshots", "cwd": str(project)}
+        session = Session.from_entries(entries, info=info)
 
     def factory(session: Session) -> Runtime:
         ctx = ToolContext(root=str(project), cwd=str(project), session=session)
@@ -30,14 +34,29 @@ def _app(tmp_path: Path) -> SmithApp:
     return SmithApp(factory, session, banner=DEMO_BANNER)
 
 
+def _steady(app: SmithApp) -> None:
+    """Cursors that do not blink: what a snapshot shows must not depend on how long it
+    took to get there."""
+    from textual.widgets import Input
+
+    for screen in app.screen_stack:
+        for field in screen.query(Input):
+            field.cursor_blink = False
+
+
 async def _ask(pilot: Any, text: str) -> None:
+    _steady(pilot.app)
     await pilot.press(*[c if c != " " else "space" for c in text], "enter")
     await pilot.app.runtime.wait_idle()
     await pilot.pause()
+    _steady(pilot.app)  # and those of an overlay it opened
 
 
 def test_first_screen(snap_compare: Any, tmp_path: Path) -> None:
-    assert snap_compare(_app(tmp_path), terminal_size=SIZE)
+    async def steady(pilot: Any) -> None:
+        _steady(pilot.app)
+
+    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=steady)
 
 
 def test_an_answer_through_a_tool(snap_compare: Any, tmp_path: Path) -> None:
@@ -50,5 +69,42 @@ def test_an_answer_through_a_tool(snap_compare: Any, tmp_path: Path) -> None:
 def test_help_overlay(snap_compare: Any, tmp_path: Path) -> None:
     async def ask(pilot: Any) -> None:
         await _ask(pilot, "/help")
+
+    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=ask)
+
+
+def test_branch_tree_overlay(snap_compare: Any, tmp_path: Path) -> None:
+    from tests.test_tui_overlays import BRANCHED
+
+    async def ask(pilot: Any) -> None:
+        await _ask(pilot, "/tree")
+
+    assert snap_compare(_app(tmp_path, BRANCHED), terminal_size=SIZE, run_before=ask)
+
+
+def test_model_picker_overlay(snap_compare: Any, tmp_path: Path) -> None:
+    async def ask(pilot: Any) -> None:
+        await _ask(pilot, "/model")
+
+    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=ask)
+
+
+def test_search_bar_active(snap_compare: Any, tmp_path: Path) -> None:
+    async def ask(pilot: Any) -> None:
+        await _ask(pilot, "list the files")
+        await pilot.press("ctrl+f", *"README", "enter")
+        await pilot.pause()
+        _steady(pilot.app)
+
+    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=ask)
+
+
+def test_selected_text(snap_compare: Any, tmp_path: Path) -> None:
+    async def ask(pilot: Any) -> None:
+        await _ask(pilot, "list the files")
+        await pilot.mouse_down("#transcript", offset=(4, 1))
+        await pilot.hover("#transcript", offset=(20, 3))
+        await pilot.mouse_up("#transcript", offset=(20, 3))
+        await pilot.pause()
 
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=ask)

@@ -55,6 +55,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     model, is_demo = model_setting(config)
     session = _open_session(ctx, options)
     from ._app import SmithApp
+    from ._models import catalog_choices
 
     def make_runtime(session: Session) -> Any:
         from smith.effects import EffectJournal, builtin_tools
@@ -88,6 +89,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         keys=keys,
         theme=str(config["tui.theme"]) if config["tui.theme"] else None,
         session_source=Sessions(config.home, config.project_root),
+        models=lambda: catalog_choices(config, ctx.env),
     )
     try:
         code = app.run(mouse=config["tui.mouse"] is True)

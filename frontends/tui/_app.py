@@ -25,6 +25,7 @@ from smith.session import Session
 from smith.ui import Intent, intents_for
 
 from ._host import CommandHostMixin, SessionSource
+from ._models import ModelChoice, model_choices
 from ._render import (
     inert,
     plain_text,
@@ -84,6 +85,7 @@ class SmithApp(CommandHostMixin, App[int]):
         keys: Mapping[str, str] | None = None,
         theme: str | None = None,
         session_source: SessionSource | None = None,
+        models: Callable[[], Sequence[ModelChoice]] = model_choices,
     ) -> None:
         super().__init__()
         self._factory = runtime_factory
@@ -95,6 +97,7 @@ class SmithApp(CommandHostMixin, App[int]):
         self.keys = {**defaults, **(keys or {})}
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
         self.session_source = session_source
+        self.models = models  # the model picker's list (the catalog's, when given one)
         self.runtime: Runtime | None = None
         self._synced: str | None = None  # the last session entry shown
         self._live: dict[str, Any] = {}  # the assistant message streaming now
@@ -199,10 +202,28 @@ class SmithApp(CommandHostMixin, App[int]):
         self.runtime.prompt(text)  # queued as a follow-up while the agent works
 
     def action_interrupt(self) -> None:
+        """Ctrl+C: copy while something is selected, else abort the work or quit."""
+        if self._copy_selection():
+            return
         if self.runtime is not None and self.runtime.busy:
             self.runtime.abort()
         else:
             self.exit(0)
+
+    def _copy_selection(self) -> bool:
+        """Copy the selected text (of the transcript, an overlay, or the focused input)
+        to the clipboard and let the selection go, so the next Ctrl+C aborts again."""
+        field = self.focused
+        if isinstance(field, Input) and field.selected_text:
+            text = field.selected_text
+        else:
+            text = self.screen.get_selected_text() or ""
+            self.screen.clear_selection()
+        if not text:
+            return False
+        self.copy_to_clipboard(text)
+        self.notify(f"copied {len(text):,} characters", timeout=2)
+        return True
 
     def action_eof(self) -> None:
         """Ctrl+D: quit on an empty input line, as a shell does; else delete forward in

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from smith.sdk import Command, Plugin
     from smith.session import Session
 
+    from ._models import ModelChoice
     from ._transcript import Transcript
 
 
@@ -40,6 +41,7 @@ class CommandHostMixin:
     exit: Callable[..., None]
     push_screen: Callable[..., Any]
     _factory: Callable[[Session], Runtime]
+    models: Callable[[], Sequence[ModelChoice]]  # what the model picker offers
 
     if TYPE_CHECKING:
 
@@ -92,15 +94,35 @@ class CommandHostMixin:
 
     def choose(self, title: str, options: Sequence[tuple[str, str]],
                then: Callable[[str], object]) -> None:  # fmt: skip
+        self.push_screen(ChoiceScreen(title, options), self._picked(then))
+
+    def navigate(self, what: str, then: Callable[[str], object]) -> bool:
+        """The branch tree ("tree") and the model picker ("models") overlays."""
+        if what == "tree":
+            from ._tree import TreeScreen
+
+            self.push_screen(TreeScreen(self.session), self._picked(then))
+            return True
+        if what == "models" and self.runtime is not None:
+            from ._picker import ModelPicker
+
+            screen = ModelPicker(self.models(), current=self.runtime.model)
+            self.push_screen(screen, self._picked(then))
+            return True
+        return False
+
+    def _picked(self, then: Callable[[str], object]) -> Callable[[str | None], None]:
+        """What an overlay's result goes through: `then` for a pick, nothing on Escape."""
+
         def picked(key: str | None) -> None:
             if key is not None:
                 try:
                     then(key)
                 except SmithError as exc:
-                    self.tell(exc.diagnostic.what, error=True)
+                    self.tell(f"{exc.diagnostic.what}\n  fix: {exc.diagnostic.fix}", error=True)
                 self._status()
 
-        self.push_screen(ChoiceScreen(title, options), picked)
+        return picked
 
     def plugin_names(self) -> Sequence[str]:
         names = [p.name for p in self.plugins]

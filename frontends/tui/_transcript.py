@@ -9,10 +9,16 @@ rendering are O(log n) in a 100,000-entry session.
 While the view is at the bottom it follows new output; scrolled away, it never moves on
 its own and `unseen` says new output is waiting below (the app shows a marker and a key
 returns to the latest).
+
+Text selection (a mouse drag) is Textual's: each line carries offsets metadata, and its y
+is not a screen row but (block slot, line) packed in one int (`STRIDE`). Slots only grow
+and never move, so a selection stays on the same text while output arrives below, the
+view scrolls, or blocks above get their real heights.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
 
@@ -21,13 +27,15 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.events import Click
-from textual.geometry import Region, Size
+from textual.geometry import Offset, Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
+from textual.selection import Selection
 from textual.strip import Strip
 
 ESTIMATE = 3  # rows assumed for a block not rendered yet
+STRIDE = 1 << 24  # a selection row is slot * STRIDE + line (no block has 16M lines)
 
 
 class Heights:
@@ -147,6 +155,13 @@ class Transcript(ScrollView, can_focus=True):
         self.all_expanded = False
         self.search_query = ""  # highlighted on screen while a search is open
         self._serial = 0
+        # Each block's slot: increasing, never reused (see STRIDE).
+        self.slots: list[int] = []
+        self._next_slot = 0
+        # Textual's selection of this widget, and it with open ends made concrete.
+        self._selection: tuple[Selection, Selection] | None = None
+        self._wrapped_at = 0  # the width blocks were last wrapped at
+        self._painting = False  # inside render_lines (a frame), not a hit test
 
     # -- content ---------------------------------------------------------------------
 
@@ -173,7 +188,12 @@ class Transcript(ScrollView, can_focus=True):
         self.index[key] = len(self.blocks)
         self.blocks.append(block)
         self.heights.append(ESTIMATE)
+        self._new_slot()
         self._changed()
+
+    def _new_slot(self) -> None:
+        self.slots.append(self._next_slot)
+        self._next_slot += 1
 
     def rekey(self, old: str, new: str) -> None:
         """Give a block another key (the streaming message's tail becomes a settled
@@ -190,6 +210,7 @@ class Transcript(ScrollView, can_focus=True):
             self.index[entry.id] = len(self.blocks)
             self.blocks.append(Block(entry.id, None, None, entry))
             self.heights.append(ESTIMATE)
+            self._new_slot()
         self._changed()
 
     def drop(self, key: str) -> None:
@@ -202,6 +223,7 @@ class Transcript(ScrollView, can_focus=True):
         if i == len(self.blocks) - 1:
             self.blocks.pop()
             self.heights.pop()
+            self.slots.pop()
         else:
             self.blocks[i] = Block(f"removed-{key}-{i}", lambda expanded: None, None)
             self.heights.set(i, 0)
@@ -216,6 +238,7 @@ class Transcript(ScrollView, can_focus=True):
         self.blocks.clear()
         self.heights = Heights()
         self.index.clear()
+        self.slots.clear()
         self.following = True
         self.unseen = False
         self._changed()
@@ -303,7 +326,14 @@ class Transcript(ScrollView, can_focus=True):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._materialize()
-        return super().render_lines(crop)
+        # Painting needs no offsets metadata (see render_line): only hit-testing does, and
+        # Textual asks render_line for that line directly, so a stream's frames do not pay
+        # for it (tests/test_tui_selection.py fails if that ever changes).
+        self._painting = True
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._painting = False
 
     def render_line(self, y: int) -> Strip:
         width = self._width()
@@ -315,9 +345,21 @@ class Transcript(ScrollView, can_focus=True):
         line = row - self.heights.before(i)
         if 0 <= line < len(strips):
             strip = strips[line]
+            y = self.slots[i] * STRIDE + line
             if self.search_query:
-                return _highlight(strip, self.search_query, self.app.console)
-            return strip
+                strip = _highlight(strip, self.search_query, self.app.console)
+            if self._selection is not None:
+                span = self._selection[1].get_span(y)
+                if span is not None:
+                    # Its background only: the theme's foreground is "transparent", which
+                    # as a Rich colour is the background itself (invisible text).
+                    selected = self.screen.get_component_rich_style("screen--selection")
+                    style = Style(bgcolor=selected.bgcolor)
+                    strip = _restyle(strip, span, style, self.app.console)
+            if self._painting:
+                return strip
+            # Where each cell is in the text, for Textual's selection (cached per strip).
+            return strip.apply_offsets(0, y)
         return Strip([Segment(" " * width, Style())], width)
 
     # -- expanding and searching -----------------------------------------------------
@@ -330,11 +372,19 @@ class Transcript(ScrollView, can_focus=True):
 
     def toggle_all(self) -> None:
         self.all_expanded = not self.all_expanded
+        self.screen.clear_selection()  # every block's lines change under it
         for block in self.blocks:
             block.strips = None
         self.refresh()
 
+    def focus_on_click(self) -> bool:
+        """Clicks and drags (expanding, selecting) leave the focus in the input, so the
+        user can go on typing."""
+        return False
+
     def on_click(self, event: Click) -> None:
+        if self.text_selection is not None:
+            return  # the end of a drag that selected text, not a click on a block
         row = int(self.scroll_y) + event.y
         if self.blocks and row < self.heights.total():
             self.toggle(self.heights.find(row))
@@ -366,12 +416,78 @@ class Transcript(ScrollView, can_focus=True):
         return self.heights.find(int(self.scroll_y)) if self.blocks else 0
 
     def on_resize(self) -> None:
-        for block in self.blocks:
-            block.strips = None  # re-wrapped at the new width when next seen
+        if self._width() != self._wrapped_at:
+            # Only a new width re-wraps: a new height (the queue line showing) keeps the
+            # rendered lines, and the selection on them.
+            self._wrapped_at = self._width()
+            if self._selection is not None:
+                self.screen.clear_selection()  # re-wrapped: it would cover other text
+            for block in self.blocks:
+                block.strips = None  # re-wrapped at the new width when next seen
         self.virtual_size = Size(self._width(), self.heights.total())
         if self.following:
             self._to_bottom()
         self.refresh()
+
+    # -- selecting -------------------------------------------------------------------
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        """Textual's selection changed (a drag, a double click, or cleared). An open end
+        (the drag went on past this widget, or select-all) stops at the visible edge:
+        the selection covers what is on screen, never the whole history."""
+        if selection is None:
+            self._selection = None
+        else:
+            start, end = selection
+            top = int(self.scroll_y)
+            bottom = top + max(1, self.size.height) - 1
+            self._selection = (selection, Selection(
+                start if start is not None else Offset(0, self._row_key(top)),
+                end if end is not None else Offset(self._width(), self._row_key(bottom)),
+            ))  # fmt: skip
+        self.refresh()
+
+    def _row_key(self, row: int) -> int:
+        """The selection y of a content row (clamped to the content)."""
+        if not self.blocks:
+            return 0
+        row = max(0, min(row, self.heights.total() - 1))
+        i = self.heights.find(row)
+        return self.slots[i] * STRIDE + max(0, row - self.heights.before(i))
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text as shown, without styles: what copying puts on the clipboard
+        (control characters in it are already inert stand-ins)."""
+        if self._selection is None or self._selection[0] != selection:
+            self.selection_updated(selection)
+        assert self._selection is not None
+        start, end = self._selection[1]
+        assert start is not None and end is not None
+        width = self._width()
+        lines: list[str] = []
+        first = bisect_left(self.slots, start.y // STRIDE)
+        for i in range(first, len(self.blocks)):
+            slot = self.slots[i]
+            if slot > end.y // STRIDE:
+                break
+            for line, strip in enumerate(self._render_block(i, width)):
+                y = slot * STRIDE + line
+                if start.y <= y <= end.y:
+                    text = "".join(seg.text for seg in strip if not seg.control)
+                    if y == end.y:
+                        text = text[: end.x]
+                    if y == start.y:
+                        text = text[start.x :]
+                    lines.append(text.rstrip())
+        return "\n".join(lines), "\n"
+
+
+def _restyle(strip: Strip, span: tuple[int, int], style: Style, console: Console) -> Strip:
+    """`strip` with the characters in `span` (end -1: to the end) shown in `style`."""
+    text = Text.assemble(*((seg.text, seg.style or "") for seg in strip if not seg.control))
+    start, end = span
+    text.stylize(style, start, len(text) if end == -1 else end)
+    return Strip(list(text.render(console)), strip.cell_length)
 
 
 def _highlight(strip: Strip, query: str, console: Console) -> Strip:

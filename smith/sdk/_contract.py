@@ -183,6 +183,9 @@ class CommandHost(Protocol):
     def show(self, title: str, lines: Sequence[str]) -> None: ...
     def choose(self, title: str, options: Sequence[tuple[str, str]],
                then: Callable[[str], object]) -> None: ...  # fmt: skip
+    # The frontend's own navigator, if it has one: "tree" (then: an entry id to select)
+    # or "models" (then: a model spec). False: it has none (use choose instead).
+    def navigate(self, what: str, then: Callable[[str], object]) -> bool: ...
     def switch_session(self, which: str) -> None: ...  # "new", "latest" or a session id
     def sessions(self) -> Sequence[tuple[str, str]]: ...  # (id, label) of this project
     def branches(self) -> Sequence[tuple[str, str]]: ...  # (leaf id, label) of this session

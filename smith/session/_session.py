@@ -393,6 +393,13 @@ class Session:
                 return self._arena.id(int(i))
         return None
 
+    @property
+    def records(self) -> Arena:
+        """The entry records by index (id, parent index, kind, pairing) for views that
+        walk a whole session without decoding content, such as a branch tree. Read it;
+        never change it (appends go through `append`)."""
+        return self._arena
+
     def children(self) -> dict[str | None, list[str]]:
         """Parent id -> child ids, in append order (for tree views)."""
         out: dict[str | None, list[str]] = {}
