@@ -18,6 +18,7 @@ from benchmarks import (
     bench_sse,
     bench_tools,
     bench_tui,
+    bench_vcs,
 )
 from benchmarks._measure import startup_ratio
 
@@ -69,6 +70,7 @@ def main() -> int:
         f"an event per chunk {e['speedup_per_event']:.1f}x)"
     )
     print(bench_tui.line(bench_tui.figures()))
+    print(bench_vcs.line(bench_vcs.figures()))
     return 0
 
 

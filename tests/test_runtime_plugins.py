@@ -158,8 +158,8 @@ def test_model_and_thinking_changes_are_recorded_and_validated(tmp_path: Path) -
             rt.set_thinking("max")
         with pytest.raises(SmithError, match="no provider is called 'nope'"):
             rt.set_model("nope:thing")
-        with pytest.raises(SmithError, match="not built"):
-            rt.submit({"op": "undo"})
+        with pytest.raises(SmithError, match="file history is off"):
+            rt.submit({"op": "undo"})  # this runtime was made without file history
         with pytest.raises(SmithError, match="not an operation"):
             rt.submit({"op": "explode"})
         assert rt.thinking == "medium" and rt.generation == 1

@@ -66,11 +66,43 @@ COMMANDS: tuple[Command, ...] = (
         "List, inspect, dump, import, fork, repair and remove sessions",
         module="smith.cli._sessions",
     ),
-    Command("undo", "Undo the file changes of the last turn", capability="file history"),
-    Command("redo", "Redo file changes that were undone", capability="file history"),
-    Command("restore", "Restore project files to a snapshot", capability="file history"),
-    Command("diff", "Show file changes made in a session", capability="file history"),
-    Command("history", "List file snapshots; prune old ones", capability="file history"),
+    Command(
+        "undo",
+        "Undo the file changes of the last turn",
+        module="smith.cli._vcs.undo",
+        description="Undo the file changes of the newest turn of this project's latest "
+        "session (--session picks another) that changed files, byte for byte, including "
+        "what shell commands did. Only files that turn changed are touched; if you changed "
+        "one of them since, nothing is changed unless you add --force.",
+    ),
+    Command(
+        "redo",
+        "Redo file changes that were undone",
+        module="smith.cli._vcs.redo",
+        description="Apply again the file changes the latest `smith undo` took back.",
+    ),
+    Command(
+        "restore",
+        "Restore project files to a snapshot",
+        module="smith.cli._vcs.restore",
+        description="Make the project's files as they were at a session entry (an id from "
+        "`smith history` or `smith sessions show`); --conversation also continues the "
+        "session from that entry. Can itself be undone.",
+    ),
+    Command(
+        "diff",
+        "Show file changes made in a session",
+        module="smith.cli._vcs.diff",
+        description="Show what changed between two session entries, from one entry to the "
+        "files now, or (with no entry) what the newest turn changed.",
+    ),
+    Command(
+        "history",
+        "List file snapshots; prune old ones",
+        module="smith.cli._vcs.history",
+        description="List the turns that changed files (prompt, files, lines added and "
+        "removed); `smith history gc` drops old snapshots to free space.",
+    ),
     Command(
         "config",
         "Show, get and set configuration, with where each value comes from",

@@ -391,6 +391,48 @@ def product_schema() -> Schema:
             doc="Untracked files larger than this are left out of snapshots (and reported).",
         )
     )
+    add(
+        Option(
+            "vcs.max-files",
+            Integer(1, 100_000_000, "files"),
+            100_000,
+            doc="Projects with more files than this are not snapshotted (a warning says "
+            "so); raise it to opt in for a huge tree.",
+        )
+    )
+    add(
+        Option(
+            "vcs.max-size",
+            Integer(MIB, 1024 * 1024 * MIB, "bytes"),
+            2048 * MIB,
+            doc="Disk space one project's file history may use: a warning from 80 %, and "
+            "no new snapshots once reached (`smith history gc` frees space).",
+        )
+    )
+    add(
+        Option(
+            "vcs.allow-home",
+            Boolean(),
+            False,
+            doc="Snapshot a project whose root is the home directory or the filesystem root.",
+        )
+    )
+    add(
+        Option(
+            "vcs.keep-days",
+            Integer(0, 36_500, "days"),
+            30,
+            doc="`smith history gc` drops snapshots older than this (the newest is kept).",
+        )
+    )
+    add(
+        Option(
+            "vcs.keep-count",
+            Integer(1, 10_000_000),
+            1000,
+            doc="`smith history gc` keeps at most this many snapshots of a project.",
+        )
+    )
 
     # Diagnostics.
     add(

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from smith.providers import Provider
     from smith.runtime._secrets import SecretProxy
     from smith.session import Session
+    from smith.vcs import FileHistory, HistorySettings
 
 log = logging.getLogger("smith.runtime")
 
@@ -49,12 +50,11 @@ UNKNOWN_OP = DiagnosticKind(
     why="operations are: {known}",
     fix="send one of those operations",
 )
-OP_NOT_BUILT = DiagnosticKind(
-    "runtime.not-built",
-    what="'{op}' cannot run yet: {capability} is not built",
-    why="this operation belongs to a capability that has not landed in this version",
-    fix="until file history lands, `smith sessions fork ID --at ENTRY` continues the "
-    "conversation from an earlier point (files are not restored)",
+OP_BUSY = DiagnosticKind(
+    "runtime.busy",
+    what="'{op}' cannot run while the agent is working",
+    why="a running turn may be changing the files that {op} would change",
+    fix="wait for the turn to end (or abort it), then {op} again",
 )
 BAD_THINKING = DiagnosticKind(
     "runtime.bad-thinking",
@@ -113,6 +113,7 @@ class Runtime:
         secrets: SecretProxy | None = None,
         queue_policy: tuple[str, str] = ("one-at-a-time", "one-at-a-time"),
         resolve: Callable[[str], tuple[Provider, str]] | None = None,
+        history: HistorySettings | None = None,
     ) -> None:
         import importlib
 
@@ -157,6 +158,12 @@ class Runtime:
             ),
         )
         self.journal = EffectJournal(session)
+        # File history (smith/vcs): snapshots around mutating tool batches; None when off.
+        self.history: FileHistory | None = None
+        if history is not None and history.enabled:
+            from smith.vcs import FileHistory
+
+            self.history = FileHistory(history, session, context.root, journal=self.journal)
         self.turn = 0
         self.context_cache = ContextCache()
         self.compaction_failed_at: int | None = None  # context tokens then
@@ -337,16 +344,48 @@ class Runtime:
             return self.queue.remove(str(op["id"]))
         if name == "queue_clear":
             return self.queue.clear()
-        if name in ("undo", "redo", "restore"):
-            raise OP_NOT_BUILT.error(
-                value=name,
-                source=Source("rpc", name),
-                op=name,
-                capability="file history (pygit2 snapshots)",
+        if name in ("undo", "redo"):
+            return getattr(self, name)(force=op.get("force") is True)
+        if name == "restore":
+            target = op.get("target") or op.get("entry")
+            return self.restore(
+                str(target or ""),
+                conversation=op.get("conversation") is True,
+                force=op.get("force") is True,
             )
         raise UNKNOWN_OP.error(
             value=name, source=Source("rpc", "op"), op=name, known=", ".join(self.OPS)
         )
+
+    # -- file history (smith/vcs) ----------------------------------------------------------
+
+    def undo(self, *, force: bool = False) -> dict[str, object]:
+        """Take back the file changes of the newest turn that made any (see docs/history.md);
+        raises a diagnostic when there is none, on a conflict (unless `force`), or while
+        busy. Returns what changed."""
+        return self._files("undo").undo(force=force)
+
+    def redo(self, *, force: bool = False) -> dict[str, object]:
+        return self._files("redo").redo(force=force)
+
+    def restore(
+        self, target: str, *, conversation: bool = False, force: bool = False
+    ) -> dict[str, object]:
+        """Make the files as they were at session entry `target`; `conversation` also
+        continues the session from there."""
+        return self._files("restore").restore(target, conversation=conversation, force=force)
+
+    def _files(self, op: str) -> FileHistory:
+        from smith.vcs._history import HISTORY_OFF
+
+        if self.busy:
+            raise OP_BUSY.error(value=op, source=Source("rpc", op), op=op)
+        if self.history is None:
+            raise HISTORY_OFF.error(
+                value=op, source=Source("rpc", op), reason="it is not enabled for this runtime",
+                remedy="set vcs.enabled to true (the library's Agent takes no snapshots)",
+            )  # fmt: skip
+        return self.history
 
     async def wait_idle(self) -> None:
         while self.busy:

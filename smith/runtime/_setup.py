@@ -137,8 +137,10 @@ def context_policy(config: Config) -> ContextPolicy:
 
 
 def runtime_options(config: Config) -> dict[str, Any]:
-    """Runtime keyword arguments from configuration (limits, policies, sampling)."""
+    """Runtime keyword arguments from configuration (limits, policies, sampling, file
+    history)."""
     from smith.runtime import Limits
+    from smith.vcs import HistorySettings
 
     def optional(key: str) -> int | None:
         value = config[key]
@@ -166,4 +168,5 @@ def runtime_options(config: Config) -> dict[str, Any]:
         ),
         "context_policy": context_policy(config),
         "queue_policy": (str(config["queue.steer"]), str(config["queue.follow-up"])),
+        "history": HistorySettings.from_config(config),
     }

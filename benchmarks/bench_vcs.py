@@ -1,0 +1,141 @@
+"""File history: a snapshot of a 10,000-file project with 10 changed files, against
+`git add -A && git write-tree` on an equivalent repository, in the same run, and the
+no-change check. Targets: the snapshot within 100 ms and no slower than git; the no-change
+check under 20 ms (both need about one `lstat` per file, which bounds them from below).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from smith.session import Session
+from smith.vcs import FileHistory, HistorySettings
+
+FILES = 10_000
+CHANGED = 10
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}  # fmt: skip
+
+
+def make_tree(root: str, files: int = FILES) -> None:
+    """`files` small text files, 10 per directory, 100 directories per top directory."""
+    for i in range(files):
+        directory = os.path.join(root, f"d{i // 100:03d}", f"s{(i // 10) % 10}")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, f"f{i}.py"), "w") as f:
+            f.write(f"def f{i}():\n    return {i}\n" * 10)
+
+
+def touch(root: str, round: int) -> None:
+    """Change `CHANGED` files spread over the tree (new content each round)."""
+    for k in range(CHANGED):
+        i = k * (FILES // CHANGED) + 7
+        path = os.path.join(root, f"d{i // 100:03d}", f"s{(i // 10) % 10}", f"f{i}.py")
+        with open(path, "a") as f:
+            f.write(f"# round {round}\n")
+
+
+def _git(*args: str, cwd: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True)
+
+
+class Snapshot:
+    timeout = 600
+    number = 1
+    repeat = (1, 1, 600.0)
+
+    def setup(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="smith-bench-vcs-")
+        self.project = os.path.join(self.dir, "project")
+        self.mirror = os.path.join(self.dir, "mirror")  # the same tree under plain git
+        make_tree(self.project)
+        make_tree(self.mirror)
+        _git("init", "-q", cwd=self.mirror)
+        _git("add", "-A", cwd=self.mirror)
+        self.session = Session.create(os.path.join(self.dir, "s.smith"), cwd=self.project)
+        settings = HistorySettings(os.path.join(self.dir, "home"))
+        self.history = FileHistory(settings, self.session, self.project)
+        self.history.snapshot("before")  # the first snapshot stores every file
+        self.round = 0
+
+    def teardown(self) -> None:
+        self.session.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _snapshot(self) -> float:
+        self.round += 1
+        touch(self.project, self.round)
+        start = time.perf_counter()
+        snap = self.history.snapshot("before")
+        took = time.perf_counter() - start
+        assert snap.entry is not None and not snap.warnings, snap.warnings
+        return took
+
+    def _git(self) -> float:
+        self.round += 1
+        touch(self.mirror, self.round)
+        start = time.perf_counter()
+        subprocess.run(
+            "git add -A && git write-tree", shell=True, cwd=self.mirror, env=GIT_ENV,
+            check=True, capture_output=True,
+        )  # fmt: skip
+        return time.perf_counter() - start
+
+    def _no_change(self) -> float:
+        start = time.perf_counter()
+        snap = self.history.snapshot("before")
+        took = time.perf_counter() - start
+        assert snap.entry is None, "nothing changed, so nothing may be recorded"
+        return took
+
+    def figures(self, repeat: int = 9) -> dict[str, float]:
+        """Best of `repeat` of each, interleaved so machine noise hits all alike."""
+        ours, git, same = [], [], []
+        for _ in range(repeat):
+            ours.append(self._snapshot())
+            git.append(self._git())
+            same.append(self._no_change())
+        return {
+            "snapshot_ms": min(ours) * 1e3,
+            "git_ms": min(git) * 1e3,
+            "no_change_ms": min(same) * 1e3,
+            "snapshot_over_git": min(ours) / min(git),
+        }
+
+    def track_snapshot_ms(self) -> float:
+        return self.figures()["snapshot_ms"]
+
+    def track_no_change_ms(self) -> float:
+        return self.figures()["no_change_ms"]
+
+    def track_snapshot_over_git(self) -> float:
+        return self.figures()["snapshot_over_git"]
+
+    track_snapshot_ms.unit = "ms"  # type: ignore[attr-defined]
+    track_no_change_ms.unit = "ms"  # type: ignore[attr-defined]
+    track_snapshot_over_git.unit = "x git add -A && git write-tree"  # type: ignore[attr-defined]
+
+
+def figures() -> dict[str, float]:
+    bench = Snapshot()
+    bench.setup()
+    try:
+        return bench.figures()
+    finally:
+        bench.teardown()
+
+
+def line(f: dict[str, float]) -> str:
+    return (
+        f"vcs snapshot     {f['snapshot_ms']:.1f} ms for {CHANGED} changed files of "
+        f"{FILES:,}: {f['snapshot_over_git']:.2f}x `git add -A && git write-tree` "
+        f"({f['git_ms']:.1f} ms); no-change check {f['no_change_ms']:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    print(line(figures()))

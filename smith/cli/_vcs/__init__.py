@@ -1,0 +1,103 @@
+"""`smith undo`, `redo`, `restore`, `diff` and `history`: file history from the command
+line, over the one API in smith.vcs. Each command is a module here (the command table
+imports only the one that runs); this module holds what they share."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+from smith.diagnostics import DiagnosticKind, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterator
+
+    from smith.cli._main import Context
+    from smith.config import Config
+    from smith.session import Session
+    from smith.vcs import FileHistory
+
+HISTORY_NO_SESSION = DiagnosticKind(
+    "history.no-session",
+    what="this project ({root}) has no sessions yet",
+    why="file history belongs to sessions: smith snapshots files around the turns of one",
+    fix='run a prompt first (`smith` or `smith eval "..."`), or name a session with --session',
+)
+HISTORY_UNKNOWN_SESSION = DiagnosticKind(
+    "history.unknown-session",
+    what="this project has no session named '{name}'",
+    why="--session takes a session's name or id (or an unambiguous prefix of an id)",
+    fix="run `smith sessions list` to see this project's sessions",
+)
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--session", metavar="NAME", help="the session (name or id; default: this project's latest)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="change files even where they were changed since smith recorded them (your "
+        "versions are recorded first)",
+    )
+
+
+def _session(config: Config, name: str | None) -> Session:
+    from smith.runtime._setup import named_session
+    from smith.session import Session, SessionStore
+
+    root = config.project_root
+    if name is not None:
+        found = named_session(config, name, create=False)
+        if found is None:
+            raise HISTORY_UNKNOWN_SESSION.error(
+                value=name, source=Source("argument", name), name=name
+            )
+        return found
+    paths = SessionStore(config.home).paths_for_project(root)
+    if not paths:
+        raise HISTORY_NO_SESSION.error(root=root)
+    return Session.open(paths[0])  # the newest
+
+
+@contextlib.contextmanager
+def open_history(ctx: Context, args: argparse.Namespace) -> Iterator[FileHistory]:
+    """The file history of the chosen session, open for writing until the block ends."""
+    from smith.vcs import FileHistory, HistorySettings
+
+    config = ctx.config()
+    with _session(config, args.session) as session:
+        found = FileHistory(HistorySettings.from_config(config), session, config.project_root)
+        found.check_session()
+        yield found
+
+
+def report(ctx: Context, args: argparse.Namespace, result: dict[str, object], done: str) -> int:
+    """Print what an undo, redo or restore changed."""
+    if args.json:
+        ctx.out(json.dumps(result, indent=2))
+        return 0
+    changed = result["changed"]
+    assert isinstance(changed, list)
+    if not changed:
+        ctx.out(f"{done}: the files were already like that")
+    else:
+        ctx.out(f"{done}: {len(changed)} file{'s' if len(changed) != 1 else ''}")
+        for item in changed:
+            ctx.out(f"  {item['change']:<9} {item['path']}")
+    overwritten = result.get("overwritten")
+    if isinstance(overwritten, list) and overwritten:
+        ctx.out(
+            f"overwrote your changes to {', '.join(map(str, overwritten))} (recorded first: "
+            "`smith history` and `smith restore` can bring them back)"
+        )
+    if result.get("conversation"):
+        ctx.out(f"the session now continues from entry {result['conversation']}")
+    return 0

@@ -1,0 +1,84 @@
+"""`smith history`: the turns that changed files, with their prompts and line counts;
+`smith history gc`: drop old snapshots to free space."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from smith.cli._vcs import add_common, open_history
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    gc = actions.add_parser(
+        "gc", help="drop snapshots older than --keep-days or beyond the newest --keep"
+    )
+    gc.add_argument("--keep-days", type=int, metavar="DAYS", help="default: vcs.keep-days")
+    gc.add_argument("--keep", type=int, metavar="N", help="default: vcs.keep-count")
+    gc.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
+    gc.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    if args.action == "gc":
+        return _gc(args, ctx)
+    with open_history(ctx, args) as files:
+        items = files.history()
+        session = files.session.id
+    if args.json:
+        ctx.out(json.dumps({"session": session, "turns": items}, indent=2))
+        return 0
+    if not items:
+        ctx.out(f"no turn of session {session} changed files")
+        return 0
+    for item in items:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(int(str(item["ts"])) / 1000))
+        count = f"{item['files']} file{'s' if item['files'] != 1 else ''}"
+        lines = f"+{item['insertions']} -{item['deletions']}"
+        mark = "  (undone)" if item["undone"] else "  (pruned)" if item["pruned"] else ""
+        ctx.out(f"{item['entry']}  {when}  {count:>9}  {lines:>11}  {item['text']}{mark}")
+    return 0
+
+
+def _gc(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.vcs import HistorySettings
+    from smith.vcs._repo import ShadowRepo
+
+    config = ctx.config()
+    settings = HistorySettings.from_config(config)
+    repo = ShadowRepo.open(settings.home, config.project_root, create=False)
+    if repo is None:
+        ctx.out("this project has no file history yet")
+        return 0
+    keep_days = settings.keep_days if args.keep_days is None else max(args.keep_days, 0)
+    keep = settings.keep_count if args.keep is None else max(args.keep, 1)
+    with repo.locked():
+        report = repo.gc(keep_days=keep_days, keep_count=keep, dry_run=args.dry_run)
+    if args.json:
+        ctx.out(json.dumps(report, indent=2))
+        return 0
+    verb = "would drop" if args.dry_run else "dropped"
+    ctx.out(
+        f"{verb} {report['pruned']} of {report['snapshots']} snapshots; the history takes "
+        f"{_size(report['bytes_after'])} (was {_size(report['bytes_before'])})"
+    )
+    return 0
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count} bytes"
+    value = count / 1024
+    for unit in ("KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"

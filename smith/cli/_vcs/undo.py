@@ -1,0 +1,22 @@
+"""`smith undo`: take back the file changes of the newest turn that made any."""
+
+from __future__ import annotations
+
+from smith.cli._vcs import add_common, add_force, open_history, report
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+    add_force(parser)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    with open_history(ctx, args) as files:
+        result = files.undo(force=args.force)
+    return report(ctx, args, result, f"undid {result['title']}")

@@ -1,0 +1,18 @@
+"""File history: snapshots of the project's files around turns, and diff, undo, redo and
+restore over them, in a pygit2 shadow repository per project (never the project's .git).
+
+    from smith.vcs import FileHistory, HistorySettings
+    history = FileHistory(HistorySettings.from_config(config), session, config.project_root)
+    history.undo()                      # the newest turn that changed files, taken back
+    history.restore("a1b2c3d4")         # the files as they were at that session entry
+
+The CLI (`smith undo/redo/restore/diff/history`), the runtime (`Runtime.undo()`, RPC
+`{"op": "undo"}`) and plugins all use this one API. pygit2 is imported only when a
+repository is opened (smith/vcs/_repo.py), so importing this package costs little.
+See docs/history.md.
+"""
+
+from smith.vcs._history import FileHistory, Snapshot
+from smith.vcs._settings import HistorySettings
+
+__all__ = ["FileHistory", "HistorySettings", "Snapshot"]

@@ -1,0 +1,572 @@
+"""The shadow repository: a git repository under $SMITH_HOME whose work tree is the project.
+
+    repo = ShadowRepo.open(home, root)
+    with repo.locked():
+        scan = repo.scan(max_file_size=10 << 20, max_files=100_000)   # index -> tree
+        commit = repo.commit(scan.tree, "message")
+        repo.apply(repo.changes(newer_tree, older_tree))              # back in time
+
+One repository per project at `$SMITH_HOME/vcs/<project key>`, created bare and then
+given the project as `core.worktree` (pygit2 cannot create a repository with a separate
+work tree directly). It has an index of its own: libgit2 compares each file's stat data
+with it and hashes only files whose stat changed, so a snapshot costs one `lstat` per file
+plus the work on what changed. The project's own `.git` is never written: its index is
+only read, to find tracked files its .gitignore would hide and tracked files that may
+exceed the size limit.
+
+Content goes in and comes out byte for byte: `info/attributes` turns off every
+conversion (end of line, filters, ident, encodings) whatever the project's
+.gitattributes or the user's git configuration say. Snapshots are commits on one branch,
+`snapshots`, so `git --git-dir $SMITH_HOME/vcs/<key> log` shows them; `gc` rewrites that
+branch without the snapshots it drops and deletes the objects nothing reaches any more.
+
+pygit2 is imported here and nowhere else in smith (tests/test_architecture.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffOption
+
+from smith.diagnostics import DiagnosticKind, Source
+
+BRANCH = "refs/heads/snapshots"
+LOCK_TIMEOUT = 30.0  # seconds another smith may hold the shadow repository
+FILE, EXECUTABLE, LINK, GITLINK, TREE = 0o100644, 0o100755, 0o120000, 0o160000, 0o040000
+ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
+SCAN = (
+    DiffOption.INCLUDE_UNTRACKED
+    | DiffOption.RECURSE_UNTRACKED_DIRS
+    | DiffOption.ENABLE_FAST_UNTRACKED_DIRS
+    | DiffOption.SKIP_BINARY_CHECK
+)
+STATE = "smith-state.json"
+
+HISTORY_WRONG_PROJECT = DiagnosticKind(
+    "history.wrong-project",
+    what="the file history at {path} belongs to {other}, not to {root}",
+    why="each project has its own shadow repository, named after its path; this one was "
+    "made for another project",
+    fix="move {path} aside (nothing of this project is in it) and run the command again",
+)
+HISTORY_LOCKED = DiagnosticKind(
+    "history.locked",
+    what="the file history of {root} is busy in another smith process",
+    why="snapshots and undo of one project are made one at a time, so they cannot interleave",
+    fix="wait for the other smith to finish its turn or command, then try again",
+)
+
+
+class TooManyFiles(Exception):
+    """The work tree holds more files than the configured limit allows."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(f"{count} files")
+        self.count = count
+
+
+class Change:
+    """One path that differs between two trees: its entry before and after, each an
+    `(object id, mode)` or None where the path does not exist."""
+
+    __slots__ = ("new", "old", "path")
+
+    def __init__(self, path: str, old: tuple[str, int] | None, new: tuple[str, int] | None) -> None:
+        self.path = path
+        self.old = old
+        self.new = new
+
+    def __repr__(self) -> str:
+        return f"<Change {self.path} {self.old} -> {self.new}>"
+
+
+class Scan:
+    """What a scan of the work tree found: its tree, the files left out (path, size,
+    why) and how many bytes of file content were stored."""
+
+    __slots__ = ("files", "skipped", "tree", "written")
+
+    def __init__(self, tree: str, skipped: list[dict[str, object]], written: int, files: int):
+        self.tree = tree
+        self.skipped = skipped
+        self.written = written
+        self.files = files
+
+
+def repo_path(home: str, root: str) -> str:
+    from smith.session._store import project_key
+
+    return os.path.join(home, "vcs", project_key(root))
+
+
+class ShadowRepo:
+    """The shadow repository of one project. Not thread-safe: hold `locked()`."""
+
+    def __init__(self, path: str, root: str, repo: pygit2.Repository) -> None:
+        self.path = path
+        self.root = root
+        self.repo = repo
+        self.index = repo.index
+        self._thread_lock = threading.RLock()
+        self._held = False  # whether this process holds the lock file
+        self._project: tuple[tuple[int, ...], str, frozenset[str]] | None = None
+        self._gitdir: str | bool | None = False  # the project's repository (False: unknown)
+
+    # -- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, home: str, root: str, *, create: bool = True) -> ShadowRepo | None:
+        """The project's shadow repository; made on first use when `create`, else None
+        if there is none yet."""
+        root = os.path.realpath(root)
+        path = repo_path(home, root)
+        if not os.path.exists(os.path.join(path, "HEAD")):
+            if not create:
+                return None
+            _init(path, root, home)
+        repo = pygit2.Repository(path)
+        other = repo.config["smith.project"] if "smith.project" in repo.config else None  # noqa: SIM401
+        if other != root:
+            raise HISTORY_WRONG_PROJECT.error(
+                value=path, source=Source("file", path), path=path, other=other, root=root
+            )
+        return cls(path, root, repo)
+
+    @contextlib.contextmanager
+    def locked(self, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+        """Exclusive use of the repository: by this thread, and by this process among
+        the smith processes working on the project."""
+        with self._thread_lock:
+            if self._held:  # re-entered by the thread that holds it
+                yield
+                return
+            fd = os.open(os.path.join(self.path, "smith.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                deadline = time.monotonic() + timeout
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() >= deadline:
+                            raise HISTORY_LOCKED.error(
+                                source=Source("file", self.path), root=self.root
+                            ) from None
+                        time.sleep(0.02)
+                self._held = True
+                try:
+                    yield
+                finally:
+                    self._held = False
+            finally:
+                os.close(fd)
+
+    # -- state kept beside the repository -----------------------------------------------
+
+    def state(self) -> dict[str, object]:
+        try:
+            with open(os.path.join(self.path, STATE), encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_state(self, **changes: object) -> None:
+        """Replace the state file (atomically, not durably: it only caches what can be
+        measured again, so losing an update to a crash costs a measurement, not data)."""
+        path = os.path.join(self.path, STATE)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({**self.state(), **changes}, f)
+        os.replace(tmp, path)
+
+    def size(self) -> int:
+        """Bytes the history takes on disk: measured once, then kept up to date with an
+        upper bound of what each scan stores (file sizes before compression)."""
+        known = self.state().get("size")
+        if isinstance(known, int):
+            return known
+        measured = self.measure()
+        self.save_state(size=measured)
+        return measured
+
+    def measure(self) -> int:
+        total = 0
+        for directory, _, names in os.walk(os.path.join(self.path, "objects")):
+            for name in names:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(directory, name)).st_size
+        return total
+
+    # -- snapshots ----------------------------------------------------------------------
+
+    def scan(self, *, max_file_size: int, max_files: int) -> Scan:
+        """Bring the index up to date with the work tree and write its tree.
+
+        Tracked and untracked-but-not-ignored files are taken; files the project's git
+        does not track that are larger than `max_file_size` are left out (a version
+        stored earlier stays), as are nested repositories and unreadable files. Raises
+        TooManyFiles, storing nothing, if the result would hold more than `max_files`."""
+        index = self.index
+        index.read(False)  # only if another process wrote it
+        adds: list[str] = []
+        removes: list[str] = []
+        skipped: list[dict[str, object]] = []
+        written = 0
+        new = 0
+        tracked: frozenset[str] | None = None
+        for delta in index.diff_to_workdir(SCAN).deltas:
+            if delta.status == DeltaStatus.DELETED:
+                removes.append(delta.old_file.path)
+                continue
+            path, size = delta.new_file.path, delta.new_file.size
+            if path.endswith("/"):
+                skipped.append({"path": path, "size": None, "why": "nested repository"})
+                continue
+            if size > max_file_size:
+                tracked = self._tracked() if tracked is None else tracked
+                if path not in tracked:
+                    skipped.append({"path": path, "size": size, "why": "too large"})
+                    continue
+            new += delta.status == DeltaStatus.UNTRACKED
+            adds.append(path)
+            written += size
+        if len(index) + new - len(removes) > max_files:
+            raise TooManyFiles(len(index) + new - len(removes))
+        for path in removes:
+            index.remove(path)
+        for path in adds:
+            try:
+                index.add(path)
+            except (OSError, pygit2.GitError) as exc:
+                skipped.append({"path": path, "size": None, "why": f"unreadable: {exc}"})
+        added = self._add_tracked_ignored(index)
+        if adds or removes or added:
+            index.write()
+        return Scan(str(index.write_tree()), skipped, written, len(index))
+
+    def _project_index(self) -> tuple[tuple[int, ...], str, frozenset[str]] | None:
+        """(stat of the project's index, prefix of this root in it, tracked paths under
+        the root relative to it); read-only, cached while the index file is unchanged."""
+        if self._gitdir is False:
+            found = pygit2.discover_repository(self.root)
+            mine = found is not None and os.path.realpath(found) == os.path.realpath(self.path)
+            self._gitdir = None if mine else found
+        gitdir = self._gitdir
+        if not isinstance(gitdir, str):
+            return None
+        index_path = os.path.join(gitdir, "index")
+        try:
+            st = os.stat(index_path)
+        except OSError:
+            return None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._project is not None and self._project[0] == key:
+            return self._project
+        try:
+            project = pygit2.Repository(gitdir)
+            workdir = project.workdir
+            paths = [entry.path for entry in project.index] if workdir else []
+        except pygit2.GitError:
+            return None
+        prefix = os.path.relpath(self.root, os.path.realpath(workdir or self.root))
+        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
+        under = frozenset(p[len(prefix) :] for p in paths if p.startswith(prefix))
+        self._project = (key, prefix, under)
+        return self._project
+
+    def _tracked(self) -> frozenset[str]:
+        project = self._project_index()
+        return frozenset() if project is None else project[2]
+
+    def _add_tracked_ignored(self, index: pygit2.Index) -> int:
+        """Add files the project's git tracks that the shadow has not got: those its
+        .gitignore hides (force-added ones). Runs when the project's index changed."""
+        project = self._project_index()
+        if project is None:
+            return 0
+        key = list(project[0])
+        if self.state().get("project_index") == key:
+            return 0
+        added = 0
+        for path in project[2]:
+            if path not in index and not path.startswith(".git/"):
+                full = os.path.join(self.root, path)
+                if os.path.isfile(full) or os.path.islink(full):
+                    with contextlib.suppress(OSError, pygit2.GitError):
+                        index.add(path)
+                        added += 1
+        self.save_state(project_index=key)
+        return added
+
+    def head(self) -> tuple[str, str] | None:
+        """(commit, tree) of the latest snapshot, or None before the first."""
+        try:
+            commit = self.repo.lookup_reference(BRANCH).peel(pygit2.Commit)
+        except (KeyError, pygit2.GitError):
+            return None
+        return str(commit.id), str(commit.tree_id)
+
+    def commit(self, tree: str, message: str) -> str:
+        """A commit of `tree` on the snapshots branch (the head itself if it has that
+        tree already)."""
+        head = self.head()
+        if head is not None and head[1] == tree:
+            return head[0]
+        signature = pygit2.Signature("smith", "smith@localhost", int(time.time()), 0)
+        parents = [pygit2.Oid(hex=head[0])] if head else []
+        oid = self.repo.create_commit(
+            BRANCH, signature, signature, message, pygit2.Oid(hex=tree), parents
+        )
+        return str(oid)
+
+    def has_tree(self, tree: str) -> bool:
+        try:
+            return isinstance(self.repo.get(tree), pygit2.Tree)
+        except (ValueError, pygit2.GitError):
+            return False
+
+    # -- comparing ----------------------------------------------------------------------
+
+    def entry(self, tree: str | None, path: str) -> tuple[str, int] | None:
+        """(object id, mode) of the file or link at `path` in `tree`; None if there is
+        none (a directory there counts as none: its files are entries of their own)."""
+        found = self._lookup(tree, path)
+        if found is None or found[1] == TREE:
+            return None
+        return found
+
+    def _lookup(self, tree: str | None, path: str) -> tuple[str, int] | None:
+        if tree is None:
+            return None
+        root = self.repo[tree]
+        assert isinstance(root, pygit2.Tree)
+        try:
+            obj = root[path]
+        except KeyError:
+            return None
+        return str(obj.id), int(obj.filemode)
+
+    def _diff(self, a: str | None, b: str | None) -> pygit2.Diff:
+        empty = self.repo.TreeBuilder().write()
+        left = self.repo[a or empty]
+        right = self.repo[b or empty]
+        assert isinstance(left, pygit2.Tree) and isinstance(right, pygit2.Tree)
+        return left.diff_to_tree(right)
+
+    def changes(self, a: str | None, b: str | None) -> list[Change]:
+        """Every path whose entry differs between trees `a` and `b`, sorted."""
+        paths = set()
+        for delta in self._diff(a, b).deltas:
+            paths.add(delta.old_file.path)
+            paths.add(delta.new_file.path)
+        return [Change(p, self.entry(a, p), self.entry(b, p)) for p in sorted(paths)]
+
+    def stats(self, a: str | None, b: str | None) -> tuple[int, int, int]:
+        """(files changed, lines added, lines deleted) from `a` to `b`."""
+        stats = self._diff(a, b).stats
+        return stats.files_changed, stats.insertions, stats.deletions
+
+    def patch(self, a: str | None, b: str | None) -> str:
+        return self._diff(a, b).patch or ""
+
+    # -- changing the work tree -----------------------------------------------------------
+
+    def apply(self, changes: list[Change], target: str | None) -> None:
+        """Make each changed path as it is in `target` (its `new` entry): deletions
+        first, then directories they emptied (unless `target` has files there), then
+        content, byte for byte, with its executable bit, or a symbolic link."""
+        removed_dirs: set[str] = set()
+        for change in changes:
+            if change.new is None:
+                full = os.path.join(self.root, change.path)
+                if os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full)):
+                    os.unlink(full)
+                removed_dirs.add(os.path.dirname(change.path))
+        for directory in sorted(removed_dirs, key=len, reverse=True):
+            self._prune_dirs(directory, target)
+        for change in changes:
+            if change.new is not None:
+                oid, mode = change.new
+                if mode in (GITLINK, TREE):
+                    continue
+                blob = self.repo[oid]
+                assert isinstance(blob, pygit2.Blob)
+                _write(os.path.join(self.root, change.path), blob.data, mode)
+
+    def _prune_dirs(self, directory: str, target: str | None) -> None:
+        while directory:
+            if target is not None and self._lookup(target, directory) is not None:
+                return
+            try:
+                os.rmdir(os.path.join(self.root, directory))
+            except OSError:
+                return  # not empty (or gone): leave it
+            directory = os.path.dirname(directory)
+
+    # -- keeping it bounded --------------------------------------------------------------
+
+    def snapshots(self) -> list[pygit2.Commit]:
+        """The snapshot commits, newest first."""
+        head = self.head()
+        if head is None:
+            return []
+        found: list[pygit2.Commit] = []
+        commit: pygit2.Commit | None = self.repo[head[0]].peel(pygit2.Commit)
+        while commit is not None:
+            found.append(commit)
+            commit = commit.parents[0] if commit.parents else None
+        return found
+
+    def gc(self, *, keep_days: int, keep_count: int, dry_run: bool = False) -> dict[str, int]:
+        """Drop snapshots older than `keep_days` or beyond the newest `keep_count` (the
+        newest is always kept), then delete every stored object nothing reaches."""
+        commits = self.snapshots()
+        cutoff = time.time() - keep_days * 86400
+        kept = [
+            c
+            for i, c in enumerate(commits)
+            if i == 0 or (i < keep_count and c.commit_time >= cutoff)
+        ]
+        before = self.measure()
+        report = {
+            "snapshots": len(commits),
+            "pruned": len(commits) - len(kept),
+            "bytes_before": before,
+        }
+        if dry_run or not commits:
+            return {**report, "bytes_after": before}
+        if len(kept) < len(commits):
+            parent: list[pygit2.Oid] = []
+            for old in reversed(kept):
+                oid = self.repo.create_commit(
+                    None, old.author, old.committer, old.message, old.tree_id, parent
+                )
+                parent = [oid]
+            self.repo.lookup_reference(BRANCH).set_target(parent[0])
+        self._delete_unreachable()
+        # libgit2 caches objects it has read: start afresh so deleted ones are not seen.
+        self.repo = pygit2.Repository(self.path)
+        self.index = self.repo.index
+        after = self.measure()
+        self.save_state(size=after)
+        return {**report, "bytes_after": after}
+
+    def _delete_unreachable(self) -> None:
+        reachable: set[str] = {str(entry.id) for entry in self.index}
+        # The index's own tree too: libgit2 caches its subtrees' ids and reuses them
+        # without writing them again, so they must stay.
+        index_tree = self.repo[self.index.write_tree()]
+        assert isinstance(index_tree, pygit2.Tree)
+        trees: list[pygit2.Tree] = [index_tree]
+        for commit in self.snapshots():
+            reachable.add(str(commit.id))
+            trees.append(commit.tree)
+        while trees:
+            tree = trees.pop()
+            if str(tree.id) in reachable:
+                continue
+            reachable.add(str(tree.id))
+            for obj in tree:
+                if obj.type_str == "tree":
+                    trees.append(self.repo[obj.id])  # type: ignore[arg-type]
+                else:
+                    reachable.add(str(obj.id))
+        objects = os.path.join(self.path, "objects")
+        for fan in os.listdir(objects):
+            if len(fan) != 2:
+                continue  # pack/, info/
+            directory = os.path.join(objects, fan)
+            for name in os.listdir(directory):
+                if fan + name not in reachable:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(directory, name))
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+
+
+def _init(path: str, root: str, home: str) -> None:
+    """Create the shadow repository of `root` (atomically: made aside, then renamed)."""
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    repo = pygit2.init_repository(tmp, bare=True, initial_head="snapshots")
+    config = repo.config
+    for key, value in (
+        ("core.bare", False),
+        ("core.worktree", root),
+        ("core.autocrlf", False),
+        ("core.safecrlf", False),
+        ("core.filemode", True),
+        ("core.symlinks", True),
+        ("core.ignorecase", False),
+        ("core.precomposeunicode", False),
+        ("core.logallrefupdates", False),
+        ("gc.auto", 0),
+        ("smith.project", root),
+    ):
+        config[key] = value
+    os.makedirs(os.path.join(tmp, "info"), exist_ok=True)
+    exclude = [".git"]
+    home = os.path.realpath(home)
+    if home == root or home.startswith(root + os.sep):
+        exclude.append("/" + os.path.relpath(home, root).replace(os.sep, "/") + "/")
+    with open(os.path.join(tmp, "info", "exclude"), "w", encoding="utf-8") as f:
+        f.write("\n".join(exclude) + "\n")
+    with open(os.path.join(tmp, "info", "attributes"), "w", encoding="utf-8") as f:
+        f.write(ATTRIBUTES)
+    try:
+        os.rename(tmp, path)
+    except OSError:  # another process made it first
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not os.path.exists(os.path.join(path, "HEAD")):
+            raise
+
+
+def _write(full: str, data: bytes, mode: int) -> None:
+    """Replace `full` with `data` (or a link to it), keeping an existing file's
+    permission bits apart from the executable ones, which follow `mode`."""
+    directory = os.path.dirname(full)
+    if os.path.isdir(full) and not os.path.islink(full):
+        os.rmdir(full)  # emptied by the deletions before; a full one raises
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, f".smith-{os.getpid()}-{threading.get_ident()}.tmp")
+    if mode == LINK:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        os.symlink(os.fsdecode(data), tmp)
+        os.replace(tmp, full)
+        return
+    try:
+        old = os.lstat(full)
+        bits = old.st_mode & 0o7777 if not os.path.islink(full) else None
+    except FileNotFoundError:
+        bits = None
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if bits is None:
+            bits = os.fstat(fd).st_mode & 0o7777  # 0o666 less the umask
+        if mode == EXECUTABLE:
+            bits |= (bits & 0o444) >> 2
+        else:
+            bits &= ~0o111
+        os.fchmod(fd, bits)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    os.close(fd)
+    os.replace(tmp, full)
