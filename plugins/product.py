@@ -8,6 +8,7 @@ override them: `tui.keys.ACTION`), and uses the theme (`tui.theme`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from smith.sdk import Command, CommandHost, Plugin
 
@@ -81,10 +82,66 @@ def _thinking(host: CommandHost, arg: str) -> None:
 
 
 def _op(name: str) -> Callable[[CommandHost, str], None]:
+    """undo, redo, restore ENTRY (a refusal, e.g. a conflict, is a diagnostic)."""
+    done = {"undo": "undone", "redo": "redone", "restore": "restored"}[name]
+
     def run(host: CommandHost, arg: str) -> None:
-        host.runtime.submit({"op": name, "target": arg})  # says when it is not built
+        words = arg.split()
+        op: dict[str, object] = {"op": name, "force": "--force" in words}
+        if name == "restore":
+            op["target"] = next((w for w in words if not w.startswith("--")), "")
+            op["conversation"] = "--conversation" in words
+        result = host.runtime.submit(op)
+        changed = result.get("changed") if isinstance(result, dict) else None
+        if not changed:
+            host.tell(f"{done}: the files were already like that")
+            return
+        paths = ", ".join(f"{c['path']} ({c['change']})" for c in changed[:5])
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        host.tell(f"{done}: {paths}{more}")
 
     return run
+
+
+def _diff(host: CommandHost, arg: str) -> None:
+    words: list[str | None] = [*arg.split()[:2]]
+    result = _history_of(host).diff(*words)
+    changed = result["files"]
+    if not changed:
+        host.tell("no file changes")
+        return
+    head = f"{len(changed)} files, +{result['insertions']} -{result['deletions']} lines"
+    host.show(f"Changes: {result['title']}", [head, "", *str(result["patch"]).splitlines()])
+
+
+def _history(host: CommandHost, arg: str) -> None:
+    items = _history_of(host).history()
+    if not items:
+        host.tell("no turn of this session changed files")
+        return
+    lines = []
+    for item in items:
+        mark = "  (undone)" if item["undone"] else "  (pruned)" if item["pruned"] else ""
+        lines.append(
+            f"{item['entry']}  {item['files']} files  +{item['insertions']} "
+            f"-{item['deletions']}  {item['text']}{mark}"
+        )
+    host.show("File history (/restore ENTRY goes back to one)", lines)
+
+
+def _history_of(host: CommandHost) -> Any:
+    history = getattr(host.runtime, "history", None)
+    if history is None:
+        from smith.diagnostics import Source
+        from smith.vcs._history import HISTORY_OFF
+
+        raise HISTORY_OFF.error(
+            value="vcs.enabled",
+            source=Source("argument", "vcs.enabled"),
+            reason="vcs.enabled is false",
+            remedy="set vcs.enabled to true and start smith again",
+        )
+    return history
 
 
 def _not_built(capability: str) -> Callable[[CommandHost, str], None]:
@@ -123,11 +180,18 @@ COMMANDS = (
     Command("compact", "summarise older context to free room", _compact),
     Command("model", "show or change the model", _model, "[MODEL]"),
     Command("thinking", "show or change the thinking level", _thinking, "[LEVEL]"),
-    Command("undo", "undo the file changes of the last turn", _op("undo")),
-    Command("redo", "redo undone file changes", _op("redo")),
-    Command("restore", "restore files as they were at an entry", _op("restore"), "ENTRY"),
-    Command("diff", "show the last turn's file changes", _not_built("file history")),
-    Command("history", "list the turns that changed files", _not_built("file history")),
+    Command("undo", "undo the file changes of the last turn", _op("undo"), "[--force]"),
+    Command("redo", "redo undone file changes", _op("redo"), "[--force]"),
+    Command(
+        "restore",
+        "restore files as they were at an entry",
+        _op("restore"),
+        "ENTRY [--conversation] [--force]",
+    ),
+    Command(
+        "diff", "show the last turn's file changes (or from ENTRY [to ENTRY])", _diff, "[A] [B]"
+    ),
+    Command("history", "list the turns that changed files", _history),
     Command("replay", "replay this session", _not_built("session replay")),
     Command("queue", "take a queued message back to edit it", _queue),
     Command("plugins", "the plugins in use", _plugins),

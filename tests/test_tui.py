@@ -284,7 +284,49 @@ def test_commands_report_problems_as_notices(tmp_path: Path) -> None:
             assert "there is no command /nope" in screen
             assert "did you mean /help" in screen
             assert "no provider is called 'nowhere'" in screen
-            assert "not built" in screen and "file history" in screen
+            assert "file history is off" in screen
+
+    run(main())
+
+
+def test_undo_redo_diff_and_history_work_from_the_input(tmp_path: Path) -> None:
+    from smith.frontends.tui._screens import InfoScreen
+    from smith.vcs import HistorySettings
+
+    project = _project(tmp_path)
+    settings = HistorySettings(str(tmp_path / "home"))
+
+    def factory(session: Session) -> Runtime:
+        ctx = ToolContext(root=str(project), cwd=str(project), session=session)
+        tools = list(builtin_tools().values())
+        return Runtime(session, model="demo", tools=tools, context=ctx, history=settings)
+
+    session = Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(project))
+
+    async def main() -> None:
+        app = SmithApp(factory, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "write notes.txt: remember the milk")
+            await _settle(app)
+            assert (project / "notes.txt").read_text() == "remember the milk\n"
+            await _type(pilot, "/diff")
+            await pilot.pause()
+            assert isinstance(app.screen, InfoScreen)
+            body = str(app.screen.query_one("#info-body", Static).render())
+            assert "+remember the milk" in body and "notes.txt" in body
+            await pilot.press("escape")
+            await _type(pilot, "/history")
+            await pilot.pause()
+            body = str(app.screen.query_one("#info-body", Static).render())
+            assert "write notes.txt" in body and "1 files" in body
+            await pilot.press("escape")
+            await _type(pilot, "/undo")
+            await pilot.pause()
+            assert not (project / "notes.txt").exists()
+            assert "undone: notes.txt" in visible(app)
+            await _type(pilot, "/redo")
+            await pilot.pause()
+            assert (project / "notes.txt").read_text() == "remember the milk\n"
 
     run(main())
 
