@@ -328,3 +328,31 @@ def test_fork_and_clone_keep_the_compaction_boundary(path: str, tmp_path: Path) 
     forked.close()
     cloned.close()
     assert Session.load(str(tmp_path / "f.smith")).compaction_boundary() == "c1"
+
+
+def test_forked_arenas_that_die_in_a_reference_cycle_free_their_memory_once(
+    tmp_path: Path,
+) -> None:
+    """The garbage collector clears an arena's object fields before freeing it when it
+    dies in a cycle (a runtime always holds one); shared memory must still be freed once,
+    by its owner. A double free aborts the process, so this runs in a child."""
+    code = f"""
+import gc, os
+from smith.session import Session
+d = {str(tmp_path)!r}
+s = Session.create(os.path.join(d, "a.smith"))
+e = s.append("message", {{"role": "user", "content": []}})
+s.append("message", {{"role": "user", "content": []}})
+f = s.fork(os.path.join(d, "f.smith"), at=e.id, id="f1")
+s.close(); f.close()
+for a in (s.records, f.records):
+    a.report = {{"self": a}}
+del s, f, a
+gc.collect()
+print("freed")
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout.strip()) == (0, "freed"), done.stderr[-500:]

@@ -144,6 +144,10 @@ cdef class Arena:
     cdef uint32_t max_body
     cdef Py_ssize_t chain        # records [0, chain) form one line: each the next's parent
     cdef _Blocks shared          # set while the blocks above are shared with a fork
+    # The same as a C flag: the garbage collector may clear `shared` (tp_clear) before
+    # __dealloc__ runs when the arena dies in a reference cycle, and memory that is
+    # shared must still not be freed here then.
+    cdef bint is_shared
     cdef public object report    # what loading found: dict
 
     def __cinit__(self):
@@ -152,10 +156,11 @@ cdef class Arena:
         self.meta = NULL
         self.table = NULL
         self.shared = None
+        self.is_shared = False
         self.report = {}
 
     def __dealloc__(self):
-        if self.shared is None:
+        if not self.is_shared:
             PyMem_RawFree(self.buf)
             PyMem_RawFree(self.records)
             PyMem_RawFree(self.meta)
@@ -174,14 +179,16 @@ cdef class Arena:
         self._rec(i)
         if i >= self.chain:
             return None
-        if self.shared is None:
+        if not self.is_shared:
             self.shared = _Blocks.__new__(_Blocks)
             self.shared.buf = self.buf
             self.shared.records = self.records
             self.shared.meta = self.meta
             self.shared.table = self.table
+            self.is_shared = True
         child = Arena.__new__(Arena)
         child.shared = self.shared
+        child.is_shared = True
         child.buf, child.size, child.cap = self.buf, self.size, self.size
         child.records, child.count, child.rcap = self.records, i + 1, i + 1
         child.chain = i + 1
@@ -197,7 +204,7 @@ cdef class Arena:
         cdef uint8_t *buf
         cdef Record *records
         cdef Meta *meta
-        if self.shared is None:
+        if not self.is_shared:
             return
         buf = <uint8_t *>PyMem_RawMalloc(self.size + 4096)
         records = <Record *>PyMem_RawMalloc((self.count + 16) * sizeof(Record))
@@ -215,6 +222,7 @@ cdef class Arena:
         self.meta, self.mcap = meta, self.nmeta + 16
         self.table = NULL
         self.shared = None
+        self.is_shared = False
         self._rebuild_table(self.count, self.count + 16)
 
     # -- construction -------------------------------------------------------------
