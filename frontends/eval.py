@@ -4,6 +4,12 @@ Human output (default): the answer streams to stdout; tool activity, retries and
 go to stderr. `--json`: every runtime event as one JSON line on stdout (docs/events.md),
 ending in a `result` record. Exit codes: 0 the agent finished, 1 it stopped on an error
 or a limit, 2 bad usage or configuration, 130 aborted (Ctrl-C, SIGTERM).
+
+Every run is recorded: in a new session named after the time and the prompt (its name
+and id go to stderr), in `--session NAME`, or with `--no-session` in a temporary session
+store under `$SMITH_HOME/tmp/` that is removed when eval exits cleanly (any of the exit
+codes above) and kept, its path already printed to stderr, when the process dies (a
+kill, a crash). Effects never run without that durable record (smith.effects).
 """
 
 from __future__ import annotations
@@ -51,15 +57,21 @@ EXIT_ABORTED = 130
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("prompt", metavar="PROMPT", help="what to ask; - reads it from stdin")
     parser.add_argument("--json", action="store_true", help="print the events as JSON lines")
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--session", metavar="NAME", help="continue this session (name or id) instead of a new one"
+    )
+    which.add_argument(
+        "--no-session",
+        action="store_true",
+        help="record in a temporary session store, removed on a clean exit (kept, with its "
+        "path on stderr, if smith is killed)",
     )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import asyncio
 
-    from smith.runtime import SecretProxy
     from smith.runtime._setup import DEMO_BANNER, model_setting, named_session, runtime_options
 
     text = sys.stdin.read() if args.prompt == "-" else args.prompt
@@ -71,17 +83,51 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if is_demo and not args.json:
         print(DEMO_BANNER, file=ctx.stderr)
     options = runtime_options(config)  # checked before anything is created
+    secrets = load_secrets(config, ctx)
+    name = args.session or _session_name(str(secrets.redact(text)))
+    if not args.no_session:
+        session = named_session(config, name)
+        assert session is not None
+        with session:
+            print(f"smith: session {session.name} ({session.id})", file=ctx.stderr)
+            return asyncio.run(_main(args, ctx, session, model, text, secrets, options))
+    scratch = _scratch_store(config.home)
+    print(f"smith: no session: recording in {scratch} until this run ends", file=ctx.stderr)
+    try:
+        from smith.session import SessionStore
+
+        with SessionStore(scratch).create(name=name, cwd=config.project_root) as session:
+            code = asyncio.run(_main(args, ctx, session, model, text, secrets, options))
+    except BaseException:
+        print(f"smith: the temporary session store is kept: {scratch}", file=ctx.stderr)
+        raise
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)
+    return code
+
+
+def _scratch_store(home: str) -> str:
+    """A new temporary session store: on smith's own disk rather than a tmpfs, so the
+    record of what the run did survives whatever ends the process."""
+    import tempfile
+
+    parent = os.path.join(home, "tmp")
+    os.makedirs(parent, exist_ok=True)
+    return tempfile.mkdtemp(prefix="eval-", dir=parent)
+
+
+def load_secrets(config: Any, ctx: Context) -> SecretProxy:
+    """The secret proxy of secrets.env over the environment; what cannot be protected is
+    said on stderr."""
+    from smith.runtime import SecretProxy
+
     secrets = SecretProxy.from_environment(_strings(config["secrets.env"]), os.environ)
     for name in secrets.missing:
         ctx.print_diagnostic(MISSING_SECRET(name=name))
     for name, reason in secrets.rejected.items():
         ctx.print_diagnostic(REJECTED_SECRET(name=name, reason=reason))
-    name = args.session or _session_name(str(secrets.redact(text)))
-    session = named_session(config, name)
-    assert session is not None
-    with session:
-        print(f"smith: session {session.name} ({session.id})", file=ctx.stderr)
-        return asyncio.run(_main(args, ctx, session, model, text, secrets, options))
+    return secrets
 
 
 def _session_name(text: str) -> str:
@@ -109,7 +155,7 @@ async def _main(
 
     config = ctx.config()
     EffectJournal(session).reconcile()
-    _log_to(ctx.stderr, secrets, debug=config["debug"] is True)
+    log_to(ctx.stderr, secrets, debug=config["debug"] is True)
     runtime = Runtime(
         session,
         model=model,
@@ -136,7 +182,7 @@ async def _main(
     stop = str(final.get("stop", "error"))
     code = 0 if stop in SUCCESS_STOPS else EXIT_ABORTED if stop == "abort" else 1
     if args.json:
-        out.write(json.dumps(_result(runtime, final, code)) + "\n")
+        out.write(json.dumps(_result(runtime, final, code, args.no_session)) + "\n")
     elif code and not out.closed:
         error = final.get("error") or f"the agent stopped: {stop}"
         print(f"smith: {error}", file=ctx.stderr)
@@ -171,8 +217,9 @@ def _strings(value: object) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _log_to(stream: TextIO, secrets: Any, *, debug: bool) -> None:
-    """smith's log records on stderr, redacted (credentials, registered secrets)."""
+def log_to(stream: TextIO, secrets: Any, *, debug: bool) -> None:
+    """smith's log records on `stream` (stderr), redacted (credentials, registered
+    secrets). Shared by the modes without a screen (eval, rpc)."""
     import logging
 
     from smith.runtime._secrets import RedactingFilter
@@ -195,7 +242,7 @@ def _text_of(message: dict[str, Any] | None) -> str:
     return "".join(p["text"] for p in message.get("content", []) if p.get("type") == "text")
 
 
-def _result(runtime: Runtime, final: dict[str, Any], code: int) -> dict[str, Any]:
+def _result(runtime: Runtime, final: dict[str, Any], code: int, temporary: bool) -> dict[str, Any]:
     message = final.get("message")
     return {
         "type": "result",
@@ -205,7 +252,12 @@ def _result(runtime: Runtime, final: dict[str, Any], code: int) -> dict[str, Any
         "error": final.get("error"),
         "text": _text_of(message),
         "message": message,
-        "session": {"id": runtime.session.id, "name": runtime.session.name},
+        # temporary: recorded with --no-session, in a store removed when eval exits
+        "session": {
+            "id": runtime.session.id,
+            "name": runtime.session.name,
+            "temporary": temporary,
+        },
         "cost": runtime.cost.to_dict(),
     }
 

@@ -51,15 +51,39 @@ COMMANDS: tuple[Command, ...] = (
         module="smith.frontends.eval",
         description="Run one prompt through the agent without the TUI. The answer streams "
         "to stdout and tool activity to stderr; --json prints every event as a JSON line, "
-        "ending in a result record. Exit status: 0 finished, 1 stopped on an error or a "
-        "limit, 2 bad usage, 130 aborted.",
+        "ending in a result record. Each run is recorded in a new session (its name goes "
+        "to stderr), in --session NAME, or with --no-session in a temporary store removed "
+        "on a clean exit. Exit status: 0 finished, 1 stopped on an error or a limit, 2 bad "
+        "usage, 130 aborted.",
     ),
     Command(
-        "rpc", "Speak JSON-RPC 2.0 over standard input and output", capability="the JSON-RPC mode"
+        "rpc",
+        "Speak JSON-RPC 2.0 over standard input and output",
+        module="smith.frontends.rpc",
+        description="Drive the agent from another program: JSON-RPC 2.0 requests on stdin, "
+        "responses and event notifications on stdout, one per line (LF); logs go to "
+        "stderr. Runs a new session unless --session names one. Exits 0 after `shutdown`, "
+        "end of input or SIGTERM. docs/rpc.md lists every method.",
     ),
-    Command("replay", "Replay a recorded session without a model", capability="session replay"),
     Command(
-        "mcp", "Serve smith's tools and sessions over MCP (stdio)", capability="the MCP server"
+        "replay",
+        "Replay a recorded session without a model",
+        module="smith.frontends.replay",
+        description="Play a recorded session back as the events of a live run, with no "
+        "model and no credentials: at the recorded pace, --speed N times faster or "
+        "--instant, all turns or --turns 3..5; a readable transcript, or --json for the "
+        "event stream (the same bytes on every run). --reexecute runs the recorded tool "
+        "effects again in a scratch copy of the project restored from file history and "
+        "reports every divergence (exit status 1 if there is one).",
+    ),
+    Command(
+        "mcp",
+        "Serve smith's tools and sessions over MCP (stdio)",
+        module="smith.frontends.mcp",
+        description="Serve MCP over standard input and output: the built-in tools (each "
+        "call recorded in a session, 'mcp' unless --session says otherwise), sessions as "
+        "resources (JSON lines or markdown), and command output as progress notifications. "
+        "Standard output carries only the protocol.",
     ),
     Command(
         "sessions",

@@ -1,0 +1,119 @@
+"""`smith mcp`: serve smith's built-in tools and its sessions over MCP on stdin/stdout.
+
+Tool calls are recorded in a session of this project ('mcp', or --session NAME) through
+the effect journal, as `smith tools run` records them; unfinished effects left by an
+earlier server are recorded as unknown at start (never re-run). While serving, standard
+output carries only the protocol: the SDK moves file descriptor 1 to standard error, and
+anything Python code prints goes there too. Logs go to standard error. See docs/mcp.md
+and `_server.py`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+
+    from ._server import SmithMcp
+
+DEFAULT_SESSION = "mcp"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--session",
+        metavar="NAME",
+        help=f"record tool calls in this session (name or id; default: '{DEFAULT_SESSION}')",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    import asyncio
+    import json
+
+    from smith._version import __version__
+    from smith.cli._tools import UNKNOWN_EFFECT
+    from smith.effects import EffectJournal, builtin_tools
+    from smith.runtime._setup import named_session, tool_context
+
+    from ._server import SmithMcp
+
+    config = ctx.config()
+    _log_to_stderr(ctx, debug=config["debug"] is True)
+    session = named_session(config, args.session or DEFAULT_SESSION)
+    assert session is not None
+    with session:
+        journal = EffectJournal(session)
+        for intent in journal.reconcile():
+            inp = intent.get("input")
+            summary = json.dumps(inp)[:120] if inp else "its input"
+            ctx.print_diagnostic(
+                UNKNOWN_EFFECT(
+                    effect=intent.get("effect"), name=intent.get("name"), summary=summary
+                )
+            )
+        print(
+            f"smith: serving MCP on stdio; tool calls are recorded in session "
+            f"{session.name} ({session.id})",
+            file=ctx.stderr,
+        )
+        server = SmithMcp(
+            session=session,
+            journal=journal,
+            tools=builtin_tools(),
+            context=tool_context(config, ctx.cwd, session),
+            home=config.home,
+            project=config.project_root,
+            version=__version__,
+        )
+        ctx.stdout.flush()
+        asyncio.run(_serve(server, ctx))
+    return 0
+
+
+async def _serve(server: SmithMcp, ctx: Context) -> None:
+    """Serve until the client closes stdin; SIGTERM and SIGHUP end it the same way
+    (running tools are stopped and record how they ended)."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from mcp.server.stdio import stdio_server
+
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        # The SDK takes file descriptors 0 and 1 for the protocol (pointing them at the
+        # null device and at stderr meanwhile); Python's own stdout is sent to stderr
+        # too, so nothing printed can reach the protocol stream, even when flushed late.
+        async with stdio_server() as (read, write):
+            with contextlib.redirect_stdout(ctx.stderr):
+                mcp = server.server
+                await mcp.run(read, write, mcp.create_initialization_options())
+    except asyncio.CancelledError:
+        pass
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+
+
+def _log_to_stderr(ctx: Context, *, debug: bool) -> None:
+    """smith's (and the SDK's) log records on stderr, with credentials masked."""
+    import logging
+
+    from smith.runtime._secrets import RedactingFilter
+
+    handler = logging.StreamHandler(ctx.stderr)
+    handler.setFormatter(logging.Formatter("smith: %(levelname)s: %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(None))
+    for name in ("smith", "mcp"):
+        log = logging.getLogger(name)
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG if debug else logging.WARNING)
+        log.propagate = False

@@ -1,0 +1,281 @@
+"""The MCP server: smith's built-in tools and its sessions, over the official `mcp` SDK.
+
+It is built on the SDK's low-level `Server`, because smith's tools come with their own
+JSON Schemas (the SDK's decorator API derives schemas from Python signatures).
+
+- `tools/list`: read, write, edit, bash, find, grep, ls with their argument schemas and
+  hints (read-only or not). `tools/call` runs the tool exactly as `smith tools run` does:
+  `run_tool` validates the arguments, records the intent durably in the session, runs
+  the tool in a worker thread and records its completion. A client's cancellation stops
+  the tool (bash ends its process group) and is recorded as such.
+- `resources/list` and `resources/read`: this project's sessions, each as JSON lines
+  (`smith://session/<id>.jsonl`, the `smith sessions dump` form) and as markdown
+  (`smith://session/<id>.md`, the replay transcript); templates name any session by id.
+- Progress: a running tool's `tool_update` events become UI intents (smith.ui) like in
+  every frontend. `tool_activity` updates have an MCP translation, progress
+  notifications (progress = output bytes so far, message = the last line); every other
+  intent degrades by its declared policy: dropped, refused (questions: nobody here can
+  answer), or kept only in the session (persist).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from smith.diagnostics import SmithError, did_you_mean
+from smith.ui import Intent, intents_for, refusal
+
+if TYPE_CHECKING:
+    from mcp.server import ServerRequestContext
+
+    from smith.effects import EffectJournal, Outcome, ToolContext, ToolSpec
+    from smith.session import Session
+
+log = logging.getLogger("smith.mcp")
+
+SCHEME = "smith://session/"
+FORMATS = {"jsonl": "application/jsonl", "md": "text/markdown"}
+STOP_GRACE = 10.0  # seconds a cancelled tool gets to stop and record how it ended
+PROGRESS_WAIT = 5.0  # seconds a tool's thread waits for its progress to be sent
+
+
+class SmithMcp:
+    """The handlers, over one recording session, the tools and their context."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        journal: EffectJournal,
+        tools: dict[str, ToolSpec],
+        context: ToolContext,
+        home: str,
+        project: str,
+        version: str,
+    ) -> None:
+        self.session = session
+        self.journal = journal
+        self.tools = tools
+        self.context = context
+        self.home = home
+        self.project = project
+        self.refused: list[dict[str, Any]] = []  # intents nobody here could answer
+        self.server: Server[Any] = Server(
+            "smith",
+            version=version,
+            instructions="smith's built-in coding tools, each call recorded in the smith "
+            f"session '{session.name}' ({session.id}); sessions are readable as resources.",
+            get_tool_input_schema=self.schema,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_templates,
+            on_read_resource=self.read_resource,
+        )
+
+    # -- tools ------------------------------------------------------------------------
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        spec = self.tools.get(name)
+        return None if spec is None else dict(spec.parameters)
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=spec.name,
+                    description=spec.description,
+                    input_schema=dict(spec.parameters),
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=not spec.mutating,
+                        destructive_hint=spec.mutating,
+                        idempotent_hint=not spec.mutating,
+                        open_world_hint=spec.name == "bash",
+                    ),
+                )
+                for spec in self.tools.values()
+            ]
+        )
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        spec = self.tools.get(params.name)
+        if spec is None:
+            hint = did_you_mean(params.name, self.tools, otherwise="")
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"there is no tool '{params.name}'; the tools are {', '.join(self.tools)}"
+                + (f" ({hint})" if hint else ""),
+            )
+        from smith.effects import JournalError
+
+        try:
+            outcome = await self.run(ctx, spec, dict(params.arguments or {}))
+        except JournalError as exc:  # the session could not record it: say so, plainly
+            text = exc.error.diagnostic.render()
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], is_error=True
+            )
+        result = outcome.result
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)],
+            structured_content={
+                "ok": result.ok,
+                "outcome": outcome.outcome,
+                "mutation": result.mutation,
+                "details": result.details,
+                "effect": outcome.effect_id,
+                "session": self.session.id,
+            },
+            is_error=not result.ok,
+        )
+
+    async def run(self, ctx: ServerRequestContext[Any], spec: ToolSpec, args: object) -> Outcome:
+        """Run one call in a worker thread on the effect boundary; a cancelled request
+        stops the tool and waits (bounded) for it to record how it ended."""
+        from smith.effects import run_tool
+
+        call = self.context.for_call()
+        call_id = f"mcp-{ctx.request_id}"
+
+        def progress(update: dict[str, object]) -> None:  # from the tool's thread
+            ev = {
+                "type": "tool_update",
+                "tool_call_id": call_id,
+                "name": spec.name,
+                "update": update,
+            }
+            for intent in intents_for(ev):
+                try:
+                    anyio.from_thread.run(self.show, ctx, intent)
+                except Exception:  # the request ended meanwhile: its progress is moot
+                    log.debug("progress not sent", exc_info=True)
+
+        call.progress = progress
+        finished = threading.Event()
+
+        def work() -> Outcome:
+            try:
+                return run_tool(self.journal, spec, args, call, cause={"mcp": call_id})
+            finally:
+                finished.set()
+
+        try:
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            call.cancelled.set()
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finished.wait, STOP_GRACE)
+            raise
+
+    async def show(self, ctx: ServerRequestContext[Any], intent: Intent) -> None:
+        """Show one UI intent: translated where MCP has a form for it, else degraded by
+        the intent's declared policy."""
+        if intent.kind == "tool_activity" and intent.data.get("phase") == "update":
+            update = intent.data.get("update")
+            update = update if isinstance(update, dict) else {}
+            size = update.get("output_bytes")
+            tail = str(update.get("tail", "")).strip().splitlines()
+            await ctx.session.report_progress(
+                float(size) if isinstance(size, int) else 0.0,
+                None,
+                f"{intent.data.get('name')}: {tail[-1][:200] if tail else 'running'}",
+            )
+        elif intent.unsupported == "refuse":
+            self.refused.append(refusal(intent, "mcp"))
+            log.warning("refused %s: this MCP server cannot ask the user", intent.kind)
+        # drop: decoration; persist: the session already holds it
+
+    # -- resources --------------------------------------------------------------------
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        found = await anyio.to_thread.run_sync(self.sessions)
+        resources = [
+            types.Resource(
+                name=f"{name or sid} ({label})",
+                uri=f"{SCHEME}{sid}.{ext}",
+                mime_type=FORMATS[ext],
+                description=f"smith session {sid}, {count} entries, as {label}",
+            )
+            for sid, name, count in found
+            for ext, label in (("jsonl", "JSON lines"), ("md", "markdown"))
+        ]
+        return types.ListResourcesResult(resources=resources)
+
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    name=f"session as {label}",
+                    uri_template=f"{SCHEME}{{id}}.{ext}",
+                    mime_type=FORMATS[ext],
+                    description=f"any smith session, by id or unambiguous id prefix, as {label}",
+                )
+                for ext, label in (("jsonl", "JSON lines"), ("md", "markdown"))
+            ]
+        )
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        sid, _, ext = uri.removeprefix(SCHEME).rpartition(".")
+        if not uri.startswith(SCHEME) or not sid or ext not in FORMATS:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown resource {uri}: sessions are {SCHEME}<id>.jsonl or {SCHEME}<id>.md",
+                data={"uri": uri},
+            )
+        try:
+            text = await anyio.to_thread.run_sync(self.render, sid, ext)
+        except SmithError as exc:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                exc.diagnostic.headline(),
+                data={"uri": uri, "diagnostic": exc.diagnostic.to_dict()},
+            ) from None
+        contents: list[types.TextResourceContents | types.BlobResourceContents] = [
+            types.TextResourceContents(uri=uri, mime_type=FORMATS[ext], text=text)
+        ]
+        return types.ReadResourceResult(contents=contents)
+
+    def sessions(self) -> list[tuple[str, str, int]]:
+        from smith.session import Session, SessionStore
+
+        found = []
+        for path in SessionStore(self.home).paths_for_project(self.project):
+            try:
+                session = Session.load(path)
+            except SmithError:
+                continue
+            found.append((session.id, session.name, len(session)))
+        return found
+
+    def render(self, sid: str, ext: str) -> str:
+        from smith.session import Session, SessionStore, dump
+
+        session = Session.load(SessionStore(self.home).find(sid))
+        if ext == "jsonl":
+            return "".join(line + "\n" for line in dump(session))
+        # Relative: frontends/ installs as smith.frontends, which mypy cannot see.
+        from ..replay._text import markdown  # noqa: TID252
+        from ..replay._timeline import reconstruct  # noqa: TID252
+
+        title = f"{session.name or session.id} ({session.id})"
+        return markdown(reconstruct(session), title=title)

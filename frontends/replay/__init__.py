@@ -1,0 +1,212 @@
+"""`smith replay SESSION`: a recorded session played back as the events of a live run.
+
+No provider and no credentials are involved: the events are reconstructed from the
+session's records (`_timeline`), in source order, and played at the recorded pace
+(`--speed N` times faster, `--instant` at once; `_playback`). `--turns` picks prompts.
+The default output is a readable transcript (`_text`); `--json` prints the events of
+docs/events.md as JSON lines, identical for the same session and flags on every run,
+between a `replay_start` and a `replay_end` record (the state the records add up to).
+`--reexecute` runs the recorded tool effects again in scratch copies of the project
+restored from file history and reports each one (`_reexecute`); exit status 1 when one
+diverged. See docs/replay.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
+
+if TYPE_CHECKING:
+    import argparse
+
+    from smith.cli._main import Context
+    from smith.config import Config
+    from smith.session import Session
+
+    from ._reexecute import Reexecutor
+
+REPLAY_NO_SESSION = DiagnosticKind(
+    "cli.unknown-session",
+    what="there is no session '{name}' to replay",
+    why="replay takes a session's name or id (or an unambiguous prefix of an id), as "
+    "`smith sessions list` shows them",
+    fix="{hint}; `smith sessions list` lists this project's sessions (--all: every project's)",
+)
+REPLAY_BAD_NUMBER = DiagnosticKind(
+    "cli.replay-number",
+    what="{flag} {text} is not a positive number of {unit}",
+    why="{flag} sets {purpose}, so it is a number greater than 0",
+    fix="give a number greater than 0, e.g. {flag} {example}",
+)
+# Injected by tests to see the timing without waiting for it.
+CLOCK: Any = None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session", metavar="SESSION", help="the session's name or id")
+    parser.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    pace = parser.add_mutually_exclusive_group()
+    pace.add_argument(
+        "--speed", metavar="N", help="play N times faster than recorded (default 1: real time)"
+    )
+    pace.add_argument("--instant", action="store_true", help="play everything at once")
+    parser.add_argument(
+        "--turns",
+        metavar="RANGE",
+        help="only these turns (prompts), counted from 1: 4, 3..5, 3.. or ..5",
+    )
+    parser.add_argument(
+        "--max-gap",
+        metavar="SECONDS",
+        help="shorten longer pauses to this (default 10)",
+    )
+    parser.add_argument(
+        "--reexecute",
+        action="store_true",
+        help="run the recorded tool effects again in a scratch copy of the project restored "
+        "from file history, and report where their outputs differ",
+    )
+
+
+def _positive(text: str | None, flag: str, default: float, unit: str, purpose: str) -> float:
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        example = "10" if flag == "--speed" else "5"
+        raise REPLAY_BAD_NUMBER.error(
+            value=text,
+            source=Source("flag", flag),
+            flag=flag,
+            text=text,
+            unit=unit,
+            purpose=purpose,
+            example=example,
+        )
+    return value
+
+
+def find_session(config: Config, wanted: str) -> Session:
+    """This project's session named (or with id) `wanted`, else the session whose id is or
+    starts with it in any project; loaded read-only, so a session another smith is
+    writing can be replayed."""
+    from smith.session import Session, SessionStore
+
+    store = SessionStore(config.home)
+    known: list[str] = []
+    for path in store.paths_for_project(config.project_root):
+        try:
+            found = Session.load(path)
+        except SmithError:
+            continue
+        if wanted in (found.name, found.id):
+            return found
+        known += [n for n in (found.name, found.id) if n]
+    try:
+        return Session.load(store.find(wanted))
+    except SmithError as exc:
+        if exc.diagnostic.code != "session.not-found":
+            raise
+    hint = did_you_mean(wanted, known, otherwise="check the name")
+    raise REPLAY_NO_SESSION.error(
+        value=wanted, source=Source("argument", wanted), name=wanted, hint=hint
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from ._playback import DEFAULT_MAX_GAP, Clock, parse_turns, play
+    from ._text import Transcript
+    from ._timeline import reconstruct
+
+    speed = (
+        None
+        if args.instant
+        else _positive(
+            args.speed,
+            "--speed",
+            1.0,
+            "times the recorded pace",
+            "how many times faster than recorded the session plays",
+        )
+    )
+    max_gap = _positive(
+        args.max_gap,
+        "--max-gap",
+        DEFAULT_MAX_GAP,
+        "seconds",
+        "the longest pause playback keeps",
+    )
+    turns = parse_turns(args.turns)
+    config = ctx.config()
+    session = find_session(config, args.session)
+    timeline = reconstruct(session)
+    turns.check(timeline.runs)
+    reexecutor = _reexecutor(config, session) if args.reexecute else None
+    if args.json:
+
+        def emit(item: dict[str, Any]) -> None:
+            ctx.stdout.write(json.dumps(item, ensure_ascii=False) + "\n")
+            ctx.stdout.flush()
+
+    else:
+        emit = Transcript(ctx.stdout, first_turn=turns.first)
+    summary = {"id": session.id, "name": session.name}
+    if args.json:
+        emit({"type": "replay_start", "session": summary, "turns": timeline.runs})
+    else:
+        print(
+            f"smith: replaying session {session.name or session.id} ({session.id})", file=ctx.stderr
+        )
+    try:
+        play(
+            timeline,
+            emit,
+            turns=turns,
+            speed=speed,
+            max_gap=max_gap,
+            clock=CLOCK or Clock(),
+            effect=reexecutor,
+        )
+    finally:
+        if reexecutor is not None:
+            reexecutor.close()
+    counts = reexecutor.counts if reexecutor is not None else None
+    if args.json:
+        emit({"type": "replay_end", "state": timeline.state, "reexecute": counts})
+    elif counts is not None:
+        done = ", ".join(f"{n} {status}" for status, n in counts.items())
+        print(f"smith: re-executed tool effects: {done}", file=ctx.stderr)
+    return 1 if counts is not None and counts["diverged"] else 0
+
+
+def _reexecutor(config: Config, session: Session) -> Reexecutor:
+    from smith.effects import builtin_tools
+    from smith.vcs import FileHistory, HistorySettings
+
+    from ._reexecute import HistorySnapshots, Reexecutor
+
+    project = str(session.info.get("cwd") or config.project_root)
+    history = FileHistory(HistorySettings.from_config(config), session, project)
+    snapshots: HistorySnapshots | None = HistorySnapshots(history)
+    unavailable = ""
+    try:
+        history.repo(create=False)
+    except SmithError as exc:
+        snapshots, unavailable = None, exc.diagnostic.what
+    limits = {
+        "read.max-lines": config.integer("tools.read.max-lines"),
+        "read.max-bytes": config.integer("tools.read.max-bytes"),
+        "bash.timeout": config.integer("tools.bash.timeout"),
+    }
+    return Reexecutor(
+        builtin_tools(),
+        project=project,
+        snapshots=snapshots,
+        unavailable=unavailable,
+        limits=limits,
+    )

@@ -1,0 +1,233 @@
+"""`smith replay --reexecute`: run recorded tool effects again and compare their outputs.
+
+Each effect runs in a scratch copy of the project restored from the file-history snapshot
+recorded at that point (`SnapshotSource.state_at` its intent): once per batch of calls,
+so the calls of one batch see each other's changes as they did when recorded, and every
+batch starts again from what was recorded, whatever an earlier divergence did. What
+tools read of earlier calls (the file digests edit checks for staleness) comes from the
+recorded completions, never from the re-runs. The re-runs are recorded in a throwaway
+in-memory journal: the session itself is only read.
+
+An effect that never completed, or was cancelled part-way, is `unknown` and is never run
+again. One that cannot be re-run faithfully (no snapshot, its recorded input was cut, a
+tool this smith does not have) is `skipped` with the reason. The others are `same` or
+`diverged`, with the fields that differ, expected (recorded) against actual.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import TYPE_CHECKING, Any, Protocol
+
+from smith.diagnostics import SmithError
+
+if TYPE_CHECKING:
+    from smith.effects import ToolSpec
+    from smith.vcs import FileHistory
+
+    from ._timeline import Effect
+
+FIELDS = ("outcome", "ok", "mutation", "text", "details")
+VOLATILE = frozenset({"full_output"})  # where a run saved its output: a new file each run
+CUT = "\n[... cut: "  # the marker smith.effects._journal.bounded leaves in a cut string
+
+
+class SnapshotSource(Protocol):
+    """Where the project's files as of a session entry come from."""
+
+    def state_at(self, entry_id: str) -> tuple[str, str]:
+        """(snapshot id, id of the record it was taken at) of the files as they were at
+        `entry_id`; raises a SmithError when there is none."""
+        ...
+
+    def export(self, snapshot: str, directory: str) -> None:
+        """Write the files of `snapshot` into the empty `directory`."""
+        ...
+
+
+class HistorySnapshots:
+    """`SnapshotSource` over smith.vcs file history (the session's project's shadow
+    repository), read only."""
+
+    def __init__(self, history: FileHistory) -> None:
+        self.history = history
+
+    def state_at(self, entry_id: str) -> tuple[str, str]:
+        return self.history.state_at(entry_id)
+
+    def export(self, snapshot: str, directory: str) -> None:
+        from smith.vcs._repo import ShadowRepo
+
+        repo = self.history.repo(create=False)
+        # The same repository with the scratch directory as its work tree: `apply` then
+        # writes every file of the snapshot there, byte for byte, modes and links kept.
+        scratch = ShadowRepo(repo.path, directory, repo.repo)
+        scratch.apply(repo.changes(None, snapshot), snapshot)
+
+
+class Reexecutor:
+    """Called with each effect of the timeline in order (`play(effect=...)`); returns the
+    report of a selected tool effect."""
+
+    def __init__(
+        self,
+        tools: dict[str, ToolSpec],
+        *,
+        project: str,
+        snapshots: SnapshotSource | None,
+        unavailable: str = "",
+        limits: dict[str, int] | None = None,
+    ) -> None:
+        from smith.effects import EffectJournal
+        from smith.session import Session
+
+        self.tools = tools
+        self.project = project
+        self.snapshots = snapshots
+        self.unavailable = unavailable  # why there are no snapshots
+        self.limits = dict(limits or {})
+        self.base = tempfile.mkdtemp(prefix="smith-replay-")
+        self.work = os.path.join(self.base, "work")
+        self.spill = os.path.join(self.base, "output")
+        os.makedirs(self.spill)
+        self.at: str | None = None  # the snapshot record the scratch copy was restored from
+        self.seen = Session.from_entries([])  # recorded completions so far
+        self.journal = EffectJournal(Session.from_entries([]))
+        self.counts = {"same": 0, "diverged": 0, "unknown": 0, "skipped": 0}
+
+    def __call__(self, effect: Effect, selected: bool) -> dict[str, Any] | None:
+        report = self.check(effect) if selected and effect.kind == "tool" else None
+        if report is not None:
+            self.counts[report["status"]] += 1
+        if effect.completion is not None:
+            self.seen.append("effect_completion", effect.completion, pair=effect.id)
+        return report
+
+    def close(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    # -- one effect -----------------------------------------------------------------------
+
+    def check(self, effect: Effect) -> dict[str, Any]:
+        report: dict[str, Any] = {
+            "type": "reexecute",
+            "effect": effect.id,
+            "tool": effect.name,
+            "tool_call_id": effect.call,
+            "entry_id": effect.entry,
+        }
+        completion = effect.completion
+        if completion is None or not effect.complete:
+            how = (
+                "it was cancelled part-way"
+                if completion is not None and completion.get("outcome") == "cancelled"
+                else "no completion was recorded (the process running it stopped)"
+            )
+            reason = f"{how}, so what it did is unknown"
+            return {**report, "status": "unknown", "reason": reason}
+        spec = self.tools.get(effect.name)
+        skip = None
+        if spec is None:
+            skip = f"this smith has no tool '{effect.name}'"
+        elif _was_cut(effect.input):
+            skip = "its recorded input was cut to fit the record, so it cannot be run as it was"
+        elif self.snapshots is None:
+            skip = f"no file snapshots to restore: {self.unavailable}"
+        if skip is None:
+            try:
+                root = self.workspace(effect.entry)
+            except SmithError as exc:
+                skip = f"no file snapshot to restore: {exc.diagnostic.what}"
+        if skip is not None:
+            return {**report, "status": "skipped", "reason": skip}
+        assert spec is not None
+        output = completion.get("output")
+        expected = {
+            **(output if isinstance(output, dict) else {}),
+            "outcome": completion["outcome"],
+        }
+        actual = self.run(spec, effect, root, expected)
+        differs = [f for f in FIELDS if _normal(expected, f) != _normal(actual, f)]
+        if not differs:
+            return {**report, "status": "same"}
+        return {
+            **report,
+            "status": "diverged",
+            "differs": differs,
+            "expected": {f: expected.get(f) for f in differs},
+            "actual": {f: actual.get(f) for f in differs},
+        }
+
+    def workspace(self, entry_id: str) -> str:
+        """The scratch copy as the files were at `entry_id` (restored when the recorded
+        state changed since the last effect)."""
+        assert self.snapshots is not None
+        snapshot, at = self.snapshots.state_at(entry_id)
+        if at != self.at:
+            shutil.rmtree(self.work, ignore_errors=True)
+            os.makedirs(self.work)
+            self.snapshots.export(snapshot, self.work)
+            self.at = at
+        return self.work
+
+    def run(
+        self, spec: ToolSpec, effect: Effect, root: str, expected: dict[str, Any]
+    ) -> dict[str, Any]:
+        from smith.effects import ToolContext, run_tool
+        from smith.effects._journal import bounded
+
+        details = expected.get("details")
+        shown = details.get("cwd") if isinstance(details, dict) else None
+        cwd = os.path.normpath(os.path.join(root, shown)) if isinstance(shown, str) else root
+        ctx = ToolContext(
+            root=root,
+            cwd=cwd if os.path.isdir(cwd) else root,
+            session=self.seen,
+            limits=self.limits,
+            spill_dir=self.spill,
+        )
+        args = self.moved(effect.input, root)
+        try:
+            outcome = run_tool(self.journal, spec, args, ctx, cause={"replay": effect.id})
+        except Exception as exc:  # recorded as an error by run_tool, as a live run would
+            return {
+                "outcome": "error",
+                "ok": False,
+                "mutation": "unknown",
+                "details": {},
+                "text": f"{type(exc).__name__}: {exc}",
+            }
+        actual = bounded({**outcome.result.to_dict(), "outcome": outcome.outcome})
+        assert isinstance(actual, dict)
+        return actual
+
+    def moved(self, args: dict[str, Any], root: str) -> dict[str, Any]:
+        """Arguments with absolute paths into the recorded project moved into the
+        scratch copy (only `path` and `cwd`: a shell command's text is run as it was)."""
+        out = dict(args)
+        for key in ("path", "cwd"):
+            value = out.get(key)
+            if isinstance(value, str) and os.path.isabs(value):
+                rel = os.path.relpath(value, self.project)
+                if rel != ".." and not rel.startswith("../"):
+                    out[key] = os.path.normpath(os.path.join(root, rel))
+        return out
+
+
+def _normal(result: dict[str, Any], field: str) -> object:
+    value = result.get(field)
+    if field == "details" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in VOLATILE}
+    return value
+
+
+def _was_cut(value: object) -> bool:
+    if isinstance(value, str):
+        return CUT in value
+    if isinstance(value, dict):
+        return any(_was_cut(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_was_cut(v) for v in value)
+    return False

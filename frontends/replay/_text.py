@@ -1,0 +1,152 @@
+"""Replayed events for people: a terminal transcript as it plays, and markdown.
+
+`Transcript` prints each event as it arrives (the answer streams; tools, stops and
+re-execution reports get one line each). `markdown` renders a whole timeline at once;
+`smith mcp` serves sessions in that form.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from ._timeline import Timeline
+
+MARKS = {"same": "=", "diverged": "≠", "unknown": "?", "skipped": "-"}
+
+
+def _first_line(text: str, width: int = 160) -> str:
+    lines = text.strip().splitlines()
+    return lines[0][:width] if lines else ""
+
+
+def _arguments(arguments: object, width: int = 200) -> str:
+    return json.dumps(arguments, ensure_ascii=False)[:width]
+
+
+class Transcript:
+    """Prints replayed events (and re-execution reports) as a readable transcript."""
+
+    def __init__(self, out: TextIO, *, first_turn: int = 1) -> None:
+        self.out = out
+        self.turn = first_turn - 1
+        self.role = ""
+        self.channel = ""
+        self.at_line_start = True
+
+    def write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self.at_line_start = text.endswith("\n")
+
+    def line(self, text: str) -> None:
+        if not self.at_line_start:
+            self.write("\n")
+        self.write(text + "\n")
+
+    def __call__(self, item: dict[str, Any]) -> None:
+        kind = item["type"]
+        if kind == "agent_start":
+            self.turn += 1
+            self.line(f"── turn {self.turn} " + "─" * 40)
+        elif kind == "message_start":
+            self.role, self.channel = item["role"], ""
+        elif kind == "message_delta":
+            self.delta(item)
+        elif kind == "message_end" and not self.at_line_start:
+            self.write("\n")
+        elif kind == "tool_start":
+            self.line(f"→ {item['name']} {_arguments(item['arguments'])}")
+        elif kind == "tool_end":
+            self.tool_end(item)
+        elif kind == "compaction_end":
+            self.line(f"[compacted the context; {item.get('tokens_before')} tokens before]")
+        elif kind == "agent_end" and item["stop"] not in ("end", "done"):
+            error = f": {item['error']}" if item.get("error") else ""
+            self.line(f"[stopped: {item['stop']}{error}]")
+        elif kind == "reexecute":
+            self.report(item)
+
+    def delta(self, item: dict[str, Any]) -> None:
+        text = str(item["delta"])
+        if self.role == "user":
+            self.line("> " + text.replace("\n", "\n  "))
+            return
+        if item["channel"] != self.channel:
+            self.channel = item["channel"]
+            if not self.at_line_start:
+                self.write("\n")
+            if self.channel == "thinking":
+                self.write("(thinking) ")
+        self.write(text)
+
+    def tool_end(self, item: dict[str, Any]) -> None:
+        result = item["result"]
+        if item["outcome"] == "unknown":
+            self.line(f"? {item['name']}: outcome unknown ({_first_line(result['text'])})")
+            return
+        mark = "✗" if item["is_error"] else "✓"
+        self.line(f"{mark} {item['name']}: {_first_line(result['text'])}")
+
+    def report(self, item: dict[str, Any]) -> None:
+        status = item["status"]
+        head = f"  {MARKS[status]} {item['tool']} ({item['effect']})"
+        if status == "same":
+            self.line(f"{head}: re-run, same output")
+        elif status == "diverged":
+            self.line(f"{head}: re-run, diverged:")
+            for field in item["differs"]:
+                expected = _first_line(json.dumps(item["expected"][field], ensure_ascii=False))
+                actual = _first_line(json.dumps(item["actual"][field], ensure_ascii=False))
+                self.line(f"      {field}: expected {expected}")
+                self.line(f"      {' ' * len(field)}  actual   {actual}")
+        else:
+            self.line(f"{head}: not re-run ({status}): {item['reason']}")
+
+
+def _fence(text: str) -> str:
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text.rstrip()}\n{fence}"
+
+
+def markdown(timeline: Timeline, *, title: str) -> str:
+    """The timeline as a markdown document: prompts, answers, tool calls and results."""
+    out = [f"# {title}", ""]
+    turn = 0
+    texts: dict[str, list[str]] = {}
+    roles: dict[str, str] = {}
+    for item in timeline.items:
+        ev = item.event
+        if ev is None:
+            continue
+        kind = ev["type"]
+        if kind == "agent_start":
+            turn += 1
+            out += [f"## Turn {turn}", ""]
+        elif kind == "message_start":
+            roles[ev["message_id"]] = ev["role"]
+            texts[ev["message_id"]] = []
+        elif kind == "message_delta" and ev["channel"] == "text":
+            texts.setdefault(ev["message_id"], []).append(str(ev["delta"]))
+        elif kind == "message_end":
+            text = "".join(texts.pop(ev["message_id"], [])).strip()
+            role = roles.pop(ev["message_id"], "assistant")
+            if text:
+                out += [f"**{role.capitalize()}:**", "", text, ""]
+        elif kind == "tool_start":
+            out += [f"**Tool call** `{ev['name']}` `{_arguments(ev['arguments'], 2000)}`", ""]
+        elif kind == "tool_end":
+            result = ev["result"]
+            state = "unknown" if ev["outcome"] == "unknown" else "error" if ev["is_error"] else "ok"
+            out += [f"**Result** of `{ev['name']}` ({state}):", "", _fence(result["text"]), ""]
+        elif kind == "compaction_end":
+            out += ["**Compacted:**", "", str(ev.get("summary") or ""), ""]
+        elif kind == "agent_end" and ev["stop"] not in ("end", "done"):
+            out += [f"*Stopped: {ev['stop']}*", ""]
+    return "\n".join(out).rstrip() + "\n"

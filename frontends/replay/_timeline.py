@@ -1,0 +1,507 @@
+"""A recorded session read back as the events a live run emitted (docs/events.md).
+
+    timeline = reconstruct(session)          # the selected branch, no provider needed
+    for item in timeline.items:              # in source order, each with its recorded time
+        item.event or item.effect
+
+The session holds what the runtime recorded (user and assistant messages, effect intents
+and completions, tool results, compactions, snapshots), not the events themselves, so the
+events are derived from the records the way the runtime derived its records from them:
+
+- a user message that is not a delivered steer or follow-up (`queued`) starts a prompt
+  (`agent_start`), unless the prompt has not reached the model yet (several texts
+  queued behind an abort start one prompt together);
+- an assistant message is one provider round: `turn_start` and `message_start` when the
+  previous record was written (the request went out then), one delta per part and
+  `message_end` when it was recorded, then `tool_start` for each of its calls;
+- `tool_end` comes when the call's effect completed (its completion record), or with its
+  tool result when it ran no effect (invalid arguments, an unknown tool, not run); a call
+  whose effect never completed ends as `unknown` when its round does;
+- `turn_end` comes once every call has its result, `agent_end` (and `settled`) when the
+  next prompt starts or the branch ends.
+
+Ids are derived from entry ids (a prompt is `p-<entry>`, an assistant message
+`m-<entry>`), so the same session always gives the same events. Where the records do not
+say why a prompt stopped (it ended after a tool batch with no answer: an iteration or
+token limit, a deadline, a killed process), `agent_end.stop` is `unknown`.
+
+Effects that ran outside a model's tool call (`smith tools run`, `smith mcp`) appear as
+`tool_start`/`tool_end` pairs whose `tool_call_id` is the effect id. Every effect is also
+an `Effect` item at the point it completed (or began, when it never completed), for
+`--reexecute`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import SmithError
+
+if TYPE_CHECKING:
+    from smith.session import Entry, Session
+
+Event = dict[str, Any]
+UNKNOWN_TEXT = "[no completion was recorded: what this call did is unknown; it is not re-run]"
+
+
+class Effect:
+    """One recorded effect: its intent and, when it was recorded, its completion."""
+
+    __slots__ = ("call", "cause", "completion", "entry", "id", "input", "kind", "name", "ts")
+
+    def __init__(self, entry: Entry, content: dict[str, Any]) -> None:
+        self.id = str(content.get("effect", entry.pair or entry.id))
+        self.entry = entry.id  # the intent's entry: where the workspace state is looked up
+        self.ts = entry.ts
+        self.name = str(content.get("name", ""))
+        self.kind = str(content.get("kind", "tool"))
+        self.input: dict[str, Any] = _dict(content.get("input"))
+        self.cause: dict[str, Any] = _dict(content.get("cause"))
+        self.completion: dict[str, Any] | None = None
+        self.call: str | None = None  # the tool call it ran for, if any
+
+    @property
+    def complete(self) -> bool:
+        """It finished and said how (not cancelled part-way, not recovered as unknown)."""
+        c = self.completion
+        return c is not None and c.get("outcome") not in ("unknown", "cancelled")
+
+
+class Item:
+    """One step of the timeline: an event, or an effect reaching its completion point.
+    `run` is the prompt it belongs to (1, 2, ...; 0 before the first prompt)."""
+
+    __slots__ = ("effect", "event", "run", "ts")
+
+    def __init__(
+        self, ts: int, run: int, event: Event | None = None, effect: Effect | None = None
+    ) -> None:
+        self.ts = ts
+        self.run = run
+        self.event = event
+        self.effect = effect
+
+
+class Timeline:
+    """The items of a branch and the runtime state its records add up to."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.runs = 0
+        self.state: dict[str, Any] = {
+            "model": None,
+            "provider": None,
+            "thinking": None,
+            "messages": 0,
+            "turns": 0,  # prompts, as --turns counts them
+            "rounds": 0,  # provider requests
+            "usage": {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0},
+            "usage_complete": True,
+            "compactions": 0,
+            "snapshots": 0,
+            "effects": 0,
+            "unknown_effects": [],
+        }
+
+
+class _Call:
+    __slots__ = ("effect", "ended", "id", "name", "recorded", "result")
+
+    def __init__(self, part: dict[str, Any]) -> None:
+        self.id = str(part.get("id", ""))
+        self.name = str(part.get("name", ""))
+        self.effect: Effect | None = None
+        self.result: dict[str, Any] | None = None  # its tool_result message (looked ahead)
+        self.ended = False  # its tool_end was emitted
+        self.recorded = False  # its tool_result entry has been passed
+
+
+class _Turn:
+    __slots__ = ("calls", "message", "number")
+
+    def __init__(self, number: int, message: dict[str, Any]) -> None:
+        self.number = number
+        self.message = message
+        self.calls: dict[str, _Call] = {}
+        parts = message.get("content")
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_call":
+                call = _Call(part)
+                self.calls[call.id] = call
+
+
+def reconstruct(session: Session, leaf: str | None = None) -> Timeline:
+    """The timeline of the branch to `leaf` (default: the selected one)."""
+    entries = session.branch(leaf)
+    contents = [_content(e) for e in entries]
+    builder = _Builder(_link(entries, contents))
+    for entry, content in zip(entries, contents, strict=True):
+        builder.take(entry, content)
+    builder.finish()
+    return builder.timeline
+
+
+def _content(entry: Entry) -> dict[str, Any]:
+    try:
+        content = entry.content
+    except SmithError:
+        return {}
+    return content if isinstance(content, dict) else {}
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+class _Links:
+    """What pass one found: each effect (by id), the call it ran for, and the entry of
+    each call's tool result."""
+
+    def __init__(self) -> None:
+        self.effects: dict[str, Effect] = {}
+        self.call_effect: dict[tuple[str, str], Effect] = {}  # (assistant entry, call id)
+        self.results: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def _link(entries: list[Entry], contents: list[dict[str, Any]]) -> _Links:
+    links = _Links()
+    open_calls: dict[str, str] = {}  # call id -> its assistant message's entry
+    for entry, content in zip(entries, contents, strict=True):
+        kind = entry.kind
+        if kind == "message" and content.get("role") == "assistant":
+            parts = content.get("content")
+            open_calls = {
+                str(p.get("id")): entry.id
+                for p in (parts if isinstance(parts, list) else [])
+                if isinstance(p, dict) and p.get("type") == "tool_call"
+            }
+        elif kind == "message" and content.get("role") == "tool_result":
+            call = str(content.get("tool_call_id", entry.pair or ""))
+            if call in open_calls:
+                links.results[(open_calls[call], call)] = content
+        elif kind == "effect_intent":
+            effect = Effect(entry, content)
+            links.effects[effect.id] = effect
+            cause = effect.cause.get("tool_call")
+            if effect.kind == "tool" and isinstance(cause, str) and cause in open_calls:
+                effect.call = cause
+                links.call_effect[(open_calls[cause], cause)] = effect
+        elif kind == "effect_completion":
+            effect_id = str(content.get("effect", entry.pair or ""))
+            found = links.effects.get(effect_id)
+            if found is not None and found.completion is None:
+                found.completion = content
+    return links
+
+
+class _Builder:
+    def __init__(self, links: _Links) -> None:
+        self.links = links
+        self.timeline = Timeline()
+        self.state = self.timeline.state
+        self.run = 0
+        self.in_run = False
+        self.answered = False  # the current prompt has reached the model
+        self.prompt_id = ""
+        self.turn: _Turn | None = None
+        self.turns_in_run = 0
+        self.last_message: dict[str, Any] | None = None
+        self.last_turn: _Turn | None = None
+        self.prev_ts = 0
+        self.ts = 0
+        self.standalone: dict[str, Effect] = {}
+
+    # -- emitting -------------------------------------------------------------------
+
+    def emit(self, type: str, ts: int | None = None, **fields: Any) -> None:
+        event = {"type": type, **fields}
+        self.timeline.items.append(Item(self.ts if ts is None else ts, self.run, event))
+
+    def effect(self, effect: Effect) -> None:
+        self.timeline.items.append(Item(self.ts, self.run, effect=effect))
+
+    # -- entries ----------------------------------------------------------------------
+
+    def take(self, entry: Entry, content: dict[str, Any]) -> None:
+        self.prev_ts, self.ts = self.ts or entry.ts, entry.ts
+        kind = entry.kind
+        if kind == "message":
+            role = content.get("role")
+            if role == "user":
+                self.user(entry, content)
+            elif role == "assistant":
+                self.assistant(entry, content)
+            elif role == "tool_result":
+                self.tool_result(entry, content)
+        elif kind == "effect_intent":
+            self.intent(entry)
+        elif kind == "effect_completion":
+            self.completion(entry, content)
+        elif kind == "compaction":
+            self.compaction(entry, content)
+        elif kind == "model_change":
+            self.state["model"] = content.get("model", self.state["model"])
+            self.state["provider"] = content.get("provider", self.state["provider"])
+        elif kind == "thinking_level":
+            self.state["thinking"] = content.get("level", self.state["thinking"])
+        elif kind == "vcs" and content.get("op") == "snapshot":
+            self.state["snapshots"] += 1
+
+    def user(self, entry: Entry, message: dict[str, Any]) -> None:
+        delivered = self.in_run and (bool(message.get("queued")) or not self.answered)
+        if not delivered:
+            self.start_run(entry.id)
+        self.end_turn()
+        text = "".join(
+            str(p.get("text", ""))
+            for p in message.get("content") or []
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
+        self.state["messages"] += 1
+        self.emit("message_start", role="user", message_id=entry.id)
+        self.emit("message_delta", message_id=entry.id, channel="text", delta=text)
+        self.emit("message_end", message_id=entry.id, message=message)
+
+    def assistant(self, entry: Entry, message: dict[str, Any]) -> None:
+        if not self.in_run:
+            self.start_run(entry.id)
+        self.end_turn()
+        self.answered = True
+        self.turns_in_run += 1
+        self.state["rounds"] += 1
+        self.state["messages"] += 1
+        self.state["model"] = message.get("model", self.state["model"])
+        self.state["provider"] = message.get("provider", self.state["provider"])
+        self.add_usage(message.get("usage"))
+        turn = _Turn(self.turns_in_run, message)
+        mid = f"m-{entry.id}"
+        self.emit("turn_start", ts=self.prev_ts, turn=turn.number)
+        self.emit("message_start", ts=self.prev_ts, role="assistant", message_id=mid)
+        for part in message.get("content") or []:
+            if isinstance(part, dict) and part.get("type") in ("text", "thinking"):
+                delta = str(part.get("text", ""))
+                if delta:
+                    self.emit("message_delta", message_id=mid, channel=part["type"], delta=delta)
+        self.emit("message_end", message_id=mid, entry_id=entry.id, message=message)
+        self.last_message = message
+        for part in message.get("content") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call":
+                args = part.get("arguments")
+                self.emit(
+                    "tool_start",
+                    tool_call_id=part.get("id"),
+                    name=part.get("name"),
+                    arguments=args if isinstance(args, dict) else {},
+                )
+        for call in turn.calls.values():
+            call.effect = self.links.call_effect.get((entry.id, call.id))
+            call.result = self.links.results.get((entry.id, call.id))
+        self.turn = turn
+        self.last_turn = turn
+        if not turn.calls:
+            self.end_turn()
+
+    def tool_result(self, entry: Entry, message: dict[str, Any]) -> None:
+        turn = self.turn
+        call_id = str(message.get("tool_call_id", entry.pair or ""))
+        if turn is None or call_id not in turn.calls:
+            return
+        call = turn.calls[call_id]
+        call.result, call.recorded = message, True
+        if not call.ended:
+            self.end_call(call)
+        if all(c.recorded for c in turn.calls.values()):
+            self.end_turn()
+
+    def intent(self, entry: Entry) -> None:
+        effect = self.links.effects.get(str(entry.pair))
+        if effect is None or effect.entry != entry.id:
+            return
+        self.state["effects"] += 1
+        if effect.call is None and effect.kind == "tool":
+            self.standalone[effect.id] = effect
+            self.emit(
+                "tool_start", tool_call_id=effect.id, name=effect.name, arguments=effect.input
+            )
+        if effect.completion is None:  # it never ended: shown where it began, never re-run
+            self.state["unknown_effects"].append(effect.id)
+            self.effect(effect)
+            if effect.id in self.standalone:
+                self.emit("tool_end", **_unknown_end(effect.id, effect.name))
+
+    def completion(self, entry: Entry, content: dict[str, Any]) -> None:
+        effect = self.links.effects.get(str(content.get("effect", entry.pair or "")))
+        if effect is None or effect.completion is not content:
+            return
+        if not effect.complete:  # cancelled part-way, or recovered as unknown on resume
+            self.state["unknown_effects"].append(effect.id)
+        if effect.id in self.standalone:
+            self.tool_end(effect.id, effect.name, _result_of(content))
+        elif effect.complete and self.turn is not None and effect.call in self.turn.calls:
+            call = self.turn.calls[effect.call]
+            if call.effect is effect and not call.ended:
+                self.end_call(call)
+        # A call whose effect did not complete ends with its tool result (cancelled), or
+        # as unknown with its round.
+        self.effect(effect)
+
+    def compaction(self, entry: Entry, content: dict[str, Any]) -> None:
+        self.end_turn()
+        self.state["compactions"] += 1
+        self.add_usage(content.get("usage"))
+        reason = content.get("reason", "auto")
+        self.emit("compaction_start", ts=self.prev_ts, reason=reason)
+        self.emit(
+            "compaction_end",
+            reason=reason,
+            ok=True,
+            summary=content.get("summary"),
+            entry_id=entry.id,
+            first_kept=content.get("first_kept"),
+            tokens_before=content.get("tokens_before"),
+        )
+
+    # -- calls, turns and runs ----------------------------------------------------------
+
+    def end_call(self, call: _Call) -> None:
+        call.ended = True
+        effect = call.effect
+        if call.result is None and (effect is None or not effect.complete):
+            self.emit("tool_end", **_unknown_end(call.id, call.name))
+            return
+        if call.result is not None:
+            message = call.result
+            parts = message.get("content") or []
+            text = "".join(
+                str(p.get("text", "")) for p in parts if isinstance(p, dict) and "text" in p
+            )
+            outcome = str(message.get("outcome", "error" if message.get("is_error") else "ok"))
+            mutation = "not-applied"
+            if effect is not None and effect.completion is not None:
+                mutation = str(effect.completion.get("mutation", "unknown"))
+            elif outcome == "unknown":
+                mutation = "unknown"
+            result = {
+                "text": text,
+                "details": _dict(message.get("details")),
+                "ok": not message.get("is_error", False),
+                "outcome": outcome,
+                "mutation": mutation,
+            }
+        else:
+            assert effect is not None and effect.completion is not None
+            result = _result_of(effect.completion)
+        self.tool_end(call.id, call.name, result)
+
+    def tool_end(self, call_id: str, name: str, result: dict[str, Any]) -> None:
+        self.emit(
+            "tool_end",
+            tool_call_id=call_id,
+            name=name,
+            result=result,
+            outcome=result["outcome"],
+            is_error=not result["ok"],
+        )
+
+    def end_turn(self) -> None:
+        turn, self.turn = self.turn, None
+        if turn is None:
+            return
+        for call in turn.calls.values():
+            if not call.ended:
+                self.end_call(call)
+        self.emit("turn_end", turn=turn.number, stop=turn.message.get("stop"))
+
+    def start_run(self, entry_id: str) -> None:
+        self.end_run()
+        self.run += 1
+        self.timeline.runs = self.state["turns"] = self.run
+        self.in_run = True
+        self.answered = False
+        self.turns_in_run = 0
+        self.last_message = None
+        self.last_turn = None
+        self.prompt_id = f"p-{entry_id}"
+        self.emit("agent_start", prompt_id=self.prompt_id)
+
+    def end_run(self) -> None:
+        self.end_turn()
+        if not self.in_run:
+            return
+        self.in_run = False
+        stop, error = _stop(self.last_turn)
+        end: Event = {"prompt_id": self.prompt_id, "stop": stop, "message": self.last_message}
+        if error:
+            end["error"] = error
+        self.emit("agent_end", **end)
+        self.emit("settled", queue=0)
+
+    def finish(self) -> None:
+        self.end_run()
+
+    def add_usage(self, usage: object) -> None:
+        if not isinstance(usage, dict):
+            self.state["usage_complete"] = False
+            return
+        totals = self.state["usage"]
+        for key in totals:
+            value = usage.get(key)
+            if isinstance(value, int):
+                totals[key] += value
+            elif key in ("input", "output"):
+                self.state["usage_complete"] = False
+
+
+def _unknown_end(call_id: str, name: str) -> dict[str, Any]:
+    result = {
+        "text": UNKNOWN_TEXT,
+        "details": {},
+        "ok": False,
+        "outcome": "unknown",
+        "mutation": "unknown",
+    }
+    return {
+        "tool_call_id": call_id,
+        "name": name,
+        "result": result,
+        "outcome": "unknown",
+        "is_error": True,
+    }
+
+
+def _result_of(completion: dict[str, Any]) -> dict[str, Any]:
+    """A tool result as the live `tool_end` had it, from an effect's completion record."""
+    output = _dict(completion.get("output"))
+    return {
+        "text": str(output.get("text", output.get("error", output.get("note", "")))),
+        "details": _dict(output.get("details")),
+        "ok": output.get("ok", completion.get("outcome") == "ok") is True,
+        "outcome": str(completion.get("outcome", "unknown")),
+        "mutation": str(completion.get("mutation", "unknown")),
+    }
+
+
+def _stop(turn: _Turn | None) -> tuple[str, str | None]:
+    """Why a prompt stopped, as far as its last round's records say."""
+    if turn is None:
+        return "unknown", None
+    message = turn.message
+    stop = message.get("stop")
+    results = [c.result for c in turn.calls.values()]
+    if stop == "abort" or any(
+        r is not None and r.get("outcome") in ("cancelled", "unknown") for r in results
+    ):
+        return "abort", None
+    if stop == "error":
+        error = message.get("error")
+        return "error", str(error) if error else None
+    if any(
+        r is not None and not r.get("is_error") and _dict(r.get("details")).get("done") is True
+        for r in results
+    ):
+        return "done", None
+    if stop == "limit" and not turn.calls:
+        return "limit", None
+    if stop == "success" and not turn.calls:
+        return "end", None
+    return "unknown", None

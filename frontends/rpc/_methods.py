@@ -1,0 +1,335 @@
+"""The methods of `smith rpc` (docs/rpc.md): each a coroutine over the server, with its
+declared parameters. Runtime operations answer as soon as they are accepted; what they
+cause arrives as `event` notifications."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import DiagnosticKind, SmithError, Source
+
+from . import _views
+from ._protocol import INVALID_PARAMS, NOT_BUILT, OPERATION_FAILED, Param, RpcError
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+Handler = Callable[..., Awaitable[object]]
+
+RPC_EMPTY_TEXT = DiagnosticKind(
+    "rpc.empty-text",
+    what="{method} was sent an empty text",
+    why="an empty message asks the model nothing",
+    fix='send the words to say, e.g. {{"text": "what does this project do?"}}',
+)
+RPC_BUSY = DiagnosticKind(
+    "rpc.busy",
+    what="{method} cannot run while the agent is working",
+    why="the running turn belongs to the open session and would be cut off",
+    fix="send wait_idle (or abort) first, then {method} again",
+)
+RPC_NOT_BUILT = DiagnosticKind(
+    "rpc.not-built",
+    what="{method} is not built yet",
+    why="this version of smith does not include {capability} yet",
+    fix="leave {method} out for now; get_state and the other methods of docs/rpc.md work",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    run: Handler
+    params: tuple[Param, ...] = ()
+    # Answered when what it waits for happens: later requests do not wait for it.
+    concurrent: bool = False
+
+
+METHODS: dict[str, Method] = {}
+
+
+def method(name: str, *params: Param, concurrent: bool = False) -> Callable[[Handler], Handler]:
+    def register(run: Handler) -> Handler:
+        METHODS[name] = Method(name, run, params, concurrent)
+        return run
+
+    return register
+
+
+def invalid(exc: SmithError) -> RpcError:
+    """A value the runtime refused (an unknown model, a bad level): invalid params."""
+    return RpcError(INVALID_PARAMS, exc.diagnostic)
+
+
+def _text(name: str, text: str) -> str:
+    if not text.strip():
+        raise RpcError(INVALID_PARAMS, RPC_EMPTY_TEXT(value=text, source=Source("rpc", name),
+                                                  method=name))  # fmt: skip
+    return text
+
+
+def _accepted(outcome: str) -> dict[str, Any]:
+    """What Runtime.prompt/steer/follow_up returned: "run" or a queue item's id."""
+    if outcome == "run":
+        return {"status": "started"}
+    return {"status": "queued", "id": outcome}
+
+
+def _idle(server: Server, name: str) -> None:
+    if server.runtime.busy:
+        raise RpcError(OPERATION_FAILED, RPC_BUSY(source=Source("rpc", name), method=name))
+
+
+# -- the conversation ------------------------------------------------------------------
+
+TEXT = Param("text", "string", required=True, example='{"text": "what is this project?"}')
+
+
+@method("prompt", TEXT)
+async def prompt(server: Server, text: str) -> object:
+    return _accepted(server.runtime.prompt(_text("prompt", text)))
+
+
+@method("steer", TEXT)
+async def steer(server: Server, text: str) -> object:
+    return _accepted(server.runtime.steer(_text("steer", text)))
+
+
+@method("follow_up", TEXT)
+async def follow_up(server: Server, text: str) -> object:
+    return _accepted(server.runtime.follow_up(_text("follow_up", text)))
+
+
+@method("abort")
+async def abort(server: Server) -> object:
+    return {"aborted": server.runtime.abort()}
+
+
+@method("wait_idle", concurrent=True)
+async def wait_idle(server: Server) -> object:
+    runtime = server.runtime
+    await runtime.wait_idle()
+    return {"busy": runtime.busy, "queue": runtime.state()["queue"]}
+
+
+@method("compact")
+async def compact(server: Server) -> object:
+    busy = server.runtime.busy
+    server.runtime.compact()
+    return {"status": "scheduled" if busy else "started"}
+
+
+# -- state -------------------------------------------------------------------------------
+
+
+@method("get_state")
+async def get_state(server: Server) -> object:
+    return await _views.state(server.runtime)
+
+
+@method("get_messages", Param("leaf", "string"))
+async def get_messages(server: Server, leaf: str | None = None) -> object:
+    try:
+        return _views.messages(server.session, leaf)
+    except SmithError as exc:
+        raise invalid(exc) from None
+
+
+@method("get_tree")
+async def get_tree(server: Server) -> object:
+    return _views.tree(server.session)
+
+
+@method("queue.list")
+async def queue_list(server: Server) -> object:
+    return {"queue": server.runtime.state()["queue"]}
+
+
+@method("queue.remove", Param("id", "string", required=True, example='{"id": "q-1a2b3c4d"}'))
+async def queue_remove(server: Server, id: str) -> object:
+    # Not an error when it is gone: it may have been delivered since it was listed.
+    return {"removed": server.runtime.queue.remove(id)}
+
+
+@method("queue.clear")
+async def queue_clear(server: Server) -> object:
+    return {"removed": server.runtime.queue.clear()}
+
+
+# -- sessions ----------------------------------------------------------------------------
+
+
+@method("session.new", Param("name", "string"))
+async def session_new(server: Server, name: str | None = None) -> object:
+    import time
+
+    _idle(server, "session.new")
+    from smith.session import SessionStore
+
+    config = server.config
+    fresh = SessionStore(config.home).create(
+        name=name or f"rpc {time.strftime('%Y-%m-%d %H:%M')}", cwd=config.project_root
+    )
+    await server.switch(fresh)
+    return _views.session_info(fresh)
+
+
+@method("session.switch", Param("session", "string", required=True,
+                                example='{"session": "fix tests"}'))  # fmt: skip
+async def session_switch(server: Server, session: str) -> object:
+    from smith.session import Session
+
+    _idle(server, "session.switch")
+    try:
+        path = _views.find_session(server.config, session)
+    except SmithError as exc:
+        raise invalid(exc) from None
+    if path != server.session.path:
+        await server.switch(Session.open(path))
+    return _views.session_info(server.session)
+
+
+@method("session.fork", Param("entry", "string"), Param("name", "string"))
+async def session_fork(server: Server, entry: str | None = None, name: str | None = None) -> object:
+    from smith.session import SessionStore
+    from smith.session._session import _session_id
+
+    _idle(server, "session.fork")
+    current = server.session
+    if entry is not None:
+        try:
+            current.entry(entry)
+        except SmithError as exc:
+            raise invalid(exc) from None
+    new_id = _session_id()
+    path = SessionStore(server.config.home).path_for(new_id, server.config.project_root)
+    forked = current.fork(path, at=entry or current.leaf, id=new_id,
+                          name=name or f"fork of {current.name or current.id}")  # fmt: skip
+    await server.switch(forked)
+    return {**_views.session_info(forked), "forked_from": current.id}
+
+
+@method("session.select", Param("leaf", "string", required=True,
+                                example='{"leaf": "9a7e01c2"}'))  # fmt: skip
+async def session_select(server: Server, leaf: str) -> object:
+    _idle(server, "session.select")
+    try:
+        server.session.select(leaf)
+    except SmithError as exc:
+        raise invalid(exc) from None
+    return _views.session_info(server.session)
+
+
+@method("session.list")
+async def session_list(server: Server) -> object:
+    return {"sessions": _views.session_list(server.config, server.session)}
+
+
+# -- model and thinking ------------------------------------------------------------------
+
+
+@method("model.set", Param("model", "string", required=True,
+                           example='{"model": "anthropic/claude-sonnet-4-5"}'))  # fmt: skip
+async def model_set(server: Server, model: str) -> object:
+    try:
+        server.runtime.set_model(model)
+    except SmithError as exc:
+        raise invalid(exc) from None
+    return {"model": server.runtime.model, "generation": server.runtime.generation}
+
+
+@method("model.list")
+async def model_list(server: Server) -> object:
+    return {"models": _views.models(server.config, server.env, server.runtime.model)}
+
+
+@method("thinking.set", Param("level", "string", required=True, example='{"level": "high"}'))
+async def thinking_set(server: Server, level: str) -> object:
+    try:
+        server.runtime.set_thinking(level)
+    except SmithError as exc:
+        raise invalid(exc) from None
+    return {"thinking": server.runtime.thinking, "generation": server.runtime.generation}
+
+
+# -- file history ------------------------------------------------------------------------
+
+FORCE = Param("force", "boolean")
+
+
+def _vcs(name: str) -> None:
+    """Whether file history exists in this build (smith.vcs)."""
+    import importlib.util
+
+    if importlib.util.find_spec("smith.vcs") is None:
+        raise RpcError(NOT_BUILT, RPC_NOT_BUILT(source=Source("rpc", name), method=name,
+                                                capability="file history"))  # fmt: skip
+
+
+@method("vcs.undo", FORCE)
+async def vcs_undo(server: Server, force: bool = False) -> object:
+    _vcs("vcs.undo")
+    return server.runtime.undo(force=force)
+
+
+@method("vcs.redo", FORCE)
+async def vcs_redo(server: Server, force: bool = False) -> object:
+    _vcs("vcs.redo")
+    return server.runtime.redo(force=force)
+
+
+@method("vcs.restore", Param("entry", "string", required=True, example='{"entry": "9a7e01c2"}'),
+        Param("conversation", "boolean"), FORCE)  # fmt: skip
+async def vcs_restore(
+    server: Server, entry: str, conversation: bool = False, force: bool = False
+) -> object:
+    _vcs("vcs.restore")
+    return server.runtime.restore(entry, conversation=conversation, force=force)
+
+
+def _history(server: Server, name: str) -> Any:
+    """The runtime's file history, or the diagnostic saying why there is none."""
+    from smith.vcs._history import HISTORY_OFF
+
+    _vcs(name)
+    _idle(server, name)
+    history = server.runtime.history
+    if history is None:
+        raise HISTORY_OFF.error(
+            value=name,
+            source=Source("rpc", name),
+            reason="vcs.enabled is false",
+            remedy="set vcs.enabled to true and start smith rpc again",
+        )
+    return history
+
+
+@method("vcs.diff", Param("a", "string"), Param("b", "string"))
+async def vcs_diff(server: Server, a: str | None = None, b: str | None = None) -> object:
+    return _history(server, "vcs.diff").diff(a, b)
+
+
+@method("vcs.history")
+async def vcs_history(server: Server) -> object:
+    turns = _history(server, "vcs.history").history()
+    return {"session": server.session.id, "turns": turns}
+
+
+# -- the process ---------------------------------------------------------------------------
+
+
+@method("memory.report")
+async def memory_report(server: Server) -> object:
+    raise RpcError(
+        NOT_BUILT,
+        RPC_NOT_BUILT(source=Source("rpc", "memory.report"), method="memory.report",
+                      capability="memory accounting by lifetime scope"),
+    )  # fmt: skip
+
+
+@method("shutdown")
+async def shutdown(server: Server) -> object:
+    await server.close()
+    return {"session": server.session.id}

@@ -1,0 +1,167 @@
+"""Read-only views for RPC answers: sessions of the project, a session's messages and
+tree, the runtime's state, the models a client may pick. Plain JSON-ready dicts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import SmithError
+
+if TYPE_CHECKING:
+    from smith.config import Config
+    from smith.runtime import Runtime
+    from smith.session import Session
+
+PREVIEW = 80  # characters of a message's first line in the tree
+
+
+def session_info(session: Session) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "name": session.name,
+        "path": session.path,
+        "entries": len(session),
+        "leaf": session.leaf,
+    }
+
+
+def find_session(config: Config, which: str) -> str:
+    """The file of this project's session named `which` (or with that id), else of the
+    session whose id is or starts with `which` in any project; session.not-found or
+    session.ambiguous otherwise. Files are only read, never locked, here."""
+    from smith.session import Session, SessionStore
+
+    store = SessionStore(config.home)
+    for path in store.paths_for_project(config.project_root):
+        try:
+            found = Session.load(path)
+        except SmithError:
+            continue
+        if which in (found.name, found.id):
+            return path
+    return store.find(which)
+
+
+def session_list(config: Config, current: Session) -> list[dict[str, Any]]:
+    """This project's sessions, newest first; the open one is `current`."""
+    from smith.session import Session, SessionStore
+
+    out = []
+    for path in SessionStore(config.home).paths_for_project(config.project_root):
+        try:
+            found = current if path == current.path else Session.load(path)
+        except SmithError:
+            continue
+        out.append(
+            {
+                "id": found.id,
+                "name": found.name,
+                "entries": len(found),
+                "modified": int(os.stat(path).st_mtime * 1000),
+                "current": found is current,
+            }
+        )
+    return out
+
+
+def messages(session: Session, leaf: str | None) -> dict[str, Any]:
+    """The recorded messages of a branch (the selected one unless `leaf` names another),
+    oldest first: everything, compacted or not (providers see less, see docs/events.md)."""
+    branch = session.branch(leaf) if leaf else session.branch()
+    found = [
+        {"entry_id": e.id, "ts": e.ts, "message": e.content} for e in branch if e.kind == "message"
+    ]
+    return {"session": session.id, "leaf": leaf or session.leaf, "messages": found}
+
+
+def tree(session: Session) -> dict[str, Any]:
+    """Every entry with its parent (all branches), messages with their role and first
+    line; `leaves` are the tips of the branches and `leaf` the selected one."""
+    children = session.children()
+    nodes = []
+    for entry in session.entries():
+        node: dict[str, Any] = {
+            "id": entry.id,
+            "parent": entry.parent,
+            "kind": entry.kind,
+            "ts": entry.ts,
+        }
+        content = entry.content if entry.kind == "message" else None
+        if isinstance(content, dict):
+            node["role"] = content.get("role")
+            node["preview"] = _first_line(content)
+        nodes.append(node)
+    leaves = [n["id"] for n in nodes if not children.get(n["id"])]
+    return {"session": session.id, "leaf": session.leaf, "leaves": leaves, "entries": nodes}
+
+
+def _first_line(message: Mapping[str, Any]) -> str:
+    for part in message.get("content") or []:
+        if isinstance(part, dict) and part.get("type") in ("text", "tool_call"):
+            text = part.get("text") or f"{part.get('name')}(…)"
+            lines = str(text).strip().splitlines()
+            return lines[0][:PREVIEW] if lines else ""
+    return ""
+
+
+async def state(runtime: Runtime) -> dict[str, Any]:
+    """What get_state answers: the runtime's own state, the session, and context use
+    (estimated tokens of what the next request sends, and the limit compaction uses)."""
+    from smith.runtime._compaction import context_limit
+
+    cache = runtime.context_cache
+    if not runtime.busy:  # a long history is decoded off the loop (see ContextCache)
+        await cache.prepare(runtime.session)
+    tokens = cache.tokens(runtime.session) if cache.built or not runtime.busy else None
+    return {
+        **runtime.state(),
+        "session": session_info(runtime.session),
+        "context": {"tokens": tokens, "limit": context_limit(runtime)},
+    }
+
+
+def models(config: Config, env: Mapping[str, str], current: str) -> list[dict[str, Any]]:
+    """What model.set takes: configured aliases and groups, the catalog's models (each
+    `usable` when its provider has a credential, looked for without any network), and
+    the offline ones."""
+    from smith.cli._auth import plugin_for
+    from smith.providers._auth import find_credential
+    from smith.runtime._setup import registry
+
+    models = registry(config)
+    out: list[dict[str, Any]] = []
+    for name, (target, source) in sorted(models.routes.aliases.items()):
+        out.append({"spec": name, "kind": "alias", "target": target, "from": str(source)})
+    for name, (members, source) in sorted(models.routes.groups.items()):
+        out.append({"spec": name, "kind": "group", "members": list(members),
+                    "from": str(source)})  # fmt: skip
+    keyed: dict[str, bool] = {}
+    for info in sorted(models.catalog.models(), key=lambda i: (i.provider, i.id)):
+        if info.provider not in keyed:
+            plugin = plugin_for(info.provider)
+            try:
+                found = find_credential(
+                    info.provider, env=env, home=config.home, config=config, plugin=plugin
+                )
+            except SmithError:
+                found = None
+            keyed[info.provider] = found is not None and not found.expired()
+        out.append(
+            {
+                "spec": info.key,
+                "kind": "model",
+                "provider": info.provider,
+                "id": info.id,
+                "context_window": info.context_window,
+                "max_output": info.max_output,
+                "thinking": list(info.thinking),
+                "usable": keyed[info.provider],
+            }
+        )
+    out.append({"spec": "demo", "kind": "offline", "usable": True})
+    out.append({"spec": "scripted:PATH", "kind": "offline", "usable": True})
+    for item in out:
+        item["current"] = item["spec"] == current
+    return out
