@@ -144,11 +144,13 @@ def _history_of(host: CommandHost) -> Any:
     return history
 
 
-def _not_built(capability: str) -> Callable[[CommandHost, str], None]:
-    def run(host: CommandHost, arg: str) -> None:
-        host.tell(f"not built yet: {capability}", error=True)
-
-    return run
+def _replay(host: CommandHost, arg: str) -> None:
+    """Replay plays a session in its own app (it needs the whole screen): say how."""
+    session = host.runtime.session
+    host.tell(
+        f"to watch this session again, run `smith replay {session.id}` in a terminal "
+        "(--speed N, --instant, --turns 2..4; --json for the events)"
+    )
 
 
 def _queue(host: CommandHost, arg: str) -> None:
@@ -192,7 +194,7 @@ COMMANDS = (
         "diff", "show the last turn's file changes (or from ENTRY [to ENTRY])", _diff, "[A] [B]"
     ),
     Command("history", "list the turns that changed files", _history),
-    Command("replay", "replay this session", _not_built("session replay")),
+    Command("replay", "how to watch this session again", _replay),
     Command("queue", "take a queued message back to edit it", _queue),
     Command("plugins", "the plugins in use", _plugins),
     Command("quit", "leave smith", _quit),

@@ -102,3 +102,16 @@ def test_every_way_of_ending_restores_the_terminal(tmux: Tmux, how: str) -> None
     else:
         tmux("send-keys", "-t", "s", {"ctrl+c": "C-c", "ctrl+d": "C-d"}[how])
     _restored(tmux)
+
+
+def test_replay_plays_a_recorded_session_in_the_app(tmux: Tmux) -> None:
+    """`smith replay NAME` in a terminal opens the app and plays the session in it."""
+    env = {**tmux.env, "SMITH_MODEL": "demo"}
+    subprocess.run([smith_executable(), "eval", "--session", "recorded", "list files"],
+                   cwd=tmux.root, env=env, capture_output=True, check=True, timeout=60)  # fmt: skip
+    tmux("send-keys", "-t", "s", "smith replay recorded --instant", "Enter")
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "finished" in tmux.screen())
+    screen = tmux.screen()
+    assert "replay of recorded" in screen and "list files" in screen and "README.md" in screen
+    tmux("send-keys", "-t", "s", "C-c")
+    _restored(tmux)

@@ -146,6 +146,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     session = find_session(config, args.session)
     timeline = reconstruct(session)
     turns.check(timeline.runs)
+    if not (args.json or args.reexecute) and _terminal(ctx):
+        return _in_the_app(session, timeline, turns, speed=speed, max_gap=max_gap)
     reexecutor = _reexecutor(config, session) if args.reexecute else None
     if args.json:
 
@@ -182,6 +184,29 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         done = ", ".join(f"{n} {status}" for status, n in counts.items())
         print(f"smith: re-executed tool effects: {done}", file=ctx.stderr)
     return 1 if counts is not None and counts["diverged"] else 0
+
+
+def _terminal(ctx: Context) -> bool:
+    """Whether replay plays in the app: both ends are a terminal (else a transcript)."""
+    import os
+    import sys
+
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return True  # smith web's driver: the app over pipes
+    return ctx.stdout is sys.stdout and sys.stdout.isatty() and sys.stdin.isatty()
+
+
+def _in_the_app(
+    session: Session, timeline: Any, turns: Any, *, speed: float | None, max_gap: float
+) -> int:
+    from ..tui import play_replay
+
+    starts = {
+        str(item.event["prompt_id"])[2:]: item.run
+        for item in timeline.items
+        if item.event is not None and item.event.get("type") == "agent_start"
+    }
+    return play_replay(session, starts, turns, speed=speed, max_gap=max_gap)
 
 
 def _reexecutor(config: Config, session: Session) -> Reexecutor:

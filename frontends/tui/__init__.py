@@ -183,3 +183,20 @@ def _open_session(ctx: Context, options: dict[str, Any]) -> Session:
     import time
 
     return store.create(name=f"smith {time.strftime('%Y-%m-%d %H:%M')}", cwd=config.project_root)
+
+
+def play_replay(
+    session: Session,
+    run_starts: dict[str, int],
+    turns: Any,
+    *,
+    speed: float | None,
+    max_gap: float,
+) -> int:
+    """`smith replay SESSION` in a terminal: the app plays the recorded session."""
+    from ._replay import ReplayApp, steps_of
+
+    app = ReplayApp(session, steps_of(session, run_starts, turns), speed=speed,
+                    max_gap=max_gap)  # fmt: skip
+    code = app.run()
+    return int(code or 0)
