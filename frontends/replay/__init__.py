@@ -199,7 +199,7 @@ def _terminal(ctx: Context) -> bool:
 def _in_the_app(
     session: Session, timeline: Any, turns: Any, *, speed: float | None, max_gap: float
 ) -> int:
-    from ..tui import play_replay
+    from ..tui import play_replay  # noqa: TID252 (mypy follows the installed name)
 
     starts = {
         str(item.event["prompt_id"])[2:]: item.run
