@@ -433,6 +433,16 @@ def product_schema() -> Schema:
             doc="`smith history gc` keeps at most this many snapshots of a project.",
         )
     )
+    add(
+        Option(
+            "vcs.watch",
+            Boolean(),
+            True,
+            doc="Track file changes with inotify (Linux) so a turn that changed nothing "
+            "costs no scan of the project; off where files change in ways inotify does "
+            "not see (writes through a shared memory mapping or a hard link from outside).",
+        )
+    )
 
     # Diagnostics.
     add(

@@ -163,7 +163,11 @@ class Runtime:
         if history is not None and history.enabled:
             from smith.vcs import FileHistory
 
-            self.history = FileHistory(history, session, context.root, journal=self.journal)
+            # watch: changes are tracked (inotify) so a batch that changed nothing costs no
+            # scan of the project; close() releases the watches.
+            self.history = FileHistory(
+                history, session, context.root, journal=self.journal, watch=True
+            )
         self.turn = 0
         self.context_cache = ContextCache()
         self.compaction_failed_at: int | None = None  # context tokens then
@@ -398,6 +402,8 @@ class Runtime:
         self._closed = True
         for queue in self._subscribers:
             queue.put_nowait(None)
+        if self.history is not None:
+            self.history.close()
         self.session.sync()
 
     # -- running ----------------------------------------------------------------------

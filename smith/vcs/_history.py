@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from smith.effects import EffectJournal
     from smith.session import Session
     from smith.vcs._repo import Scan, ShadowRepo
+    from smith.vcs._scope import Scope
     from smith.vcs._settings import HistorySettings
+    from smith.vcs._watch import ChangeTracker
 
 NEAR_CAP = 0.8  # warn once the history takes this share of vcs.max-size
 
@@ -128,17 +130,42 @@ class FileHistory:
         root: str,
         *,
         journal: EffectJournal | None = None,
+        watch: bool = False,
     ) -> None:
+        """`watch`: track changes with inotify (if `settings.watch` allows), so that a
+        scan finding nothing changed costs the events since the last one, not an lstat
+        per file; for a long-lived owner that scans often (the runtime), which must
+        `close()` it. Arming costs about one scan, so one-shot commands leave it off."""
         from smith.effects import EffectJournal
 
         self.settings = settings
         self.session = session
         self.root = os.path.realpath(root)
         self.journal = journal if journal is not None else EffectJournal(session)
+        self.watch = watch and settings.watch
         self._repo: ShadowRepo | None = None
         self._off: Diagnostic | None = None  # why snapshots stopped, once known
         self._warned: set[str] = set()
         self._lock = threading.Lock()
+        self.tracker: ChangeTracker | None = None  # armed at the first scan when watching
+        self._watch_lock = threading.Lock()  # the tracker, its descriptor and what it vouches
+        self._scope: Scope | None = None
+        self._vouched: tuple[Scan, tuple[object, ...]] | None = None  # (scan, its fence)
+
+    def close(self) -> None:
+        """Release the change tracker's watches (the history stays usable, scanning)."""
+        with self._watch_lock:
+            self.watch = False
+            self._vouched = None
+            if self.tracker is not None:
+                self.tracker.close()
+                self.tracker = None
+
+    def __enter__(self) -> FileHistory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- the repository -----------------------------------------------------------------
 
@@ -173,7 +200,31 @@ class FileHistory:
         )
 
     def scan(self, repo: ShadowRepo) -> Scan:
-        """The work tree's state now; too many files turns snapshots off (and raises)."""
+        """The work tree's state now; too many files turns snapshots off (and raises).
+        When watching and the tracker vouches that nothing the last scan looked at has
+        changed (nor its fence: the indexes, ignore rules outside the work tree), that
+        scan's result, without looking at the files."""
+        from smith.vcs._repo import Scan
+
+        with self._watch_lock:
+            tracker, scope, fence = self._tracker(repo), self._scope, None
+            if tracker is not None and scope is not None:
+                vouched, self._vouched = self._vouched, None
+                fence = scope.fence()
+                if vouched is not None and vouched[1] == fence and tracker.quiet(scope):
+                    self._vouched = vouched
+                    return Scan(vouched[0].tree, vouched[0].skipped, 0, vouched[0].files)
+                if vouched is not None and vouched[1] != fence:
+                    tracker.invalidate("the indexes or ignore rules changed")
+                tracker.prepare(scope)  # armed before the scan it is to vouch for
+            scan = self._full_scan(repo)
+            if scope is not None and fence is not None:
+                # The scan may have written the index (under the repository's lock): that
+                # write is no change; the rest of the fence is as read before the scan.
+                self._vouched = (scan, (scope.index_key(), *fence[1:]))
+            return scan
+
+    def _full_scan(self, repo: ShadowRepo) -> Scan:
         from smith.vcs._repo import TooManyFiles
 
         try:
@@ -191,6 +242,20 @@ class FileHistory:
         if scan.written:
             repo.save_state(size=repo.size() + scan.written)
         return scan
+
+    def _tracker(self, repo: ShadowRepo) -> ChangeTracker | None:
+        """The change tracker when watching (made at the first scan), unless it broke."""
+        if not self.watch:
+            return None
+        if self.tracker is None:
+            from smith.vcs._watch import ChangeTracker
+
+            self.tracker = ChangeTracker(self.root)
+        if self._scope is None or self._scope.repo is not repo:
+            from smith.vcs._scope import Scope
+
+            self._scope, self._vouched = Scope(repo), None
+        return self.tracker if self.tracker.broken is None else None
 
     # -- recording ----------------------------------------------------------------------
 

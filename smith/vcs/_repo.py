@@ -20,7 +20,7 @@ conversion (end of line, filters, ident, encodings) whatever the project's
 `snapshots`, so `git --git-dir $SMITH_HOME/vcs/<key> log` shows them; `gc` rewrites that
 branch without the snapshots it drops and deletes the objects nothing reaches any more.
 
-pygit2 is imported here and nowhere else in smith (tests/test_architecture.py).
+pygit2 is imported here and in _scope.py, and nowhere else in smith (tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -253,15 +253,19 @@ class ShadowRepo:
             index.write()
         return Scan(str(index.write_tree()), skipped, written, len(index))
 
-    def _project_index(self) -> tuple[tuple[int, ...], str, frozenset[str]] | None:
-        """(stat of the project's index, prefix of this root in it, tracked paths under
-        the root relative to it); read-only, cached while the index file is unchanged."""
+    def project_gitdir(self) -> str | None:
+        """The project's own git directory (None: it has none)."""
         if self._gitdir is False:
             found = pygit2.discover_repository(self.root)
             mine = found is not None and os.path.realpath(found) == os.path.realpath(self.path)
             self._gitdir = None if mine else found
-        gitdir = self._gitdir
-        if not isinstance(gitdir, str):
+        return self._gitdir if isinstance(self._gitdir, str) else None
+
+    def project_index(self) -> tuple[tuple[int, ...], str, frozenset[str]] | None:
+        """(stat of the project's index, prefix of this root in it, tracked paths under
+        the root relative to it); read-only, cached while the index file is unchanged."""
+        gitdir = self.project_gitdir()
+        if gitdir is None:
             return None
         index_path = os.path.join(gitdir, "index")
         try:
@@ -284,13 +288,13 @@ class ShadowRepo:
         return self._project
 
     def _tracked(self) -> frozenset[str]:
-        project = self._project_index()
+        project = self.project_index()
         return frozenset() if project is None else project[2]
 
     def _add_tracked_ignored(self, index: pygit2.Index) -> int:
         """Add files the project's git tracks that the shadow has not got: those its
         .gitignore hides (force-added ones). Runs when the project's index changed."""
-        project = self._project_index()
+        project = self.project_index()
         if project is None:
             return 0
         key = list(project[0])
@@ -538,7 +542,10 @@ def _write(full: str, data: bytes, mode: int) -> None:
     permission bits apart from the executable ones, which follow `mode`."""
     directory = os.path.dirname(full)
     if os.path.isdir(full) and not os.path.islink(full):
-        os.rmdir(full)  # emptied by the deletions before; a full one raises
+        # Emptied by the deletions before but for empty directories (git does not see
+        # them); one that still holds a file raises.
+        for emptied, _, _ in os.walk(full, topdown=False):
+            os.rmdir(emptied)
     os.makedirs(directory, exist_ok=True)
     tmp = os.path.join(directory, f".smith-{os.getpid()}-{threading.get_ident()}.tmp")
     if mode == LINK:

@@ -26,6 +26,7 @@ class HistorySettings:
         "max_files",
         "max_size",
         "user_home",
+        "watch",
     )
 
     def __init__(
@@ -40,6 +41,7 @@ class HistorySettings:
         keep_days: int = 30,
         keep_count: int = 1000,
         user_home: str | None = None,
+        watch: bool = True,
     ) -> None:
         self.home = home
         self.enabled = enabled
@@ -50,6 +52,7 @@ class HistorySettings:
         self.keep_days = keep_days
         self.keep_count = keep_count
         self.user_home = os.path.realpath(user_home or os.path.expanduser("~"))
+        self.watch = watch  # whether a long-lived FileHistory may track changes (inotify)
 
     @classmethod
     def from_config(cls, config: Config) -> HistorySettings:
@@ -62,4 +65,5 @@ class HistorySettings:
             allow_home=config["vcs.allow-home"] is True,
             keep_days=config.integer("vcs.keep-days"),
             keep_count=config.integer("vcs.keep-count"),
+            watch=config["vcs.watch"] is True,
         )
