@@ -277,3 +277,136 @@ def test_intents_are_translated_or_degrade_by_their_policy(tmp_path: Path) -> No
             "reason": "this frontend cannot ask the user",
         }
     ]
+
+
+class _Stalled:
+    """A client that never takes its progress notifications (its output pipe is full)."""
+
+    request_id = 7
+
+    def __init__(self) -> None:
+        self.session = self
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        await anyio.sleep_forever()
+
+
+def test_progress_nobody_takes_does_not_hold_up_the_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from smith.effects import EffectJournal, ToolContext, ToolResult, ToolSpec
+    from smith.frontends.mcp import _server
+    from smith.session import Session
+
+    monkeypatch.setattr(_server, "PROGRESS_WAIT", 0.2)
+
+    def chatty(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        for size in (10, 20, 30):
+            ctx.progress({"output_bytes": size, "tail": f"line {size}"})
+        return ToolResult("finished")
+
+    spec = ToolSpec("chatty", "reports progress", {"type": "object"}, chatty, mutating=False)
+    session = Session.create(str(tmp_path / "s.smith"), name="mcp", cwd=str(tmp_path))
+    with session:
+        server = _server.SmithMcp(
+            session=session,
+            journal=EffectJournal(session),
+            tools={"chatty": spec},
+            context=ToolContext(root=str(tmp_path), cwd=str(tmp_path)),
+            home=str(tmp_path),
+            project=str(tmp_path),
+            version="0",
+        )
+
+        async def main() -> Any:
+            with anyio.fail_after(10):
+                return await server.run(_Stalled(), spec, {})  # type: ignore[arg-type]
+
+        outcome = anyio.run(main)
+    assert outcome.outcome == "ok" and outcome.result.text == "finished"
+
+
+def test_a_tool_that_crashes_is_a_tool_error_and_its_end_is_recorded(tmp_path: Path) -> None:
+    """A tool failing unexpectedly is a tool execution error (isError, the text saying
+    what failed) the caller's model can read, not a protocol error."""
+    import mcp_types as types
+
+    from smith.effects import EffectJournal, ToolContext, ToolResult, ToolSpec
+    from smith.frontends.mcp._server import SmithMcp
+    from smith.session import Session
+
+    def broken(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        raise KeyError("surprise")
+
+    spec = ToolSpec("broken", "always fails", {"type": "object"}, broken, mutating=True)
+    session = Session.create(str(tmp_path / "s.smith"), name="mcp", cwd=str(tmp_path))
+    with session:
+        server = SmithMcp(
+            session=session,
+            journal=EffectJournal(session),
+            tools={"broken": spec},
+            context=ToolContext(root=str(tmp_path), cwd=str(tmp_path)),
+            home=str(tmp_path),
+            project=str(tmp_path),
+            version="0",
+        )
+        request = _Request()
+        request.request_id = 3  # type: ignore[attr-defined]
+        params = types.CallToolRequestParams(name="broken", arguments={})
+        result = anyio.run(server.call_tool, request, params)  # type: ignore[arg-type]
+        completions = [e.content for e in session.entries() if e.kind == "effect_completion"]
+    assert result.is_error
+    assert "broken" in result.content[0].text and "KeyError" in result.content[0].text
+    assert [(c["outcome"], c["mutation"]) for c in completions] == [("error", "unknown")]
+
+
+def test_sigterm_ends_the_server_while_the_client_keeps_its_end_open(senv: SmithEnv) -> None:
+    """A supervisor's SIGTERM ends `smith mcp` even though the client has not closed
+    stdin: the running tool is stopped and its end recorded first."""
+    import signal
+
+    project = _project(senv)
+    proc = subprocess.Popen(
+        [smith_executable(), "mcp", "--session", "ended"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=project,
+        env=senv.env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
+        call = {
+            "name": "bash",
+            "arguments": {"command": "echo started; sleep 30"},
+            "_meta": {"progressToken": "p"},
+        }
+        for request in [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
+        ]:
+            proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        assert json.loads(proc.stdout.readline())["method"] == "notifications/progress"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0  # stdin is still open
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    from smith.session import Session, SessionStore
+
+    found = SessionStore(str(senv.data_home)).paths_for_project(str(project))
+    ended = next(s for s in map(Session.load, found) if s.name == "ended")
+    completions = [e.content for e in ended.entries() if e.kind == "effect_completion"]
+    assert [c["outcome"] for c in completions] == ["cancelled"]

@@ -391,3 +391,19 @@ def test_end_of_input_and_sigterm_abort_and_exit_cleanly(senv: SmithEnv) -> None
             assert rpc.event("agent_end")["stop"] == "abort", ending
             assert rpc.event("settled")
             assert rpc.proc.wait(10) == 0, rpc.stderr()
+
+
+def test_a_batch_that_shuts_down_is_answered_before_the_process_exits(senv: SmithEnv) -> None:
+    project = _project(senv)
+    with Rpc(senv, project, "--model", "demo") as rpc:
+        batch = [
+            {"jsonrpc": "2.0", "id": "w", "method": "wait_idle"},
+            {"jsonrpc": "2.0", "id": "s", "method": "shutdown"},
+            {"jsonrpc": "2.0", "id": "late", "method": "get_state"},
+        ]
+        rpc.send_raw(json.dumps(batch) + "\n")
+        answers = rpc.pump(lambda r: isinstance(r, list))
+        assert [a["id"] for a in answers] == ["w", "s", "late"]
+        assert answers[0]["result"]["busy"] is False and answers[1]["result"]["session"]
+        assert answers[2]["error"]["data"]["code"] == "rpc.closed"
+        assert rpc.proc.wait(10) == 0, rpc.stderr()

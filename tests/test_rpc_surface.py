@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -129,3 +130,27 @@ def test_any_input_line_gets_an_answer_not_an_exception(raw: bytes) -> None:
     else:
         items, _ = parsed
         assert items
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "id": 1e400, "method": "get_state"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "prompt", "params": {"text": -1e999}}',
+    ],
+)
+def test_a_number_json_cannot_carry_back_is_a_parse_error(line: bytes) -> None:
+    """1e400 is JSON, but as a float it is infinite, and echoed back (as the id, or in a
+    diagnostic's value) it would be `Infinity`, which is not: strict clients could not
+    read the answer."""
+    from smith.frontends.rpc._protocol import encode, parse_line
+
+    parsed = parse_line(line, 3)
+    assert isinstance(parsed, dict), parsed
+    assert parsed["id"] is None and parsed["error"]["code"] == -32700
+    assert "out of range" in parsed["error"]["data"]["what"]
+
+    def strict(name: str) -> object:
+        raise ValueError(name)
+
+    json.loads(encode(parsed), parse_constant=strict)

@@ -273,3 +273,83 @@ def test_an_abort_while_the_stream_closes_is_not_lost(tmp_path: Path) -> None:
     assert w.of("agent_end")[-1]["stop"] == "abort"
     recorded = messages(w.reopened())
     assert recorded[2]["role"] == "tool_result" and "not run" in recorded[2]["content"][0]["text"]
+
+
+def test_abort_while_the_files_are_snapshotted_ends_every_call_as_not_run(
+    tmp_path: Path,
+) -> None:
+    """The snapshot before a mutating batch runs off the loop; an abort while it is taken
+    still gives every call its tool_end and its result, after the snapshot's record."""
+    import threading
+
+    from smith.vcs import HistorySettings
+
+    w = World(tmp_path)
+    calls = [ToolCall("c1", "write", {"path": "a.txt", "content": "x"}), ToolCall("c2", "ls", {})]
+    fake = Fake([*calls, End("tool_use")])
+    entered, release = threading.Event(), threading.Event()
+
+    async def main() -> None:
+        history = HistorySettings(str(tmp_path / "home"), user_home=str(tmp_path / "user"))
+        rt = w.runtime(fake, history=history)
+        assert rt.history is not None
+        snapshot = rt.history.snapshot
+
+        def slow_snapshot(*args: Any, **kw: Any) -> Any:
+            entered.set()
+            release.wait(10)
+            return snapshot(*args, **kw)
+
+        rt.history.snapshot = slow_snapshot  # type: ignore[method-assign]
+        rt.prompt("go")
+        while not entered.is_set():
+            await asyncio.sleep(0.01)
+        assert rt.abort() is True
+        release.set()
+        await rt.wait_idle()
+        await rt.close()
+
+    run(main)
+    assert [e["tool_call_id"] for e in w.of("tool_end")] == ["c1", "c2"]
+    assert all(e["outcome"] == "cancelled" for e in w.of("tool_end"))
+    assert w.of("agent_end")[-1]["stop"] == "abort"
+    recorded = messages(w.reopened())
+    assert [m["role"] for m in recorded] == ["user", "assistant", "tool_result", "tool_result"]
+    assert "not run" in recorded[2]["content"][0]["text"]
+    assert not (w.project / "a.txt").exists()
+    assert not [e for e in w.reopened().entries() if e.kind == "effect_intent"]
+    kinds = [e.kind for e in w.reopened().branch()]
+    assert kinds.index("vcs") < kinds.index("message", 2)  # the snapshot's record first
+    _resume(w)
+
+
+def test_abort_ends_calls_still_waiting_for_an_earlier_one_with_a_tool_end(
+    tmp_path: Path,
+) -> None:
+    """A call ordered behind another (both exclusive) has not started when the abort
+    comes: it still gets its tool_end, as every call does, and a not-run result."""
+    import threading
+
+    from tests.runtime_kit import slow_tool
+
+    w = World(tmp_path)
+    release, started = threading.Event(), threading.Event()
+    first = slow_tool("first", release, exclusive=True, started=started)
+    second = slow_tool("second", release, exclusive=True)
+    fake = Fake([ToolCall("c1", "first", {}), ToolCall("c2", "second", {}), End("tool_use")])
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=[first, second])
+        rt.prompt("go")
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        rt.abort()
+        await rt.wait_idle()
+        await rt.close()
+
+    run(main)
+    ends = {e["tool_call_id"]: e["outcome"] for e in w.of("tool_end")}
+    assert ends == {"c1": "cancelled", "c2": "cancelled"}
+    recorded = messages(w.reopened())
+    assert [m.get("tool_call_id") for m in recorded[2:]] == ["c1", "c2"]
+    assert "not run" in recorded[3]["content"][0]["text"]

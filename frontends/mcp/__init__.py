@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     from smith.cli._main import Context
 
@@ -74,33 +75,79 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
 async def _serve(server: SmithMcp, ctx: Context) -> None:
-    """Serve until the client closes stdin; SIGTERM and SIGHUP end it the same way
-    (running tools are stopped and record how they ended)."""
+    """Serve until the client closes stdin; SIGTERM, SIGINT and SIGHUP end it the same
+    way (running tools are stopped and record how they ended), stdin open or not."""
     import asyncio
     import contextlib
     import signal
+    from typing import cast
 
     from mcp.server.stdio import stdio_server
 
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    signals = [getattr(signal, name) for name in SIGNALS]
+    for sig in signals:
         loop.add_signal_handler(sig, task.cancel)
     try:
-        # The SDK takes file descriptors 0 and 1 for the protocol (pointing them at the
-        # null device and at stderr meanwhile); Python's own stdout is sent to stderr
-        # too, so nothing printed can reach the protocol stream, even when flushed late.
-        async with stdio_server() as (read, write):
+        # The SDK takes file descriptor 1 for the protocol (pointing it at stderr
+        # meanwhile); Python's own stdout is sent to stderr too, so nothing printed can
+        # reach the protocol stream, even when flushed late. Input comes from _Input.
+        async with stdio_server(stdin=cast("Any", _Input())) as (read, write):
             with contextlib.redirect_stdout(ctx.stderr):
                 mcp = server.server
                 await mcp.run(read, write, mcp.create_initialization_options())
     except asyncio.CancelledError:
         pass
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in signals:
             loop.remove_signal_handler(sig)
+
+
+class _Input:
+    """The protocol's input lines, as the SDK iterates them. They are read from a
+    private duplicate of fd 0 by a daemon thread (fd 0 itself then reads the null
+    device, so children never take protocol input): the SDK's own reader blocks a
+    worker thread the process waits for, so a signal could not end the server while
+    the client kept its end of the pipe open."""
+
+    def __init__(self) -> None:
+        import asyncio
+        import fcntl
+        import os
+        import sys
+
+        # Relative: frontends/ installs as smith.frontends, which mypy cannot see.
+        from ..rpc._io import LineReader  # noqa: TID252
+
+        if sys.stdin is None:  # started without stdin: fd 0 may be a file smith opened
+            private = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)  # no input at all
+        else:
+            private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+        loop = asyncio.get_running_loop()
+        self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        def deliver(line: bytes | None) -> None:  # from the reading thread
+            loop.call_soon_threadsafe(self._lines.put_nowait, line)
+
+        LineReader(private, deliver).start()
+
+    def __aiter__(self) -> _Input:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._lines.get()
+        if line is None:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
 
 
 def _log_to_stderr(ctx: Context, *, debug: bool) -> None:

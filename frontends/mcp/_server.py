@@ -128,6 +128,12 @@ class SmithMcp:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)], is_error=True
             )
+        except Exception as exc:  # a bug in the tool; run_tool recorded how it ended
+            log.exception("tool %s crashed", spec.name)
+            text = f"the {spec.name} tool failed: {type(exc).__name__}: {exc}"
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], is_error=True
+            )
         result = outcome.result
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
@@ -159,7 +165,7 @@ class SmithMcp:
             }
             for intent in intents_for(ev):
                 try:
-                    anyio.from_thread.run(self.show, ctx, intent)
+                    anyio.from_thread.run(self._show_soon, ctx, intent)
                 except Exception:  # the request ended meanwhile: its progress is moot
                     log.debug("progress not sent", exc_info=True)
 
@@ -179,6 +185,15 @@ class SmithMcp:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(finished.wait, STOP_GRACE)
             raise
+
+    async def _show_soon(self, ctx: ServerRequestContext[Any], intent: Intent) -> None:
+        """`show` for a tool's thread, which waits for it: given up after PROGRESS_WAIT
+        (a client that does not read its input loses the update), so that a stalled
+        client never stops a tool from checking its deadline or its cancellation."""
+        with anyio.move_on_after(PROGRESS_WAIT) as waited:
+            await self.show(ctx, intent)
+        if waited.cancelled_caught:
+            log.debug("progress not sent within %s s: dropped", PROGRESS_WAIT)
 
     async def show(self, ctx: ServerRequestContext[Any], intent: Intent) -> None:
         """Show one UI intent: translated where MCP has a form for it, else degraded by

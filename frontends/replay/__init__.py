@@ -13,7 +13,9 @@ diverged. See docs/replay.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
@@ -165,15 +167,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             f"smith: replaying session {session.name or session.id} ({session.id})", file=ctx.stderr
         )
     try:
-        play(
-            timeline,
-            emit,
-            turns=turns,
-            speed=speed,
-            max_gap=max_gap,
-            clock=CLOCK or Clock(),
-            effect=reexecutor,
-        )
+        with _signals_interrupt():
+            play(
+                timeline,
+                emit,
+                turns=turns,
+                speed=speed,
+                max_gap=max_gap,
+                clock=CLOCK or Clock(),
+                effect=reexecutor,
+            )
     finally:
         if reexecutor is not None:
             reexecutor.close()
@@ -184,6 +187,29 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         done = ", ".join(f"{n} {status}" for status, n in counts.items())
         print(f"smith: re-executed tool effects: {done}", file=ctx.stderr)
     return 1 if counts is not None and counts["diverged"] else 0
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP interrupt playback as Ctrl-C does (exit status 130): the
+    command being re-run is ended with everything it started, and the scratch copy is
+    removed, instead of both outliving smith."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread can take signals (smith run in-process by a test)
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def _terminal(ctx: Context) -> bool:

@@ -8,6 +8,13 @@ tools read of earlier calls (the file digests edit checks for staleness) comes f
 recorded completions, never from the re-runs. The re-runs are recorded in a throwaway
 in-memory journal: the session itself is only read.
 
+The project itself is never touched: a path argument into the project, the project's
+path inside a shell command (as recorded, resolved, or under `~`/`$HOME`), and a
+recorded working directory all point into the scratch copy instead. Outputs are
+compared as if the re-run had been in the project: the scratch copy's path in them reads
+as the project's, and the file a long output was saved to is not part of it (each run
+saves to a new one), so the report is the same on every replay.
+
 An effect that never completed, or was cancelled part-way, is `unknown` and is never run
 again. One that cannot be re-run faithfully (no snapshot, its recorded input was cut, a
 tool this smith does not have) is `skipped` with the reason. The others are `same` or
@@ -17,6 +24,7 @@ tool this smith does not have) is `skipped` with the reason. The others are `sam
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,6 +39,7 @@ if TYPE_CHECKING:
 
 FIELDS = ("outcome", "ok", "mutation", "text", "details")
 VOLATILE = frozenset({"full_output"})  # where a run saved its output: a new file each run
+SAVED = "<the saved output>"  # stands for that file where the text names it
 CUT = "\n[... cut: "  # the marker smith.effects._journal.bounded leaves in a cut string
 
 
@@ -144,12 +153,13 @@ class Reexecutor:
             return {**report, "status": "skipped", "reason": skip}
         assert spec is not None
         output = completion.get("output")
-        expected = {
+        recorded = {
             **(output if isinstance(output, dict) else {}),
             "outcome": completion["outcome"],
         }
-        actual = self.run(spec, effect, root, expected)
-        differs = [f for f in FIELDS if _normal(expected, f) != _normal(actual, f)]
+        expected = _comparable(recorded)
+        actual = _comparable(self.unmoved(self.run(spec, effect, root, recorded), root))
+        differs = [f for f in FIELDS if expected.get(f) != actual.get(f)]
         if not differs:
             return {**report, "status": "same"}
         return {
@@ -181,9 +191,11 @@ class Reexecutor:
         details = expected.get("details")
         shown = details.get("cwd") if isinstance(details, dict) else None
         cwd = os.path.normpath(os.path.join(root, shown)) if isinstance(shown, str) else root
+        if not _within(cwd, root) or not os.path.isdir(cwd):  # recorded outside the project
+            cwd = root
         ctx = ToolContext(
             root=root,
-            cwd=cwd if os.path.isdir(cwd) else root,
+            cwd=cwd,
             session=self.seen,
             limits=self.limits,
             spill_dir=self.spill,
@@ -205,7 +217,8 @@ class Reexecutor:
 
     def moved(self, args: dict[str, Any], root: str) -> dict[str, Any]:
         """Arguments with absolute paths into the recorded project moved into the
-        scratch copy (only `path` and `cwd`: a shell command's text is run as it was)."""
+        scratch copy: `path` and `cwd`, and the project's path wherever a shell command
+        names it (the rest of the command is run as it was)."""
         out = dict(args)
         for key in ("path", "cwd"):
             value = out.get(key)
@@ -213,14 +226,80 @@ class Reexecutor:
                 rel = os.path.relpath(value, self.project)
                 if rel != ".." and not rel.startswith("../"):
                     out[key] = os.path.normpath(os.path.join(root, rel))
+        command = out.get("command")
+        if isinstance(command, str):
+            out["command"] = _replace_dir(command, _names_of(self.project), root)
+        return out
+
+    def unmoved(self, result: dict[str, Any], root: str) -> dict[str, Any]:
+        """The re-run's result as if it had run in the project: the scratch copy's path
+        in its strings reads as the project's, and `output_bytes` counts the output so."""
+        names = sorted({root, os.path.realpath(root)}, key=len, reverse=True)
+        out: dict[str, Any] = _replace_in(result, names, self.project)
+        details = out.get("details")
+        size = details.get("output_bytes") if isinstance(details, dict) else None
+        if isinstance(details, dict) and isinstance(size, int):
+            saved = details.get("full_output")  # a long output's whole text, if saved
+            raw = str(result.get("text", ""))
+            if isinstance(saved, str):
+                try:
+                    with open(saved, "rb") as f:
+                        raw = f.read().decode("utf-8", "replace")
+                except OSError:
+                    pass
+            moved_back = _replace_dir(raw, names, self.project)
+            details["output_bytes"] = size + len(moved_back.encode()) - len(raw.encode())
         return out
 
 
-def _normal(result: dict[str, Any], field: str) -> object:
-    value = result.get(field)
-    if field == "details" and isinstance(value, dict):
-        return {k: v for k, v in value.items() if k not in VOLATILE}
+def _within(path: str, root: str) -> bool:
+    rel = os.path.relpath(path, root)
+    return rel != ".." and not rel.startswith("../") and not os.path.isabs(rel)
+
+
+def _names_of(project: str) -> list[str]:
+    """The ways a shell command may name the project directory, longest first."""
+    names = {project, os.path.realpath(project)}
+    home = os.path.expanduser("~")
+    for path in list(names):
+        rel = os.path.relpath(path, home)
+        if home != "/" and rel != "." and _within(path, home):
+            names |= {f"~/{rel}", f"$HOME/{rel}", f"${{HOME}}/{rel}"}
+    return sorted(names, key=len, reverse=True)
+
+
+def _dir_pattern(name: str) -> re.Pattern[str]:
+    """`name` as a whole directory: not the start of a longer name (`/p` in `/p2`)."""
+    return re.compile(re.escape(name) + r"(?![\w.-])")
+
+
+def _replace_dir(text: str, names: list[str], to: str) -> str:
+    for name in names:
+        text = _dir_pattern(name).sub(lambda _: to, text)
+    return text
+
+
+def _replace_in(value: Any, names: list[str], to: str) -> Any:
+    if isinstance(value, str):
+        return _replace_dir(value, names, to)
+    if isinstance(value, dict):
+        return {k: _replace_in(v, names, to) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_in(v, names, to) for v in value]
     return value
+
+
+def _comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """The fields compared (and reported): without what differs on every run, the file
+    the whole output was saved to, which the text names when it is long."""
+    out = {f: result.get(f) for f in FIELDS}
+    details = result.get("details")
+    if isinstance(details, dict):
+        saved = details.get("full_output")
+        if isinstance(saved, str) and saved and isinstance(out["text"], str):
+            out["text"] = out["text"].replace(saved, SAVED)
+        out["details"] = {k: v for k, v in details.items() if k not in VOLATILE}
+    return out
 
 
 def _was_cut(value: object) -> bool:

@@ -18,7 +18,10 @@ events are derived from the records the way the runtime derived its records from
   tool result when it ran no effect (invalid arguments, an unknown tool, not run); a call
   whose effect never completed ends as `unknown` when its round does;
 - `turn_end` comes once every call has its result, `agent_end` (and `settled`) when the
-  next prompt starts or the branch ends.
+  next prompt starts or the branch ends;
+- a compaction stays inside its prompt when the loop did it before a round, and comes
+  after the prompt's `agent_end` (followed by `settled`) when it ran on its own, while
+  idle: the prompt's records show it had ended.
 
 Ids are derived from entry ids (a prompt is `p-<entry>`, an assistant message
 `m-<entry>`), so the same session always gives the same events. Where the records do not
@@ -202,6 +205,7 @@ class _Builder:
         self.run = 0
         self.in_run = False
         self.answered = False  # the current prompt has reached the model
+        self.waiting = False  # the run's newest message is input the model has not seen
         self.prompt_id = ""
         self.turn: _Turn | None = None
         self.turns_in_run = 0
@@ -252,6 +256,7 @@ class _Builder:
         if not delivered:
             self.start_run(entry.id)
         self.end_turn()
+        self.waiting = True
         text = "".join(
             str(p.get("text", ""))
             for p in message.get("content") or []
@@ -267,6 +272,7 @@ class _Builder:
             self.start_run(entry.id)
         self.end_turn()
         self.answered = True
+        self.waiting = False
         self.turns_in_run += 1
         self.state["rounds"] += 1
         self.state["messages"] += 1
@@ -346,6 +352,12 @@ class _Builder:
         self.effect(effect)
 
     def compaction(self, entry: Entry, content: dict[str, Any]) -> None:
+        # The loop compacts before a round, so within a prompt the model has yet to answer
+        # input, or its last round asked for tools; otherwise the prompt had ended and
+        # this compaction ran on its own, while idle (`compact` between prompts).
+        idle = not self.in_run or (not self.waiting and _stop(self.last_turn)[0] != "unknown")
+        if idle:
+            self.end_run(ts=self.prev_ts)
         self.end_turn()
         self.state["compactions"] += 1
         self.add_usage(content.get("usage"))
@@ -360,6 +372,8 @@ class _Builder:
             first_kept=content.get("first_kept"),
             tokens_before=content.get("tokens_before"),
         )
+        if idle:
+            self.emit("settled", queue=0)
 
     # -- calls, turns and runs ----------------------------------------------------------
 
@@ -424,7 +438,7 @@ class _Builder:
         self.prompt_id = f"p-{entry_id}"
         self.emit("agent_start", prompt_id=self.prompt_id)
 
-    def end_run(self) -> None:
+    def end_run(self, ts: int | None = None) -> None:
         self.end_turn()
         if not self.in_run:
             return
@@ -433,8 +447,8 @@ class _Builder:
         end: Event = {"prompt_id": self.prompt_id, "stop": stop, "message": self.last_message}
         if error:
             end["error"] = error
-        self.emit("agent_end", **end)
-        self.emit("settled", queue=0)
+        self.emit("agent_end", ts, **end)
+        self.emit("settled", ts, queue=0)
 
     def finish(self) -> None:
         self.end_run()

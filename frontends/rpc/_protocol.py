@@ -19,6 +19,7 @@ and a smith diagnostic as `data`, so a client can show `what`/`why`/`fix` as the
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,7 +128,7 @@ def parse_line(raw: bytes, number: int) -> tuple[list[Item], bool] | dict[str, A
     error response of a line that cannot be read at all (not JSON, an empty batch)."""
     try:
         text = raw.decode("utf-8")
-        message = json.loads(text, parse_constant=_no_constant)
+        message = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except (UnicodeDecodeError, ValueError) as exc:
         detail = str(exc)
         shown = raw[:200].decode("utf-8", "replace")
@@ -142,6 +143,15 @@ def parse_line(raw: bytes, number: int) -> tuple[list[Item], bool] | dict[str, A
 
 def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    """A number as a float, refused when it does not fit one (1e400): echoed back, as an
+    id or a diagnostic's value, it would be `Infinity`, which is not JSON."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is out of range (beyond about ±1.8e308)")
+    return value
 
 
 def _where(number: int) -> Source:

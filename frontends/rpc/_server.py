@@ -126,6 +126,7 @@ class Server:
             for sig in SIGNALS:
                 loop.remove_signal_handler(sig)
             await self.close()
+            await self._drain()  # e.g. the answer of the batch that held the shutdown
             self._writer.finish()
         return 0
 
@@ -218,7 +219,12 @@ class Server:
             return
         self._closed = True
         await self.runtime.close()
-        if self._pending:
-            await asyncio.gather(*self._pending, return_exceptions=True)
+        await self._drain()
         self._unwatch()
         self.session.close()
+
+    async def _drain(self) -> None:
+        """Wait until every answer still to come has been sent (new ones may be added
+        meanwhile: a batch is answered once all of its calls are)."""
+        while self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)

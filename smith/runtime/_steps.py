@@ -302,7 +302,7 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
     # what a shell command did is covered too); see smith/vcs.
     mutating = rt.history is not None and any(s is not None and s.mutating for s in specs)
     cause = {"turn": rt.turn, "tool_calls": [c["id"] for c in calls]}
-    base = await _snapshot(rt, "before", None, cause) if mutating else None
+    base = await _before(rt, calls, cause) if mutating else None
     tasks: list[asyncio.Task[dict[str, Any]]] = []
     for i, call in enumerate(calls):
         deps = [
@@ -317,13 +317,37 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
         await asyncio.wait(tasks)  # each records its own end within the abort grace
         if mutating:
             await _snapshot(rt, "after", base, cause)
-        _record_results(rt, [(c, _task_result(t, c)) for c, t in zip(calls, tasks, strict=True)])
+        ended = []
+        for call, task in zip(calls, tasks, strict=True):
+            result = _task_result(task, call)
+            if task.cancelled() or task.exception() is not None:
+                _tool_end(rt, call, result)  # it ended before it could say so itself
+            ended.append((call, result))
+        _record_results(rt, ended)
         raise
     if mutating:
         await _snapshot(rt, "after", base, cause)
     results = [t.result() for t in tasks]
     _record_results(rt, list(zip(calls, results, strict=True)))
     return any(r.get("details", {}).get("done") is True and r["ok"] for r in results)
+
+
+async def _before(rt: Runtime, calls: list[dict[str, Any]], cause: dict[str, Any]) -> str | None:
+    """The snapshot before a batch. Aborted while it is taken, the batch does not run:
+    once the snapshot has recorded itself, every call ends as not run (its `tool_end` and
+    its result), so no call is left without a result."""
+    taking = asyncio.ensure_future(_snapshot(rt, "before", None, cause))
+    try:
+        return await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        await asyncio.wait({taking})  # its thread writes to the session: let it finish
+        if not taking.cancelled() and taking.exception() is not None:
+            log.warning("the snapshot before an aborted batch failed: %s", taking.exception())
+        results = [(call, _not_run(call, "aborted")) for call in calls]
+        for call, result in results:
+            _tool_end(rt, call, result)
+        _record_results(rt, results)
+        raise
 
 
 async def _snapshot(rt: Runtime, phase: str, base: str | None, cause: dict[str, Any]) -> str | None:
@@ -385,6 +409,11 @@ async def _one_call(
         if task is not None:
             task.smith_started = {call["id"]}  # type: ignore[attr-defined]
         result = await _execute(rt, call, spec)
+    _tool_end(rt, call, result)
+    return result
+
+
+def _tool_end(rt: Runtime, call: dict[str, Any], result: dict[str, Any]) -> None:
     rt.emit(
         event(
             "tool_end",
@@ -395,7 +424,6 @@ async def _one_call(
             is_error=not result["ok"],
         )
     )
-    return result
 
 
 async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
