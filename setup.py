@@ -47,12 +47,14 @@ directives = {
 }
 
 
-def fast(name: str) -> Extension:
+def fast(name: str, *headers: str) -> Extension:
     return Extension(
         f"smith._fast.{name}",
         [f"smith/_fast/{name}.pyx"],
         define_macros=macros,
         extra_compile_args=compile_args,
+        include_dirs=["smith/_fast"],
+        depends=[f"smith/_fast/{h}" for h in headers],
     )
 
 
@@ -80,6 +82,7 @@ setup(
             fast("_arena"),
             fast("_cbor_encode"),
             fast("_cbor_decode"),
+            fast("_memory", "_memory_hooks.h"),
         ],
         compiler_directives=directives,
         build_dir="build/cython",

@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import (
     bench_cbor,
     bench_config,
+    bench_memory,
     bench_runtime,
     bench_session,
     bench_sse,
@@ -71,6 +72,7 @@ def main() -> int:
     )
     print(bench_tui.line(bench_tui.figures()))
     print(bench_vcs.line(bench_vcs.figures()))
+    print(bench_memory.line(bench_memory.figures()))
     return 0
 
 

@@ -4,6 +4,9 @@
 argument parsing); `smith_process(...)` runs the installed `smith` executable, the surface
 a user touches. Both use a temporary SMITH_HOME / SMITH_CONFIG_HOME / HOME, never the
 developer's own.
+
+Memory accounting (smith.memory) is on for the whole suite: tests/__init__.py installs it
+before pytest imports this file or any test module.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`smith debug`: facts about this smith itself."""
+"""`smith debug`: facts about this smith itself: how its compiled core was built, and
+where one turn's memory goes (`smith debug memory`, smith.memory)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     build = actions.add_parser("build", help="how the compiled core was built")
     build.add_argument("--json", action="store_true", help="print the same as JSON")
-    memory = actions.add_parser("memory", help="per-scope memory accounting (not built yet)")
-    memory.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    memory = actions.add_parser(
+        "memory",
+        help="run one prompt and show its memory by scope (process, session, turn, ...)",
+        description="Runs PROMPT through the runtime, as `smith eval --no-session` does, with "
+        "memory accounting on, then prints one row per scope: allocations, frees, live "
+        "blocks, bytes allocated, live and peak bytes, ceiling crossings.",
+    )
+    memory.add_argument("prompt", metavar="PROMPT", nargs="+", help="what to ask")
+    memory.add_argument("--json", action="store_true", help="one JSON record per scope")
 
 
 def _build(args: argparse.Namespace, ctx: Context) -> int:
@@ -59,7 +67,7 @@ def _build(args: argparse.Namespace, ctx: Context) -> int:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.action == "memory":
-        from smith.cli._main import NOT_BUILT
+        from smith.cli._memory import run_memory
 
-        raise NOT_BUILT.error(what="`smith debug memory`", capability="memory accounting")
+        return run_memory(args, ctx)
     return _build(args, ctx)

@@ -213,6 +213,14 @@ def _exit_code(exc: BaseException) -> int:
     return EXIT_FAILURE
 
 
+def _memory_accounting(argv: list[str], env: Mapping[str, str]) -> None:
+    """Memory accounting starts before anything else allocates much (smith.memory)."""
+    from smith import memory
+
+    if memory.requested(argv, env):
+        memory.install()
+
+
 def run(
     argv: list[str],
     *,
@@ -221,6 +229,8 @@ def run(
     stderr: TextIO | None = None,
 ) -> int:
     env = os.environ if env is None else env
+    if "SMITH_MEMORY_ACCOUNTING" in env or any("memory" in a for a in argv):
+        _memory_accounting(argv, env)
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
     flags: dict[str, object] = {}

@@ -444,6 +444,29 @@ def product_schema() -> Schema:
         )
     )
 
+    # Memory accounting (smith.memory, docs/memory.md).
+    add(
+        Option(
+            "memory-accounting",
+            Boolean(),
+            False,
+            bootstrap=True,
+            doc="Account every allocation to its lifetime scope (process, session, turn, "
+            "kernel, frame, io), from the start of the process; `smith debug memory` "
+            "shows the figures.",
+        )
+    )
+    for kind in ("process", "session", "turn", "kernel", "frame", "io"):
+        add(
+            Option(
+                f"memory.ceiling.{kind}",
+                Integer(1, None, "bytes"),
+                None,
+                doc=f"Live bytes one {kind} scope is expected to stay under; crossing it is "
+                "counted and warned about (with memory accounting on), never enforced.",
+            )
+        )
+
     # Diagnostics.
     add(
         Option(

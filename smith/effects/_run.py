@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 
+from smith import memory
 from smith.effects._journal import EffectJournal, JournalError
 from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
 
@@ -88,7 +89,20 @@ def run_tool(
 ) -> Outcome:
     """Validate, record the intent, run, record the completion. `prepare` turns the
     recorded arguments into the ones the tool runs with (the secret proxy restores
-    placeholders there), so what is recorded never holds more than what was validated."""
+    placeholders there), so what is recorded never holds more than what was validated.
+    With memory accounting on, the call is a kernel scope of its own (smith.memory)."""
+    with memory.scope("kernel", spec.name):
+        return _run_tool(journal, spec, args, ctx, cause, prepare)
+
+
+def _run_tool(
+    journal: EffectJournal,
+    spec: ToolSpec,
+    args: object,
+    ctx: ToolContext,
+    cause: dict[str, object] | None,
+    prepare: Callable[[dict[str, object]], dict[str, object]] | None,
+) -> Outcome:
     problems = validate(spec, args)
     if problems:
         text = f"invalid arguments for {spec.name}: " + "; ".join(problems)

@@ -35,6 +35,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from urllib.parse import urljoin
 
+from smith import memory
 from smith._redact import redact_text
 from smith.diagnostics import SmithError, register_secret, scrub
 from smith.providers._http import HttpEngine, HttpError, shared_engine
@@ -85,7 +86,9 @@ class HttpProvider:
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         ended = False
-        async with contextlib.aclosing(self._events(request)) as events:
+        # With memory accounting on, the request's own steps are an io scope.
+        events_in_io = memory.iterate("io", self.name, self._events(request))
+        async with contextlib.aclosing(events_in_io) as events:
             async for event in events:
                 if isinstance(event, End):
                     yield self._clean(event)

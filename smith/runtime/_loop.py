@@ -42,7 +42,7 @@ async def run_agent(rt: Runtime, texts: list[str]) -> None:
         await rt.dispatch(start)
         rt.turn = 0
         while run.stop is None:
-            await _round(rt, run)
+            await rt.memory.run_turn(_round(rt, run))
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None:

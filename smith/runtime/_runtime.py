@@ -118,10 +118,14 @@ class Runtime:
         import importlib
 
         from smith.effects import EffectJournal
+        from smith.memory import RuntimeScopes
         from smith.providers import resolve_model
         from smith.runtime._secrets import SecretProxy
 
         self.session = session
+        # Memory accounting: every task this runtime runs is in its session scope, each
+        # round in a turn scope (no-ops unless accounting is on; smith.memory).
+        self.memory = RuntimeScopes(f"session {session.id}")
         self.context = context
         self.limits = limits or Limits()
         self.context_policy = context_policy or ContextPolicy()
@@ -404,6 +408,7 @@ class Runtime:
             queue.put_nowait(None)
         if self.history is not None:
             self.history.close()
+        self.memory.close()
         self.session.sync()
 
     # -- running ----------------------------------------------------------------------
@@ -419,6 +424,7 @@ class Runtime:
         self._idle.clear()
         self._abort_reason = None
         self._started = False
+        coro = self.memory.session.run(coro)
         self._task = asyncio.get_running_loop().create_task(self._guard(coro))
 
     async def _guard(self, coro: Any) -> None:

@@ -139,8 +139,11 @@ def context_policy(config: Config) -> ContextPolicy:
 def runtime_options(config: Config) -> dict[str, Any]:
     """Runtime keyword arguments from configuration (limits, policies, sampling, file
     history)."""
+    from smith import memory
     from smith.runtime import Limits
     from smith.vcs import HistorySettings
+
+    memory.configure(config)  # the ceilings (nothing to do when accounting is off)
 
     def optional(key: str) -> int | None:
         value = config[key]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+from smith import memory
 from smith._fast import _cbor
 from smith._fast._arena import TYPE_ENTRY, TYPE_LEAF, TYPE_SESSION
 from smith._fast._frames import FLAG_COMPRESSED, MAX_BODY, encode_frame
@@ -29,6 +30,7 @@ def _zstd() -> zstandard.ZstdCompressor:
     return zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True, write_checksum=False)
 
 
+@memory.framed
 def entry_frame(
     id: str, parent: str | None, ts: int, kind: str, pair: str | None, content: object
 ) -> bytes:
@@ -52,6 +54,7 @@ class ContentError(ValueError):
     """Stored content could not be decoded (damaged or over the bound)."""
 
 
+@memory.framed
 def decode_content(stored: bytes, compressed: bool, *, max_size: int = MAX_BODY) -> object:
     if compressed:
         import zstandard

@@ -20,6 +20,7 @@ import os
 import threading
 import time
 
+from smith import memory
 from smith._fast import _frames
 from smith._fast._arena import TYPE_LEAF, TYPE_SESSION, Arena, ArenaError
 from smith.diagnostics import DiagnosticKind, Source
@@ -250,6 +251,11 @@ class Session:
     @classmethod
     def load(cls, path: str, *, max_skips: int = 16) -> Session:
         """Read-only: recover what can be read and report it in `recovery`."""
+        with memory.scope("session", "load " + os.path.basename(path)):
+            return cls._load(path, max_skips)
+
+    @classmethod
+    def _load(cls, path: str, max_skips: int) -> Session:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             head = f.read(_frames.HEADER_SIZE)
@@ -534,6 +540,10 @@ class Session:
         self, path: str, *, at: str | None = None, name: str | None = None, id: str | None = None
     ) -> Session:
         """A new session file holding the path to `at` (default: the selected leaf)."""
+        with memory.scope("session", "fork " + self.id):
+            return self._fork(path, at, name, id)
+
+    def _fork(self, path: str, at: str | None, name: str | None, id: str | None) -> Session:
         target = at or self.leaf
         info = {
             **self.info,

@@ -1,0 +1,33 @@
+"""Exact allocation counts of deterministic paths, in one place (tests/test_memory_counts.py).
+
+Each count is what memory accounting sees on the measuring thread (every allocator
+domain, every scope) for one operation after a warm-up, and the test asserts it exactly,
+so any change shows up here as a diff: a drop is an improvement to record (lower the
+count, and the bound with it), a rise needs a reason in the commit that raises it.
+BOUNDS may only tighten. Regenerate the counts with: python tests/test_memory_counts.py
+
+They hold for CPython 3.11 with the dependencies pyproject.toml pins; another
+interpreter or library version may move them.
+"""
+
+# Session.fork at the last entry of a linear session, whole (new file published, the
+# arena shared copy-on-write, the lock taken): the same for 1,000 and 4,000 entries.
+# Loading frames into the arena (Arena.load, read in one chunk): the same for 1,000 and
+# 10,000 entries.
+# Encoding one entry frame (message content of a user turn, canonical CBOR, framed).
+# An idle turn: the scripted provider answers text, no tool call (the turn scope of the
+# third such turn in a fresh process).
+COUNTS = {
+    "session.fork": 166,
+    "arena.load": 20,
+    "entry.encode": 12,
+    "turn.idle": 299,
+}
+
+# Ceilings the counts must stay under: lower one when its count drops for good.
+BOUNDS = {
+    "session.fork": 180,
+    "arena.load": 24,
+    "entry.encode": 16,
+    "turn.idle": 330,
+}
