@@ -272,8 +272,8 @@ def test_state_model_and_thinking(senv: SmithEnv) -> None:
         assert rpc.call("thinking.set", {"level": "high"})["thinking"] == "high"
         state = rpc.call("get_state")
         assert (state["model"], state["thinking"], state["generation"]) == ("quick", "high", 2)
-        error = rpc.error("memory.report")
-        assert error["code"] == -32001 and error["data"]["code"] == "rpc.not-built"
+        assert rpc.call("memory.report") == {"enabled": False, "scopes": []}
+        assert state["memory"] is None
     finally:
         code, err = rpc.close()
     assert code == 0, err
@@ -407,3 +407,19 @@ def test_a_batch_that_shuts_down_is_answered_before_the_process_exits(senv: Smit
         assert answers[0]["result"]["busy"] is False and answers[1]["result"]["session"]
         assert answers[2]["error"]["data"]["code"] == "rpc.closed"
         assert rpc.proc.wait(10) == 0, rpc.stderr()
+
+
+def test_memory_accounting_is_reported_per_scope(senv: SmithEnv) -> None:
+    project = _project(senv)
+    with Rpc(senv, project, "--model", "demo", env={"SMITH_MEMORY_ACCOUNTING": "1"}) as rpc:
+        rpc.call("prompt", {"text": "list files"})
+        rpc.call("wait_idle")
+        report = rpc.call("memory.report")
+        assert report["enabled"] is True
+        kinds = {r["kind"] for r in report["scopes"]}
+        assert {"process", "session", "turn", "kernel"} <= kinds
+        turn = next(r for r in report["scopes"] if r["kind"] == "turn")
+        assert turn["count"] > 0 and turn["peak"] >= turn["live"] >= 0
+        memory = rpc.call("get_state")["memory"]
+        assert isinstance(memory["session"], int) and isinstance(memory["turn"], int)
+        assert rpc.close()[0] == 0

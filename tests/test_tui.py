@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -708,3 +709,21 @@ def test_a_long_answer_streams_in_settled_parts_then_shows_as_recorded(tmp_path:
             assert "paragraph 11:" in visible(app)
 
     run(main())
+
+
+def test_the_status_shows_live_memory_when_accounting_is_on(tmp_path: Path) -> None:
+    from smith import memory
+
+    async def main() -> str:
+        app = _app(tmp_path, show_memory=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "list files")
+            await _settle(app)
+            await pilot.pause()
+            return status(app)
+
+    shown = run(main())
+    if memory.enabled():  # the test suite runs with accounting on (tests/__init__.py)
+        assert re.search(r"mem [\d.]+ (B|KiB|MiB) \(turn -?[\d.]+ (B|KiB|MiB)\)", shown), shown
+    else:
+        assert "mem " not in shown

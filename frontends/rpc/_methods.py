@@ -322,11 +322,11 @@ async def vcs_history(server: Server) -> object:
 
 @method("memory.report")
 async def memory_report(server: Server) -> object:
-    raise RpcError(
-        NOT_BUILT,
-        RPC_NOT_BUILT(source=Source("rpc", "memory.report"), method="memory.report",
-                      capability="memory accounting by lifetime scope"),
-    )  # fmt: skip
+    """Every scope's allocation figures (smith.memory); `enabled` false, and no scopes,
+    unless smith rpc runs with --memory-accounting / SMITH_MEMORY_ACCOUNTING=1."""
+    from smith import memory
+
+    return {"enabled": memory.enabled(), "scopes": memory.report()}
 
 
 @method("shutdown")

@@ -119,6 +119,9 @@ async def state(runtime: Runtime) -> dict[str, Any]:
         **runtime.state(),
         "session": session_info(runtime.session),
         "context": {"tokens": tokens, "limit": context_limit(runtime)},
+        # live bytes of the session's and the current (or last) turn's scopes; null
+        # unless memory accounting is on
+        "memory": runtime.memory.status(),
     }
 
 

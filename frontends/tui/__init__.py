@@ -54,6 +54,8 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     runtime_kw = runtime_options(config)
     model, is_demo = model_setting(config)
     session = _open_session(ctx, options)
+    from smith import memory
+
     from ._app import SmithApp
     from ._models import catalog_choices
 
@@ -90,6 +92,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         theme=str(config["tui.theme"]) if config["tui.theme"] else None,
         session_source=Sessions(config.home, config.project_root),
         models=lambda: catalog_choices(config, ctx.env),
+        show_memory=memory.enabled(),  # --memory-accounting / SMITH_MEMORY_ACCOUNTING=1
     )
     try:
         code = app.run(mouse=config["tui.mouse"] is True)

@@ -86,6 +86,7 @@ class SmithApp(CommandHostMixin, App[int]):
         theme: str | None = None,
         session_source: SessionSource | None = None,
         models: Callable[[], Sequence[ModelChoice]] = model_choices,
+        show_memory: bool = False,
     ) -> None:
         super().__init__()
         self._factory = runtime_factory
@@ -98,6 +99,7 @@ class SmithApp(CommandHostMixin, App[int]):
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
         self.session_source = session_source
         self.models = models  # the model picker's list (the catalog's, when given one)
+        self.show_memory = show_memory  # live bytes in the status (memory accounting on)
         self.runtime: Runtime | None = None
         self._synced: str | None = None  # the last session entry shown
         self._live: dict[str, Any] = {}  # the assistant message streaming now
@@ -442,6 +444,9 @@ class SmithApp(CommandHostMixin, App[int]):
             f"queue {queued}",
             "working…" if self._busy else "ready",
         ]
+        memory = rt.memory.status() if self.show_memory else None  # None: accounting off
+        if memory is not None:
+            parts.insert(-1, f"mem {_bytes(memory['session'])} (turn {_bytes(memory['turn'])})")
         self.query_one("#status", Static).update(" · ".join(parts))
         queue = self.query_one("#queue", Static)
         queue.update("\n".join(f"queued ({i.mode}): {inert(i.text)}" for i in rt.queue.items()))
@@ -449,6 +454,17 @@ class SmithApp(CommandHostMixin, App[int]):
 
     def _unseen(self, unseen: bool) -> None:
         self.query_one("#below").set_class(unseen, "shown")
+
+
+def _bytes(n: int) -> str:
+    if abs(n) < 1024:
+        return f"{n} B"
+    size = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        size /= 1024
+        if abs(size) < 1024 or unit == "GiB":
+            break
+    return f"{size:.1f} {unit}"
 
 
 def _render_entry(entry: Any, expanded: bool) -> RenderableType | None:
