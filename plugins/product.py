@@ -92,13 +92,20 @@ def _op(name: str) -> Callable[[CommandHost, str], None]:
             op["target"] = next((w for w in words if not w.startswith("--")), "")
             op["conversation"] = "--conversation" in words
         result = host.runtime.submit(op)
-        changed = result.get("changed") if isinstance(result, dict) else None
+        result = result if isinstance(result, dict) else {}
+        changed = result.get("changed")
         if not changed:
             host.tell(f"{done}: the files were already like that")
-            return
-        paths = ", ".join(f"{c['path']} ({c['change']})" for c in changed[:5])
-        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-        host.tell(f"{done}: {paths}{more}")
+        else:
+            paths = ", ".join(f"{c['path']} ({c['change']})" for c in changed[:5])
+            more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+            host.tell(f"{done}: {paths}{more}")
+        if result.get("overwritten"):  # forced: say whose changes went, and how to get them
+            host.tell(f"overwrote your changes to {', '.join(result['overwritten'])} (recorded "
+                      "first: /history and /restore bring them back)")  # fmt: skip
+        if result.get("left"):
+            host.tell(f"left {', '.join(result['left'])} as it is: ignored there, so not in "
+                      "that snapshot")  # fmt: skip
 
     return run
 

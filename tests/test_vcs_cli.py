@@ -133,3 +133,20 @@ def test_bad_input_gets_a_diagnostic(senv: SmithEnv, smith_process: Smith) -> No
     eval_(smith_process, senv, project, "quietly", "echo q > q.txt")
     r = smith_process("undo", cwd=project, env=off)
     assert r.code == 1 and "vcs.enabled is false" in r.err
+
+
+def test_gc_says_which_undo_or_redo_it_takes_away(senv: SmithEnv, smith: Smith) -> None:
+    project = git_project(senv.root / "project")
+    eval_(smith, senv, project, "first", "echo 1 > a.txt", session="work")
+    eval_(smith, senv, project, "second", "echo 2 > a.txt", session="work")
+    turns = json.loads(smith("history", "--json", cwd=project).out)["turns"]
+    second = turns[1]["entry"]
+
+    r = smith("history", "gc", "--keep", "2", cwd=project)
+    assert r.code == 0, r.err
+    assert "dropped 1 of 3 snapshots" in r.out and "no longer" not in r.out
+    r = smith("history", "gc", "--keep", "1", "--dry-run", cwd=project)
+    assert f"would make the undo of turn {second}" in r.out and "impossible" in r.out
+    r = smith("history", "gc", "--keep", "1", "--json", cwd=project)
+    assert [item["entry"] for item in json.loads(r.out)["lost"]] == [second]
+    assert "is no longer in the file history" in smith("undo", cwd=project).err

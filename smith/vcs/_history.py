@@ -316,7 +316,7 @@ class FileHistory:
         commit = repo.commit(
             tree, f"{phase} snapshot: {title}\n\nSession: {self.session.id}\nEntry: {entry_id}\n"
         )
-        changed = [] if base is None else [c.path for c in repo.changes(base, tree)]
+        changed = [] if base is None else [_ops.shown(c.path) for c in repo.changes(base, tree)]
         content: dict[str, object] = {
             "op": "snapshot",
             "phase": phase,
@@ -450,7 +450,7 @@ class FileHistory:
 
 def _described(skipped: dict[str, object]) -> str:
     size = "" if skipped["size"] is None else f", {skipped['size']} bytes"
-    return f"{skipped['path']} ({skipped['why']}{size})"
+    return f"{_ops.shown(str(skipped['path']))} ({skipped['why']}{size})"
 
 
 __all__ = [

@@ -14,9 +14,11 @@ Every snapshot and every operation is one session entry of kind `vcs`; its conte
   restore they act on), `effect` (its effect record), `forced`.
 
 A *unit* is what one undo takes back: the `after` snapshots of one prompt's run taken
-together (from the first one's base to the last one's tree), or one restore. Units form
-an editor's undo stack: undo moves the newest done unit to the redo stack, redo moves it
-back, and any new unit empties the redo stack.
+together (from the first one's base to the last one's tree), or one restore. A `before`
+snapshot between them (files changed outside smith while the turn ran) ends the unit, so
+that an undo takes back only what smith did. Units form an editor's undo stack: undo
+moves the newest done unit to the redo stack, redo moves it back, and any new unit
+empties the redo stack.
 """
 
 from __future__ import annotations
@@ -106,6 +108,11 @@ class Stacks:
                     continue
                 running = Unit("turn", entry.id, entering(content), tree, prompt, entry.ts)
                 self._push(running)
+            elif op == "snapshot" and content.get("phase") == "before":
+                # Files changed outside smith between two batches of a turn (the user
+                # typing while it ran): the turn's later batches are a unit of their own,
+                # so that undoing the turn never takes those changes back with it.
+                running = None
             elif op == "restore":
                 running = None
                 self._push(Unit("restore", entry.id, entering(content), tree, None, entry.ts))

@@ -11,6 +11,7 @@ forced operation overwrites can be brought back with `smith restore`.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from smith.diagnostics import DiagnosticKind, Source
@@ -18,8 +19,9 @@ from smith.vcs import _model
 from smith.vcs._model import VCS
 
 if TYPE_CHECKING:
+    from smith.session import Session
     from smith.vcs._history import FileHistory
-    from smith.vcs._repo import Change
+    from smith.vcs._repo import Change, Scan, ShadowRepo
 
 MAX_PATHS = 1000  # listed in a recorded operation (the count is always exact)
 
@@ -29,8 +31,25 @@ HISTORY_CONFLICT = DiagnosticKind(
     "them ({count}): {files}",
     why="smith never overwrites changes it has not recorded; {op} touches only the files "
     "that differ between the snapshots involved, and these are not as it left them",
-    fix="see what changed with `smith diff`, keep what you need, then run `smith {command} "
-    "--force` (your versions are recorded first, so `smith restore` can bring them back)",
+    fix="see what changed with `smith diff {since}`, keep what you need, then run `smith "
+    "{command} --force` (your versions are recorded first, so `smith restore` can bring "
+    "them back)",
+)
+HISTORY_BLOCKED = DiagnosticKind(
+    "history.blocked",
+    what="{op} cannot change {count}, not even with --force: {files}",
+    why="smith changes only what it can bring back, so it never overwrites or deletes a file "
+    "it could not record, writes through a link, or clears a directory of other files",
+    fix="move those aside (a file too large to record can instead be kept by raising "
+    "vcs.max-file-size), then run `smith {command}` again",
+)
+HISTORY_INTERRUPTED = DiagnosticKind(
+    "history.interrupted",
+    what="{op} stopped part-way through {count}: {reason}",
+    why="some of the files are as the {op} meant to make them and some are not yet; the "
+    "session records what it set out to do (effect {effect})",
+    fix="deal with the cause, then run `smith {command}` again: it finishes the job (files "
+    "it changed already are no conflict)",
 )
 NOTHING_TO_UNDO = DiagnosticKind(
     "history.nothing-to-undo",
@@ -112,32 +131,35 @@ def _operate(
                 )
         scan = history.scan(repo)
         changes = repo.changes(from_tree, to_tree)
-        skipped = {str(s["path"]) for s in scan.skipped}
-        going = {c.path for c in changes if c.new is None}  # deleted before anything is written
-        conflicts = [
-            c.path
-            for c in changes
-            if c.path in skipped
-            or repo.entry(scan.tree, c.path) != c.old
-            or (c.new is not None and _blocked(history.root, c.path, going))
-        ]
-        if conflicts and not force:
-            shown = ", ".join(conflicts[:10]) + (
-                f" and {len(conflicts) - 10} more" if len(conflicts) > 10 else ""
+        left = repo.ignored_in(to_tree, _deleting(history.root, changes))
+        changes = [c for c in changes if c.path not in left]
+        missing = repo.missing(changes)  # pruned by another smith: check before any change
+        if missing:
+            raise HISTORY_PRUNED.error(
+                value=target, source=Source("argument", target), entry=target
             )
+        blocked, conflicts = _check(history, repo, scan, changes)
+        command = _command(op, target)
+        if blocked:
+            raise HISTORY_BLOCKED.error(
+                value=target if op == "restore" else None, source=Source("argument", target),
+                op=op, command=command, files=_listed(blocked), count=_files(len(blocked)),
+            )  # fmt: skip
+        if conflicts and not force:
             raise HISTORY_CONFLICT.error(
                 value=target if op == "restore" else None, source=Source("argument", target),
-                op=op, command=_command(op, target), files=shown,
-                count=f"{len(conflicts)} file{'s' if len(conflicts) != 1 else ''}",
+                op=op, command=command, files=_listed([shown(p) for p in conflicts]),
+                count=_files(len(conflicts)), since=_last_record(session, target),
             )  # fmt: skip
         last = _model.last_tree(session)
         if scan.tree != last:
             history.record(repo, scan.tree, "user", last, {"op": op})
         if select is not None:
             session.select(select)
-        if not changes:
-            return _result(op, None, target, changes, [], scan.tree, select)
-        paths = [c.path for c in changes]
+        repo.forget(left)  # left as they are: ignored there, they are not in its snapshot
+        if not changes and not left:
+            return _result(op, None, target, changes, [], scan.tree, select, left)
+        paths = [shown(c.path) for c in changes]
         effect = history.journal.begin(
             op,
             {"target": target, "from": from_tree, "to": to_tree, "paths": paths[:MAX_PATHS]},
@@ -148,11 +170,16 @@ def _operate(
             repo.apply(changes, to_tree)
             after = history.scan(repo)
         except BaseException as exc:
+            reason = _reason(exc)
             history.journal.finish(
                 effect, outcome="error", mutation="unknown",
-                output={"error": f"{type(exc).__name__}: {exc}"}, summary=", ".join(paths[:5]),
+                output={"error": reason}, summary=", ".join(paths[:5]),
             )  # fmt: skip
-            raise
+            if not isinstance(exc, Exception):
+                raise
+            raise HISTORY_INTERRUPTED.error(
+                op=op, command=command, count=_files(len(paths)), reason=reason, effect=effect.id
+            ) from exc
         commit = repo.commit(
             after.tree, f"{op} to {target}\n\nSession: {session.id}\nEffect: {effect.id}\n"
         )
@@ -171,13 +198,14 @@ def _operate(
             "paths": paths[:MAX_PATHS],
             "files": len(paths),
             "forced": bool(conflicts),
-            "overwritten": conflicts[:MAX_PATHS],
+            "overwritten": [shown(p) for p in conflicts[:MAX_PATHS]],
             "effect": effect.id,
             "conversation": select is not None,
+            "left": sorted(shown(p) for p in left),
             "project": history.root,
         }
         entry = session.append(VCS, content, durable=True)
-        return _result(op, entry.id, target, changes, conflicts, after.tree, select)
+        return _result(op, entry.id, target, changes, conflicts, after.tree, select, left)
 
 
 def _title(history: FileHistory, unit: _model.Unit) -> str:
@@ -188,25 +216,124 @@ def _title(history: FileHistory, unit: _model.Unit) -> str:
     return f"turn {unit.last}" + (f" ({text})" if text else "")
 
 
-def _blocked(root: str, path: str, going: set[str]) -> bool:
-    """Whether something the operation does not remove stands in the way of writing
-    `path`: a file or link where it needs a directory, or a directory where the file
-    goes that holds more than the operation deletes."""
-    import os
+def _last_record(session: Session, default: str) -> str:
+    """The entry of the latest snapshot or operation on the selected branch."""
+    found = _model.records(session)
+    return found[-1][0].id if found else default
 
-    full = os.path.join(root, path)
-    if os.path.isdir(full) and not os.path.islink(full):
-        for directory, _, files in os.walk(full):
-            rel = os.path.relpath(directory, root)
-            if any(os.path.join(rel, name).replace(os.sep, "/") not in going for name in files):
-                return True
-    parent = os.path.dirname(path)
-    while parent and parent not in going:
-        full = os.path.join(root, parent)
-        if os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full)):
+
+def _deleting(root: str, changes: list[Change]) -> list[str]:
+    """The paths the changes delete that hold a file or link now."""
+    from smith.vcs._worktree import real_parents
+
+    found = []
+    for change in changes:
+        if change.new is None and change.old is not None and real_parents(root, change.path):
+            full = os.path.join(root, change.path)
+            if os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full)):
+                found.append(change.path)
+    return found
+
+
+def _check(
+    history: FileHistory, repo: ShadowRepo, scan: Scan, changes: list[Change]
+) -> tuple[list[str], list[str]]:
+    """(blocked, conflicts): the changes that may not be made even when forced, each with
+    why, and the paths that are neither as `from` has them nor as the operation makes
+    them (changed since, by the user or another program). A path already as the
+    operation makes it is neither: an operation stopped part-way can be run again."""
+    skipped = {str(s["path"]): s for s in scan.skipped}
+    going = {c.path for c in changes if c.new is None}  # deleted before anything is written
+    blocked: list[str] = []
+    conflicts: list[str] = []
+    for change in changes:
+        current = repo.entry(scan.tree, change.path)
+        why = _obstacle(history, repo, change, current, going, skipped.get(change.path))
+        if why is not None:
+            blocked.append(f"{shown(change.path)} ({why})")
+        elif current not in (change.old, change.new):
+            conflicts.append(change.path)
+    return blocked, conflicts
+
+
+def _obstacle(
+    history: FileHistory,
+    repo: ShadowRepo,
+    change: Change,
+    current: tuple[str, int] | None,
+    going: set[str],
+    skipped: dict[str, object] | None,
+) -> str | None:
+    """Why `change` may not be made even when forced (None: it may): it would destroy
+    what the history does not hold (the scan left it out, or it is ignored), or reach
+    through a link or a file where a directory must be, or over a directory of files."""
+    import stat
+
+    if skipped is not None:
+        if skipped["why"] == "too large":
+            limit = history.settings.max_file_size
+            return f"too large to record: {skipped['size']} bytes, above vcs.max-file-size {limit}"
+        return str(skipped["why"])
+    root, parts = history.root, change.path.split("/")
+    for depth in range(1, len(parts)):
+        parent = "/".join(parts[:depth])
+        try:
+            mode = os.lstat(os.path.join(root, parent)).st_mode
+        except FileNotFoundError:
+            return None  # nothing there, nor below
+        if stat.S_ISDIR(mode):
+            continue
+        if parent in going or change.new is None:
+            return None  # removed first (as recorded) / nothing of the project to delete
+        what = "a symbolic link" if stat.S_ISLNK(mode) else "a file"
+        return f"{shown(parent)} is {what} where a directory must be"
+    full = os.path.join(root, change.path)
+    try:
+        mode = os.lstat(full).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(mode):
+        if change.new is not None and _holds_others(root, change.path, going):
+            return "a directory holding other files stands where the file goes"
+        return None
+    if current is None and not (change.new is not None and repo.holds(full, change.new)):
+        # There, but the scan did not take it (and it is not already as it is to be).
+        return "ignored, so not in file history" if repo.ignored(change.path) else (
+            "not in file history"
+        )  # fmt: skip
+    return None
+
+
+def _holds_others(root: str, path: str, going: set[str]) -> bool:
+    """Whether the directory at `path` holds a file or link the operation does not delete."""
+    for directory, dirs, files in os.walk(os.path.join(root, path)):
+        rel = os.path.relpath(directory, root).replace(os.sep, "/")
+        links = [d for d in dirs if os.path.islink(os.path.join(directory, d))]
+        if any(f"{rel}/{name}" not in going for name in files + links):
             return True
-        parent = os.path.dirname(parent)
     return False
+
+
+def _listed(items: list[str]) -> str:
+    more = f" and {len(items) - 10} more" if len(items) > 10 else ""
+    return ", ".join(items[:10]) + more
+
+
+def _files(count: int) -> str:
+    return f"{count} file{'s' if count != 1 else ''}"
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" ({shown(os.fsdecode(exc.filename))})" if exc.filename is not None else ""
+        return exc.strerror + where
+    return f"{type(exc).__name__}: {exc}"
+
+
+def shown(path: str) -> str:
+    """`path` as text that can be recorded and printed: the bytes of a name that are not
+    UTF-8 (pygit2 passes them on as surrogates) as `\\x` escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _command(op: str, target: str) -> str:
@@ -221,14 +348,16 @@ def _result(
     overwritten: list[str],
     tree: str,
     select: str | None,
+    left: set[str],
 ) -> dict[str, object]:
     return {
         "op": op,
         "entry": entry,
         "target": target,
         "tree": tree,
-        "changed": [{"path": c.path, "change": _kind(c)} for c in changes],
+        "changed": [{"path": shown(c.path), "change": _kind(c)} for c in changes],
         "overwritten": overwritten,
+        "left": sorted(shown(p) for p in left),
         "conversation": select,
     }
 
@@ -269,7 +398,7 @@ def diff(history: FileHistory, a: str | None, b: str | None) -> dict[str, object
         "from": old,
         "to": new,
         "title": title,
-        "files": [{"path": c.path, "change": _kind(c)} for c in repo.changes(old, new)],
+        "files": [{"path": shown(c.path), "change": _kind(c)} for c in repo.changes(old, new)],
         "insertions": insertions,
         "deletions": deletions,
         "patch": repo.patch(old, new),
@@ -304,6 +433,20 @@ def listing(history: FileHistory) -> list[dict[str, object]]:
             }
         )
     return items
+
+
+def needed_trees(session: Session) -> dict[str, list[dict[str, str]]]:
+    """The trees the next undo and the next redo of `session` need, each with what needs
+    it (`gc` says which of them it drops)."""
+    stacks = _model.Stacks(_model.records(session))
+    found: dict[str, list[dict[str, str]]] = {}
+    for op, units in (("undo", stacks.done), ("redo", stacks.undone)):
+        if units:
+            unit = units[-1]
+            need = {"session": session.id, "op": op, "kind": unit.kind, "entry": unit.last}
+            for tree in (unit.base, unit.tree):
+                found.setdefault(tree, []).append(need)
+    return found
 
 
 def _target(session: object, entry_id: str) -> str:

@@ -29,18 +29,21 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from typing import Any
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption
 
 from smith.diagnostics import DiagnosticKind, Source
+from smith.vcs import _worktree
+from smith.vcs._worktree import EXECUTABLE, GITLINK, LINK, TREE
 
 BRANCH = "refs/heads/snapshots"
 LOCK_TIMEOUT = 30.0  # seconds another smith may hold the shadow repository
-FILE, EXECUTABLE, LINK, GITLINK, TREE = 0o100644, 0o100755, 0o120000, 0o160000, 0o040000
 ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
 SCAN = (
     DiffOption.INCLUDE_UNTRACKED
@@ -49,6 +52,7 @@ SCAN = (
     | DiffOption.SKIP_BINARY_CHECK
 )
 STATE = "smith-state.json"
+STALE_LOCKS = ("index.lock", "refs/heads/snapshots.lock", "packed-refs.lock", "HEAD.lock")
 
 HISTORY_WRONG_PROJECT = DiagnosticKind(
     "history.wrong-project",
@@ -59,9 +63,10 @@ HISTORY_WRONG_PROJECT = DiagnosticKind(
 )
 HISTORY_LOCKED = DiagnosticKind(
     "history.locked",
-    what="the file history of {root} is busy in another smith process",
+    what="the file history of {root} is busy in another smith process ({holder})",
     why="snapshots and undo of one project are made one at a time, so they cannot interleave",
-    fix="wait for the other smith to finish its turn or command, then try again",
+    fix="wait for the other smith to finish its turn or command, then try again (if that "
+    "process is stuck, end it: the lock goes with it)",
 )
 
 
@@ -157,17 +162,30 @@ class ShadowRepo:
                         break
                     except BlockingIOError:
                         if time.monotonic() >= deadline:
+                            pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                            holder = f"process {pid}" if pid.isdigit() else "which one is unknown"
                             raise HISTORY_LOCKED.error(
-                                source=Source("file", self.path), root=self.root
+                                source=Source("file", self.path), root=self.root, holder=holder
                             ) from None
                         time.sleep(0.02)
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # who holds it, for the above
                 self._held = True
+                self._clear_stale_locks()
                 try:
                     yield
                 finally:
                     self._held = False
             finally:
                 os.close(fd)
+
+    def _clear_stale_locks(self) -> None:
+        """Remove the lock files libgit2 leaves when a smith is killed while writing the
+        index or the branch: every writer holds the lock taken here first, so whoever
+        made them is gone, and while they stay every later write fails."""
+        for name in STALE_LOCKS:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(self.path, name))
 
     # -- state kept beside the repository -----------------------------------------------
 
@@ -382,6 +400,75 @@ class ShadowRepo:
     def patch(self, a: str | None, b: str | None) -> str:
         return self._diff(a, b).patch or ""
 
+    def missing(self, changes: list[Change]) -> list[str]:
+        """Paths whose content `apply` would need but the repository no longer holds:
+        another smith's `gc` deleted it, while this process still had its trees cached."""
+        odb = self.repo.odb
+        return [
+            c.path
+            for c in changes
+            if c.new is not None and c.new[1] not in (GITLINK, TREE) and not odb.exists(c.new[0])
+        ]
+
+    def ignored(self, path: str) -> bool:
+        try:
+            return bool(self.repo.path_is_ignored(path))
+        except (pygit2.GitError, ValueError):
+            return False
+
+    def ignored_in(self, tree: str | None, paths: list[str]) -> set[str]:
+        """Which of `paths` the ignore rules as `tree` has them hide: its `.gitignore`
+        files above each path, with the rules kept outside the work tree (the shadow's
+        exclude file, the user's global excludes). The files are not in `tree`, but that
+        says nothing of whether they existed then: a snapshot leaves ignored files out."""
+        if not paths:
+            return set()
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="smith-ignore-") as rules:
+            for rel in {_gitignore(p, depth) for p in paths for depth in range(p.count("/") + 1)}:
+                found = self.entry(tree, rel)
+                if found is not None and found[1] != LINK:  # (git follows no linked rules)
+                    blob = self.repo[found[0]]
+                    assert isinstance(blob, pygit2.Blob)
+                    os.makedirs(os.path.dirname(os.path.join(rules, rel)), exist_ok=True)
+                    with open(os.path.join(rules, rel), "wb") as f:
+                        f.write(blob.data)
+            probe = pygit2.Repository(self.path)
+            probe.workdir = rules  # this object only; the configuration is not written
+            hidden: set[str] = set()
+            for path in paths:
+                with contextlib.suppress(pygit2.GitError, ValueError):
+                    if probe.path_is_ignored(path):
+                        hidden.add(path)
+            probe.free()
+            return hidden
+
+    def forget(self, paths: set[str]) -> None:
+        """Take `paths` out of the index, leaving the files: ignored, they drop out of
+        the snapshots from the next scan on."""
+        self.index.read(False)
+        for path in paths:
+            with contextlib.suppress(OSError, pygit2.GitError, KeyError):
+                self.index.remove(path)
+        if paths:
+            self.index.write()
+
+    def holds(self, full: str, entry: tuple[str, int]) -> bool:
+        """Whether the file or link at `full` is exactly `entry` (content and mode)."""
+        oid, mode = entry
+        try:
+            st = os.lstat(full)
+            if mode == LINK:
+                target = os.fsencode(os.readlink(full)) if stat.S_ISLNK(st.st_mode) else None
+                return target is not None and str(pygit2.hash(target)) == oid
+            executable = bool(st.st_mode & 0o100)
+            if not stat.S_ISREG(st.st_mode) or executable != (mode == EXECUTABLE):
+                return False
+            return str(pygit2.hashfile(full)) == oid
+        except OSError:
+            return False
+
     # -- changing the work tree -----------------------------------------------------------
 
     def apply(self, changes: list[Change], target: str | None) -> None:
@@ -390,10 +477,7 @@ class ShadowRepo:
         content, byte for byte, with its executable bit, or a symbolic link."""
         removed_dirs: set[str] = set()
         for change in changes:
-            if change.new is None:
-                full = os.path.join(self.root, change.path)
-                if os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full)):
-                    os.unlink(full)
+            if change.new is None and _worktree.remove(self.root, change.path):
                 removed_dirs.add(os.path.dirname(change.path))
         for directory in sorted(removed_dirs, key=len, reverse=True):
             self._prune_dirs(directory, target)
@@ -404,7 +488,7 @@ class ShadowRepo:
                     continue
                 blob = self.repo[oid]
                 assert isinstance(blob, pygit2.Blob)
-                _write(os.path.join(self.root, change.path), blob.data, mode)
+                _worktree.write(self.root, change.path, blob.data, mode)
 
     def _prune_dirs(self, directory: str, target: str | None) -> None:
         while directory:
@@ -430,9 +514,18 @@ class ShadowRepo:
             commit = commit.parents[0] if commit.parents else None
         return found
 
-    def gc(self, *, keep_days: int, keep_count: int, dry_run: bool = False) -> dict[str, int]:
+    def gc(
+        self,
+        *,
+        keep_days: int,
+        keep_count: int,
+        dry_run: bool = False,
+        needed: Collection[str] = (),
+    ) -> dict[str, Any]:
         """Drop snapshots older than `keep_days` or beyond the newest `keep_count` (the
-        newest is always kept), then delete every stored object nothing reaches."""
+        newest is always kept), then delete every stored object nothing reaches. The
+        report's `lost` lists the trees of `needed` (those an undo or redo needs) that
+        are stored now and will not be after."""
         commits = self.snapshots()
         cutoff = time.time() - keep_days * 86400
         kept = [
@@ -441,10 +534,12 @@ class ShadowRepo:
             if i == 0 or (i < keep_count and c.commit_time >= cutoff)
         ]
         before = self.measure()
-        report = {
+        staying = {str(c.tree_id) for c in kept} | {str(self.index.write_tree())}
+        report: dict[str, Any] = {
             "snapshots": len(commits),
             "pruned": len(commits) - len(kept),
             "bytes_before": before,
+            "lost": sorted(t for t in set(needed) - staying if self.has_tree(t)),
         }
         if dry_run or not commits:
             return {**report, "bytes_after": before}
@@ -537,43 +632,6 @@ def _init(path: str, root: str, home: str) -> None:
             raise
 
 
-def _write(full: str, data: bytes, mode: int) -> None:
-    """Replace `full` with `data` (or a link to it), keeping an existing file's
-    permission bits apart from the executable ones, which follow `mode`."""
-    directory = os.path.dirname(full)
-    if os.path.isdir(full) and not os.path.islink(full):
-        # Emptied by the deletions before but for empty directories (git does not see
-        # them); one that still holds a file raises.
-        for emptied, _, _ in os.walk(full, topdown=False):
-            os.rmdir(emptied)
-    os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".smith-{os.getpid()}-{threading.get_ident()}.tmp")
-    if mode == LINK:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        os.symlink(os.fsdecode(data), tmp)
-        os.replace(tmp, full)
-        return
-    try:
-        old = os.lstat(full)
-        bits = old.st_mode & 0o7777 if not os.path.islink(full) else None
-    except FileNotFoundError:
-        bits = None
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if bits is None:
-            bits = os.fstat(fd).st_mode & 0o7777  # 0o666 less the umask
-        if mode == EXECUTABLE:
-            bits |= (bits & 0o444) >> 2
-        else:
-            bits &= ~0o111
-        os.fchmod(fd, bits)
-    except BaseException:
-        os.close(fd)
-        os.unlink(tmp)
-        raise
-    os.close(fd)
-    os.replace(tmp, full)
+def _gitignore(path: str, depth: int) -> str:
+    """The `.gitignore` of the `depth`-th directory above file `path` (0: the root)."""
+    return "/".join([*path.split("/")[:depth], ".gitignore"])

@@ -98,6 +98,12 @@ def report(ctx: Context, args: argparse.Namespace, result: dict[str, object], do
             f"overwrote your changes to {', '.join(map(str, overwritten))} (recorded first: "
             "`smith history` and `smith restore` can bring them back)"
         )
+    left = result.get("left")
+    if isinstance(left, list) and left:
+        ctx.out(
+            f"left {', '.join(map(str, left))} as it is: ignored there, so not in that "
+            "snapshot (smith deletes no file it cannot tell was absent)"
+        )
     if result.get("conversation"):
         ctx.out(f"the session now continues from entry {result['conversation']}")
     return 0

@@ -36,7 +36,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         for item in changed:
             ctx.out(f"  {item['change']:<9} {item['path']}")
         ctx.out(
-            f"{len(changed)} files, +{result['insertions']} -{result['deletions']} lines, "
+            f"{len(changed)} file{'s' if len(changed) != 1 else ''}, "
+            f"+{result['insertions']} -{result['deletions']} lines, "
             f"{result['title']}"
         )
         return 0

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import argparse
 
     from smith.cli._main import Context
+    from smith.config import Config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,8 +61,10 @@ def _gc(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     keep_days = settings.keep_days if args.keep_days is None else max(args.keep_days, 0)
     keep = settings.keep_count if args.keep is None else max(args.keep, 1)
+    needed = _needed(config)
     with repo.locked():
-        report = repo.gc(keep_days=keep_days, keep_count=keep, dry_run=args.dry_run)
+        report = repo.gc(keep_days=keep_days, keep_count=keep, dry_run=args.dry_run, needed=needed)
+    report["lost"] = [need for tree in report["lost"] for need in needed[tree]]
     if args.json:
         ctx.out(json.dumps(report, indent=2))
         return 0
@@ -70,7 +73,30 @@ def _gc(args: argparse.Namespace, ctx: Context) -> int:
         f"{verb} {report['pruned']} of {report['snapshots']} snapshots; the history takes "
         f"{_size(report['bytes_after'])} (was {_size(report['bytes_before'])})"
     )
+    for need in report["lost"]:
+        made = "would make" if args.dry_run else "made"
+        ctx.out(
+            f"{made} the {need['op']} of {need['kind']} {need['entry']} in session "
+            f"{need['session']} impossible: it needs a dropped snapshot"
+        )
     return 0
+
+
+def _needed(config: Config) -> dict[str, list[dict[str, str]]]:
+    """What the next undo and redo of each of this project's sessions need."""
+    from smith.diagnostics import SmithError
+    from smith.session import Session, SessionStore
+    from smith.vcs._ops import needed_trees
+
+    needed: dict[str, list[dict[str, str]]] = {}
+    for path in SessionStore(config.home).paths_for_project(config.project_root):
+        try:
+            session = Session.load(path)
+        except (OSError, SmithError):
+            continue  # a session that cannot be read has no undo to lose
+        for tree, needs in needed_trees(session).items():
+            needed.setdefault(tree, []).extend(needs)
+    return needed
 
 
 def _size(count: int) -> str:
