@@ -130,7 +130,8 @@ def _history(host: CommandHost, arg: str) -> None:
     for item in items:
         mark = "  (undone)" if item["undone"] else "  (pruned)" if item["pruned"] else ""
         lines.append(
-            f"{item['entry']}  {item['files']} files  +{item['insertions']} "
+            f"{item['entry']}  {item['files']} file{'' if item['files'] == 1 else 's'}  "
+            f"+{item['insertions']} "
             f"-{item['deletions']}  {item['text']}{mark}"
         )
     host.show("File history (/restore ENTRY goes back to one)", lines)

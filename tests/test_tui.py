@@ -319,7 +319,7 @@ def test_undo_redo_diff_and_history_work_from_the_input(tmp_path: Path) -> None:
             await _type(pilot, "/history")
             await pilot.pause()
             body = str(app.screen.query_one("#info-body", Static).render())
-            assert "write notes.txt" in body and "1 files" in body
+            assert "write notes.txt" in body and "1 file  +1" in body
             await pilot.press("escape")
             await _type(pilot, "/undo")
             await pilot.pause()
