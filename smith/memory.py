@@ -61,6 +61,15 @@ MEMORY_CEILING = DiagnosticKind(
 )
 
 
+MEMORY_UNAVAILABLE = DiagnosticKind(
+    "memory.unavailable",
+    what="memory accounting could not start: tracemalloc was already tracing allocations",
+    why="the accounting hooks must wrap the allocators before tracemalloc does: stopping "
+    "tracemalloc would put back allocators that know nothing of the hooks' block headers",
+    fix="run smith without PYTHONTRACEMALLOC or -X tracemalloc",
+)
+
+
 def enabled() -> bool:
     """Whether the hooks are installed (then they stay for the life of the process)."""
     return _Switch.on
@@ -75,10 +84,24 @@ def requested(argv: Sequence[str], env: Mapping[str, str]) -> bool:
             return True
         if word == "--no-memory-accounting":
             return False
-    words = [w for w in argv if not w.startswith("-")]
-    if words[:2] == ["debug", "memory"]:
+    if _debug_memory(argv):
         return True
     return env.get(ENV, "").strip().lower() in _TRUE
+
+
+def _debug_memory(argv: Sequence[str]) -> bool:
+    """Whether the command is `debug memory`. Settings come before the command
+    (`smith --model M debug memory ...`), so a word right after a `--setting` may be
+    its value; the first word that cannot be is the command, or a prompt."""
+    for i, word in enumerate(argv):
+        if word.startswith("-"):
+            continue
+        if tuple(argv[i : i + 2]) == ("debug", "memory"):
+            return True
+        before = argv[i - 1] if i else ""
+        if not before.startswith("--") or "=" in before:
+            return False
+    return False
 
 
 def install() -> bool:

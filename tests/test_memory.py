@@ -260,14 +260,19 @@ def test_ceilings_come_from_configuration(senv: SmithEnv) -> None:
 
 
 def test_the_table_recycles_ended_scopes_into_their_kinds_row() -> None:
-    before = _memory.record(memory.KINDS.index("frame"))[COUNT]
-    for i in range(_memory.SLOTS + 100):
-        with memory.scope("frame", f"f{i}"):
+    frame = memory.KINDS.index("frame")
+    before = _memory.record(frame)[COUNT]
+    n = _memory.SLOTS + 100
+    for i in range(n):
+        with memory.scope("frame", f"f{i}") as last:
             x = [i]
         del x
-    rows = [r for r in _memory.records() if r[1] == "frame"]
-    assert len(rows) <= _memory.SLOTS
-    assert _memory.record(memory.KINDS.index("frame"))[COUNT] > before
+    # More scopes than slots, and the last still has a row of its own: ended ones were
+    # recycled (a full table would have put it in the kind's row, slot `frame`)...
+    assert last.slot >= len(memory.KINDS)  # type: ignore[union-attr]
+    assert rec(last)[2] == f"f{n - 1}" and rec(last)[COUNT] >= 1
+    # ...their figures added to the kind's row, each having allocated at least once.
+    assert _memory.record(frame)[COUNT] - before >= 100
 
 
 def test_report_records_are_json_and_name_their_scopes() -> None:
@@ -311,6 +316,19 @@ def test_requested_reads_the_flag_then_the_environment() -> None:
     assert not memory.requested(["eval", "x"], {memory.ENV: "0"})
     assert memory.requested(["debug", "memory", "hi"], {})
     assert not memory.requested(["eval", "remember memory"], {})
+    assert not memory.requested(["eval", "debug", "memory"], {})  # a prompt
+
+
+def test_debug_memory_is_recognised_after_settings() -> None:
+    """`smith [settings] COMMAND`: settings with values come before `debug memory`, which
+    must still turn accounting on from the start (else the process row misses the start
+    and the command says it started late)."""
+    assert memory.requested(["--model", "demo", "debug", "memory", "hi"], {})
+    assert memory.requested(["--memory-ceiling-turn", "4000", "debug", "memory", "hi"], {})
+    assert memory.requested(["--debug", "debug", "memory", "--json", "hi"], {})
+    assert memory.requested(["--model=demo", "debug", "memory", "hi"], {})
+    assert not memory.requested(["--model", "demo", "eval", "debug", "memory"], {})
+    assert not memory.requested(["--model=demo", "eval", "debug", "memory"], {})
 
 
 SCRIPT = """
@@ -412,6 +430,19 @@ def test_debug_memory_json_is_one_record_per_scope_and_the_turn_is_deterministic
         assert set(turn) >= {"scope", "kind", "count", "allocated", "live", "peak"}
         counts.append(turn["count"])
     assert counts[0] == counts[1]
+
+
+def test_debug_memory_says_why_when_accounting_cannot_start(
+    smith_process: Callable[..., Result], tmp_path: Path
+) -> None:
+    """tracemalloc tracing from the start keeps the hooks out: `smith debug memory` must
+    say so and fail, not print an empty table and succeed."""
+    model = f"scripted:{_script(tmp_path)}"
+    for args in (("debug", "memory"), ("debug", "memory", "--json")):
+        r = smith_process(*args, "--model", model, "hi", env={"PYTHONTRACEMALLOC": "1"})
+        assert r.code == 1, (r.code, r.out, r.err)
+        assert r.out == ""
+        assert "error: memory accounting could not start" in r.err and "tracemalloc" in r.err
 
 
 # -- exactness, as a property: blocks of known sizes through every domain ---------------

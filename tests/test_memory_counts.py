@@ -67,10 +67,12 @@ def _linear(path: str, n: int) -> object:
 def fork_count(directory: Path, n: int, check: bool = True) -> int:
     directory.mkdir(exist_ok=True)
     session = _linear(str(directory / f"{n}.smith"), n)
-    forks = iter(range(100))
+    # The paths are made before measuring: building them (pathlib) allocates by how long
+    # and deep the temporary directory is, which is not what is measured.
+    forks = iter([str(directory / f"{n}-fork-{i}.smith") for i in range(10)])
 
     def fork() -> object:
-        child = session.fork(str(directory / f"{n}-fork-{next(forks)}.smith"))  # type: ignore[attr-defined]
+        child = session.fork(next(forks))  # type: ignore[attr-defined]
         child.close()
         return child
 
@@ -150,10 +152,13 @@ def measure_all(directory: Path) -> dict[str, int]:
     }
 
 
-def _measured() -> dict[str, int]:
-    """The counts from a fresh process (isolated state; str hashing fixed)."""
+def _measured(tmpdir: str | None = None) -> dict[str, int]:
+    """The counts from a fresh process (isolated state; str hashing fixed), its scratch
+    files under `tmpdir` when given."""
 
     env = {**os.environ, "PYTHONHASHSEED": "0", "SMITH_MEMORY_ACCOUNTING": "1"}
+    if tmpdir is not None:
+        env["TMPDIR"] = tmpdir
     r = subprocess.run(
         [sys.executable, __file__], capture_output=True, text=True, env=env, timeout=240
     )
@@ -162,10 +167,14 @@ def _measured() -> dict[str, int]:
     return counts
 
 
-def test_exact_allocation_counts_identical_across_runs() -> None:
+def test_exact_allocation_counts_identical_across_runs(tmp_path: Path) -> None:
     from tests.memory_counts import BOUNDS, COUNTS
 
-    first, second = _measured(), _measured()
+    # The second run's scratch directory is longer and deeper (as on a CI runner whose
+    # TMPDIR is not /tmp): where the files are must not change the counts.
+    elsewhere = tmp_path.joinpath("a-longer-temporary-directory", *"bcdefgh")
+    elsewhere.mkdir(parents=True)
+    first, second = _measured(), _measured(str(elsewhere))
     assert first == second, "the same path allocated differently in two runs"
     assert first == COUNTS, "update tests/memory_counts.py (python tests/test_memory_counts.py)"
     for name, count in COUNTS.items():
@@ -176,5 +185,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import tests  # noqa: F401  (turns accounting on, as under pytest)
 
-    with tempfile.TemporaryDirectory() as d:
+    # One shape of scratch path wherever TMPDIR points: publishing a session file calls
+    # os.makedirs, whose allocations depend on the path's depth and one-letter parts.
+    with tempfile.TemporaryDirectory(prefix="smith-memory-counts-", dir="/tmp") as d:
         print(json.dumps(measure_all(Path(d)), indent=4))

@@ -37,6 +37,8 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
 
     if memory.install():  # `smith debug memory` turns it on at start; not in-process callers
         print(LATE, file=ctx.stderr)
+    if not memory.enabled():  # refused: tracemalloc was tracing first
+        raise memory.MEMORY_UNAVAILABLE.error()
     text = " ".join(args.prompt)
     config = ctx.config()
     model, _ = model_setting(config)
