@@ -31,11 +31,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smith.providers._model import ModelInfo
-from smith.providers._stream import End, Request, StreamEvent, TextDelta, ThinkingDelta, Usage
+from smith.providers._stream import (
+    End,
+    Request,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+    content_parts,
+)
 from smith.providers._wire import HttpCall, ProviderSettings, excerpt, merge_body
 
 from ._openai_common import (
-    blocks,
     count,
     http_error,
     image_note,
@@ -121,7 +128,7 @@ class ChatCompletions:
         return out
 
     def _assistant(self, message: Mapping[str, Any], model: ModelInfo) -> dict[str, Any]:
-        parts = blocks(message)
+        parts = content_parts(message)
         text = "".join(str(b.get("text", "")) for b in parts if b.get("type") == "text")
         calls = [
             {
@@ -178,7 +185,7 @@ def user_content(message: Mapping[str, Any], model: ModelInfo) -> str | list[dic
     """A user message's content: a plain string when it is one text part (what every
     server takes), else a list of text and image_url parts. A model without image input
     gets a note in place of each image."""
-    parts = blocks(message)
+    parts = content_parts(message)
     if not parts or (len(parts) == 1 and parts[0].get("type") == "text"):
         return str(parts[0].get("text", "")) if parts else ""
     out: list[dict[str, Any]] = []

@@ -19,7 +19,7 @@ from typing import Any
 
 from smith.diagnostics import DiagnosticKind, Source
 from smith.providers._model import ModelInfo
-from smith.providers._stream import End, Request, ToolCall, Usage
+from smith.providers._stream import End, Request, ToolCall, Usage, content_parts
 from smith.providers._wire import error_end, excerpt, level_rank, status_kind, thinking_level
 
 # Error types and codes that say more than the HTTP status: kind, retryable.
@@ -199,21 +199,11 @@ def reasoning_effort(request: Request, model: ModelInfo) -> str | None:
     return level
 
 
-def blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The parts of a neutral message's content (a plain string is one text part)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
-    return []
-
-
 def text_of(message: Mapping[str, Any]) -> str:
     """The text of a message's text parts, joined by blank lines; an image in a tool
     result is named, since neither API takes images back from a tool here."""
     out = []
-    for block in blocks(message):
+    for block in content_parts(message):
         if block.get("type") == "text":
             out.append(str(block.get("text", "")))
         elif block.get("type") == "image":

@@ -61,16 +61,6 @@ def temperature(request: Request) -> float | None:
 # -- the neutral message form ------------------------------------------------------------
 
 
-def parts(message: Mapping[str, object]) -> list[dict[str, object]]:
-    """A message's content parts; a bare string counts as one text part."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [p for p in content if isinstance(p, dict)]
-    return []
-
-
 def text_of(part: Mapping[str, object]) -> str:
     text = part.get("text")
     return text if isinstance(text, str) else ""

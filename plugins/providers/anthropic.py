@@ -63,6 +63,7 @@ from smith.providers._stream import (
     ThinkingDelta,
     ToolCall,
     Usage,
+    content_parts,
 )
 from smith.providers._wire import (
     HttpCall,
@@ -291,7 +292,7 @@ def messages(
             blocks = [_tool_result(message, model)]
             role_out = "user"
         elif role == "user":
-            blocks = _user_blocks(kit.parts(message), model)
+            blocks = _user_blocks(content_parts(message), model)
             role_out = "user"
         else:
             continue
@@ -338,7 +339,7 @@ def _user_blocks(items: list[dict[str, object]], model: ModelInfo) -> list[dict[
 
 def _assistant(message: Mapping[str, object], model: ModelInfo) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part in kit.parts(message):
+    for part in content_parts(message):
         kind = part.get("type")
         if kind == "thinking":
             if model.thinking:  # a model that does not think is sent no thinking blocks
@@ -387,7 +388,7 @@ def _sendable(block: object) -> bool:
 
 def _tool_result(message: Mapping[str, object], model: ModelInfo) -> dict[str, Any]:
     content = _user_blocks(
-        [p for p in kit.parts(message) if p.get("type") in ("text", "image")], model
+        [p for p in content_parts(message) if p.get("type") in ("text", "image")], model
     )
     block: dict[str, Any] = {
         "type": "tool_result",

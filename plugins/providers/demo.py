@@ -21,7 +21,15 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 
-from smith.providers._stream import End, Pricing, Request, StreamEvent, TextDelta, ToolCall
+from smith.providers._stream import (
+    End,
+    Pricing,
+    Request,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    content_parts,
+)
 
 INTRO = (
     "I am smith's offline demo model: I follow a few fixed rules instead of thinking, so "
@@ -103,7 +111,7 @@ def answer(request: Request) -> list[StreamEvent]:
         1
         for m in messages
         if m.get("role") == "assistant"
-        for block in _blocks(m)
+        for block in content_parts(m)
         if block.get("type") == "tool_call"
     )
     call = ToolCall(f"demo_call_{calls + 1}", tool, arguments)
@@ -238,17 +246,10 @@ def _deltas(text: str) -> list[StreamEvent]:
     return [TextDelta("".join(pieces[i : i + 3])) for i in range(0, len(pieces), 3)]
 
 
-def _blocks(message: dict[str, object]) -> list[dict[str, object]]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
-    return []
-
-
 def _text(message: dict[str, object]) -> str:
-    return "\n".join(str(b.get("text", "")) for b in _blocks(message) if b.get("type") == "text")
+    return "\n".join(
+        str(b.get("text", "")) for b in content_parts(message) if b.get("type") == "text"
+    )
 
 
 def _latest_user_text(messages: list[dict[str, object]]) -> str:
@@ -263,7 +264,7 @@ def _call_arguments(
 ) -> dict[str, object]:
     """The arguments of the call `result` answers (to name its path or pattern)."""
     for message in reversed(messages):
-        for block in _blocks(message) if message.get("role") == "assistant" else []:
+        for block in content_parts(message) if message.get("role") == "assistant" else []:
             if block.get("type") == "tool_call" and block.get("id") == result.get("tool_call_id"):
                 arguments = block.get("arguments")
                 return arguments if isinstance(arguments, dict) else {}

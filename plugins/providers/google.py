@@ -64,6 +64,7 @@ from smith.providers._stream import (
     ThinkingDelta,
     ToolCall,
     Usage,
+    content_parts,
 )
 from smith.providers._wire import (
     HttpCall,
@@ -247,7 +248,7 @@ def contents(history: list[dict[str, object]], model: ModelInfo) -> list[dict[st
             parts = [_function_response(message, named, with_id)]
             role_out = "user"
         elif role == "user":
-            parts = _user_parts(kit.parts(message), model)
+            parts = _user_parts(content_parts(message), model)
             role_out = "user"
         else:
             continue
@@ -283,7 +284,7 @@ def _model_parts(
     ours = message.get("provider") in (None, NAME)
     parts: list[dict[str, Any]] = []
     pending: str | None = None  # a `next` signature waiting for its part
-    for item in kit.parts(message):
+    for item in content_parts(message):
         kind = item.get("type")
         if kind == "thinking":
             if not model.thinking:  # no thoughts or signatures for a model that does not think
@@ -345,7 +346,7 @@ def _function_response(
 ) -> dict[str, Any]:
     call_id = str(message.get("tool_call_id") or "")
     name = str(message.get("tool_name") or named.get(call_id) or "")
-    text = "\n".join(kit.text_of(p) for p in kit.parts(message) if p.get("type") == "text")
+    text = "\n".join(kit.text_of(p) for p in content_parts(message) if p.get("type") == "text")
     response: dict[str, Any] = {
         "name": name,
         "response": {"error": text} if message.get("is_error") else {"output": text},

@@ -49,6 +49,7 @@ from smith.providers._stream import (
     StreamEvent,
     TextDelta,
     ThinkingDelta,
+    content_parts,
 )
 from smith.providers._wire import (
     HttpCall,
@@ -61,7 +62,6 @@ from smith.providers._wire import (
 
 from ._openai_chat import ChatCompletions, request_headers
 from ._openai_common import (
-    blocks,
     count,
     http_error,
     image_note,
@@ -173,7 +173,7 @@ class Responses:
 
 def _user(message: Mapping[str, Any], model: ModelInfo) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for block in blocks(message):
+    for block in content_parts(message):
         if block.get("type") == "text":
             out.append({"type": "input_text", "text": str(block.get("text", ""))})
         elif block.get("type") == "image":
@@ -197,7 +197,7 @@ def _assistant(message: Mapping[str, Any], model: ModelInfo) -> list[dict[str, A
             items.append({"type": "message", "role": "assistant", "content": content})
         text.clear()
 
-    for block in blocks(message):
+    for block in content_parts(message):
         kind = block.get("type")
         if kind == "text":
             text.append(str(block.get("text", "")))

@@ -27,12 +27,23 @@ Messages in a request use smith's provider-neutral form (docs/events.md, "Messag
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 OUTCOMES = ("success", "tool_use", "limit", "abort", "error")
 Outcome = Literal["success", "tool_use", "limit", "abort", "error"]
+
+
+def content_parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The parts of a neutral message's content; a bare string counts as one text part,
+    and anything that is not a part is skipped."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [p for p in content if isinstance(p, dict)]
+    return []
 
 
 @dataclass(frozen=True, slots=True)
