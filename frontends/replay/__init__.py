@@ -97,23 +97,21 @@ def find_session(config: Config, wanted: str) -> Session:
     """This project's session named (or with id) `wanted`, else the session whose id is or
     starts with it in any project; loaded read-only, so a session another smith is
     writing can be replayed."""
+    from smith.runtime._setup import session_path
     from smith.session import Session, SessionStore
 
-    store = SessionStore(config.home)
+    try:
+        return Session.load(session_path(config, wanted))
+    except SmithError as exc:
+        if exc.diagnostic.code != "session.not-found":
+            raise
     known: list[str] = []
-    for path in store.paths_for_project(config.project_root):
+    for path in SessionStore(config.home).paths_for_project(config.project_root):
         try:
             found = Session.load(path)
         except SmithError:
             continue
-        if wanted in (found.name, found.id):
-            return found
         known += [n for n in (found.name, found.id) if n]
-    try:
-        return Session.load(store.find(wanted))
-    except SmithError as exc:
-        if exc.diagnostic.code != "session.not-found":
-            raise
     hint = did_you_mean(wanted, known, otherwise="check the name")
     raise REPLAY_NO_SESSION.error(
         value=wanted, source=Source("argument", wanted), name=wanted, hint=hint

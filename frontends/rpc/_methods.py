@@ -179,11 +179,12 @@ async def session_new(server: Server, name: str | None = None) -> object:
 @method("session.switch", Param("session", "string", required=True,
                                 example='{"session": "fix tests"}'))  # fmt: skip
 async def session_switch(server: Server, session: str) -> object:
+    from smith.runtime._setup import session_path
     from smith.session import Session
 
     _idle(server, "session.switch")
     try:
-        path = _views.find_session(server.config, session)
+        path = session_path(server.config, session)
     except SmithError as exc:
         raise invalid(exc) from None
     if path != server.session.path:

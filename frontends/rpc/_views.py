@@ -27,23 +27,6 @@ def session_info(session: Session) -> dict[str, Any]:
     }
 
 
-def find_session(config: Config, which: str) -> str:
-    """The file of this project's session named `which` (or with that id), else of the
-    session whose id is or starts with `which` in any project; session.not-found or
-    session.ambiguous otherwise. Files are only read, never locked, here."""
-    from smith.session import Session, SessionStore
-
-    store = SessionStore(config.home)
-    for path in store.paths_for_project(config.project_root):
-        try:
-            found = Session.load(path)
-        except SmithError:
-            continue
-        if which in (found.name, found.id):
-            return path
-    return store.find(which)
-
-
 def session_list(config: Config, current: Session) -> list[dict[str, Any]]:
     """This project's sessions, newest first; the open one is `current`."""
     from smith.session import Session, SessionStore

@@ -71,9 +71,10 @@ def tool_context(config: Config, cwd: str, session: Session | None) -> ToolConte
     )
 
 
-def named_session(config: Config, name: str, *, create: bool = True) -> Session | None:
-    """This project's session called `name` (or with that id), open for writing; created
-    when there is none and `create`."""
+def session_path(config: Config, which: str) -> str:
+    """The file of this project's session named `which` (or with that id), else of the
+    session whose id is or starts with `which` in any project; raises session.not-found
+    or session.ambiguous otherwise. Files are only read here, never locked."""
     from smith.session import Session, SessionStore
 
     store = SessionStore(config.home)
@@ -82,13 +83,22 @@ def named_session(config: Config, name: str, *, create: bool = True) -> Session 
             found = Session.load(path)
         except SmithError:
             continue
-        if name in (found.name, found.id):
-            return Session.open(path)
+        if which in (found.name, found.id):
+            return path
+    return store.find(which)
+
+
+def named_session(config: Config, name: str, *, create: bool = True) -> Session | None:
+    """This project's session called `name` (or with that id), open for writing; created
+    when there is none and `create`."""
+    from smith.session import Session, SessionStore
+
     try:
-        return Session.open(store.find(name))
+        path = session_path(config, name)
     except SmithError:
-        pass
-    return store.create(name=name, cwd=config.project_root) if create else None
+        store = SessionStore(config.home)
+        return store.create(name=name, cwd=config.project_root) if create else None
+    return Session.open(path)
 
 
 def model_setting(config: Config) -> tuple[str, bool]:
