@@ -5,8 +5,8 @@ argument parsing); `smith_process(...)` runs the installed `smith` executable, t
 a user touches. Both use a temporary SMITH_HOME / SMITH_CONFIG_HOME / HOME, never the
 developer's own.
 
-Memory accounting (smith.memory) is on for the whole suite: tests/__init__.py installs it
-before pytest imports this file or any test module.
+Memory accounting (smith.memory) is off, as by default: the tests that need it are
+marked `accounting` and run in a child pytest with it on (tests/accounting.py).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from smith.cli._main import run
+
+pytest_plugins = ["tests.accounting"]
 
 
 @dataclass

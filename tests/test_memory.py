@@ -1,7 +1,8 @@
 """Memory accounting by lifetime scope (smith.memory): attribution, cross-scope frees and
 resizes, threads, coroutines, ceilings, the switch, and the `smith debug memory` surface.
 
-The suite runs with accounting on (tests/__init__.py). Figures are read from scope
+The suite runs with accounting off; the tests marked `accounting` need the hooks and
+run where they are on (a child pytest, tests/accounting.py). Figures are read from scope
 records: (slot, kind, name, state, count, frees, allocated, live, peak, hits).
 """
 
@@ -28,10 +29,7 @@ from tests.conftest import Result, SmithEnv
 COUNT, FREES, ALLOCATED, LIVE, PEAK, HITS = 4, 5, 6, 7, 8, 9
 BIG = 1 << 20  # one block that size: far above anything else a few lines allocate
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get(memory.ENV, "1").strip().lower() in ("0", "false", "no", "off"),
-    reason="the suite runs with memory accounting switched off",
-)
+accounting = pytest.mark.accounting  # needs the hooks: runs where they are on
 
 
 def block(n: int = BIG) -> bytearray:
@@ -45,6 +43,7 @@ def rec(scope: object) -> _memory.Record:
     return record
 
 
+@accounting
 def test_a_guard_charges_its_block_and_the_innermost_scope_wins() -> None:
     outer = memory.open_scope("turn", "outer")
     inner = memory.open_scope("kernel", "inner")
@@ -64,6 +63,7 @@ def test_a_guard_charges_its_block_and_the_innermost_scope_wins() -> None:
     assert _memory.depth() == 0
 
 
+@accounting
 def test_a_thread_with_no_guard_is_in_the_process_scope() -> None:
     assert _memory.depth() == 0
     before = _memory.record(0)[ALLOCATED]
@@ -72,6 +72,7 @@ def test_a_thread_with_no_guard_is_in_the_process_scope() -> None:
     del x
 
 
+@accounting
 def test_a_block_freed_in_another_scope_stays_charged_to_its_owner() -> None:
     owner, other = memory.open_scope("turn", "owner"), memory.open_scope("turn", "other")
     with owner:
@@ -85,6 +86,7 @@ def test_a_block_freed_in_another_scope_stays_charged_to_its_owner() -> None:
     assert rec(other)[PEAK] < 4096
 
 
+@accounting
 def test_a_block_resized_in_another_scope_stays_charged_to_its_owner() -> None:
     owner, other = memory.open_scope("turn", "owner"), memory.open_scope("kernel", "other")
     with owner:
@@ -102,6 +104,7 @@ def test_a_block_resized_in_another_scope_stays_charged_to_its_owner() -> None:
     assert rec(owner)[LIVE] < before[LIVE]
 
 
+@accounting
 def test_threads_are_charged_to_their_own_scopes() -> None:
     shared = memory.open_scope("kernel", "shared")
     ready = threading.Barrier(3)
@@ -130,6 +133,7 @@ def test_threads_are_charged_to_their_own_scopes() -> None:
     assert rec(shared)[LIVE] < 64 * 1024
 
 
+@accounting
 def test_thread_totals_count_allocations_exactly() -> None:
     with memory.measure() as empty:
         pass
@@ -140,6 +144,7 @@ def test_thread_totals_count_allocations_exactly() -> None:
     del xs
 
 
+@accounting
 def test_run_charges_only_the_coroutines_own_steps() -> None:
     async def owned(gate: asyncio.Event) -> bytearray:
         x = block()
@@ -166,6 +171,7 @@ def test_run_charges_only_the_coroutines_own_steps() -> None:
     assert len(result) == BIG  # type: ignore[arg-type]
 
 
+@accounting
 def test_a_once_scope_ends_with_its_coroutine_and_passes_exceptions() -> None:
     async def fails() -> None:
         await asyncio.sleep(0)
@@ -183,6 +189,7 @@ def test_a_once_scope_ends_with_its_coroutine_and_passes_exceptions() -> None:
     assert _memory.depth() == 0
 
 
+@accounting
 def test_cancelling_a_scoped_coroutine_cancels_the_inner_one() -> None:
     seen: list[str] = []
 
@@ -205,6 +212,7 @@ def test_cancelling_a_scoped_coroutine_cancels_the_inner_one() -> None:
     assert _memory.depth() == 0
 
 
+@accounting
 def test_iterate_charges_an_async_generators_steps() -> None:
     async def chunks() -> object:
         for _ in range(3):
@@ -221,6 +229,7 @@ def test_iterate_charges_an_async_generators_steps() -> None:
     assert figures[1] == "io" and figures[3] == "closed" and figures[ALLOCATED] >= BIG * 3
 
 
+@accounting
 def test_ceiling_crossings_are_counted_and_warned_never_enforced(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -246,6 +255,7 @@ def test_ceiling_crossings_are_counted_and_warned_never_enforced(
         _memory.set_ceiling(kernel, 0)
 
 
+@accounting
 def test_ceilings_come_from_configuration(senv: SmithEnv) -> None:
     from smith.config import resolve
 
@@ -259,6 +269,7 @@ def test_ceilings_come_from_configuration(senv: SmithEnv) -> None:
         _memory.set_ceiling(memory.KINDS.index("turn"), 0)
 
 
+@accounting
 def test_the_table_recycles_ended_scopes_into_their_kinds_row() -> None:
     frame = memory.KINDS.index("frame")
     before = _memory.record(frame)[COUNT]
@@ -275,6 +286,7 @@ def test_the_table_recycles_ended_scopes_into_their_kinds_row() -> None:
     assert _memory.record(frame)[COUNT] - before >= 100
 
 
+@accounting
 def test_report_records_are_json_and_name_their_scopes() -> None:
     with memory.scope("turn", "reported"):
         x = block()
@@ -287,6 +299,7 @@ def test_report_records_are_json_and_name_their_scopes() -> None:
     del x
 
 
+@accounting
 def test_a_runtime_has_a_session_scope_and_a_turn_per_round(tmp_path: Path) -> None:
     from tests.runtime_kit import Fake, World, say
 
@@ -306,6 +319,13 @@ def test_a_runtime_has_a_session_scope_and_a_turn_per_round(tmp_path: Path) -> N
     assert status["session"] > 0 and set(status) == {"session", "turn"}
     names = {str(r["scope"]) for r in memory.report()}
     assert {"turn 1", "turn 2"} <= names
+
+
+def test_the_suite_runs_with_accounting_off_unless_asked() -> None:
+    """Most tests must run the default path: no hooks (tests/__init__.py installs them
+    only for SMITH_MEMORY_ACCOUNTING=1, as the child pytest of tests/accounting.py has)."""
+    asked = os.environ.get(memory.ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    assert memory.enabled() is asked and _memory.installed() is asked
 
 
 def test_requested_reads_the_flag_then_the_environment() -> None:
@@ -396,8 +416,9 @@ def _script(tmp_path: Path) -> str:
     return str(path)
 
 
-def test_debug_memory_prints_a_table(smith: Callable[..., Result], tmp_path: Path) -> None:
-    r = smith("debug", "memory", "--model", f"scripted:{_script(tmp_path)}", "hi")
+def test_debug_memory_prints_a_table(smith_process: Callable[..., Result], tmp_path: Path) -> None:
+    # Not in-process: `debug memory` installs the hooks, for the life of the process.
+    r = smith_process("debug", "memory", "--model", f"scripted:{_script(tmp_path)}", "hi")
     assert r.code == 0, r.err
     lines = r.out.splitlines()
     header = ["scope", "kind", "state", "count", "blocks", "allocated", "live", "peak", "hits"]
@@ -458,6 +479,7 @@ OPS = st.lists(
 )
 
 
+@accounting
 @settings(max_examples=60, deadline=None)
 @given(OPS)
 def test_live_peak_and_counts_stay_exact_whatever_scope_frees_or_resizes(

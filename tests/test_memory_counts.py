@@ -1,7 +1,15 @@
 """Determinism: exact allocation counts of deterministic paths (expected values in
-tests/memory_counts.py). The measurements run in a fresh process (isolated state), twice,
-which must agree with each other and with the recorded counts; inside it each operation
-is warmed up and must then repeat its count. Regenerate: python tests/test_memory_counts.py
+tests/memory_counts.py). The measurements run in fresh processes (isolated state) that
+differ in everything that must not matter: the checkout's directory, PYTHONHASHSEED, and
+whether modules are compiled from source or loaded from cached bytecode; all must agree
+with each other and with the recorded counts. Inside each, every operation is warmed up
+and must then repeat its count. Regenerate: python tests/test_memory_counts.py
+
+The interpreter's free lists (tuples, lists, dicts, floats, contexts, async generator
+wrappers) hand out objects without calling the allocator, so a count taken over them
+depends on what the process did before: compiling a module from source leaves them
+fuller than loading its cached bytecode, and a thread's timing changes what they hold.
+A full collection empties them, so each measurement starts from one collection.
 """
 
 from __future__ import annotations
@@ -11,20 +19,16 @@ import gc
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from smith import memory
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get(memory.ENV, "1").strip().lower() in ("0", "false", "no", "off"),
-    reason="the suite runs with memory accounting switched off",
-)
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 CONTENT = {
@@ -36,10 +40,10 @@ CONTENT = {
 def counted(fn: Callable[[], object], runs: int = 4) -> list[int]:
     """Allocation counts of `fn` on this thread, garbage collection held off."""
     counts = []
-    gc.collect()
     gc.disable()
     try:
         for _ in range(runs):
+            gc.collect()  # empties the free lists: every run starts from the same state
             with memory.measure() as m:
                 result = fn()
             counts.append(m.count)
@@ -123,16 +127,19 @@ def idle_turn_count(directory: Path) -> int:
         assert record is not None
         return record[4]
 
-    # The third turn of the process: the free lists and tables a turn touches keep what
-    # earlier work left in them, so a fixed sequence in a fresh process is the
-    # deterministic path (isolated state), not any turn of a long-running one.
-    gc.collect()
+    # A turn's first runs fill tables that later turns find ready (caches, interned
+    # names): the steady count is that of the turns after them, each from one collection.
     gc.disable()
     try:
-        counts = [asyncio.run(turn()) for _ in range(3)]
+        counts = []
+        for _ in range(12):
+            gc.collect()
+            counts.append(asyncio.run(turn()))
+            if len(counts) >= 3 and counts[-1] == counts[-2] == counts[-3]:
+                break
     finally:
         gc.enable()
-    return counts[-1]
+    return steady(counts)
 
 
 def measure_all(directory: Path) -> dict[str, int]:
@@ -152,40 +159,70 @@ def measure_all(directory: Path) -> dict[str, int]:
     }
 
 
-def _measured(tmpdir: str | None = None) -> dict[str, int]:
-    """The counts from a fresh process (isolated state; str hashing fixed), its scratch
-    files under `tmpdir` when given."""
-
-    env = {**os.environ, "PYTHONHASHSEED": "0", "SMITH_MEMORY_ACCOUNTING": "1"}
-    if tmpdir is not None:
-        env["TMPDIR"] = tmpdir
-    r = subprocess.run(
-        [sys.executable, __file__], capture_output=True, text=True, env=env, timeout=240
-    )
+def _measured(
+    checkout: Path, pycache: Path, seed: str, *, bytecode: bool
+) -> tuple[dict[str, int], str]:
+    """The counts from a fresh process running `checkout`'s code with hash seed `seed`,
+    and where its smith came from. Its bytecode cache is in `pycache`: with `bytecode`
+    it reads what is there and writes what is not; without, every module is compiled
+    from source and nothing is written."""
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPYCACHEPREFIX": str(pycache)}
+    env.update({memory.ENV: "1", "PYTHONPATH": str(checkout)})  # its smith, whatever is installed
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    script = str(checkout / "tests" / Path(__file__).name)
+    args = [sys.executable, *([] if bytecode else ["-B"]), script]
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
-    counts: dict[str, int] = json.loads(r.stdout)
-    return counts
+    found = json.loads(r.stdout)
+    return found["counts"], found["smith"]
 
 
-def test_exact_allocation_counts_identical_across_runs(tmp_path: Path) -> None:
+def _copy(destination: Path) -> Path:
+    """This checkout's code, as imported here (with its compiled modules), elsewhere."""
+    import plugins
+    import smith
+
+    ignore = shutil.ignore_patterns("__pycache__")
+    for module in (smith, plugins):
+        source = Path(str(module.__file__)).parent
+        shutil.copytree(source, destination / source.name, ignore=ignore)
+    shutil.copytree(CHECKOUT / "tests", destination / "tests", ignore=ignore)
+    return destination
+
+
+def test_exact_allocation_counts_identical_across_processes_directories_seeds_bytecode(
+    tmp_path: Path,
+) -> None:
     from tests.memory_counts import BOUNDS, COUNTS
 
-    # The second run's scratch directory is longer and deeper (as on a CI runner whose
-    # TMPDIR is not /tmp): where the files are must not change the counts.
-    elsewhere = tmp_path.joinpath("a-longer-temporary-directory", *"bcdefgh")
-    elsewhere.mkdir(parents=True)
-    first, second = _measured(), _measured(str(elsewhere))
-    assert first == second, "the same path allocated differently in two runs"
-    assert first == COUNTS, "update tests/memory_counts.py (python tests/test_memory_counts.py)"
+    cache, none = tmp_path / "pycache", tmp_path / "no-pycache"
+    runs = {}
+    # Compiled from source (nothing cached, nothing written), then from cached bytecode
+    # (written by a run before it), with different hash seeds.
+    runs["from source, seed 0"] = _measured(CHECKOUT, none, "0", bytecode=False)[0]
+    _measured(CHECKOUT, cache, "1", bytecode=True)  # compiles, and writes the cache
+    assert any(cache.rglob("smith/session/*.pyc")) and any(cache.rglob("asyncio/*.pyc"))
+    runs["cached bytecode, seed 2"] = _measured(CHECKOUT, cache, "2", bytecode=True)[0]
+    # Another checkout directory, longer and deeper, with another seed.
+    elsewhere = _copy(tmp_path.joinpath("a-checkout-somewhere-else", *"bcdefgh", "smith"))
+    counts, where = _measured(elsewhere, none, "12345", bytecode=False)
+    assert where == str(elsewhere / "smith" / "__init__.py")
+    runs["another directory, seed 12345"] = counts
+    assert all(counts == COUNTS for counts in runs.values()), (
+        f"the same paths allocated differently: {runs}; if every run agrees on a new count, "
+        "update tests/memory_counts.py (python tests/test_memory_counts.py)"
+    )
     for name, count in COUNTS.items():
         assert count <= BOUNDS[name], f"{name}: {count} is over its bound {BOUNDS[name]}"
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(CHECKOUT))
+    import smith
     import tests  # noqa: F401  (turns accounting on, as under pytest)
 
     # One shape of scratch path wherever TMPDIR points: publishing a session file calls
     # os.makedirs, whose allocations depend on the path's depth and one-letter parts.
     with tempfile.TemporaryDirectory(prefix="smith-memory-counts-", dir="/tmp") as d:
-        print(json.dumps(measure_all(Path(d)), indent=4))
+        counts = measure_all(Path(d))
+    print(json.dumps({"counts": counts, "smith": smith.__file__}, indent=4))

@@ -4,6 +4,7 @@ model, JSON-RPC 2.0 records parsed line by line (tests/rpc_kit.py)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,39 @@ def test_steer_during_a_turn_is_delivered_before_the_next_request(senv: SmithEnv
         assert roles == ["user", "assistant", "tool_result", "user"]
         assert requests[1]["messages"][-1]["content"][0]["text"] == "answer in French"
         assert rpc.event("agent_end")["stop"] == "end"
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+
+
+def test_queued_steers_arrive_one_at_a_time_by_default(senv: SmithEnv) -> None:
+    project = _project(senv)
+    gate = senv.root / "gate"  # the tool call blocks reading it until the test writes
+    os.mkfifo(gate)
+    log = senv.root / "requests.jsonl"
+    hold = {"name": "bash", "arguments": {"command": f"read line < '{gate}'"}}
+    model = script(
+        senv,
+        [{"tool_calls": [hold]}, {"text": "took one"}, {"text": "took two"}],
+        requests_log=str(log),
+    )
+    rpc = Rpc(senv, project, "--model", model)
+    try:
+        _started(rpc, "prompt", "start")
+        rpc.event("tool_start")
+        one, two = _started(rpc, "steer", "one"), _started(rpc, "steer", "two")
+        assert [i["id"] for i in rpc.call("queue.list")["queue"]] == [one["id"], two["id"]]
+        with open(gate, "w") as released:
+            released.write("go\n")
+        rpc.call("wait_idle")
+        requests = [json.loads(line) for line in log.read_text().splitlines()]
+        users = [
+            [m["content"][0]["text"] for m in r["messages"] if m["role"] == "user"]
+            for r in requests
+        ]
+        # The oldest after the tool batch, the next at the safe point after its answer.
+        assert users == [["start"], ["start", "one"], ["start", "one", "two"]]
+        assert [m["role"] for m in requests[2]["messages"]][-3:] == ["user", "assistant", "user"]
     finally:
         code, err = rpc.close()
     assert code == 0, err

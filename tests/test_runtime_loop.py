@@ -255,6 +255,56 @@ def test_queued_items_can_be_listed_and_removed(tmp_path: Path) -> None:
     assert fake.requests[1].messages[-1]["content"][0]["text"] == "two"
 
 
+def _user_texts(request: object) -> list[str]:
+    messages = request.messages  # type: ignore[attr-defined]
+    return [m["content"][0]["text"] for m in messages if m["role"] == "user"]
+
+
+def test_one_at_a_time_delivers_each_queued_steer_at_its_own_safe_point(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    release = threading.Event()
+    fake = Fake(call(("hold", {})), say("took a"), say("took b"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=[slow_tool("hold", release)])  # the default policies
+        rt.prompt("start")
+        await w.until("tool_start")
+        rt.steer("a")
+        rt.steer("b")
+        release.set()
+        await rt.wait_idle()
+
+    run(main)
+    # The oldest after the tool batch; the next at the safe point after its answer.
+    assert [_user_texts(r) for r in fake.requests] == [
+        ["start"],
+        ["start", "a"],
+        ["start", "a", "b"],
+    ]
+    assert [m["role"] for m in fake.requests[2].messages][-3:] == ["user", "assistant", "user"]
+    queues = [[i["text"] for i in ev["queue"]] for ev in w.of("queue_changed")]
+    assert queues == [["a"], ["a", "b"], ["b"], []]
+
+
+def test_one_at_a_time_delivers_each_follow_up_in_a_round_of_its_own(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    release = threading.Event()
+    fake = Fake(call(("hold", {})), say("answer"), say("did x"), say("did y"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, tools=[slow_tool("hold", release)])
+        rt.prompt("start")
+        await w.until("tool_start")
+        rt.follow_up("x")
+        rt.follow_up("y")
+        release.set()
+        await rt.wait_idle()
+
+    run(main)
+    assert [_user_texts(r)[1:] for r in fake.requests] == [[], [], ["x"], ["x", "y"]]
+    assert [m["role"] for m in fake.requests[3].messages][-2:] == ["assistant", "user"]
+
+
 def test_all_at_once_policy_delivers_every_queued_steer_together(tmp_path: Path) -> None:
     w = World(tmp_path)
     gate = Gate()

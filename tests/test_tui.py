@@ -723,7 +723,7 @@ def test_the_status_shows_live_memory_when_accounting_is_on(tmp_path: Path) -> N
             return status(app)
 
     shown = run(main())
-    if memory.enabled():  # the test suite runs with accounting on (tests/__init__.py)
+    if memory.enabled():  # SMITH_MEMORY_ACCOUNTING=1 runs the suite with accounting on
         assert re.search(r"mem [\d.]+ (B|KiB|MiB) \(turn -?[\d.]+ (B|KiB|MiB)\)", shown), shown
     else:
         assert "mem " not in shown

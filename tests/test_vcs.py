@@ -330,7 +330,8 @@ def test_gc_drops_old_snapshots_and_the_objects_only_they_held(tmp_path: Path) -
     with pytest.raises(SmithError) as caught:
         history.restore(str(entries[0]))
     assert caught.value.diagnostic.code == "history.pruned"
-    history.restore(str(entries[3]))
+    # Each version was the user's (recorded by `before` snapshots): only --force replaces it.
+    history.restore(str(entries[3]), force=True)
     assert (w.project / "a.txt").read_text() == "version 3\n"
     # By age: everything but the newest is older than zero days.
     assert repo.gc(keep_days=0, keep_count=100)["pruned"] >= 1

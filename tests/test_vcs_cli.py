@@ -150,3 +150,35 @@ def test_gc_says_which_undo_or_redo_it_takes_away(senv: SmithEnv, smith: Smith) 
     r = smith("history", "gc", "--keep", "1", "--json", cwd=project)
     assert [item["entry"] for item in json.loads(r.out)["lost"]] == [second]
     assert "is no longer in the file history" in smith("undo", cwd=project).err
+
+
+def test_restore_never_takes_a_file_a_forced_undo_recorded_as_the_users(
+    senv: SmithEnv, smith: Smith
+) -> None:
+    # The probe: a --force undo records the user's files (so restore can bring them
+    # back); a later restore without --force must not count them as smith's to delete.
+    project = git_project(senv.root / "project")
+    write = {"name": "write", "arguments": {"path": "a.txt", "content": "v1\n"}}
+    model = script(senv, "write", {"tool_calls": [write], "stop": "tool_use"}, {"text": "ok"})
+    assert smith("eval", "--model", model, "write a", cwd=project).code == 0
+    (project / "a.txt").write_text("user edit\n")
+    (project / "u.txt").write_text("mine\n")
+
+    refused = smith("undo", cwd=project)
+    assert refused.code != 0 and "undo was refused" in refused.err
+    assert (project / "a.txt").read_text() == "user edit\n"
+    forced = smith("undo", "--force", cwd=project)
+    assert forced.code == 0, forced.err
+    assert not (project / "a.txt").exists() and (project / "u.txt").read_text() == "mine\n"
+
+    turns = json.loads(smith("history", "--json", cwd=project).out)["turns"]
+    entry = turns[0]["entry"]
+    restore = smith("restore", entry, cwd=project)
+    assert restore.code != 0 and "restore was refused" in restore.err and "u.txt" in restore.err
+    assert (project / "u.txt").read_text() == "mine\n" and not (project / "a.txt").exists()
+    again = smith("restore", "--force", entry, cwd=project)
+    assert again.code == 0, again.err
+    assert (project / "a.txt").read_text() == "v1\n" and not (project / "u.txt").exists()
+    back = smith("undo", cwd=project)  # the forced restore recorded u.txt first
+    assert back.code == 0, back.err
+    assert (project / "u.txt").read_text() == "mine\n"

@@ -166,6 +166,35 @@ def test_a_change_the_user_made_while_a_turn_ran_survives_its_undo(project: Proj
     assert (project.root / "notes.txt").read_text() == "mine, typed while the agent worked\n"
 
 
+def test_restore_does_not_take_what_only_a_snapshot_recorded_as_the_users(
+    project: Project,
+) -> None:
+    (project.root / "notes.txt").write_text("the user's\n")
+    project.turn(lambda r: (r / "a.txt").write_text("smith's\n"))
+    (project.root / "notes.txt").write_text("edited by the user\n")
+    (project.root / "mine.txt").write_text("made by the user\n")
+    project.turn(lambda r: (r / "b.txt").write_text("smith's\n"))  # records them: `before`
+    first = next(e.id for e in project.session.entries() if e.kind == "vcs")
+    error = project.refused(lambda: project.history.restore(first))
+    assert error.diagnostic.code == "history.conflict"
+    assert "mine.txt" in error.diagnostic.what and "notes.txt" in error.diagnostic.what
+    assert "a.txt" not in error.diagnostic.what and "b.txt" not in error.diagnostic.what
+    # What smith wrote goes back and forth without --force: undo, redo, undo again.
+    for _ in range(2):
+        project.history.undo()
+        project.history.undo()
+        assert not (project.root / "a.txt").exists() and not (project.root / "b.txt").exists()
+        project.history.redo()
+        project.history.redo()
+        assert (project.root / "b.txt").read_text() == "smith's\n"
+    project.history.restore(first, force=True)
+    assert not (project.root / "mine.txt").exists()
+    assert (project.root / "notes.txt").read_text() == "the user's\n"
+    project.history.undo()  # the forced restore recorded them first
+    assert (project.root / "mine.txt").read_text() == "made by the user\n"
+    assert (project.root / "notes.txt").read_text() == "edited by the user\n"
+
+
 def test_a_snapshot_pruned_by_another_smith_is_refused_before_any_file_changes(
     project: Project,
 ) -> None:

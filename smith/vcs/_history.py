@@ -9,11 +9,12 @@ undo/redo/restore/diff/history`, the runtime's snapshots, RPC and plugins.
 
 Safety rules every operation keeps: it touches only the paths that differ between the
 two snapshots it moves between; it refuses (HISTORY_CONFLICT, listing the files) when
-one of those paths is not as smith last recorded it, unless forced, and records the
-user's versions as a snapshot before overwriting them; a file nobody recorded is never
-deleted. Targets are checked (the entry is in this session, of this project, and its
-snapshot still exists) and each operation is bracketed by effect records and recorded
-as a `vcs` entry, so it can itself be undone and replayed (see _model.py).
+one of those paths is not as smith last recorded it or holds content smith did not
+write (the user's), unless forced, and records the user's versions as a snapshot before
+overwriting them; a file nobody recorded is never deleted. Targets are checked (the
+entry is in this session, of this project, and its snapshot still exists) and each
+operation is bracketed by effect records and recorded as a `vcs` entry, so it can
+itself be undone and replayed (see _model.py).
 """
 
 from __future__ import annotations

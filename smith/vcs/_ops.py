@@ -4,9 +4,12 @@ and the history listing (which only read). FileHistory's methods call these.
 Each change of files moves between two recorded snapshots, `from` and `to`, and touches
 exactly the paths that differ between them. Before touching anything the work tree is
 scanned: a path that is not as `from` has it (the user or another program changed it
-since) is a conflict, and the operation is refused unless forced. The scan is recorded
-first (a `user` snapshot) whenever it differs from the last recorded state, so files a
-forced operation overwrites can be brought back with `smith restore`.
+since) is a conflict, and so is a path whose content smith did not write itself (the
+user's, recorded by a `user` or `before` snapshot, or there before the first one): it
+is the user's file, whatever an earlier forced operation recorded of it. The operation
+is refused on a conflict unless forced. The scan is recorded first (a `user` snapshot)
+whenever it differs from the last recorded state, so files a forced operation
+overwrites can be brought back with `smith restore`.
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ MAX_PATHS = 1000  # listed in a recorded operation (the count is always exact)
 
 HISTORY_CONFLICT = DiagnosticKind(
     "history.conflict",
-    what="{op} was refused: files it would change were changed since smith last recorded "
-    "them ({count}): {files}",
-    why="smith never overwrites changes it has not recorded; {op} touches only the files "
-    "that differ between the snapshots involved, and these are not as it left them",
+    what="{op} was refused: it would overwrite or delete files smith did not write "
+    "({count}): {files}",
+    why="smith never overwrites or deletes your changes unless told to: {op} touches only "
+    "the files that differ between the snapshots involved, and these were changed since "
+    "smith last recorded them, or hold content you wrote (recorded as yours, not written "
+    "by smith)",
     fix="see what changed with `smith diff {since}`, keep what you need, then run `smith "
     "{command} --force` (your versions are recorded first, so `smith restore` can bring "
     "them back)",
@@ -138,7 +143,7 @@ def _operate(
             raise HISTORY_PRUNED.error(
                 value=target, source=Source("argument", target), entry=target
             )
-        blocked, conflicts = _check(history, repo, scan, changes)
+        blocked, conflicts = _check(history, repo, scan, changes, _model.records(session))
         command = _command(op, target)
         if blocked:
             raise HISTORY_BLOCKED.error(
@@ -236,12 +241,17 @@ def _deleting(root: str, changes: list[Change]) -> list[str]:
 
 
 def _check(
-    history: FileHistory, repo: ShadowRepo, scan: Scan, changes: list[Change]
+    history: FileHistory,
+    repo: ShadowRepo,
+    scan: Scan,
+    changes: list[Change],
+    found: list[_model.Record],
 ) -> tuple[list[str], list[str]]:
     """(blocked, conflicts): the changes that may not be made even when forced, each with
-    why, and the paths that are neither as `from` has them nor as the operation makes
-    them (changed since, by the user or another program). A path already as the
-    operation makes it is neither: an operation stopped part-way can be run again."""
+    why, and the paths whose content now smith did not write: neither as `from` has them
+    nor as the operation makes them (changed since, by the user or another program), or
+    as `from` has them but written by the user (see `_written_by_smith`). A path already
+    as the operation makes it is neither: an operation stopped part-way can be run again."""
     skipped = {str(s["path"]): s for s in scan.skipped}
     going = {c.path for c in changes if c.new is None}  # deleted before anything is written
     blocked: list[str] = []
@@ -251,9 +261,41 @@ def _check(
         why = _obstacle(history, repo, change, current, going, skipped.get(change.path))
         if why is not None:
             blocked.append(f"{shown(change.path)} ({why})")
-        elif current not in (change.old, change.new):
+        elif current not in (change.old, change.new) or (
+            current == change.old
+            and current not in (None, change.new)
+            and not _written_by_smith(repo, found, change.path, current)
+        ):
             conflicts.append(change.path)
     return blocked, conflicts
+
+
+def _written_by_smith(
+    repo: ShadowRepo, found: list[_model.Record], path: str, current: tuple[str, int]
+) -> bool:
+    """Whether smith itself wrote `current` at `path`: the newest record that brought that
+    content there is an `after` snapshot (smith's tools wrote it), or an undo, redo or
+    restore that changed the path to it (also when an interrupted first attempt wrote
+    it, which the `user` snapshot taken before the attempt that finished holds).
+    Brought by a `user` or `before` snapshot (the user's edit, recorded so a forced
+    operation can be taken back), there before the first record, or of unknown origin:
+    the user's."""
+    for _entry, content in reversed(found):
+        if repo.entry(str(content["tree"]), path) != current:
+            return False  # not what the branch last recorded there: the user's
+        op = content.get("op")
+        old, new = content.get("from"), content.get("to")
+        if (
+            op in ("undo", "redo", "restore")
+            and isinstance(new, str)
+            and repo.entry(new, path) == current
+            and (not isinstance(old, str) or repo.entry(old, path) != current)
+        ):
+            return True
+        if repo.entry(_model.entering(content), path) == current:
+            continue  # already there before this record
+        return op == "snapshot" and content.get("phase") == "after"
+    return False
 
 
 def _obstacle(
