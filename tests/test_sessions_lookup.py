@@ -32,30 +32,43 @@ def _sessions(smith: Callable[..., Result], project: Path) -> list[dict[str, obj
     return found
 
 
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _dangling_link(path: Path) -> None:
+    path.symlink_to(path.parent / "nowhere.smith")
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [(_fifo, "FIFO"), (Path.mkdir, "a directory"), (_dangling_link, "symbolic link")],
+    ids=["fifo", "directory", "dangling-link"],
+)
 def test_odd_entries_in_the_sessions_directory_are_skipped_with_a_warning(
-    senv: SmithEnv, smith_process: Callable[..., Result]
+    senv: SmithEnv,
+    smith_process: Callable[..., Result],
+    make: Callable[[Path], None],
+    kind: str,
 ) -> None:
     """The probe: a FIFO x.smith hung `sessions list` and `eval` (opened blocking); a
-    directory d.smith failed them. Neither is opened now, and each is named on stderr."""
+    directory d.smith failed them. Nothing odd is opened now, and each is named on stderr."""
     project = senv.make_project()
     made = smith_process("eval", "--model", _script(senv, ["one"]), "--session", "work", "hi",
                          cwd=project)  # fmt: skip
     assert made.code == 0, made.err
     (session,) = _sessions(smith_process, project)
-    directory = Path(str(session["path"])).parent
-    os.mkfifo(directory / "x.smith")
-    (directory / "d.smith").mkdir()
-    (directory / "l.smith").symlink_to(senv.root / "nowhere.smith")
+    odd = Path(str(session["path"])).parent / "x.smith"
+    make(odd)
 
     listed = smith_process("sessions", "list", cwd=project)
     assert listed.code == 0, listed.err
     assert "work" in listed.out
-    for odd, kind in (("x.smith", "FIFO"), ("d.smith", "a directory"), ("l.smith", "link")):
-        line = next((x for x in listed.err.splitlines() if odd in x), "")
-        assert kind in line and "not a session file" in line, listed.err
+    line = next((x for x in listed.err.splitlines() if "x.smith" in x), "")
+    assert kind in line and "not a session file" in line, listed.err
     assert [s["id"] for s in _sessions(smith_process, project)] == [session["id"]]
 
-    # --session looks the name up among this project's sessions, past the odd entries.
+    # --session looks the name up among this project's sessions, past the odd entry.
     again = smith_process("eval", "--model", _script(senv, ["two"]), "--session", "work", "more",
                           cwd=project)  # fmt: skip
     assert again.code == 0, again.err
@@ -63,6 +76,7 @@ def test_odd_entries_in_the_sessions_directory_are_skipped_with_a_warning(
     fresh = smith_process("eval", "--model", _script(senv, ["three"]), "hi", cwd=project)
     assert fresh.code == 0, fresh.err
     assert len(_sessions(smith_process, project)) == 2
+    assert os.path.lexists(odd)  # left alone
 
 
 def test_the_store_lists_regular_files_only_and_warns_once_each(tmp_path: Path) -> None:
