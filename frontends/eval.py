@@ -86,7 +86,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     secrets = load_secrets(config, ctx)
     name = args.session or _session_name(str(secrets.redact(text)))
     if not args.no_session:
-        session = named_session(config, name)
+        from smith.session import SessionStore
+
+        # Only --session reopens a session: a generated name is a label, not a key (two
+        # runs of one prompt in one second would otherwise share a conversation).
+        session = (
+            named_session(config, name, warn=ctx.print_diagnostic)
+            if args.session
+            else SessionStore(config.home, warn=ctx.print_diagnostic).create(
+                name=name, cwd=config.project_root
+            )
+        )
         assert session is not None
         with session:
             print(f"smith: session {session.name} ({session.id})", file=ctx.stderr)

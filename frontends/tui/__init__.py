@@ -3,7 +3,7 @@
     smith                      a new session in this project
     smith "fix the tests"      ... starting with that prompt
     smith --continue           the project's latest session
-    smith --resume ID          a session by id
+    smith --resume SESSION     a session by name, id or id prefix
     smith --session NAME       a session by name (created if there is none)
 
 With no model configured it runs the offline demo model and says how to set a real one.
@@ -138,7 +138,7 @@ class Sessions:
     def open(self, id: str) -> Session:
         from smith.session import Session
 
-        return Session.open(self.store.find(id))
+        return Session.open(self.store.lookup(id, self.project))
 
     def listing(self) -> list[tuple[str, str]]:
         from smith.diagnostics import SmithError
@@ -169,7 +169,7 @@ def _open_session(ctx: Context, options: dict[str, Any]) -> Session:
     config = ctx.config()
     store = SessionStore(config.home)
     if options.get("resume"):
-        return Session.open(store.find(str(options["resume"])))
+        return Session.open(store.lookup(str(options["resume"]), config.project_root))
     if options.get("session"):
         found = named_session(config, str(options["session"]))
         assert found is not None

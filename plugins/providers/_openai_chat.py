@@ -64,7 +64,8 @@ class ChatCompletions:
     `reasoning_content` (llama.cpp and vLLM templates use it between tool calls; OpenAI
     does not take it), and only to a model that advertises thinking;
     `reasoning_temperature` says whether a model that thinks takes a temperature (local
-    servers' do; OpenAI's reasoning models refuse one, so there it fails before dispatch)."""
+    servers' do; OpenAI's reasoning models refuse one, so there it fails before dispatch);
+    `base_url_form` is the form of the server's base URL, said when one given answers 404."""
 
     api = "openai-chat"
 
@@ -75,8 +76,11 @@ class ChatCompletions:
         max_tokens_field: str = "max_completion_tokens",
         replay_reasoning: bool = False,
         reasoning_temperature: bool = False,
+        base_url_form: str = "https://api.openai.com/v1: the API root, ending in /v1 (smith "
+        "adds /chat/completions to it)",
     ) -> None:
         self.label = label
+        self.base_url_form = base_url_form
         self.max_tokens_field = max_tokens_field
         self.replay_reasoning = replay_reasoning
         self.reasoning_temperature = reasoning_temperature

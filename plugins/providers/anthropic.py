@@ -146,6 +146,7 @@ class Messages:
     """The anthropic-messages wire format (sans I/O)."""
 
     api = "anthropic-messages"
+    base_url_form = f"{DEFAULT_BASE_URL}: the API root, ending in /v1 (smith adds /messages to it)"
 
     def build(self, request: Request, model: ModelInfo, settings: ProviderSettings) -> HttpCall:
         headers = {

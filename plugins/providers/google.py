@@ -140,6 +140,10 @@ class Gemini:
     """The google-gemini wire format (sans I/O)."""
 
     api = "google-gemini"
+    base_url_form = (
+        f"{DEFAULT_BASE_URL}: the API root, ending in /v1beta (smith adds "
+        "/models/MODEL:streamGenerateContent to it)"
+    )
 
     def build(self, request: Request, model: ModelInfo, settings: ProviderSettings) -> HttpCall:
         headers = {"content-type": "application/json", "accept": "text/event-stream"}

@@ -101,6 +101,7 @@ class Responses:
     """The openai-responses wire format (sans I/O)."""
 
     api = "openai-responses"
+    base_url_form = f"{DEFAULT_BASE_URL}: the API root, ending in /v1 (smith adds /responses to it)"
     label = LABEL
 
     def build(self, request: Request, model: ModelInfo, settings: ProviderSettings) -> HttpCall:

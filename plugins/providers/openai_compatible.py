@@ -37,4 +37,6 @@ def wire(base_url: str = DEFAULT_BASE_URL) -> ChatCompletions:
         max_tokens_field="max_tokens",
         replay_reasoning=True,
         reasoning_temperature=True,
+        base_url_form=f"{DEFAULT_BASE_URL}: the server's API root, usually ending in /v1 "
+        "(smith adds /chat/completions to it)",
     )

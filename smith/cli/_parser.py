@@ -102,7 +102,9 @@ def top_parser() -> Parser:
     app.add_argument(
         "--continue", dest="continue_", action="store_true", help="open the latest session"
     )
-    app.add_argument("--resume", metavar="ID", help="open the session with this id")
+    app.add_argument(
+        "--resume", metavar="SESSION", help="open this session (name, id or id prefix)"
+    )
     app.add_argument(
         "--session", metavar="NAME", help="open the session with this name (created if none)"
     )

@@ -21,12 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ls.add_argument("--all", action="store_true", help="sessions of every project")
     ls.add_argument("--json", action="store_true", help="print the same as JSON")
     show = actions.add_parser("show", help="a session's tree, selected path marked")
-    show.add_argument("id", metavar="ID", help="session id or unambiguous prefix")
+    which = "session name (in this project), id or unambiguous id prefix"
+    show.add_argument("id", metavar="SESSION", help=which)
     show.add_argument(
         "--json", action="store_true", help="summary, recovery report and entries as JSON"
     )
     dump = actions.add_parser("dump", help="a session as JSONL")
-    dump.add_argument("id", metavar="ID")
+    dump.add_argument("id", metavar="SESSION", help=which)
     dump.add_argument("--output", "-o", metavar="FILE", help="write to FILE, not stdout")
     imp = actions.add_parser("import", help="create a session from a JSONL dump")
     imp.add_argument("file", metavar="FILE.jsonl")
@@ -37,13 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fork = actions.add_parser(
         "fork", help="copy a session's history up to an entry into a new session"
     )
-    fork.add_argument("id", metavar="ID")
+    fork.add_argument("id", metavar="SESSION", help=which)
     fork.add_argument("--at", metavar="ENTRY", help="entry to fork at (default: the leaf)")
     fork.add_argument("--name", help="name of the new session")
     repair = actions.add_parser(
         "repair", help="rewrite a damaged session file, keeping every intact frame and a backup"
     )
-    repair.add_argument("id", metavar="ID")
+    repair.add_argument("id", metavar="SESSION", help=which)
     repair.add_argument("--json", action="store_true", help="print the report as JSON")
     repair.add_argument(
         "--resync",
@@ -52,13 +53,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(may pick up frames that were content of the damaged one)",
     )
     rm = actions.add_parser("rm", help="delete a session")
-    rm.add_argument("id", metavar="ID")
+    rm.add_argument("id", metavar="SESSION", help=which)
 
 
 def _store(ctx: Context) -> SessionStore:
+    """The session store, warning on stderr about odd entries in it."""
     from smith.session import SessionStore
 
-    return SessionStore(ctx.config().home)
+    return SessionStore(ctx.config().home, warn=ctx.print_diagnostic)
+
+
+def _find(ctx: Context, which: str) -> str:
+    """The file of the session `which` names: the same lookup as `eval --session`,
+    `replay` and every other command (a name in this project, an id, an id prefix)."""
+    return _store(ctx).lookup(which, ctx.config().project_root)
 
 
 def _summary(session: Session) -> dict[str, object]:
@@ -136,7 +144,7 @@ def _tree_lines(session: Session) -> list[str]:
 def _show(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session import Session
 
-    session = Session.load(_store(ctx).find(args.id))
+    session = Session.load(_find(ctx, args.id))
     summary = {**_summary(session), "recovery": session.recovery}
     if args.json:
         summary["entries"] = [
@@ -178,7 +186,7 @@ def _report(ctx: Context, session: Session) -> None:
 def _dump(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session import Session, dump
 
-    session = Session.load(_store(ctx).find(args.id))
+    session = Session.load(_find(ctx, args.id))
     if args.output:
         from smith._atomic import write_atomic
 
@@ -202,7 +210,7 @@ def _fork(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session._session import _session_id
 
     store = _store(ctx)
-    source = Session.load(store.find(args.id))
+    source = Session.load(_find(ctx, args.id))
     at = source.entry(args.at).id if args.at is not None else source.leaf
     new_id = _session_id()
     path = store.path_for(new_id, str(source.info.get("cwd") or ""))
@@ -214,7 +222,7 @@ def _fork(args: argparse.Namespace, ctx: Context) -> int:
 def _repair(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session._repair import repair
 
-    report = repair(_store(ctx).find(args.id), resync=args.resync)
+    report = repair(_find(ctx, args.id), resync=args.resync)
     if args.json:
         ctx.out(json.dumps(report, indent=2))
         return 0
@@ -235,7 +243,7 @@ def _repair(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _rm(args: argparse.Namespace, ctx: Context) -> int:
-    path = _store(ctx).remove(args.id)
+    path = _store(ctx).remove(args.id, ctx.config().project_root)
     ctx.out(f"removed {path}")
     return 0
 

@@ -123,7 +123,7 @@ class HttpProvider:
             async with engine.request("POST", call.url, headers=headers, content=body) as resp:
                 if not 200 <= resp.status < 300:
                     excerpt = await resp.read(ERROR_EXCERPT)
-                    yield self._error(resp.status, resp.headers, excerpt)
+                    yield self._error(resp.status, resp.headers, excerpt, call.url)
                     return
                 media = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
                 if media and media != "text/event-stream":
@@ -166,7 +166,7 @@ class HttpProvider:
             self.settings = dataclasses.replace(self.settings, credential=credential)
         return self.settings
 
-    def _error(self, status: int, headers: Mapping[str, str], excerpt: bytes) -> End:
+    def _error(self, status: int, headers: Mapping[str, str], excerpt: bytes, url: str) -> End:
         location = headers.get("location")
         if 300 <= status < 400 and location:
             return End(
@@ -178,7 +178,7 @@ class HttpProvider:
                 kind="invalid",
             )
         try:
-            return self.wire.error(status, headers, excerpt)
+            end = self.wire.error(status, headers, excerpt)
         except Exception as exc:  # a wire bug must not hide the provider's answer
             retryable = status in (408, 409, 429) or status >= 500
             return End(
@@ -187,6 +187,21 @@ class HttpProvider:
                 retryable=retryable,
                 kind="server" if status >= 500 else "invalid",
             )
+        return self._not_found(end, url) if status == 404 else end
+
+    def _not_found(self, end: End, url: str) -> End:
+        """A 404 from a base URL the user gave (not a first-party API's own endpoint)
+        usually means the URL lacks the API's version path: say which URL was requested
+        and the form the base URL takes."""
+        origin = self.settings.base_url_origin
+        if origin is None:
+            return end
+        hint = (
+            f"; the request went to {where(url)}, built from the base URL "
+            f"{where(self.settings.base_url)} ({origin}); a base URL for {self.name} has the "
+            f"form {self.wire.base_url_form}"
+        )
+        return dataclasses.replace(end, error=(end.error or "HTTP 404") + hint)
 
     def _not_a_stream(self, status: int, media: str, body: bytes) -> End:
         """A 2xx answer that is not server-sent events: a server that ignored the

@@ -91,6 +91,10 @@ class Decoder(Protocol):
 
 class WireFormat(Protocol):
     api: str  # one of smith.providers._model.APIS
+    # The form a base URL for this API takes, said when a base URL the user gave answers
+    # 404 (a missing /v1 is the usual cause), e.g. "https://api.anthropic.com/v1: the API
+    # root, ending in /v1 (smith adds /messages)".
+    base_url_form: str
 
     def build(self, request: Request, model: ModelInfo, settings: ProviderSettings) -> HttpCall:
         """The HTTP request for `request`. Sampling settings merge deterministically:

@@ -11,11 +11,16 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import DiagnosticKind, SmithError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from smith.config import Config
+    from smith.diagnostics import Diagnostic
     from smith.effects import ToolContext
     from smith.providers._registry import Registry
     from smith.runtime import ContextPolicy
     from smith.session import Session
+
+    Warn = Callable[[Diagnostic], None]
 
 OUTPUT_DAYS = 7
 DEMO = "demo"
@@ -71,32 +76,30 @@ def tool_context(config: Config, cwd: str, session: Session | None) -> ToolConte
     )
 
 
-def session_path(config: Config, which: str) -> str:
+def session_path(config: Config, which: str, *, warn: Warn | None = None) -> str:
     """The file of this project's session named `which` (or with that id), else of the
     session whose id is or starts with `which` in any project; raises session.not-found
-    or session.ambiguous otherwise. Files are only read here, never locked."""
-    from smith.session import Session, SessionStore
+    or session.ambiguous otherwise (SessionStore.lookup, the lookup of every command that
+    takes a session). Files are only read here, never locked. `warn` receives warnings
+    about odd entries in the sessions directory."""
+    from smith.session import SessionStore
 
-    store = SessionStore(config.home)
-    for path in store.paths_for_project(config.project_root):
-        try:
-            found = Session.load(path)
-        except SmithError:
-            continue
-        if which in (found.name, found.id):
-            return path
-    return store.find(which)
+    return SessionStore(config.home, warn=warn).lookup(which, config.project_root)
 
 
-def named_session(config: Config, name: str, *, create: bool = True) -> Session | None:
+def named_session(
+    config: Config, name: str, *, create: bool = True, warn: Warn | None = None
+) -> Session | None:
     """This project's session called `name` (or with that id), open for writing; created
     when there is none and `create`."""
     from smith.session import Session, SessionStore
 
+    store = SessionStore(config.home, warn=warn)
     try:
-        path = session_path(config, name)
-    except SmithError:
-        store = SessionStore(config.home)
+        path = store.lookup(name, config.project_root)
+    except SmithError as exc:
+        if exc.diagnostic.code != "session.not-found":
+            raise
         return store.create(name=name, cwd=config.project_root) if create else None
     return Session.open(path)
 

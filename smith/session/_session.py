@@ -256,7 +256,7 @@ class Session:
 
     @classmethod
     def _load(cls, path: str, max_skips: int) -> Session:
-        with open(path, "rb") as f:
+        with os.fdopen(_open_regular(path, os.O_RDONLY), "rb") as f:
             size = os.fstat(f.fileno()).st_size
             head = f.read(_frames.HEADER_SIZE)
             try:
@@ -569,11 +569,27 @@ class Session:
         return Session(path, shared, info, None, _lock(path, 2.0))
 
 
+def _open_regular(path: str, flags: int) -> int:
+    """Open `path` without ever blocking (a FIFO would wait for a writer forever), and
+    only if it is a regular file: session.not-a-session otherwise."""
+    import stat
+
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise NOT_A_SESSION.error(source=Source("file", path), reason=f"it is {kind}")
+    if flags & os.O_NONBLOCK == 0:
+        os.set_blocking(fd, True)
+    return fd
+
+
 def _lock(path: str, timeout: float) -> int:
     """Open `path` for appending under an exclusive lock, waiting up to `timeout` s."""
     import fcntl
 
-    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    fd = _open_regular(path, os.O_RDWR | os.O_APPEND)
     deadline = time.monotonic() + timeout
     while True:
         try:
