@@ -264,6 +264,16 @@ def product_schema() -> Schema:
     )
     add(
         Option(
+            "tools.protected",
+            Strings(),
+            [".git", ".smith"],
+            doc="Paths the write and edit tools refuse to change, checked after symbolic "
+            "links are resolved: a name without a slash (.git) at any depth, a path with "
+            "one from the project root.",
+        )
+    )
+    add(
+        Option(
             "tools.extra-roots",
             Strings(),
             [],

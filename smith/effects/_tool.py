@@ -137,6 +137,7 @@ class ToolContext:
         limits: dict[str, int] | None = None,
         spill_dir: str | None = None,
         ignore: tuple[str, ...] = (),
+        protected: tuple[str, ...] = (".git", ".smith"),
     ) -> None:
         import tempfile
 
@@ -154,6 +155,8 @@ class ToolContext:
         self.spill_dir = spill_dir or tempfile.gettempdir()
         # Configured ignores (gitignore-style globs) on top of the .gitignore files.
         self.ignore = ignore
+        # Paths tools never change (tools.protected), see smith.effects._paths.
+        self.protected = protected
         # Set when the call is aborted; long-running tools check it and raise
         # ToolCancelled. Tools run in worker threads, so this is a threading.Event.
         self.cancelled = threading.Event()
@@ -177,6 +180,15 @@ class ToolContext:
         from smith.effects._paths import confine
 
         return confine(path, cwd=self.cwd, roots=self.roots)
+
+    def writable(self, path: str) -> str:
+        """`path` as for `path`, refused also when it is protected: for tools that change
+        the file."""
+        from smith.effects._paths import confine, protect
+
+        real = confine(path, cwd=self.cwd, roots=self.roots)
+        protect(real, path=path, roots=self.roots, protected=self.protected)
+        return real
 
     def show(self, path: str) -> str:
         from smith.effects._paths import relative

@@ -64,6 +64,7 @@ def tool_context(config: Config, cwd: str, session: Session | None) -> ToolConte
         },
         spill_dir=outputs,
         ignore=tuple(_strings(config["tools.ignore"])),
+        protected=tuple(_strings(config["tools.protected"])),
         extra_roots=tuple(
             os.path.join(config.project_root, os.path.expanduser(p))
             for p in _strings(config["tools.extra-roots"])
