@@ -181,6 +181,14 @@ class ToolContext:
 
         return confine(path, cwd=self.cwd, roots=self.roots)
 
+    def resolve(self, path: str) -> str:
+        """The real absolute path `path` names from this context (symbolic links
+        followed as far as it exists), without the confinement checks of `path`: for
+        comparing paths, e.g. the scheduler's conflicts."""
+        import os
+
+        return os.path.realpath(os.path.join(self.cwd, os.path.expanduser(path)))
+
     def writable(self, path: str) -> str:
         """`path` as for `path`, refused also when it is protected: for tools that change
         the file."""
