@@ -83,10 +83,13 @@ class ToolSpec:
     concurrently except where order matters: an `exclusive` tool runs alone, and a call
     waits for earlier ones whose `touches(args)` paths overlap its own when either of
     them mutates (None means it may touch anything, as a shell command may). `timeout`
-    bounds one call (None: the runtime's default).
+    bounds one call (None: the runtime's default). A `confined` tool reaches files only
+    through the context's path checks (`ToolContext.path`), so it can be pointed at a
+    scratch copy of the project; a shell cannot be (replay refuses to re-run it).
     """
 
     __slots__ = (
+        "confined",
         "description",
         "exclusive",
         "mutating",
@@ -108,6 +111,7 @@ class ToolSpec:
         exclusive: bool = False,
         timeout: float | None = None,
         touches: Callable[[dict[str, object]], list[str] | None] = _path_argument,
+        confined: bool = True,
     ) -> None:
         self.name = name
         self.description = description
@@ -117,6 +121,7 @@ class ToolSpec:
         self.exclusive = exclusive
         self.timeout = timeout
         self.touches = touches
+        self.confined = confined
 
     def definition(self) -> dict[str, object]:
         """The provider-neutral definition a model is given."""
