@@ -251,7 +251,7 @@ def test_sigterm_ends_the_command_and_records_it_cancelled(senv: SmithEnv) -> No
 
 
 def test_old_saved_output_is_pruned(senv: SmithEnv) -> None:
-    from smith.runtime._setup import prune_outputs
+    from smith.effects import prune_outputs
 
     outputs = senv.data_home / "outputs"
     outputs.mkdir(parents=True)

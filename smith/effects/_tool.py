@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable
 
+    from smith.effects._outputs import Mask
     from smith.session import Session
 
 
@@ -169,6 +170,9 @@ class ToolContext:
         self.loop: asyncio.AbstractEventLoop | None = None
         # Environment additions for processes this call starts (restored secrets).
         self.env: dict[str, str] = {}
+        # What masks registered secrets in output saved to files (the runtime's secret
+        # proxy; see smith.effects._outputs), None: nothing is registered.
+        self.mask: Mask | None = None
         # Reports progress of a running call (a `tool_update` event); safe from any thread.
         self.progress: Callable[[dict[str, object]], None] = lambda update: None
 

@@ -448,6 +448,7 @@ async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[st
         loop.call_soon_threadsafe(rt.emit, ev)
 
     ctx.progress = progress
+    ctx.mask = rt.secrets  # output saved to a file is masked as the result is
     prepare = None
     if spec.name in AUTHORISED:
         ctx.env = rt.secrets.env()

@@ -19,11 +19,8 @@ import signal
 import subprocess
 import time
 
+from smith.effects._outputs import MAX_BYTES, MaskedFile, prune
 from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import BinaryIO
 
 TAIL_BYTES = 50 * 1024
 SAVE_BYTES = 64 * 1024 * 1024  # most output kept in the saved file
@@ -107,13 +104,18 @@ def _alive(pid: int) -> bool:
 
 
 class _Output:
-    """Keeps the tail in memory and, past that, everything in a file."""
+    """Keeps the tail in memory and, past that, everything in a file of the outputs
+    folder: masked as it is written, at most `save` bytes of output, and the folder
+    pruned to its size bound once the file is complete (smith.effects._outputs)."""
 
-    def __init__(self, spill_dir: str) -> None:
+    def __init__(self, ctx: ToolContext) -> None:
         self.tail = bytearray()
         self.total = 0
-        self.spill_dir = spill_dir
-        self.file: BinaryIO | None = None
+        self.spill_dir = ctx.spill_dir
+        self.mask = ctx.mask
+        self.folder_max = ctx.limits.get("bash.outputs-max-bytes", MAX_BYTES)
+        self.save = min(SAVE_BYTES, self.folder_max)
+        self.file: MaskedFile | None = None
         self.path: str | None = None
 
     def add(self, chunk: bytes) -> None:
@@ -123,10 +125,10 @@ class _Output:
 
             os.makedirs(self.spill_dir, exist_ok=True)
             fd, self.path = tempfile.mkstemp(prefix="bash-", suffix=".log", dir=self.spill_dir)
-            self.file = os.fdopen(fd, "wb")
-            self.file.write(bytes(self.tail))
-        if self.file is not None and self.total - len(chunk) < SAVE_BYTES:
-            self.file.write(chunk[: max(0, SAVE_BYTES - (self.total - len(chunk)))])
+            self.file = MaskedFile(os.fdopen(fd, "wb"), self.mask)
+            self.file.write(bytes(self.tail[: self.save]))
+        if self.file is not None and self.total - len(chunk) < self.save:
+            self.file.write(chunk[: max(0, self.save - (self.total - len(chunk)))])
         self.tail += chunk
         if len(self.tail) > TAIL_BYTES:
             del self.tail[: len(self.tail) - TAIL_BYTES]
@@ -134,13 +136,15 @@ class _Output:
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
+            self.file = None
+            prune(self.spill_dir, self.folder_max, keep=self.path)
 
     def text(self) -> str:
         text = self.tail.decode("utf-8", "replace")
         if self.total > len(self.tail):
             cut = text.find("\n")
             text = text[cut + 1 :] if 0 <= cut < 200 else text
-            kept = "all of it" if self.total <= SAVE_BYTES else f"its first {SAVE_BYTES} bytes"
+            kept = "all of it" if self.total <= self.save else f"its first {self.save} bytes"
             text = (
                 f"[output was {self.total} bytes; showing the end; {kept} is in "
                 f"{self.path}]\n{text}"
@@ -218,7 +222,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     cwd = ctx.path(str(args["cwd"])) if "cwd" in args else os.path.realpath(ctx.cwd)
     if not os.path.isdir(cwd):
         raise ToolError(f"cwd {ctx.show(cwd)} is not a directory")
-    output = _Output(ctx.spill_dir)
+    output = _Output(ctx)
     token = os.urandom(8).hex()
     try:
         proc = subprocess.Popen(
