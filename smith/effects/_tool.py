@@ -173,6 +173,9 @@ class ToolContext:
         # What masks registered secrets in output saved to files (the runtime's secret
         # proxy; see smith.effects._outputs), None: nothing is registered.
         self.mask: Mask | None = None
+        # Records what identifies the processes a call started (run_tool sets it to a
+        # durable progress record of the effect, so they can be ended if it is lost).
+        self.started: Callable[[dict[str, object]], None] = lambda identity: None
         # Reports progress of a running call (a `tool_update` event); safe from any thread.
         self.progress: Callable[[dict[str, object]], None] = lambda update: None
 
