@@ -480,35 +480,41 @@ def test_prompts_rounds_and_stops_are_read_from_the_records() -> None:
     assert timeline.state["turns"] == 2 and timeline.state["rounds"] == 3
 
 
-def test_reexecute_keeps_commands_naming_the_project_inside_the_scratch_copy(
-    senv: SmithEnv, smith: Callable[..., Result], smith_process: Callable[..., Result]
+def test_reexecute_never_runs_a_shell_command_against_the_real_project(
+    senv: SmithEnv, smith: Callable[..., Result]
 ) -> None:
-    """A command that names the project by its absolute path runs against the scratch
-    copy, and its output is compared (and reported) as if it ran in the project: the same
-    on every replay, with no false divergence from the scratch copy's own paths."""
+    """The probe: commands that spell the project's path so no text substitution finds
+    it (`//`, `$(printf ...)`) appended to real project files when re-run. bash is
+    refused with a warning; the write in the same session is still re-run."""
     project = _project(senv)
-    commands = [
-        f"echo by-the-agent > {project}/notes.txt && cd {project} && pwd",
-        "seq 1 100000",  # long: the whole output goes to a file the text names
-    ]
+    doubled = str(project).replace("/", "//")
+    printf = "$(printf '%s' " + repr(str(project)) + ")"
+    commands = [f"echo again >> {doubled}/notes.txt", f"echo again >> {printf}/notes.txt"]
     model = _script(
         senv,
-        "abs",
+        "sh",
         [
-            {"text": "Running.", "tool_calls": [{"name": "bash", "arguments": {"command": c}}]}
-            for c in commands
-        ]
-        + [{"text": "ok"}],
+            {"tool_calls": [{"name": "bash", "arguments": {"command": c}} for c in commands]},
+            {"tool_calls": [{"name": "write", "arguments": {"path": "w.txt", "content": "w"}}]},
+            {"text": "ok"},
+        ],
     )
-    assert smith("eval", "--session", "abs", "--model", model, "go", cwd=project).code == 0
-    (project / "notes.txt").write_text("the user's own edit\n")
-    first = smith_process("replay", "abs", "--json", "--instant", "--reexecute", cwd=project)
-    second = smith_process("replay", "abs", "--json", "--instant", "--reexecute", cwd=project)
-    assert (project / "notes.txt").read_text() == "the user's own edit\n"  # never touched
-    reports = [e for e in _lines(first.out) if e["type"] == "reexecute"]
-    assert [r["status"] for r in reports] == ["same", "same"], reports
-    assert first.code == 0, first.err
-    assert first.out == second.out
+    assert smith("eval", "--session", "sh", "--model", model, "go", cwd=project).code == 0
+    (project / "notes.txt").write_text("the user's own text\n")
+    r = smith("replay", "sh", "--json", "--instant", "--reexecute", cwd=project)
+    assert (project / "notes.txt").read_text() == "the user's own text\n"  # never touched
+    assert r.code == 0, r.err
+    reports = [e for e in _lines(r.out) if e["type"] == "reexecute"]
+    assert [(x["tool"], x["status"]) for x in reports] == [
+        ("bash", "skipped"),
+        ("bash", "skipped"),
+        ("write", "same"),
+    ]
+    assert reports[0]["code"] == "replay.unconfined-tool"
+    assert "cannot be confined" in reports[0]["reason"]
+    assert r.err.count("warning: bash effects are not re-executed") == 1
+    assert "  why: " in r.err and "  fix: " in r.err
+    assert "Traceback" not in r.err
 
 
 def test_a_compaction_between_prompts_is_replayed_where_it_happened(tmp_path: Path) -> None:
@@ -546,62 +552,3 @@ def test_a_compaction_between_prompts_is_replayed_where_it_happened(tmp_path: Pa
     live = [e for e in w.events if e["type"] not in ("tool_update", "queue_changed")]
     replayed = [i.event for i in reconstruct(w.reopened()).items if i.event is not None]
     assert [e["type"] for e in _canonical(replayed)] == [e["type"] for e in _canonical(live)]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
-    except FileNotFoundError:
-        return False
-
-
-def test_sigterm_during_reexecute_ends_the_rerun_command_and_removes_the_copy(
-    senv: SmithEnv, smith: Callable[..., Result]
-) -> None:
-    import os
-    import signal
-    import subprocess
-    import time
-
-    from tests.conftest import smith_executable
-
-    project = _project(senv)
-    # Quick when recorded; when re-run with $SLOW set, it says where it is and waits.
-    command = 'if [ -n "$SLOW" ]; then echo $$ > "$SLOW/pid"; sleep 30; fi; echo done'
-    model = _script(
-        senv,
-        "slow",
-        [
-            {"text": "Run.", "tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
-            {"text": "ok"},
-        ],
-    )
-    assert smith("eval", "--session", "slow", "--model", model, "go", cwd=project).code == 0
-    slow, scratch = senv.root / "slow", senv.root / "tmp"
-    slow.mkdir()
-    scratch.mkdir()
-    proc = subprocess.Popen(
-        [smith_executable(), "replay", "slow", "--instant", "--reexecute"],
-        cwd=project,
-        env={**senv.env, "SLOW": str(slow), "TMPDIR": str(scratch)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not (slow / "pid").exists() or not (slow / "pid").read_text().strip():
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.02)
-        shell = int((slow / "pid").read_text())
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 130
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
-    deadline = time.monotonic() + 10
-    while _alive(shell) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not _alive(shell)  # the re-run command was ended with smith
-    assert os.listdir(scratch) == []  # and its scratch copy removed

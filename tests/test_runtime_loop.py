@@ -613,3 +613,19 @@ def test_tool_calls_of_a_response_that_failed_are_recorded_not_run(tmp_path: Pat
     assert [(r["tool_call_id"], r["outcome"]) for r in results] == [("call_0", "cancelled")]
     assert "failed before it was complete" in results[0]["content"][0]["text"]
     assert w.of("agent_end")[-1]["stop"] == "error"
+
+
+def test_one_file_spelled_differently_is_one_file_to_the_scheduler(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    (w.project / "link").symlink_to("src")
+    release = threading.Event()
+    release.set()
+    log: list[str] = []
+    probe = threading.Condition()
+    tools = [slow_tool("put", release, mutating=True, log=log, probe=probe)]
+    spellings = [str(w.project / "src" / "a.py"), "src/a.py", "src/../src/a.py", "link/a.py"]
+    fake = Fake(call(*[("put", {"path": p}) for p in spellings]), say("ok"))
+
+    w.converse(fake, tools=tools, prompts=["go"])
+    # Each call waited for the one before it: the four spellings name one file.
+    assert log == [f"{step} put {p}" for p in spellings for step in ("start", "end")]

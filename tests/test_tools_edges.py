@@ -216,26 +216,26 @@ def test_unfinished_reads_reconcile_as_not_applied(
 
 
 def test_sigterm_ends_the_command_and_records_it_cancelled(senv: SmithEnv) -> None:
-    from tests.test_tools_process import _gone, _wait_for
+    from tests.process_kit import kill_tagged, new_tag, tagged
+    from tests.test_tools_process import _wait_for
 
     project = senv.make_project()
-    pid_file = project / "pid"
+    ready = project / "ready"
+    tag = new_tag()
     proc = subprocess.Popen(
         [
             smith_executable(),
             "tools",
             "run",
             "bash",
-            json.dumps(
-                {"command": f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; sleep 30"}
-            ),
+            json.dumps({"command": f"(exec -a {tag} sleep 30) & touch {ready}; wait"}),
         ],
         cwd=project,
         env=senv.env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    _wait_for(pid_file.exists, "the command to start")
+    _wait_for(lambda: ready.exists() and bool(tagged(tag)), "the command to start")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -247,11 +247,14 @@ def test_sigterm_ends_the_command_and_records_it_cancelled(senv: SmithEnv) -> No
         "cancelled",
         "unknown",
     )
-    assert _gone([int(pid_file.read_text())])
+    try:
+        assert tagged(tag) == []
+    finally:
+        kill_tagged(tag)
 
 
 def test_old_saved_output_is_pruned(senv: SmithEnv) -> None:
-    from smith.runtime._setup import prune_outputs
+    from smith.effects import prune_outputs
 
     outputs = senv.data_home / "outputs"
     outputs.mkdir(parents=True)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -15,6 +13,7 @@ import pytest
 from smith.effects import EffectJournal, ToolContext, builtin_tools, run_tool
 from smith.session import Session
 from tests.conftest import SmithEnv, smith_executable, tool_world
+from tests.process_kit import kill_tagged, new_tag, tagged
 
 TOOLS = builtin_tools()
 
@@ -63,17 +62,21 @@ def _gone(pids: list[int]) -> bool:
 
 
 def test_a_timeout_ends_the_whole_tree(call: Callable[..., object], tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
+    tag = new_tag()
+    a, b, started = tmp_path / "a", tmp_path / "b", tmp_path / "started"
     command = (
-        f"(sleep 30; echo late) & echo $! >> {pids}; "
-        f"setsid sh -c 'echo $$ >> {pids}; sleep 30' & "
-        f"echo $$ >> {pids}; echo started; sleep 30"
+        f"(touch {a}; exec -a {tag} sleep 30) & "
+        f"setsid bash -c 'touch {b}; exec -a {tag} sleep 30' & "
+        f"while [ ! -e {a} ] || [ ! -e {b} ]; do sleep 0.01; done; "
+        f"touch {started}; echo started; exec -a {tag} sleep 30"
     )
-    result = call("bash", command=command, timeout=1)
-    assert "timed out after 1 s" in result.text  # type: ignore[attr-defined]
-    assert result.mutation == "unknown" and "started" in result.text  # type: ignore[attr-defined]
-    started = [int(line) for line in pids.read_text().split()]
-    assert len(started) == 3 and _gone(started)
+    try:
+        result = call("bash", command=command, timeout=1)
+        assert "timed out after 1 s" in result.text  # type: ignore[attr-defined]
+        assert result.mutation == "unknown" and "started" in result.text  # type: ignore[attr-defined]
+        assert started.exists() and tagged(tag) == []
+    finally:
+        kill_tagged(tag)
 
 
 def test_output_right_before_exit_is_kept_and_huge_output_is_saved(
@@ -128,14 +131,14 @@ def _wait_for(predicate: Callable[[], bool], what: str) -> None:
 def test_a_killed_run_leaves_an_unknown_effect_that_is_not_rerun(senv: SmithEnv) -> None:
     project = senv.make_project()
     counter = project / "runs.txt"
-    pid_file = project / "pid"
+    tag = new_tag()
     proc = subprocess.Popen(
         [
             smith_executable(),
             "tools",
             "run",
             "bash",
-            json.dumps({"command": f"echo $$ > {pid_file}; echo run >> {counter}; sleep 60"}),
+            json.dumps({"command": f"echo run >> {counter}; exec -a {tag} sleep 60"}),
         ],
         cwd=project,
         env=senv.env,
@@ -143,7 +146,7 @@ def test_a_killed_run_leaves_an_unknown_effect_that_is_not_rerun(senv: SmithEnv)
         stderr=subprocess.PIPE,
     )
     _wait_for(counter.exists, "the command to start")
-    proc.kill()  # SIGKILL smith mid-effect (its command lives on in its own session)
+    proc.kill()  # SIGKILL smith mid-effect (its command ends with it: test_tools_escape)
     proc.communicate(timeout=30)
     try:
         r = subprocess.run(
@@ -168,7 +171,7 @@ def test_a_killed_run_leaves_an_unknown_effect_that_is_not_rerun(senv: SmithEnv)
         )
         assert "outcome is unknown" not in again.stderr  # reported once, recorded unknown
     finally:
-        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        kill_tagged(tag)
 
 
 def test_an_interrupted_command_is_ended_and_recorded_as_cancelled(
@@ -180,21 +183,24 @@ def test_an_interrupted_command_is_ended_and_recorded_as_cancelled(
     project.mkdir()
     session = Session.create(str(tmp_path / "s.smith"), cwd=str(project))
     ctx = ToolContext(root=str(project), cwd=str(project), session=session)
-    pid_file = tmp_path / "pid"
+    tag = new_tag()
 
     def interrupted(self: object, chunk: bytes) -> None:
         raise KeyboardInterrupt  # Ctrl-C arrives while the command runs
 
     monkeypatch.setattr(bash._Output, "add", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        run_tool(
-            EffectJournal(session),
-            TOOLS["bash"],
-            {"command": f"echo $$ > {pid_file}; echo go; sleep 30"},
-            ctx,
-        )
-    monkeypatch.undo()
-    last = list(session.entries())[-1].content
-    assert isinstance(last, dict)
-    assert (last["outcome"], last["mutation"]) == ("cancelled", "unknown")
-    assert _gone([int(pid_file.read_text())])
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_tool(
+                EffectJournal(session),
+                TOOLS["bash"],
+                {"command": f"(exec -a {tag} sleep 30) & echo go; wait"},
+                ctx,
+            )
+        monkeypatch.undo()
+        last = list(session.entries())[-1].content
+        assert isinstance(last, dict)
+        assert (last["outcome"], last["mutation"]) == ("cancelled", "unknown")
+        assert tagged(tag) == []
+    finally:
+        kill_tagged(tag)

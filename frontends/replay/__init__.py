@@ -178,6 +178,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     finally:
         if reexecutor is not None:
             reexecutor.close()
+            for diagnostic in reexecutor.refused.values():
+                print(diagnostic.render(), file=ctx.stderr)
     counts = reexecutor.counts if reexecutor is not None else None
     if args.json:
         emit({"type": "replay_end", "state": timeline.state, "reexecute": counts})

@@ -8,17 +8,21 @@ tools read of earlier calls (the file digests edit checks for staleness) comes f
 recorded completions, never from the re-runs. The re-runs are recorded in a throwaway
 in-memory journal: the session itself is only read.
 
-The project itself is never touched: a path argument into the project, the project's
-path inside a shell command (as recorded, resolved, or under `~`/`$HOME`), and a
-recorded working directory all point into the scratch copy instead. Outputs are
-compared as if the re-run had been in the project: the scratch copy's path in them reads
-as the project's, and the file a long output was saved to is not part of it (each run
-saves to a new one), so the report is the same on every replay.
+The project itself is never touched: a path argument into the project and a recorded
+working directory point into the scratch copy instead, where the tools' path checks keep
+them. Outputs are compared as if the re-run had been in the project: the scratch copy's
+path in them reads as the project's, and the file a long output was saved to is not
+part of it (each run saves to a new one), so the report is the same on every replay.
 
-An effect that never completed, or was cancelled part-way, is `unknown` and is never run
-again. One that cannot be re-run faithfully (no snapshot, its recorded input was cut, a
-tool this smith does not have) is `skipped` with the reason. The others are `same` or
-`diverged`, with the fields that differ, expected (recorded) against actual.
+A tool that is not confined by path checks (bash: `ToolSpec.confined` is false) is
+never run again: no rewriting of a command's text can keep a shell out of the real
+project (`/tmp//p/x`, `$(printf ...)`, a variable), so until re-runs happen in a
+sandbox its effects are `skipped` with the UNCONFINED diagnostic, which the command
+prints once per tool. An effect that never completed, or was cancelled part-way, is
+`unknown` and is never run again. One that cannot be re-run faithfully (no snapshot,
+its recorded input was cut, a tool this smith does not have) is `skipped` with the
+reason. The others are `same` or `diverged`, with the fields that differ, expected
+(recorded) against actual.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import shutil
 import tempfile
 from typing import TYPE_CHECKING, Any, Protocol
 
-from smith.diagnostics import SmithError
+from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
@@ -37,6 +41,16 @@ if TYPE_CHECKING:
 
     from ._timeline import Effect
 
+UNCONFINED = DiagnosticKind(
+    "replay.unconfined-tool",
+    what="{tool} effects are not re-executed (effect {effect} and any others of {tool})",
+    why="a re-run must not reach the real project, and {tool} cannot be confined to the "
+    "scratch copy: a command can name the project in ways no rewriting catches "
+    "(/tmp//p/x, $(printf ...), a variable), and there is no sandbox to run it in yet",
+    fix="compare the recorded output shown by `smith replay` instead, or run the command "
+    "yourself in a copy of the project",
+    severity="warning",
+)
 FIELDS = ("outcome", "ok", "mutation", "text", "details")
 VOLATILE = frozenset({"full_output"})  # where a run saved its output: a new file each run
 SAVED = "<the saved output>"  # stands for that file where the text names it
@@ -105,6 +119,8 @@ class Reexecutor:
         self.seen = Session.from_entries([])  # recorded completions so far
         self.journal = EffectJournal(Session.from_entries([]))
         self.counts = {"same": 0, "diverged": 0, "unknown": 0, "skipped": 0}
+        # One warning per tool that was refused for not being confined (UNCONFINED).
+        self.refused: dict[str, Diagnostic] = {}
 
     def __call__(self, effect: Effect, selected: bool) -> dict[str, Any] | None:
         report = self.check(effect) if selected and effect.kind == "tool" else None
@@ -142,6 +158,11 @@ class Reexecutor:
             skip = f"this smith has no tool '{effect.name}'"
         elif _was_cut(effect.input):
             skip = "its recorded input was cut to fit the record, so it cannot be run as it was"
+        elif not spec.confined:
+            diagnostic = UNCONFINED(tool=effect.name, effect=effect.id)
+            self.refused.setdefault(effect.name, diagnostic)
+            skip = f"{diagnostic.what}: {diagnostic.why}"
+            return {**report, "status": "skipped", "reason": skip, "code": diagnostic.code}
         elif self.snapshots is None:
             skip = f"no file snapshots to restore: {self.unavailable}"
         if skip is None:
@@ -217,8 +238,7 @@ class Reexecutor:
 
     def moved(self, args: dict[str, Any], root: str) -> dict[str, Any]:
         """Arguments with absolute paths into the recorded project moved into the
-        scratch copy: `path` and `cwd`, and the project's path wherever a shell command
-        names it (the rest of the command is run as it was)."""
+        scratch copy: `path` and `cwd` (the tool's path checks then keep it there)."""
         out = dict(args)
         for key in ("path", "cwd"):
             value = out.get(key)
@@ -226,9 +246,6 @@ class Reexecutor:
                 rel = os.path.relpath(value, self.project)
                 if rel != ".." and not rel.startswith("../"):
                     out[key] = os.path.normpath(os.path.join(root, rel))
-        command = out.get("command")
-        if isinstance(command, str):
-            out["command"] = _replace_dir(command, _names_of(self.project), root)
         return out
 
     def unmoved(self, result: dict[str, Any], root: str) -> dict[str, Any]:
@@ -255,17 +272,6 @@ class Reexecutor:
 def _within(path: str, root: str) -> bool:
     rel = os.path.relpath(path, root)
     return rel != ".." and not rel.startswith("../") and not os.path.isabs(rel)
-
-
-def _names_of(project: str) -> list[str]:
-    """The ways a shell command may name the project directory, longest first."""
-    names = {project, os.path.realpath(project)}
-    home = os.path.expanduser("~")
-    for path in list(names):
-        rel = os.path.relpath(path, home)
-        if home != "/" and rel != "." and _within(path, home):
-            names |= {f"~/{rel}", f"$HOME/{rel}", f"${{HOME}}/{rel}"}
-    return sorted(names, key=len, reverse=True)
 
 
 def _dir_pattern(name: str) -> re.Pattern[str]:

@@ -72,9 +72,10 @@ COMMANDS: tuple[Command, ...] = (
         description="Play a recorded session back as the events of a live run, with no "
         "model and no credentials: at the recorded pace, --speed N times faster or "
         "--instant, all turns or --turns 3..5; a readable transcript, or --json for the "
-        "event stream (the same bytes on every run). --reexecute runs the recorded tool "
-        "effects again in a scratch copy of the project restored from file history and "
-        "reports every divergence (exit status 1 if there is one).",
+        "event stream (the same bytes on every run). --reexecute runs the recorded file "
+        "tool effects again in a scratch copy of the project restored from file history "
+        "and reports every divergence (exit status 1 if there is one); shell commands are "
+        "not re-run, as nothing can yet confine them to the copy.",
     ),
     Command(
         "mcp",

@@ -13,6 +13,8 @@ from smith.config._types import Boolean, Choice, Integer, Number, Path, String, 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from smith.diagnostics import Source
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -35,6 +37,81 @@ def _check_provider(key: str, value: object, source: Source) -> object:
     from smith.providers._known import check_provider_setting
 
     return check_provider_setting(key, value, source)
+
+
+def _tool_options(add: Callable[[Option], object]) -> None:
+    """The built-in tools' settings (docs/tools.md)."""
+    add(
+        Option(
+            "tools.timeout",
+            Integer(1, 86_400, "seconds"),
+            600,
+            doc="Time limit of one tool call for tools without their own (bash has "
+            "tools.bash.timeout).",
+        )
+    )
+    add(
+        Option(
+            "tools.bash.timeout",
+            Integer(1, 86_400, "seconds"),
+            120,
+            doc="Default time limit of one bash command.",
+        )
+    )
+    add(
+        Option(
+            "tools.bash.outputs-max-bytes",
+            Integer(MIB, 1024 * 1024 * MIB, "bytes"),
+            256 * MIB,
+            doc="Most bytes the folder of saved long command output ($SMITH_HOME/outputs) "
+            "holds; past it the oldest files are removed first (files older than a week "
+            "always are). One file holds at most 64 MiB of output, or this if smaller.",
+        )
+    )
+    add(
+        Option(
+            "tools.read.max-lines",
+            Integer(1, 1_000_000),
+            2000,
+            doc="Most lines one read returns before it asks for a continuation.",
+        )
+    )
+    add(
+        Option(
+            "tools.read.max-bytes",
+            Integer(1024, 64 * MIB, "bytes"),
+            50 * 1024,
+            doc="Most bytes one read returns before it asks for a continuation.",
+        )
+    )
+
+    add(
+        Option(
+            "tools.ignore",
+            Strings(),
+            [],
+            doc="More paths for find, grep and ls to leave out, as globs (gitignore style), "
+            "on top of the project's .gitignore files.",
+        )
+    )
+    add(
+        Option(
+            "tools.protected",
+            Strings(),
+            [".git", ".smith"],
+            doc="Paths the write and edit tools refuse to change, checked after symbolic "
+            "links are resolved: a name without a slash (.git) at any depth, a path with "
+            "one from the project root.",
+        )
+    )
+    add(
+        Option(
+            "tools.extra-roots",
+            Strings(),
+            [],
+            doc="Directories outside the project that file tools may also read and write.",
+        )
+    )
 
 
 def product_schema() -> Schema:
@@ -219,57 +296,7 @@ def product_schema() -> Schema:
             "is unknown only `compact` compacts.",
         )
     )
-    add(
-        Option(
-            "tools.timeout",
-            Integer(1, 86_400, "seconds"),
-            600,
-            doc="Time limit of one tool call for tools without their own (bash has "
-            "tools.bash.timeout).",
-        )
-    )
-    add(
-        Option(
-            "tools.bash.timeout",
-            Integer(1, 86_400, "seconds"),
-            120,
-            doc="Default time limit of one bash command.",
-        )
-    )
-    add(
-        Option(
-            "tools.read.max-lines",
-            Integer(1, 1_000_000),
-            2000,
-            doc="Most lines one read returns before it asks for a continuation.",
-        )
-    )
-    add(
-        Option(
-            "tools.read.max-bytes",
-            Integer(1024, 64 * MIB, "bytes"),
-            50 * 1024,
-            doc="Most bytes one read returns before it asks for a continuation.",
-        )
-    )
-
-    add(
-        Option(
-            "tools.ignore",
-            Strings(),
-            [],
-            doc="More paths for find, grep and ls to leave out, as globs (gitignore style), "
-            "on top of the project's .gitignore files.",
-        )
-    )
-    add(
-        Option(
-            "tools.extra-roots",
-            Strings(),
-            [],
-            doc="Directories outside the project that file tools may also read and write.",
-        )
-    )
+    _tool_options(add)
 
     add(
         Option(

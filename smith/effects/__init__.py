@@ -6,6 +6,7 @@ outcome = run_tool(journal, builtin_tools()["read"], {"path": "README.md"}, ctx)
 """
 
 from smith.effects._journal import Effect, EffectJournal, JournalError
+from smith.effects._outputs import prune as prune_outputs
 from smith.effects._run import Outcome, run_tool, validate
 from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
 from smith.effects.tools import builtin as builtin_tools
@@ -21,6 +22,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "builtin_tools",
+    "prune_outputs",
     "run_tool",
     "validate",
 ]

@@ -16,6 +16,7 @@ secrets are replaced before anything is recorded.
 from __future__ import annotations
 
 from smith.diagnostics import DiagnosticKind, scrub
+from smith.effects._leftovers import end_leftover_processes
 from smith.session._session import new_id
 
 TYPE_CHECKING = False
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 INTENT = "effect_intent"
 COMPLETION = "effect_completion"
+PROGRESS = "effect_progress"  # what is known while it runs (the processes it started)
 MUTATIONS = ("applied", "not-applied", "unknown")
 OUTCOMES = ("ok", "error", "cancelled", "unknown")
 MAX_TEXT = 256 * 1024  # per string in a recorded input or output
@@ -142,6 +144,12 @@ class EffectJournal:
             )
             raise JournalError(diagnostic, mutation) from exc
 
+    def progress(self, effect: Effect, record: dict[str, object]) -> None:
+        """Record, durably, what is known of a running effect: the processes it started
+        (`processes`), so that they can be ended if the effect is found unfinished."""
+        content = {"effect": effect.id, **record}
+        self.session.append(PROGRESS, bounded(content), pair=effect.id, durable=True)
+
     def pending(self) -> list[str]:
         """Ids of effects with an intent and no completion, read from the records alone."""
         open_: dict[str, None] = {}
@@ -183,4 +191,5 @@ class EffectJournal:
                 durable=True,
             )
             found.append(intent)
+        end_leftover_processes(self.session, found)
         return found

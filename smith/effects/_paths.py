@@ -4,6 +4,11 @@ A path is resolved against the invocation's working directory (never the process
 real (symlinks followed, as far as the path exists), and must then lie inside the project
 root or a configured extra root. `..`, absolute paths elsewhere and symlinks that lead out
 are all refused the same way.
+
+Paths a tool may read but never change (`tools.protected`, `.git` and `.smith` by
+default) are checked on the real path too, so no spelling reaches them: an entry without
+a slash is a name protected at any depth (every `.git`, a nested repository's included),
+one with a slash is a path from the root it lies under.
 """
 
 from __future__ import annotations
@@ -24,6 +29,18 @@ OUTSIDE = DiagnosticKind(
     why="file tools only touch the project and the extra roots configured for it; this path {how}",
     fix="use a path inside {root}; to work elsewhere, run smith from that project",
 )
+PROTECTED = DiagnosticKind(
+    "effect.protected",
+    what="'{path}' is protected: it is inside {entry}, which tools never change",
+    why="{entry} is listed in tools.protected ({reason}); writing there could run code or "
+    "change settings behind the user's back, and file history could not undo it",
+    fix="leave files under {entry} to the user; to allow it, remove {entry} from "
+    "tools.protected (smith config set tools.protected ...)",
+)
+REASONS = {
+    ".git": "a repository's hooks and config run and steer git commands",
+    ".smith": "the project's smith configuration and data",
+}
 
 
 def confine(path: str, *, cwd: str, roots: list[str]) -> str:
@@ -44,6 +61,32 @@ def confine(path: str, *, cwd: str, roots: list[str]) -> str:
     raise OUTSIDE.error(
         value=path, source=Source("argument", path), path=path, root=roots[0], how=how
     )
+
+
+def protect(real: str, *, path: str, roots: list[str], protected: tuple[str, ...]) -> None:
+    """Raise PROTECTED if the real path `real` (from `confine`) is, or is under, one of
+    the `protected` entries. `path` is the argument as given, for the message."""
+    for root in roots:
+        base = os.path.realpath(root)
+        rel = os.path.relpath(real, base)
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            continue
+        parts = [] if rel == os.curdir else rel.split(os.sep)
+        for entry in protected:
+            name = entry.strip("/")
+            if not name:
+                continue
+            if "/" not in name:
+                hit = name in parts
+            else:
+                anchored = os.path.normpath(name).split(os.sep)
+                hit = parts[: len(anchored)] == anchored
+            if hit:
+                reason = REASONS.get(name, "configured")
+                raise PROTECTED.error(
+                    value=path, source=Source("argument", path), path=path, entry=name,
+                    reason=reason,
+                )  # fmt: skip
 
 
 def _inside(path: str, roots: list[str]) -> bool:

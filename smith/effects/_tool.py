@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable
 
+    from smith.effects._outputs import Mask
     from smith.session import Session
 
 
@@ -83,10 +84,13 @@ class ToolSpec:
     concurrently except where order matters: an `exclusive` tool runs alone, and a call
     waits for earlier ones whose `touches(args)` paths overlap its own when either of
     them mutates (None means it may touch anything, as a shell command may). `timeout`
-    bounds one call (None: the runtime's default).
+    bounds one call (None: the runtime's default). A `confined` tool reaches files only
+    through the context's path checks (`ToolContext.path`), so it can be pointed at a
+    scratch copy of the project; a shell cannot be (replay refuses to re-run it).
     """
 
     __slots__ = (
+        "confined",
         "description",
         "exclusive",
         "mutating",
@@ -108,6 +112,7 @@ class ToolSpec:
         exclusive: bool = False,
         timeout: float | None = None,
         touches: Callable[[dict[str, object]], list[str] | None] = _path_argument,
+        confined: bool = True,
     ) -> None:
         self.name = name
         self.description = description
@@ -117,6 +122,7 @@ class ToolSpec:
         self.exclusive = exclusive
         self.timeout = timeout
         self.touches = touches
+        self.confined = confined
 
     def definition(self) -> dict[str, object]:
         """The provider-neutral definition a model is given."""
@@ -137,6 +143,7 @@ class ToolContext:
         limits: dict[str, int] | None = None,
         spill_dir: str | None = None,
         ignore: tuple[str, ...] = (),
+        protected: tuple[str, ...] = (".git", ".smith"),
     ) -> None:
         import tempfile
 
@@ -154,6 +161,8 @@ class ToolContext:
         self.spill_dir = spill_dir or tempfile.gettempdir()
         # Configured ignores (gitignore-style globs) on top of the .gitignore files.
         self.ignore = ignore
+        # Paths tools never change (tools.protected), see smith.effects._paths.
+        self.protected = protected
         # Set when the call is aborted; long-running tools check it and raise
         # ToolCancelled. Tools run in worker threads, so this is a threading.Event.
         self.cancelled = threading.Event()
@@ -161,6 +170,12 @@ class ToolContext:
         self.loop: asyncio.AbstractEventLoop | None = None
         # Environment additions for processes this call starts (restored secrets).
         self.env: dict[str, str] = {}
+        # What masks registered secrets in output saved to files (the runtime's secret
+        # proxy; see smith.effects._outputs), None: nothing is registered.
+        self.mask: Mask | None = None
+        # Records what identifies the processes a call started (run_tool sets it to a
+        # durable progress record of the effect, so they can be ended if it is lost).
+        self.started: Callable[[dict[str, object]], None] = lambda identity: None
         # Reports progress of a running call (a `tool_update` event); safe from any thread.
         self.progress: Callable[[dict[str, object]], None] = lambda update: None
 
@@ -177,6 +192,23 @@ class ToolContext:
         from smith.effects._paths import confine
 
         return confine(path, cwd=self.cwd, roots=self.roots)
+
+    def resolve(self, path: str) -> str:
+        """The real absolute path `path` names from this context (symbolic links
+        followed as far as it exists), without the confinement checks of `path`: for
+        comparing paths, e.g. the scheduler's conflicts."""
+        import os
+
+        return os.path.realpath(os.path.join(self.cwd, os.path.expanduser(path)))
+
+    def writable(self, path: str) -> str:
+        """`path` as for `path`, refused also when it is protected: for tools that change
+        the file."""
+        from smith.effects._paths import confine, protect
+
+        real = confine(path, cwd=self.cwd, roots=self.roots)
+        protect(real, path=path, roots=self.roots, protected=self.protected)
+        return real
 
     def show(self, path: str) -> str:
         from smith.effects._paths import relative

@@ -4,7 +4,6 @@ model. Shared by every command that runs tools (`smith tools run`, `smith eval`,
 from __future__ import annotations
 
 import os
-import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
 
     Warn = Callable[[Diagnostic], None]
 
-OUTPUT_DAYS = 7
 DEMO = "demo"
 DEMO_BANNER = (
     "smith: no model is configured, so this is the offline demo model (it really runs "
@@ -37,27 +35,12 @@ def _strings(value: object) -> list[str]:
     return [str(v) for v in value]
 
 
-def prune_outputs(directory: str) -> None:
-    """Saved command output older than a week goes: it is only for looking into recent
-    runs (the session records each run's result)."""
-    cutoff = time.time() - OUTPUT_DAYS * 86400
-    try:
-        entries = list(os.scandir(directory))
-    except FileNotFoundError:
-        return
-    for entry in entries:
-        try:
-            if entry.is_file() and entry.stat().st_mtime < cutoff:
-                os.unlink(entry.path)
-        except OSError:
-            continue
-
-
 def tool_context(config: Config, cwd: str, session: Session | None) -> ToolContext:
-    from smith.effects import ToolContext
+    from smith.effects import ToolContext, prune_outputs
 
     outputs = os.path.join(config.home, "outputs")
-    prune_outputs(outputs)
+    saved_max = config.integer("tools.bash.outputs-max-bytes")
+    prune_outputs(outputs, saved_max)
     return ToolContext(
         root=config.project_root,
         cwd=cwd,
@@ -66,9 +49,11 @@ def tool_context(config: Config, cwd: str, session: Session | None) -> ToolConte
             "read.max-lines": config.integer("tools.read.max-lines"),
             "read.max-bytes": config.integer("tools.read.max-bytes"),
             "bash.timeout": config.integer("tools.bash.timeout"),
+            "bash.outputs-max-bytes": saved_max,
         },
         spill_dir=outputs,
         ignore=tuple(_strings(config["tools.ignore"])),
+        protected=tuple(_strings(config["tools.protected"])),
         extra_roots=tuple(
             os.path.join(config.project_root, os.path.expanduser(p))
             for p in _strings(config["tools.extra-roots"])

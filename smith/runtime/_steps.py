@@ -263,25 +263,36 @@ def _not_run(call: dict[str, Any], why: str) -> dict[str, Any]:
 def _overlap(a: list[str] | None, b: list[str] | None) -> bool:
     if a is None or b is None:
         return True
-    import os
 
     def norm(p: str) -> str:
-        return os.path.normpath(p).rstrip("/") + "/"
+        return p.rstrip("/") + "/"
 
     return any(norm(x).startswith(norm(y)) or norm(y).startswith(norm(x)) for x in a for y in b)
 
 
+def _touched(rt: Runtime, spec: ToolSpec | None, args: dict[str, Any]) -> list[str] | None:
+    """The real paths a call touches (None: anything), resolved as the tool will resolve
+    them, so `/proj/a.txt`, `a.txt`, `src/../a.txt` and a link to it are one file."""
+    if spec is None:
+        return []
+    paths = spec.touches(args)
+    try:
+        return None if paths is None else [rt.context.resolve(p) for p in paths]
+    except ValueError:  # not a usable path (a NUL): the tool refuses it; order it anyway
+        return None
+
+
 def _conflicts(
-    a: tuple[ToolSpec | None, dict[str, Any]], b: tuple[ToolSpec | None, dict[str, Any]]
+    a: tuple[ToolSpec | None, list[str] | None], b: tuple[ToolSpec | None, list[str] | None]
 ) -> bool:
-    (sa, aa), (sb, ab) = a, b
+    (sa, pa), (sb, pb) = a, b
     if sa is None or sb is None:
         return False
     if sa.exclusive or sb.exclusive:
         return True
     if not (sa.mutating or sb.mutating):
         return False
-    return _overlap(sa.touches(aa), sb.touches(ab))
+    return _overlap(pa, pb)
 
 
 async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
@@ -304,11 +315,10 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
     cause = {"turn": rt.turn, "tool_calls": [c["id"] for c in calls]}
     base = await _before(rt, calls, cause) if mutating else None
     tasks: list[asyncio.Task[dict[str, Any]]] = []
+    touched = [_touched(rt, s, c["arguments"]) for s, c in zip(specs, calls, strict=True)]
     for i, call in enumerate(calls):
         deps = [
-            tasks[j]
-            for j in range(i)
-            if _conflicts((specs[j], calls[j]["arguments"]), (specs[i], call["arguments"]))
+            tasks[j] for j in range(i) if _conflicts((specs[j], touched[j]), (specs[i], touched[i]))
         ]
         tasks.append(asyncio.ensure_future(_one_call(rt, call, specs[i], deps)))
     try:
@@ -438,6 +448,7 @@ async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[st
         loop.call_soon_threadsafe(rt.emit, ev)
 
     ctx.progress = progress
+    ctx.mask = rt.secrets  # output saved to a file is masked as the result is
     prepare = None
     if spec.name in AUTHORISED:
         ctx.env = rt.secrets.env()

@@ -25,6 +25,7 @@ KINDS = (
     "vcs",
     "effect_intent",
     "effect_completion",
+    "effect_progress",
     "label",
     "session_info",
 )

@@ -71,7 +71,7 @@ def _plan(text: str, edits: list[tuple[str, str]], shown: str) -> list[tuple[int
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     from smith._atomic import write_atomic
 
-    path = ctx.path(str(args["path"]))
+    path = ctx.writable(str(args["path"]))
     shown = ctx.show(path)
     if "edits" in args and ("old_text" in args or "new_text" in args):
         raise ToolError("give either old_text/new_text or edits, not both")

@@ -11,7 +11,7 @@ from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     from smith._atomic import write_atomic
 
-    path = ctx.path(str(args["path"]))
+    path = ctx.writable(str(args["path"]))
     shown = ctx.show(path)
     content = str(args["content"])
     if os.path.isdir(path):
