@@ -74,6 +74,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             tools=list(builtin_tools().values()),
             context=tool_context(config, ctx.cwd, session),
             secrets=secrets,
+            surface="rpc",
             **kw,
         )
 
