@@ -213,6 +213,9 @@ def test_a_session_name_with_escapes_is_inert_in_eval_and_sessions_list(
     assert listed.code == 0 and "\x1b" not in listed.out and "ev␛]0;PWNED^Gname" in listed.out
     data = json.loads(smith_process("sessions", "list", "--json", cwd=project).out)
     assert [s["name"] for s in data["sessions"]] == [name]
+    rpc = Rpc(senv, project, "--model", "demo", "--session", name)
+    code, err = rpc.close()
+    assert code == 0 and "\x1b" not in err and "ev␛]0;PWNED^Gname" in err
 
 
 # -- RPC and MCP ---------------------------------------------------------------------------

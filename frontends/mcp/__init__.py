@@ -41,6 +41,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from smith.cli._tools import UNKNOWN_EFFECT
     from smith.effects import EffectJournal, builtin_tools
     from smith.runtime._setup import named_session, tool_context
+    from smith.text import inert
 
     from ._server import SmithMcp
 
@@ -59,8 +60,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 )
             )
         print(
-            f"smith: serving MCP on stdio; tool calls are recorded in session "
-            f"{session.name} ({session.id})",
+            inert(
+                f"smith: serving MCP on stdio; tool calls are recorded in session "
+                f"{session.name} ({session.id})"
+            ),
             file=ctx.stderr,
         )
         server = SmithMcp(
