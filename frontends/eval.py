@@ -19,7 +19,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from smith.diagnostics import DiagnosticKind, Source
+from smith.diagnostics import DiagnosticKind, Source, log_formatter
+from smith.text import inert, replace_surrogates
 
 if TYPE_CHECKING:
     import argparse
@@ -74,7 +75,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     from smith.runtime._setup import DEMO_BANNER, model_setting, named_session, runtime_options
 
-    text = sys.stdin.read() if args.prompt == "-" else args.prompt
+    # Bytes that are not UTF-8 (on stdin, or in argv, which Python decodes the same way)
+    # arrive as lone surrogates: the runtime replaces them with U+FFFD and says so.
+    text = _read_stdin() if args.prompt == "-" else args.prompt
     if not text.strip():
         where = "standard input" if args.prompt == "-" else "the PROMPT argument"
         raise EMPTY_PROMPT.error(value=text, source=Source("argument", args.prompt), where=where)
@@ -84,7 +87,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         print(DEMO_BANNER, file=ctx.stderr)
     options = runtime_options(config)  # checked before anything is created
     secrets = load_secrets(config, ctx)
-    name = args.session or _session_name(str(secrets.redact(text)))
+    name = args.session or _session_name(str(secrets.redact(replace_surrogates(text)[0])))
     if not args.no_session:
         from smith.session import SessionStore
 
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         )
         assert session is not None
         with session:
-            print(f"smith: session {session.name} ({session.id})", file=ctx.stderr)
+            print(inert(f"smith: session {session.name} ({session.id})"), file=ctx.stderr)
             return asyncio.run(_main(args, ctx, session, model, text, secrets, options))
     scratch = _scratch_store(config.home)
     print(f"smith: no session: recording in {scratch} until this run ends", file=ctx.stderr)
@@ -115,6 +118,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     shutil.rmtree(scratch, ignore_errors=True)
     return code
+
+
+def _read_stdin() -> str:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # replaced by something without bytes (a test's StringIO)
+        return sys.stdin.read()
+    return bytes(stream.read()).decode("utf-8", "surrogateescape")
 
 
 def _scratch_store(home: str) -> str:
@@ -172,6 +182,7 @@ async def _main(
         tools=list(builtin_tools().values()),
         context=tool_context(config, ctx.cwd, session),
         secrets=secrets,
+        surface="eval",
         **options,
     )
     out = _Output(ctx.stdout, runtime)
@@ -195,7 +206,7 @@ async def _main(
         out.write(json.dumps(_result(runtime, final, code, args.no_session)) + "\n")
     elif code and not out.closed:
         error = final.get("error") or f"the agent stopped: {stop}"
-        print(f"smith: {error}", file=ctx.stderr)
+        print(inert(f"smith: {error}"), file=ctx.stderr)
     out.flush()
     return code
 
@@ -239,7 +250,7 @@ def log_to(stream: TextIO, secrets: Any, *, debug: bool) -> None:
         log.removeHandler(old)
     handler = logging.StreamHandler(stream)
     handler.set_name("smith-eval")
-    handler.setFormatter(logging.Formatter("smith: %(levelname)s: %(message)s"))
+    handler.setFormatter(log_formatter("smith: %(levelname)s: %(message)s", debug=debug))
     handler.addFilter(RedactingFilter(secrets))
     log.addHandler(handler)
     log.setLevel(logging.DEBUG if debug else logging.WARNING)
@@ -280,7 +291,9 @@ def _json_printer(out: _Output) -> Any:
 
 
 class _HumanPrinter:
-    """The answer on stdout as it streams; what the agent does on stderr."""
+    """The answer on stdout as it streams; what the agent does on stderr. Both carry
+    untrusted text (model output, tool output), so both are made inert: an escape
+    sequence is shown, never obeyed (`--json` keeps it exact)."""
 
     def __init__(self, out: _Output, err: TextIO) -> None:
         self.out = out
@@ -288,28 +301,31 @@ class _HumanPrinter:
         self.role = ""
         self.at_line_start = True
 
+    def note(self, line: str) -> None:
+        print(inert(line), file=self.err)
+
     def __call__(self, ev: dict[str, Any]) -> None:
         kind = ev["type"]
         if kind == "message_start":
             self.role = ev["role"]
         elif kind == "message_delta" and self.role == "assistant" and ev["channel"] == "text":
-            self.out.write(ev["delta"])
+            self.out.write(inert(ev["delta"]))
             self.at_line_start = ev["delta"].endswith("\n")
         elif kind == "message_end" and self.role == "assistant" and not self.at_line_start:
             self.out.write("\n")
             self.at_line_start = True
         elif kind == "tool_start":
             args = json.dumps(ev["arguments"], ensure_ascii=False)
-            print(f"→ {ev['name']} {args[:200]}", file=self.err)
+            self.note(f"→ {ev['name']} {args[:200]}")
         elif kind == "tool_end":
             first = ev["result"]["text"].strip().splitlines()[:1]
             mark = "✗" if ev["is_error"] else "✓"
-            print(f"{mark} {ev['name']}: {first[0][:200] if first else ''}", file=self.err)
+            self.note(f"{mark} {ev['name']}: {first[0][:200] if first else ''}")
         elif kind == "retry":
-            print(f"smith: retrying in {ev['delay']:g} s: {ev['error']}", file=self.err)
+            self.note(f"smith: retrying in {ev['delay']:g} s: {ev['error']}")
         elif kind == "error":
             d = ev["diagnostic"]
-            print(f"smith: {d.get('what', d)}", file=self.err)
+            self.note(f"smith: {d.get('what', d)}")
         elif kind == "compaction_end":
             state = "compacted the context" if ev["ok"] else f"compaction failed: {ev['error']}"
-            print(f"smith: {state}", file=self.err)
+            self.note(f"smith: {state}")

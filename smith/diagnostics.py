@@ -19,11 +19,16 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import logging
     from collections.abc import Iterable
     from typing import Literal
 
     Severity = Literal["error", "warning"]
-    Surface = Literal["file", "env", "flag", "argument", "default", "plugin", "rpc", "internal"]
+    # eval, tui, rpc, mcp, library: the interface that asked for an operation
+    Surface = Literal[
+        "file", "env", "flag", "argument", "default", "plugin", "internal",
+        "eval", "tui", "rpc", "mcp", "library",
+    ]  # fmt: skip
 
 _MAX_VALUE_CHARS = 200
 _REDACTED = "[secret]"
@@ -157,7 +162,9 @@ class Diagnostic:
             lines.append(f"  value: {self.value}")
         lines.append(f"  why: {self.why}")
         lines.append(f"  fix: {self.fix}")
-        return "\n".join(lines)
+        from smith.text import inert  # values quoted from outside stay inert on a terminal
+
+        return inert("\n".join(lines))
 
     def to_dict(self) -> dict[str, object]:
         """Structured form for RPC and `--json` output."""
@@ -268,6 +275,29 @@ class DiagnosticKind:
     ) -> SmithError:
         """The diagnostic wrapped in an exception, ready to raise."""
         return SmithError(self(field=field, value=value, source=source, secret=secret, **params))
+
+
+def log_formatter(fmt: str, *, debug: bool) -> logging.Formatter:
+    """The formatter of every log handler that writes to a person's terminal (eval,
+    rpc and mcp log to stderr): a record's traceback only with --debug (otherwise one
+    line that says how to see it), and the text inert, since log messages quote
+    values from outside (model output, file names, provider errors)."""
+    import logging
+
+    from smith.text import inert
+
+    class _Formatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            if debug or not record.exc_info:
+                return inert(super().format(record))
+            # Another handler may have cached the traceback text on the record already.
+            kind = record.exc_info[0].__name__ if record.exc_info[0] else "error"
+            quiet = logging.makeLogRecord(record.__dict__)
+            quiet.exc_info, quiet.exc_text, quiet.stack_info = None, None, None
+            hint = f" ({kind}; re-run with --debug to see the traceback)"
+            return inert(super().format(quiet) + hint)
+
+    return _Formatter(fmt)
 
 
 def kinds() -> list[DiagnosticKind]:

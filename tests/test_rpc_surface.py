@@ -128,7 +128,7 @@ def test_any_input_line_gets_an_answer_not_an_exception(raw: bytes) -> None:
     if isinstance(parsed, dict):
         assert parsed["error"]["code"] in (-32700, -32600) and parsed["id"] is None
     else:
-        items, _ = parsed
+        items, _, _ = parsed
         assert items
 
 

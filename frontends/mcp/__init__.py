@@ -10,7 +10,9 @@ and `_server.py`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import DiagnosticKind, Source
 
 if TYPE_CHECKING:
     import argparse
@@ -39,6 +41,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from smith.cli._tools import UNKNOWN_EFFECT
     from smith.effects import EffectJournal, builtin_tools
     from smith.runtime._setup import named_session, tool_context
+    from smith.text import inert
 
     from ._server import SmithMcp
 
@@ -57,8 +60,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 )
             )
         print(
-            f"smith: serving MCP on stdio; tool calls are recorded in session "
-            f"{session.name} ({session.id})",
+            inert(
+                f"smith: serving MCP on stdio; tool calls are recorded in session "
+                f"{session.name} ({session.id})"
+            ),
             file=ctx.stderr,
         )
         server = SmithMcp(
@@ -76,6 +81,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+MCP_NOT_JSON = DiagnosticKind(
+    "mcp.not-json",
+    what="input line {line} is not JSON: {detail}",
+    why="smith mcp reads one JSON-RPC 2.0 message per line (MCP's stdio transport)",
+    fix="send each message as compact JSON on a single line, ending with a line feed",
+)
 
 
 async def _serve(server: SmithMcp, ctx: Context) -> None:
@@ -98,7 +110,9 @@ async def _serve(server: SmithMcp, ctx: Context) -> None:
         # The SDK takes file descriptor 1 for the protocol (pointing it at stderr
         # meanwhile); Python's own stdout is sent to stderr too, so nothing printed can
         # reach the protocol stream, even when flushed late. Input comes from _Input.
-        async with stdio_server(stdin=cast("Any", _Input())) as (read, write):
+        lines = _Input()
+        async with stdio_server(stdin=cast("Any", lines)) as (read, write):
+            lines.answer = write.send  # lines that never reach the SDK are answered here
             with contextlib.redirect_stdout(ctx.stderr):
                 mcp = server.server
                 await mcp.run(read, write, mcp.create_initialization_options())
@@ -114,7 +128,14 @@ class _Input:
     private duplicate of fd 0 by a daemon thread (fd 0 itself then reads the null
     device, so children never take protocol input): the SDK's own reader blocks a
     worker thread the process waits for, so a signal could not end the server while
-    the client kept its end of the pipe open."""
+    the client kept its end of the pipe open.
+
+    Each line is read here with smith.text.loads before the SDK sees it: a line that is
+    not JSON, not UTF-8 or nested too deeply is answered with -32700 at once (the SDK
+    would drop it without an answer), and lone surrogates, which the SDK's parser
+    refuses, are replaced with U+FFFD (a warning on stderr says how many)."""
+
+    answer: Any = None  # the SDK's write stream's send, once the transport is up
 
     def __init__(self) -> None:
         import asyncio
@@ -134,6 +155,7 @@ class _Input:
             os.close(null)
         loop = asyncio.get_running_loop()
         self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._number = 0
 
         def deliver(line: bytes | None) -> None:  # from the reading thread
             loop.call_soon_threadsafe(self._lines.put_nowait, line)
@@ -144,20 +166,63 @@ class _Input:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._lines.get()
-        if line is None:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
+        while True:
+            line = await self._lines.get()
+            if line is None:
+                raise StopAsyncIteration
+            self._number += 1
+            if not line.strip():
+                continue
+            text = await self._checked(line)
+            if text is not None:
+                return text
+
+    async def _checked(self, line: bytes) -> str | None:
+        """The line for the SDK, or None when it was answered here."""
+        import json
+        import logging
+
+        from smith.text import TEXT_REPLACED, loads, replace_surrogates
+
+        try:
+            message = loads(line)
+        except ValueError as exc:
+            await self._parse_error(line, str(exc))
+            return None
+        message, replaced = replace_surrogates(message)
+        if not replaced:
+            return line.decode("utf-8")
+        where = f"input line {self._number}"
+        note = TEXT_REPLACED(
+            value=replaced, source=Source("mcp", where), count=replaced, where=where
+        )
+        logging.getLogger("smith.mcp").warning("%s", note.headline())
+        return json.dumps(message, ensure_ascii=False)
+
+    async def _parse_error(self, line: bytes, detail: str) -> None:
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+
+        where = Source("mcp", f"input line {self._number}")
+        shown = line[:200].decode("utf-8", "replace")
+        diagnostic = MCP_NOT_JSON(value=shown, source=where, line=self._number, detail=detail)
+        data = diagnostic.to_dict()
+        error = types.ErrorData(code=types.PARSE_ERROR, message="Parse error", data=data)
+        reply = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
+        if self.answer is not None:
+            await self.answer(SessionMessage(reply))
 
 
 def _log_to_stderr(ctx: Context, *, debug: bool) -> None:
     """smith's (and the SDK's) log records on stderr, with credentials masked."""
     import logging
 
+    from smith.diagnostics import log_formatter
     from smith.runtime._secrets import RedactingFilter
 
     handler = logging.StreamHandler(ctx.stderr)
-    handler.setFormatter(logging.Formatter("smith: %(levelname)s: %(name)s: %(message)s"))
+    fmt = "smith: %(levelname)s: %(name)s: %(message)s"
+    handler.setFormatter(log_formatter(fmt, debug=debug))
     handler.addFilter(RedactingFilter(None))
     for name in ("smith", "mcp"):
         log = logging.getLogger(name)

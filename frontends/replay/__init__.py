@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
+from smith.text import inert
 
 if TYPE_CHECKING:
     import argparse
@@ -161,9 +162,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         emit({"type": "replay_start", "session": summary, "turns": timeline.runs})
     else:
-        print(
-            f"smith: replaying session {session.name or session.id} ({session.id})", file=ctx.stderr
-        )
+        name = inert(session.name or session.id)
+        print(f"smith: replaying session {name} ({session.id})", file=ctx.stderr)
     try:
         with _signals_interrupt():
             play(

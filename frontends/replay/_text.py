@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, TextIO
 
+from smith.text import inert
+
 if TYPE_CHECKING:
     from ._timeline import Timeline
 
@@ -37,7 +39,7 @@ class Transcript:
 
     def write(self, text: str) -> None:
         if text:
-            self.out.write(text)
+            self.out.write(inert(text))  # recorded model and tool output: shown, not obeyed
             self.out.flush()
             self.at_line_start = text.endswith("\n")
 

@@ -39,6 +39,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     from smith.runtime._setup import DEMO_BANNER, model_setting, named_session, runtime_options
     from smith.session import SessionStore
+    from smith.text import inert
 
     # Relative: installed, frontends/ is smith.frontends (eval shares its set-up helpers).
     from ..eval import load_secrets, log_to  # noqa: TID252
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     else:
         name = f"rpc {time.strftime('%Y-%m-%d %H:%M:%S')}"
         session = SessionStore(config.home).create(name=name, cwd=config.project_root)
-    print(f"smith: session {session.name} ({session.id})", file=ctx.stderr)
+    print(inert(f"smith: session {session.name} ({session.id})"), file=ctx.stderr)
 
     def make_runtime(session: Session, model: str, thinking: str) -> Runtime:
         from smith.effects import EffectJournal, builtin_tools
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             tools=list(builtin_tools().values()),
             context=tool_context(config, ctx.cwd, session),
             secrets=secrets,
+            surface="rpc",
             **kw,
         )
 

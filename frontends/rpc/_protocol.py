@@ -4,7 +4,8 @@ A line is one request, one notification (no `id`: never answered) or a batch (an
 of them, answered by one array). Everything that goes wrong here has the standard code
 and a smith diagnostic as `data`, so a client can show `what`/`why`/`fix` as they are:
 
-    -32700 parse error       the line is not JSON (the id is then unknown: null)
+    -32700 parse error       the line is not JSON, not UTF-8 or nested too deeply
+                             (smith.text.loads; the id is then unknown: null)
     -32600 invalid request   not a request object (bad `jsonrpc`, `method`, `id`, `params`)
     -32601 method not found  the method is not one smith offers
     -32602 invalid params    a missing, unknown or ill-typed parameter, or a value smith
@@ -19,12 +20,12 @@ and a smith diagnostic as `data`, so a client can show `what`/`why`/`fix` as the
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
+from smith.text import TEXT_REPLACED, loads, replace_surrogates
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -123,35 +124,29 @@ class Call:
 Item = Call | dict[str, Any]  # a call to make, or an error response already decided
 
 
-def parse_line(raw: bytes, number: int) -> tuple[list[Item], bool] | dict[str, Any]:
-    """A line's calls and error responses, and whether it was a batch; or the single
-    error response of a line that cannot be read at all (not JSON, an empty batch)."""
+def parse_line(raw: bytes, number: int) -> tuple[list[Item], bool, int] | dict[str, Any]:
+    """A line's calls and error responses, whether it was a batch, and how many
+    characters that cannot be encoded (lone surrogates) were replaced with U+FFFD; or
+    the single error response of a line that cannot be read at all (not JSON, not
+    UTF-8, nested too deeply, an empty batch)."""
     try:
-        text = raw.decode("utf-8")
-        message = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-    except (UnicodeDecodeError, ValueError) as exc:
-        detail = str(exc)
+        message = loads(raw)
+    except ValueError as exc:
         shown = raw[:200].decode("utf-8", "replace")
-        diagnostic = RPC_NOT_JSON(value=shown, source=_where(number), line=number, detail=detail)
+        diagnostic = RPC_NOT_JSON(value=shown, source=_where(number), line=number, detail=str(exc))
         return error_response(None, RpcError(PARSE_ERROR, diagnostic))
+    message, replaced = replace_surrogates(message)
     if isinstance(message, list):
         if not message:
             return error_response(None, _invalid(number, "the batch is an empty array"))
-        return [_call(m, number) for m in message], True
-    return [_call(message, number)], False
+        return [_call(m, number) for m in message], True, replaced
+    return [_call(message, number)], False, replaced
 
 
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _finite(text: str) -> float:
-    """A number as a float, refused when it does not fit one (1e400): echoed back, as an
-    id or a diagnostic's value, it would be `Infinity`, which is not JSON."""
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"the number {text[:40]} is out of range (beyond about ±1.8e308)")
-    return value
+def replaced_note(count: int, number: int) -> Diagnostic:
+    """The warning that `count` characters of input line `number` were replaced."""
+    where = f"input line {number}"
+    return TEXT_REPLACED(value=count, source=_where(number), count=count, where=where)
 
 
 def _where(number: int) -> Source:

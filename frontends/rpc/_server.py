@@ -34,6 +34,7 @@ from ._protocol import (
     error_response,
     notification,
     parse_line,
+    replaced_note,
     response,
     unknown_method,
 )
@@ -135,7 +136,10 @@ class Server:
         if isinstance(parsed, dict):
             self.send(parsed)
             return
-        items, batch = parsed
+        items, batch, replaced = parsed
+        if replaced:  # said before the answer, as an event like the runtime's warnings
+            note = replaced_note(replaced, number).to_dict()
+            self.send(notification("event", {"type": "error", "diagnostic": note}))
         # Started in order; a concurrent one answers later without holding up the rest.
         answers = [await self._start(item) for item in items]
         ready = [a for a in answers if not isinstance(a, asyncio.Task)]

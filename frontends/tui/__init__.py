@@ -75,6 +75,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
             tools=list(builtin_tools().values()),
             context=tool_context(config, ctx.cwd, session),
             secrets=secrets,
+            surface="tui",
             **runtime_kw,
         )
 

@@ -22,12 +22,12 @@ from textual.widgets import Input, Static
 from smith.runtime import Runtime
 from smith.sdk import Plugin
 from smith.session import Session
+from smith.text import inert
 from smith.ui import Intent, intents_for
 
 from ._host import CommandHostMixin, SessionSource
 from ._models import ModelChoice, model_choices
 from ._render import (
-    inert,
     plain_text,
     render_message,
     render_notice,

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from smith.diagnostics import SmithError
 from smith.session import Entry
-
-from ._render import inert
+from smith.text import inert
 
 if TYPE_CHECKING:
     from smith.session import Session

@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from smith.diagnostics import SmithError, did_you_mean
+from smith.text import inert
 
-from ._render import inert, render_notice
+from ._render import render_notice
 from ._screens import ChoiceScreen, InfoScreen
 
 if TYPE_CHECKING:

@@ -15,8 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from smith.text import inert
+
 from ._models import ModelChoice, context_label, matches
-from ._render import inert
 from ._screens import OVERLAY_CSS
 
 CURRENT = "● "

@@ -11,20 +11,11 @@ from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
 
-# C0 controls (but tab and newline), DEL and C1 controls -> visible stand-ins. ESC gets
-# the symbol for escape, the rest caret or \x notation, so nothing reaches the terminal.
-_INERT = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
-_INERT[27] = "␛"
-_INERT[127] = "^?"
-_INERT.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+from smith.text import inert
+
 TOOL_LINES = 6  # lines of a tool result shown under its call
 HYPERLINKS = False  # OSC 8 links in answers (tui.hyperlinks)
 EXPANDED_LINES = 500  # ... when expanded (the full output is in the session)
-
-
-def inert(text: str) -> str:
-    """`text` with every control character replaced by a visible stand-in."""
-    return text.translate(_INERT)
 
 
 def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:

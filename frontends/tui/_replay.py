@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from textual.widgets import Input, Static
 
+from smith.text import inert
+
 from ._app import SmithApp
-from ._render import inert
 
 if TYPE_CHECKING:
     from smith.runtime import Runtime
@@ -89,7 +90,7 @@ def _idle_runtime(session: Session) -> Runtime:
 
     root = str(session.info.get("cwd") or ".")
     context = ToolContext(root=root, cwd=root, session=None)
-    return Runtime(session, model="demo", tools=[], context=context)
+    return Runtime(session, model="demo", tools=[], context=context, surface="tui")
 
 
 def steps_of(

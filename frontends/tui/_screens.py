@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ._render import inert
+from smith.text import inert
 
 if TYPE_CHECKING:
     from smith.sdk import Command

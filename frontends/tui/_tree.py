@@ -18,8 +18,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
+from smith.text import inert
+
 from ._branches import BranchMap, Spot, label
-from ._render import inert
 from ._screens import OVERLAY_CSS
 
 if TYPE_CHECKING:

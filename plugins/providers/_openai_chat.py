@@ -41,6 +41,7 @@ from smith.providers._stream import (
     content_parts,
 )
 from smith.providers._wire import HttpCall, ProviderSettings, excerpt, merge_body
+from smith.text import loads
 
 from ._openai_common import (
     count,
@@ -239,7 +240,7 @@ class ChatDecoder:
                 )
             return self._stop(self._outcome())
         try:
-            chunk = json.loads(text)
+            chunk = loads(text)
         except ValueError:
             chunk = None
         if not isinstance(chunk, dict):

@@ -21,6 +21,7 @@ from smith.diagnostics import DiagnosticKind, Source
 from smith.providers._model import ModelInfo
 from smith.providers._stream import End, Request, ToolCall, Usage, content_parts
 from smith.providers._wire import error_end, excerpt, level_rank, status_kind, thinking_level
+from smith.text import loads
 
 # Error types and codes that say more than the HTTP status: kind, retryable.
 _CODES: dict[str, tuple[str, bool]] = {
@@ -81,7 +82,7 @@ def http_error(status: int, headers: Mapping[str, str], body: bytes, *, label: s
     """The End for a non-2xx response from an OpenAI-style API."""
     text = body.decode("utf-8", "replace")
     try:
-        parsed: object = json.loads(text)
+        parsed: object = loads(text)
     except ValueError:
         parsed = text  # an HTML page from a proxy, or plain text
     message, names, _ = error_detail(parsed)
@@ -125,7 +126,7 @@ def tool_call(call_id: str, name: str, raw: str) -> ToolCall:
     if not raw.strip():
         return ToolCall(call_id, name, {})
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except ValueError as exc:
         why = f"the arguments of {name} were not valid JSON ({exc}): {excerpt(raw, 120)}"
         return ToolCall(call_id, name, None, why)

@@ -6,12 +6,12 @@ and the neutral message form read defensively. Pure functions, no vendor knowled
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from smith.providers._model import ModelInfo
 from smith.providers._stream import End, Request
 from smith.providers._wire import excerpt
+from smith.text import loads
 
 # -- terminal events -----------------------------------------------------------------------
 
@@ -72,7 +72,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, object] | None, str | None]:
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except ValueError as exc:
         return None, f"the arguments were not valid JSON ({exc}): {excerpt(raw, 120)}"
     return check_arguments(value)

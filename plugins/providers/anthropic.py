@@ -74,6 +74,7 @@ from smith.providers._wire import (
     merge_body,
     thinking_level,
 )
+from smith.text import loads
 
 from . import _wirekit as kit
 
@@ -186,7 +187,7 @@ class Messages:
         type says more than the status (529 overloaded_error, 429 rate_limit_error)."""
         text = body.decode("utf-8", "replace")
         try:
-            data = json.loads(text)
+            data = loads(text)
         except ValueError:
             data = None
         error = data.get("error") if isinstance(data, dict) else None
@@ -371,7 +372,7 @@ def thinking_blocks(part: Mapping[str, object]) -> list[dict[str, Any]]:
         return [{"type": "thinking", "thinking": kit.text_of(part), "signature": sig}]
     if signature.startswith(BLOCKS):
         try:
-            listed = json.loads(signature[len(BLOCKS) :])
+            listed = loads(signature[len(BLOCKS) :])
         except ValueError:
             return []
         if isinstance(listed, list):
@@ -417,7 +418,7 @@ class Decoder:
         if self.done:
             return []
         try:
-            obj = json.loads(data) if data.strip() else {}
+            obj = loads(data) if data.strip() else {}
         except ValueError:
             return self._end(kit.malformed(NAME, f"an event was not JSON: {excerpt(data, 120)}"))
         if not isinstance(obj, dict):

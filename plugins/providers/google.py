@@ -75,6 +75,7 @@ from smith.providers._wire import (
     merge_body,
     thinking_level,
 )
+from smith.text import loads
 
 from . import _wirekit as kit
 
@@ -187,7 +188,7 @@ class Gemini:
         HTTP status."""
         text = body.decode("utf-8", "replace")
         try:
-            data: object = json.loads(text)
+            data: object = loads(text)
         except ValueError:
             data = None
         error = _error_object(data)
@@ -333,7 +334,7 @@ def _signatures(item: Mapping[str, object]) -> tuple[str | None, str | None]:
     if not isinstance(signature, str) or not signature.startswith(SIGNATURE):
         return None, None
     try:
-        data = json.loads(signature[len(SIGNATURE) :])
+        data = loads(signature[len(SIGNATURE) :])
     except ValueError:
         return None, None
     if not isinstance(data, dict):
@@ -376,7 +377,7 @@ class Decoder:
         if self.done or not data.strip():
             return []
         try:
-            chunk = json.loads(data)
+            chunk = loads(data)
         except ValueError:
             return self._end(kit.malformed(NAME, f"a chunk was not JSON: {excerpt(data, 120)}"))
         if isinstance(chunk, list) and len(chunk) == 1:

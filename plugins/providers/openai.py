@@ -59,6 +59,7 @@ from smith.providers._wire import (
     excerpt,
     merge_body,
 )
+from smith.text import loads
 
 from ._openai_chat import ChatCompletions, request_headers
 from ._openai_common import (
@@ -229,7 +230,7 @@ def replayable(sig: object, model: ModelInfo) -> list[dict[str, Any]]:
     if not model.thinking or not isinstance(sig, str):
         return []
     try:
-        parsed = json.loads(sig)
+        parsed = loads(sig)
     except ValueError:
         return []
     if not isinstance(parsed, dict) or parsed.get(SIGNATURE_TAG) != model.id:
@@ -270,7 +271,7 @@ class ResponsesDecoder:
         if self.done or not text or text == "[DONE]":
             return []
         try:
-            obj = json.loads(text)
+            obj = loads(text)
         except ValueError:
             obj = None
         if not isinstance(obj, dict):

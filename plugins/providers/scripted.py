@@ -34,6 +34,7 @@ from smith.providers._stream import (
     ToolCall,
     Usage,
 )
+from smith.text import JsonInputError, loads
 
 SCRIPT_NO_PATH = DiagnosticKind(
     "scripted.no-path",
@@ -294,8 +295,8 @@ def load(path: str) -> Script:
         shown = os.path.abspath(path)
         raise SCRIPT_UNREADABLE.error(value=path, source=source, path=shown, reason=reason) from e
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
+        value = loads(text)
+    except JsonInputError as e:
         raise SCRIPT_NOT_JSON.error(
             source=Source("file", f"{path}:{e.lineno}:{e.colno}"),
             path=path,
@@ -310,8 +311,8 @@ def _parse_arguments(raw: dict[str, object] | str) -> tuple[dict[str, object] | 
     if isinstance(raw, dict):
         return dict(raw), None  # a copy: the script stays as written whatever a caller does
     try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError as e:
+        parsed = loads(raw)
+    except JsonInputError as e:
         return None, f"the tool call's arguments are not valid JSON: {e}"
     if not isinstance(parsed, dict):
         return None, f"the tool call's arguments must be a JSON object, not {_describe(parsed)}"

@@ -88,7 +88,16 @@ class Context:
     def print_diagnostic(self, diagnostic: Diagnostic) -> None:
         print(diagnostic.render(), file=self.stderr)
 
-    def out(self, text: str = "") -> None:
+    def out(self, text: str = "", *, exact: bool = False) -> None:
+        """A line of output. It carries names, model and tool output, file content: text
+        from outside, so it is made inert (control characters shown, never obeyed by the
+        terminal) unless `exact`, for data meant for programs (JSONL). JSON written with
+        json.dumps's default ensure_ascii escapes every control character, so `--json`
+        output passes through unchanged either way."""
+        if not exact:
+            from smith.text import inert
+
+            text = inert(text)
         print(text, file=self.stdout)
 
 

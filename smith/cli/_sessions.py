@@ -193,7 +193,7 @@ def _dump(args: argparse.Namespace, ctx: Context) -> int:
         write_atomic(args.output, "".join(line + "\n" for line in dump(session)))
         return 0
     for line in dump(session):
-        ctx.out(line)
+        ctx.out(line, exact=True)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from smith.diagnostics import DiagnosticKind, Source
+from smith.text import loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
             hint=did_you_mean(args.name, tools),
         )
     try:
-        tool_args = json.loads(args.args)
+        tool_args = loads(args.args)
     except ValueError as exc:
         raise BAD_ARGS.error(
             value=args.args, source=Source("argument", args.args), reason=str(exc)

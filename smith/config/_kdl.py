@@ -137,6 +137,9 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
         return [], [
             KDL_SYNTAX(source=Source("file", f"{path}:{exc.line}:{exc.col}"), detail=detail)
         ]
+    except RecursionError:  # kdl-py parses recursively: a file of nodes nested thousands deep
+        detail = "nodes are nested too deeply to read (settings nest a few levels at most)"
+        return [], [KDL_SYNTAX(source=Source("file", f"{path}:1:1"), detail=detail)]
     settings: list[Located] = []
     problems: list[Diagnostic] = []
 

@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 from smith.providers._catalog import Catalog, Listed, Refreshed, load_catalog
 from smith.providers._overrides import LEVELS
+from smith.text import loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ async def fetch_models(engine: HttpEngine, target: Target) -> list[Listed]:
         if outcome != "complete":
             raise RefreshFailed(error or f"the model list was cut off ({outcome})")
         try:
-            data = json.loads(body)
+            data = loads(body)
         except ValueError as exc:
             raise RefreshFailed(f"the model list is not JSON ({exc})") from None
         page, token = parse_page(target.listing, data)

@@ -30,6 +30,7 @@ from smith.runtime._queue import InputQueue
 from smith.sdk import SAFE_POINTS, Plugin, QueuedItem, RuntimeView
 
 if TYPE_CHECKING:
+    from smith.diagnostics import Surface
     from smith.effects import ToolContext, ToolSpec
     from smith.providers import Provider
     from smith.runtime._secrets import SecretProxy
@@ -114,6 +115,7 @@ class Runtime:
         queue_policy: tuple[str, str] = ("one-at-a-time", "one-at-a-time"),
         resolve: Callable[[str], tuple[Provider, str]] | None = None,
         history: HistorySettings | None = None,
+        surface: Surface = "library",
     ) -> None:
         import importlib
 
@@ -123,6 +125,7 @@ class Runtime:
         from smith.runtime._secrets import SecretProxy
 
         self.session = session
+        self.surface: Surface = surface  # who asks for operations: named in diagnostics
         # Memory accounting: every task this runtime runs is in its session scope, each
         # round in a turn scope (no-ops unless accounting is on; smith.memory).
         self.memory = RuntimeScopes(f"session {session.id}")
@@ -362,7 +365,7 @@ class Runtime:
                 force=op.get("force") is True,
             )
         raise UNKNOWN_OP.error(
-            value=name, source=Source("rpc", "op"), op=name, known=", ".join(self.OPS)
+            value=name, source=Source(self.surface, "op"), op=name, known=", ".join(self.OPS)
         )
 
     # -- file history (smith/vcs) ----------------------------------------------------------
@@ -387,12 +390,14 @@ class Runtime:
         from smith.vcs._history import HISTORY_OFF
 
         if self.busy:
-            raise OP_BUSY.error(value=op, source=Source("rpc", op), op=op)
+            raise OP_BUSY.error(value=op, source=Source(self.surface, op), op=op)
         if self.history is None:
             raise HISTORY_OFF.error(
-                value=op, source=Source("rpc", op), reason="it is not enabled for this runtime",
+                value=op,
+                source=Source(self.surface, op),
+                reason="it is not enabled for this runtime",
                 remedy="set vcs.enabled to true (the library's Agent takes no snapshots)",
-            )  # fmt: skip
+            )
         return self.history
 
     async def wait_idle(self) -> None:

@@ -16,11 +16,13 @@ import logging
 import random
 from typing import TYPE_CHECKING, Any
 
+from smith.diagnostics import Source
 from smith.providers import End, Request, TextDelta, ThinkingDelta, ToolCall, Usage
 from smith.providers._failover import Group
 from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.session._session import new_id
+from smith.text import TEXT_REPLACED, replace_surrogates
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
@@ -32,9 +34,14 @@ AUTHORISED = frozenset({"bash"})  # tools that may see restored secrets (their p
 
 
 def add_user(rt: Runtime, text: str, *, queued: str | None = None) -> None:
+    # The one way a prompt enters, whatever gave it (argument, stdin, RPC, TUI, library):
+    # what cannot be encoded is replaced here, with a note, never a failed turn.
+    text, replaced = replace_surrogates(text)
     message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
     if queued:
         message["queued"] = queued
+    if replaced:
+        message["replaced"] = replaced
     message = rt.secrets.redact(message)  # type: ignore[assignment]
     entry = rt.session.append("message", message)
     mid = entry.id
@@ -43,6 +50,14 @@ def add_user(rt: Runtime, text: str, *, queued: str | None = None) -> None:
         event("message_delta", message_id=mid, channel="text", delta=message["content"][0]["text"])
     )
     rt.emit(event("message_end", message_id=mid, message=message))
+    _note_replaced(rt, replaced, "the prompt", Source(rt.surface, "prompt"))
+
+
+def _note_replaced(rt: Runtime, count: int, where: str, source: Source) -> None:
+    """Say (as a warning event, after the message that records the count) that `count`
+    characters that could not be encoded were replaced with U+FFFD."""
+    if count:
+        rt.error(TEXT_REPLACED(value=count, source=source, count=count, where=where))
 
 
 def provider_context(rt: Runtime) -> list[dict[str, object]]:
@@ -142,12 +157,17 @@ async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
         "stop": end.outcome,
     }
     if end.error:
-        message["error"] = end.error
+        message["error"], n = replace_surrogates(end.error)
+        got.replaced += n
+    if got.replaced:
+        message["replaced"] = got.replaced
     message = rt.secrets.redact(message)  # type: ignore[assignment]
     rt.cost.add(got.usage, gen.provider.pricing(gen.model_id), source="response")
     entry = rt.session.append("message", message)
     rt.last_message = message
     rt.emit(event("message_end", message_id=mid, entry_id=entry.id, message=message))
+    name = gen.provider.name
+    _note_replaced(rt, got.replaced, f"the response of {name}", Source("plugin", name))
     if aborted:
         # Calls the model made before the abort get a result, so calls stay paired.
         calls = [p for p in got.content if p["type"] == "tool_call"]
@@ -167,6 +187,14 @@ class _Response:
         self.end: End | None = None
         self.held = ""  # text not yet sent as a delta (see take)
         self.held_kind = "text"  # the channel it belongs to
+        self.replaced = 0  # characters that could not be encoded, replaced with U+FFFD
+
+    def _clean(self, value: Any) -> Any:
+        """`value` as it can be shown, sent and recorded: the provider stream is where
+        model text enters, so lone surrogates are replaced here (and counted)."""
+        value, n = replace_surrogates(value)
+        self.replaced += n
+        return value
 
     def flush(self) -> None:
         """Send what was held back of the current text or thinking part."""
@@ -185,24 +213,27 @@ class _Response:
                 self.flush()
                 self.content.append({"type": kind, "text": ""})
                 self.held_kind = kind
-            self.content[-1]["text"] += item.text
+            text = self._clean(item.text)
+            self.content[-1]["text"] += text
             if isinstance(item, ThinkingDelta) and item.signature:
-                self.content[-1]["signature"] = item.signature
+                self.content[-1]["signature"] = self._clean(item.signature)
             # Deltas are redacted like the recorded message, holding back what could be
             # the start of a secret, so they still assemble to exactly that message.
-            delta, self.held = self.rt.secrets.redact_stream(self.held + item.text)
+            delta, self.held = self.rt.secrets.redact_stream(self.held + text)
             if delta:
                 self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=delta))
         elif isinstance(item, ToolCall):
             self.flush()
-            part: dict[str, Any] = {
-                "type": "tool_call",
-                "id": item.id,
-                "name": item.name,
-                "arguments": item.arguments or {},
-            }
+            part: dict[str, Any] = self._clean(
+                {
+                    "type": "tool_call",
+                    "id": item.id,
+                    "name": item.name,
+                    "arguments": item.arguments or {},
+                }
+            )
             if item.arguments is None:
-                part["invalid"] = item.error or "the arguments were not valid JSON"
+                part["invalid"] = self._clean(item.error or "the arguments were not valid JSON")
             self.content.append(part)
         elif isinstance(item, Usage):
             self.usage = _merge(self.usage, item)

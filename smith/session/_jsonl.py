@@ -18,6 +18,7 @@ from smith._fast._arena import Arena, ArenaError
 from smith.diagnostics import DiagnosticKind, Source
 from smith.session import _codec
 from smith.session._session import FORMAT_VERSION, Session, publish
+from smith.text import loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class _Reader:
                 if not text.strip():
                     continue
                 try:
-                    record = json.loads(text)
+                    record = loads(text)
                 except ValueError as exc:
                     self.fail(f"not JSON ({exc})")
                 if not isinstance(record, dict):
