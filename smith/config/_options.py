@@ -238,6 +238,18 @@ def product_schema() -> Schema:
     )
     add(
         Option(
+            "tools.bash.env",
+            Strings(),
+            [],
+            doc="Provider credential variables that bash commands inherit. By default "
+            "none: every variable that holds a provider key (ANTHROPIC_API_KEY, "
+            "OPENAI_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY and those named by "
+            "providers.NAME.api-key-env) is removed from their environment. A variable "
+            "passed through is still redacted from what the model and the session see.",
+        )
+    )
+    add(
+        Option(
             "tools.read.max-lines",
             Integer(1, 1_000_000),
             2000,

@@ -137,6 +137,7 @@ class ToolContext:
         limits: dict[str, int] | None = None,
         spill_dir: str | None = None,
         ignore: tuple[str, ...] = (),
+        withhold: frozenset[str] = frozenset(),
     ) -> None:
         import tempfile
 
@@ -161,6 +162,8 @@ class ToolContext:
         self.loop: asyncio.AbstractEventLoop | None = None
         # Environment additions for processes this call starts (restored secrets).
         self.env: dict[str, str] = {}
+        # Variables of smith's environment that processes do not inherit (provider keys).
+        self.withhold = withhold
         # Reports progress of a running call (a `tool_update` event); safe from any thread.
         self.progress: Callable[[dict[str, object]], None] = lambda update: None
 
@@ -172,6 +175,14 @@ class ToolContext:
         ctx.cancelled = threading.Event()
         ctx.env = dict(self.env)
         return ctx
+
+    def process_env(self, **extra: str) -> dict[str, str]:
+        """The environment of a process a call starts: smith's own without the withheld
+        variables, then the call's additions."""
+        import os
+
+        inherited = {k: v for k, v in os.environ.items() if k not in self.withhold}
+        return {**inherited, **self.env, **extra}
 
     def path(self, path: str) -> str:
         from smith.effects._paths import confine

@@ -228,7 +228,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, **ctx.env, MARK: token},
+            env=ctx.process_env(**{MARK: token}),
         )
     except OSError as exc:
         raise ToolError(f"the shell could not be started: {exc}") from None
