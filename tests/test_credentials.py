@@ -163,3 +163,20 @@ def test_models_refresh_sends_each_provider_only_its_own_key(
         h.get("authorization") is None and h.get("x-api-key") is None
         for h in (req.headers for req in plain.requests)
     )
+
+
+def test_a_configured_authorization_header_is_redacted_from_tool_output(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    token = "hdr-token-0123456789abcdef"
+    senv.write_user_config(
+        f'providers {{ proxy {{ base-url "http://127.0.0.1:9/v1"; '
+        f'headers {{ authorization "Bearer {token}"; }}; }}; }}\n'
+    )
+    log = senv.root / "requests.jsonl"
+    model = _script(senv, 'cat "$SMITH_CONFIG_HOME"/config.kdl', log)
+    r = smith_process("eval", "--json", "--model", model, "look", cwd=project)
+    assert r.code == 0, r.err
+    assert "Bearer {{secret:PROXY_HEADER_AUTHORIZATION}}" in _tool_text(r.out)
+    assert token not in log.read_text() + r.out + r.err

@@ -356,16 +356,29 @@ def credential_variables(config: Config | None) -> set[str]:
     return names
 
 
+_CREDENTIAL_HEADER = re.compile(r"authorization|key|token|secret|cookie", re.I)
+
+
 def read_credentials(env: Mapping[str, str], home: str, config: Config | None) -> None:
     """Read (and so register) every credential this configuration knows of: the
-    variables of `credential_variables` that are set, and every auth file record. A
-    file that cannot be read is left to the request that needs it to report."""
+    variables of `credential_variables` that are set, configured headers that carry one
+    (providers.NAME.headers.authorization, ...) and every auth file record. A file that
+    cannot be read is left to the request that needs it to report."""
     from smith.diagnostics import SmithError
 
     for name in sorted(credential_variables(config)):
         value = env.get(name)
         if value:
             note_credential(name, value, f"env {name}")
+    if config is not None:
+        for key, setting in config.subtree("providers").items():
+            provider, _, rest = key.partition(".")
+            header = rest.removeprefix("headers.")
+            if header != rest and _CREDENTIAL_HEADER.search(header):
+                name = secret_name(f"{provider}_header_{header}")
+                parts = str(setting.value).split()  # "Bearer KEY": the key is the secret
+                if parts:
+                    note_credential(name, parts[-1], f"{setting.source}")
     store = AuthFile(home)
     try:
         records = store.read()
