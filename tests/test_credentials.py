@@ -180,3 +180,42 @@ def test_a_configured_authorization_header_is_redacted_from_tool_output(
     assert r.code == 0, r.err
     assert "Bearer {{secret:PROXY_HEADER_AUTHORIZATION}}" in _tool_text(r.out)
     assert token not in log.read_text() + r.out + r.err
+
+
+def test_smith_mcp_tool_results_carry_no_provider_key(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    import subprocess
+
+    from tests.conftest import smith_executable
+
+    project = senv.make_project()
+    assert subprocess_login(senv, smith_process, project).code == 0
+    command = 'cat "$SMITH_HOME"/auth.json; echo "[$ANTHROPIC_API_KEY]"'
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "bash", "arguments": {"command": command}}},
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        [smith_executable(), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=project,
+        env={**senv.env, "ANTHROPIC_API_KEY": ENV_KEY},
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+    proc.stdin.flush()
+    replies = [proc.stdout.readline(), proc.stdout.readline()]  # answered before closing
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    reply = next(r for r in map(json.loads, replies) if r.get("id") == 2)
+    assert "result" in reply, reply
+    text = reply["result"]["content"][0]["text"]
+    assert "{{secret:SMITH_AUTH_OPENAI_KEY}}" in text and "[]" in text
+    assert LOGIN_KEY not in "".join(replies) + out and ENV_KEY not in "".join(replies) + out
