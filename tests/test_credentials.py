@@ -219,3 +219,32 @@ def test_smith_mcp_tool_results_carry_no_provider_key(
     text = reply["result"]["content"][0]["text"]
     assert "{{secret:SMITH_AUTH_OPENAI_KEY}}" in text and "[]" in text
     assert LOGIN_KEY not in "".join(replies) + out and ENV_KEY not in "".join(replies) + out
+
+
+def test_a_library_agent_gives_bash_no_provider_key_and_records_none(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import smith
+    from tests.runtime_kit import run
+
+    key = "sk-ant-api03-LIBRARY-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("SMITH_HOME", str(tmp_path / "home"))
+    log = tmp_path / "requests.jsonl"
+    script = tmp_path / "script.json"
+    calls = [{"name": "bash", "arguments": {"command": 'echo "[$ANTHROPIC_API_KEY]"; env'}}]
+    script.write_text(
+        json.dumps({"responses": [{"tool_calls": calls}, {"text": "ok"}], "requests_log": str(log)})
+    )
+
+    async def main() -> None:
+        async with smith.Agent(
+            f"scripted:{script}", store=str(tmp_path / "store"), cwd=str(tmp_path)
+        ) as agent:
+            await agent.send("look")
+
+    run(main)
+    sent = log.read_text()
+    assert "[]" in sent and key not in sent
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())
+    assert key.encode() not in stored
