@@ -121,6 +121,13 @@ def watch_credentials(watcher: Watcher) -> None:
         watcher(name, value, source)
 
 
+def forget_credentials() -> None:
+    """Forget every credential read so far (for tests, which share one process)."""
+    with _read_lock:
+        _read.clear()
+        _watchers.clear()
+
+
 class Credential:
     """A provider's key or token: the value, and where it came from (shown instead)."""
 

@@ -190,11 +190,14 @@ class SecretProxy:
         return {k: v for k, v in self._values.items() if k not in self._protected}
 
     def records(self) -> list[dict[str, str]]:
-        """What the session may know of each registration: never the value."""
+        """What the session may know of each registration: never the value. Protected
+        credentials are not recorded: which ones a process has read depends on what ran
+        before in it, not on the session, and their placeholders name them already."""
         return [
             # The source is redacted too, in case a caller put the value in it.
             {"name": name, "placeholder": placeholder(name), "source": self._redact_str(src)}
             for name, src in self._sources.items()
+            if name not in self._protected
         ]
 
     def record(self, session: Session) -> list[Entry]:
