@@ -21,7 +21,7 @@ from typing import Any
 
 from smith.diagnostics import DiagnosticKind, Source
 from smith.effects import ToolContext, ToolSpec
-from smith.providers import Provider
+from smith.providers import Provider, credential_variables, read_credentials
 from smith.runtime import DEFAULT_SYSTEM_PROMPT, Event, Limits, Runtime, SecretProxy
 from smith.sdk import Plugin
 from smith.session import Session, SessionStore
@@ -89,7 +89,13 @@ class Agent:
         # How the last send() ended: end, done, limit, max_iterations, token_budget (the
         # answer may be incomplete), or error, abort, deadline (send raised).
         self.stop: str | None = None
-        context = ToolContext(root=root, cwd=root, session=session)
+        from smith.paths import default_data_home
+
+        # As in every mode: bash gets no provider key, and every credential smith could
+        # use (environment, auth file) is redacted from what the model and session see.
+        read_credentials(os.environ, default_data_home(os.environ), None)
+        withhold = frozenset(credential_variables(None))
+        context = ToolContext(root=root, cwd=root, session=session, withhold=withhold)
         self.runtime = Runtime(
             session,
             model=model,

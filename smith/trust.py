@@ -1,8 +1,11 @@
-"""The trust list: projects whose own configuration smith may apply.
+"""The trust list: the project configurations smith may apply.
 
-A project's `.smith/config.kdl` can change which model is called and (with later
-capabilities) what runs on the machine, so it is ignored, with a warning, until the user
-runs `smith trust` for that project. The list lives in `$SMITH_HOME/trust.json`, keyed by
+A project's `.smith/config.kdl` can change which model is called, where a provider's key
+is sent and what runs on the machine, so it is ignored, with a warning, until the user
+runs `smith trust` for that project. Trust follows content, as direnv's does: what is
+trusted is the file as it was when the user approved it (its SHA-256, and its text, to
+say what changed). A file changed since (by `git pull`, or by a model's write) is not
+applied until it is trusted again. The list lives in `$SMITH_HOME/trust.json`, keyed by
 the project's real path; writes are atomic and serialised by a lock file, so concurrent
 `smith trust` runs cannot lose each other's entries.
 """
@@ -54,8 +57,38 @@ def _load(home: str) -> dict[str, dict[str, object]]:
     return {str(k): v if isinstance(v, dict) else {} for k, v in projects.items()}
 
 
-def is_trusted(home: str, project: str) -> bool:
-    return os.path.realpath(project) in _load(home)
+def digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _config_text(project: str) -> str | None:
+    """The project's configuration file as text; None when it has none (or it cannot be
+    read: configuration reports that when it reads the file)."""
+    from smith.paths import project_config_path
+
+    try:
+        with open(project_config_path(project), encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def approval(home: str, project: str) -> dict[str, object] | None:
+    """What the user approved for `project` ("sha256" and "content" of its configuration,
+    "trusted_at"); None when it is not trusted. An entry without "sha256" is from before
+    trust followed content: it approves no particular file."""
+    return _load(home).get(os.path.realpath(project))
+
+
+def is_trusted(home: str, project: str, text: str | None = None) -> bool:
+    """Whether `project` is trusted with its configuration as it is now (or as `text`)."""
+    record = approval(home, project)
+    if record is None:
+        return False
+    text = _config_text(project) if text is None else text
+    return text is None or record.get("sha256") == digest(text)
 
 
 def trusted_projects(home: str) -> dict[str, dict[str, object]]:
@@ -63,7 +96,8 @@ def trusted_projects(home: str) -> dict[str, dict[str, object]]:
 
 
 def _update(home: str, change: str, project: str) -> bool:
-    """Add or remove `project`; return whether the list changed."""
+    """Add `project` with its configuration's current content, or remove it; return
+    whether the list changed."""
     import fcntl
     import json
     import time
@@ -75,9 +109,16 @@ def _update(home: str, change: str, project: str) -> bool:
         fcntl.flock(lock, fcntl.LOCK_EX)
         projects = _load(home)
         if change == "add":
-            if project in projects:
+            text = _config_text(project)
+            record: dict[str, object] = {
+                "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            }
+            if text is not None:
+                record.update(sha256=digest(text), content=text)
+            old = projects.get(project)
+            if old is not None and old.get("sha256") == record.get("sha256"):
                 return False
-            projects[project] = {"trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            projects[project] = record
         elif projects.pop(project, None) is None:
             return False
         text = json.dumps({"version": 1, "projects": projects}, indent=2, sort_keys=True)
@@ -86,7 +127,7 @@ def _update(home: str, change: str, project: str) -> bool:
 
 
 def trust(home: str, project: str) -> bool:
-    """Trust `project`; False when it already was."""
+    """Trust `project` with its configuration as it is now; False when it already was."""
     real = os.path.realpath(project)
     if not os.path.isdir(real):
         raise TRUST_NOT_A_DIRECTORY.error(

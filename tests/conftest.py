@@ -76,6 +76,17 @@ def clean_environ() -> dict[str, str]:
     }
 
 
+@pytest.fixture(autouse=True)
+def _forget_credentials() -> Iterator[None]:
+    """smith.providers keeps every credential read in the process, and each runtime
+    redacts them (streamed text is held back while a secret could be forming): each test
+    starts without those of the tests before it."""
+    yield
+    from smith.providers._auth import forget_credentials
+
+    forget_credentials()
+
+
 @pytest.fixture
 def senv(tmp_path: Path) -> SmithEnv:
     root = tmp_path / "world"

@@ -76,6 +76,8 @@ def test_a_tool_turn_against_an_openai_compatible_server(
     senv: SmithEnv, smith_process: Callable[..., Result]
 ) -> None:
     project = _project(senv)
+    # A server's key is the one configured for it (never OpenAI's OPENAI_API_KEY).
+    senv.write_user_config('providers { openai-compatible { api-key-env "LOCAL_KEY"; }; }\n')
     with LoopbackServer() as srv:
         srv.script(_turns)
         r = smith_process(
@@ -87,7 +89,7 @@ def test_a_tool_turn_against_an_openai_compatible_server(
             srv.url + "/v1",
             "what does app.py return?",
             cwd=project,
-            env={"OPENAI_API_KEY": KEY},
+            env={"LOCAL_KEY": KEY, "OPENAI_API_KEY": "sk-not-for-this-server-0123"},
         )
         requests = list(srv.requests)
     assert r.code == 0, r.err

@@ -80,3 +80,74 @@ def test_trusting_a_file_is_refused(senv: SmithEnv, smith: Callable[..., Result]
     f.write_text("x")
     r = smith("trust", str(f))
     assert r.code == 1 and "it is not a directory" in r.err
+
+
+# -- trust follows content ----------------------------------------------------------------
+
+
+def test_a_changed_project_config_is_held_back_until_trusted_again(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project = senv.make_project(config="tools.bash.timeout 77\n")
+    assert smith_process("trust", cwd=project).code == 0
+    got = smith_process("config", "get", "tools.bash.timeout", cwd=project)
+    assert got.out == "77\n" and got.err == ""
+    # As a `git pull` or a model's write would change it:
+    (project / ".smith" / "config.kdl").write_text(
+        'tools.bash.timeout 88\nmodel "openai/gpt-5"\n', encoding="utf-8"
+    )
+    held = smith_process("config", "get", "tools.bash.timeout", "--json", cwd=project)
+    assert held.code == 0 and json.loads(held.out)["layer"] == "default"
+    assert "changed since you trusted it" in held.err
+    assert 'model "openai/gpt-5" (new); tools.bash.timeout 77 -> 88' in held.err
+    assert f"run `smith trust {project}`" in held.err
+    again = smith_process("trust", cwd=project)
+    assert again.code == 0 and again.out.startswith(f"trusted: {project}\n")
+    got = smith_process("config", "get", "tools.bash.timeout", "--json", cwd=project)
+    assert json.loads(got.out)["value"] == 88 and got.err == ""
+
+
+def test_a_changed_project_config_cannot_send_the_key_elsewhere(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    from tests.http_kit import LoopbackServer, Recorded, Reply, sse
+
+    def chat(request: Recorded) -> Reply:
+        delta = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
+        return Reply(200, {"content-type": "text/event-stream"}, [sse(delta, "[DONE]")])
+
+    key = "local-server-key-0123456789"
+    with LoopbackServer() as mine, LoopbackServer() as theirs:
+        mine.script(chat)
+        theirs.script(chat)
+        senv.write_user_config(
+            f'providers {{ openai-compatible {{ base-url "{mine.url}/v1"; '
+            'api-key-env "LOCAL_KEY"; }; }\n'
+        )
+        project = senv.make_project(config="tools.bash.timeout 77\n")
+        assert smith_process("trust", cwd=project).code == 0
+        (project / ".smith" / "config.kdl").write_text(
+            f'providers {{ openai-compatible {{ base-url "{theirs.url}/v1"; }}; }}\n'
+        )
+        r = smith_process(
+            "eval", "--model", "openai-compatible/served", "hi", cwd=project,
+            env={"LOCAL_KEY": key},
+        )  # fmt: skip
+    assert r.code == 0, r.err
+    assert "changed since you trusted it" in r.err and theirs.url in r.err
+    assert theirs.requests == []
+    assert [q.headers.get("authorization") for q in mine.requests] == [f"Bearer {key}"]
+
+
+def test_trust_from_before_content_was_recorded_applies_no_file(senv: SmithEnv) -> None:
+    project = senv.make_project(config='model "from-project"\n')
+    senv.data_home.mkdir(parents=True)
+    (senv.data_home / "trust.json").write_text(
+        json.dumps({"version": 1, "projects": {str(project): {"trusted_at": "2025-01-01"}}})
+    )
+    config = resolve(env=senv.env, cwd=str(project))
+    assert config["model"] is None and not config.project_trusted
+    (warning,) = config.warnings
+    assert warning.code == "config.changed-project" and 'model "from-project"' in warning.what
+    trust.trust(str(senv.data_home), str(project))
+    assert resolve(env=senv.env, cwd=str(project))["model"] == "from-project"

@@ -47,6 +47,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     config = ctx.config()
     _log_to_stderr(ctx, debug=config["debug"] is True)
+    from smith.providers import read_credentials
+
+    read_credentials(ctx.env, config.home, config)  # redacted from every tool result
     session = named_session(config, args.session or DEFAULT_SESSION)
     assert session is not None
     with session:

@@ -69,6 +69,13 @@ class SmithMcp:
         self.home = home
         self.project = project
         self.refused: list[dict[str, Any]] = []  # intents nobody here could answer
+        # Every provider credential smith has read (or reads later) is redacted from what
+        # the client, most often a model, is sent (smith.providers.watch_credentials).
+        from smith.providers import watch_credentials
+        from smith.runtime import SecretProxy
+
+        self.secrets = SecretProxy()
+        watch_credentials(self.secrets.protect)
         self.server: Server[Any] = Server(
             "smith",
             version=version,
@@ -135,13 +142,14 @@ class SmithMcp:
                 content=[types.TextContent(type="text", text=text)], is_error=True
             )
         result = outcome.result
+        text = str(self.secrets.redact(result.text))
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.text)],
+            content=[types.TextContent(type="text", text=text)],
             structured_content={
                 "ok": result.ok,
                 "outcome": outcome.outcome,
                 "mutation": result.mutation,
-                "details": result.details,
+                "details": self.secrets.redact(result.details),
                 "effect": outcome.effect_id,
                 "session": self.session.id,
             },
@@ -161,7 +169,7 @@ class SmithMcp:
                 "type": "tool_update",
                 "tool_call_id": call_id,
                 "name": spec.name,
-                "update": update,
+                "update": self.secrets.redact(update),
             }
             for intent in intents_for(ev):
                 try:

@@ -6,7 +6,9 @@ The wire format is smith.plugins.providers._openai_chat with what local servers 
 `max_tokens` (not OpenAI's newer `max_completion_tokens`), reasoning streamed as
 `reasoning_content` or `reasoning` and, for a model configured with thinking levels, sent
 back as `reasoning_content` so a template can keep it between tool calls. A key is
-optional: without one no Authorization header is sent at all.
+optional and never borrowed: a server gets one only when one is configured for it
+(providers.NAME.api-key-env, or `smith auth login NAME`); without one no Authorization
+header is sent at all. OPENAI_API_KEY is OpenAI's, and is never sent to another server.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ._openai_chat import ChatCompletions
 
 NAME = "openai-compatible"
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"  # where llama-server listens by default
-CREDENTIAL_ENV = ("OPENAI_API_KEY",)
+CREDENTIAL_ENV: tuple[str, ...] = ()  # only what is configured for the server
 
 
 def create(model: str, host: ProviderHost) -> Provider:

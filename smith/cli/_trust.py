@@ -37,7 +37,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if args.json:
             import json
 
-            ctx.out(json.dumps({"projects": projects}, indent=2, sort_keys=True))
+            # The approved text stays in the list (it says what changed), not on screen.
+            shown = {p: {k: v for k, v in r.items() if k != "content"} for p, r in projects.items()}
+            ctx.out(json.dumps({"projects": shown}, indent=2, sort_keys=True))
         elif not projects:
             ctx.out("no trusted projects")
         for path in sorted(projects) if not args.json else ():

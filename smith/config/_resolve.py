@@ -302,17 +302,19 @@ class _Resolver:
             return
         self.report(UNKNOWN_KEY(field=key, source=source, key=key, hint=self.schema.hint(key)))
 
-    def file(self, path: str, layer: str, home: str) -> None:
+    def file(self, path: str, layer: str, home: str, text: str | None = None) -> None:
+        """Apply the settings of the file at `path` (its `text`, when already read)."""
         from smith.config import _cache
 
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except FileNotFoundError:
-            return
-        except (OSError, UnicodeDecodeError) as exc:
-            self.report(UNREADABLE_FILE(source=Source("file", path), reason=str(exc)))
-            return
+        if text is None:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except FileNotFoundError:
+                return
+            except (OSError, UnicodeDecodeError) as exc:
+                self.report(UNREADABLE_FILE(source=Source("file", path), reason=str(exc)))
+                return
         located = _cache.load(home, path, text)
         if located is None:
             from smith.config._kdl import read_settings
@@ -326,6 +328,32 @@ class _Resolver:
             self.put(
                 item.key, item.value, layer, item.source, text=False, key_source=item.key_source
             )
+
+    def project(self, path: str, root: str, home: str) -> bool:
+        """Apply the project's file if the user trusted it as it is now (trust follows
+        content); otherwise say why not, and what changed since it was trusted."""
+        from smith.config._trusted import changed_since
+
+        try:
+            approved = trust.approval(home, root)
+        except SmithError as exc:
+            diagnostic = exc.diagnostic
+            self.report(TRUST_LIST_UNREADABLE(source=diagnostic.source, reason=diagnostic.what))
+            return False
+        if approved is None:
+            self.report(UNTRUSTED_PROJECT(source=Source("file", path), root=root))
+            return False
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            self.report(UNREADABLE_FILE(source=Source("file", path), reason=str(exc)))
+            return False
+        if approved.get("sha256") != trust.digest(text):
+            self.report(changed_since(approved, text, path, root))
+            return False
+        self.file(path, "project", home, text)  # the very text that was checked
+        return True
 
     def environment(self, env: Mapping[str, str], *, bootstrap: bool) -> None:
         """Apply SMITH_ variables: the bootstrap ones first (they locate the files), the
@@ -407,16 +435,7 @@ def resolve(
     r.file(user_file, "user", home)
     trusted = False
     if os.path.exists(project_file):
-        try:
-            trusted = trust.is_trusted(home, root)
-        except SmithError as exc:
-            r.report(
-                TRUST_LIST_UNREADABLE(source=exc.diagnostic.source, reason=exc.diagnostic.what)
-            )
-        if trusted:
-            r.file(project_file, "project", home)
-        else:
-            r.report(UNTRUSTED_PROJECT(source=Source("file", project_file), root=root))
+        trusted = r.project(project_file, root, home)
     r.environment(env, bootstrap=False)
     r.flags(flags, bootstrap=False)
 

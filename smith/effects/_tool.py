@@ -144,6 +144,7 @@ class ToolContext:
         spill_dir: str | None = None,
         ignore: tuple[str, ...] = (),
         protected: tuple[str, ...] = (".git", ".smith"),
+        withhold: frozenset[str] = frozenset(),
     ) -> None:
         import tempfile
 
@@ -176,6 +177,8 @@ class ToolContext:
         # Records what identifies the processes a call started (run_tool sets it to a
         # durable progress record of the effect, so they can be ended if it is lost).
         self.started: Callable[[dict[str, object]], None] = lambda identity: None
+        # Variables of smith's environment that processes do not inherit (provider keys).
+        self.withhold = withhold
         # Reports progress of a running call (a `tool_update` event); safe from any thread.
         self.progress: Callable[[dict[str, object]], None] = lambda update: None
 
@@ -187,6 +190,14 @@ class ToolContext:
         ctx.cancelled = threading.Event()
         ctx.env = dict(self.env)
         return ctx
+
+    def process_env(self, **extra: str) -> dict[str, str]:
+        """The environment of a process a call starts: smith's own without the withheld
+        variables, then the call's additions."""
+        import os
+
+        inherited = {k: v for k, v in os.environ.items() if k not in self.withhold}
+        return {**inherited, **self.env, **extra}
 
     def path(self, path: str) -> str:
         from smith.effects._paths import confine

@@ -4,6 +4,7 @@ Vendor knowledge lives only in provider plugins (smith.plugins.providers.*); the
 talks to them through `Provider.stream(Request)` and sees only the events below.
 """
 
+from smith.providers._auth import credential_variables, read_credentials, watch_credentials
 from smith.providers._registry import resolve_model
 from smith.providers._stream import (
     OUTCOMES,
@@ -29,5 +30,8 @@ __all__ = [
     "ThinkingDelta",
     "ToolCall",
     "Usage",
+    "credential_variables",
+    "read_credentials",
     "resolve_model",
+    "watch_credentials",
 ]

@@ -18,8 +18,13 @@ An expired renewable credential is renewed by the plugin's
 `async refresh_credential(record) -> record` before use, and written back under the lock
 unless another process renewed it first.
 
-A `Credential` never shows its value: not in repr, str, diagnostics or logs (each value
-is registered with smith.diagnostics as a secret the moment it is read).
+A `Credential` never shows its value: not in repr, str, diagnostics or logs. Every
+credential value smith reads (a key, an access token, a refresh token, a renewed one) is
+registered the moment it is read: with smith.diagnostics, and in this process's list of
+provider credentials, which each runtime's secret proxy watches (`watch_credentials`) so
+that the value is redacted from every tool output, record and request.
+`read_credentials` reads every credential configuration knows of at once, so that even a
+key no request uses (another provider's, one in the auth file) cannot reach the model.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 
 from smith.diagnostics import DiagnosticKind, Source, register_secret
@@ -73,6 +80,54 @@ AUTH_EXPIRED = DiagnosticKind(
 )
 
 
+# -- every credential read in this process ------------------------------------------------
+
+Watcher = Callable[[str, str, str], object]  # (secret name, value, source)
+_read: dict[str, tuple[str, str]] = {}  # value -> (secret name, source), in reading order
+_watchers: list[weakref.WeakMethod[Watcher]] = []
+_read_lock = threading.Lock()
+
+
+def secret_name(text: str) -> str:
+    """A placeholder name (letters, digits, underscores) for a credential: the variable
+    that held it, or e.g. SMITH_AUTH_OPENAI_COMPATIBLE_KEY for the auth file's."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", text).upper()
+
+
+def note_credential(name: str, value: str, source: str) -> None:
+    """Register a credential value smith has read: never shown by a diagnostic, and
+    redacted by every secret proxy that watches credentials (now and later)."""
+    if not isinstance(value, str) or len(value) < 4:
+        return
+    register_secret(value)
+    with _read_lock:
+        if value in _read:
+            return
+        _read[value] = (name, source)
+        watchers = [w() for w in _watchers]
+    for watcher in watchers:
+        if watcher is not None:
+            watcher(name, value, source)
+
+
+def watch_credentials(watcher: Watcher) -> None:
+    """Call `watcher(name, value, source)` (a bound method, held weakly) for every
+    credential read so far and for each one read from now on."""
+    with _read_lock:
+        _watchers[:] = [w for w in _watchers if w() is not None]
+        _watchers.append(weakref.WeakMethod(watcher))
+        known = [(name, value, source) for value, (name, source) in _read.items()]
+    for name, value, source in known:
+        watcher(name, value, source)
+
+
+def forget_credentials() -> None:
+    """Forget every credential read so far (for tests, which share one process)."""
+    with _read_lock:
+        _read.clear()
+        _watchers.clear()
+
+
 class Credential:
     """A provider's key or token: the value, and where it came from (shown instead)."""
 
@@ -86,13 +141,15 @@ class Credential:
         *,
         kind: str = "api-key",
         expires: float | None = None,
+        name: str | None = None,
     ) -> None:
         self.provider = provider
         self.value = value
         self.source = source  # "env ANTHROPIC_API_KEY", "auth file /x/auth.json", ...
         self.kind = kind  # "api-key" or "oauth"
         self.expires = expires  # epoch seconds, for renewable credentials
-        register_secret(value)
+        # The placeholder name it is redacted as: {{secret:NAME}}.
+        note_credential(name or secret_name(f"{provider}_credential"), value, source)
 
     def __repr__(self) -> str:
         return f"Credential({self.provider!r}, source={self.source!r}, kind={self.kind!r})"
@@ -213,8 +270,13 @@ class AuthFile:
 
 def declared_env(provider: str, plugin: object = None) -> tuple[str, ...]:
     """The environment variables that hold `provider`'s key: the plugin's own
-    CREDENTIAL_ENV if it declares one, else the table's."""
+    CREDENTIAL_ENV if it declares one, else the table's. An account over a plugin under
+    another name (`providers { work { plugin "anthropic"; }; }`) has none: its key is
+    only the one configured for it (api-key-env, or the auth file's record of its name),
+    never the plugin's own provider's, which would go to the account's server."""
     owned = getattr(plugin, "CREDENTIAL_ENV", None)
+    if getattr(plugin, "NAME", provider) != provider:
+        return ()
     if isinstance(owned, tuple) and all(isinstance(n, str) for n in owned):
         return owned
     declaration = DECLARED.get(provider)
@@ -230,14 +292,24 @@ def configured_env(config: Config | None, provider: str) -> tuple[str, Source] |
 
 
 def _from_record(provider: str, record: Mapping[str, object], where: str) -> Credential | None:
+    def name(field: str) -> str:
+        return secret_name(f"smith_auth_{provider}_{field}")
+
     if record.get("type", "api-key") == "oauth":
+        refresh = record.get("refresh")
+        if isinstance(refresh, str):
+            note_credential(name("refresh"), refresh, where)  # never sent, never shown
         access = record.get("access")
         if not isinstance(access, str) or not access:
             return None
         expires = _expires(record.get("expires"))
-        return Credential(provider, access, where, kind="oauth", expires=expires)
+        return Credential(
+            provider, access, where, kind="oauth", expires=expires, name=name("access")
+        )
     key = record.get("key")
-    return Credential(provider, key, where) if isinstance(key, str) and key else None
+    if not isinstance(key, str) or not key:
+        return None
+    return Credential(provider, key, where, name=name("key"))
 
 
 def find_credential(
@@ -254,7 +326,7 @@ def find_credential(
     if named is not None:
         name, where = named
         if env.get(name):
-            return Credential(provider, env[name], f"env {name} (named at {where})")
+            return Credential(provider, env[name], f"env {name} (named at {where})", name=name)
         fallback = " or ".join(declared_env(provider, plugin)) or "the auth file"
         raise AUTH_ENV_UNSET.error(
             field=f"providers.{provider}.api-key-env",
@@ -265,7 +337,7 @@ def find_credential(
         )
     for name in declared_env(provider, plugin):
         if env.get(name):
-            return Credential(provider, env[name], f"env {name}")
+            return Credential(provider, env[name], f"env {name}", name=name)
     store = AuthFile(home)
     record = store.get(provider)
     if record is not None:
@@ -278,6 +350,49 @@ def find_credential(
         if isinstance(value, str) and value:
             return Credential(provider, value, f"plugin {provider}")
     return None
+
+
+def credential_variables(config: Config | None) -> set[str]:
+    """Every environment variable that holds a provider key: the declared providers'
+    and those named by providers.NAME.api-key-env."""
+    names = {name for declaration in DECLARED.values() for name in declaration.env}
+    if config is not None:
+        for key, setting in config.subtree("providers").items():
+            if key.endswith(".api-key-env") and isinstance(setting.value, str):
+                names.add(setting.value)
+    return names
+
+
+_CREDENTIAL_HEADER = re.compile(r"authorization|key|token|secret|cookie", re.I)
+
+
+def read_credentials(env: Mapping[str, str], home: str, config: Config | None) -> None:
+    """Read (and so register) every credential this configuration knows of: the
+    variables of `credential_variables` that are set, configured headers that carry one
+    (providers.NAME.headers.authorization, ...) and every auth file record. A file that
+    cannot be read is left to the request that needs it to report."""
+    from smith.diagnostics import SmithError
+
+    for name in sorted(credential_variables(config)):
+        value = env.get(name)
+        if value:
+            note_credential(name, value, f"env {name}")
+    if config is not None:
+        for key, setting in config.subtree("providers").items():
+            provider, _, rest = key.partition(".")
+            header = rest.removeprefix("headers.")
+            if header != rest and _CREDENTIAL_HEADER.search(header):
+                name = secret_name(f"{provider}_header_{header}")
+                parts = str(setting.value).split()  # "Bearer KEY": the key is the secret
+                if parts:
+                    note_credential(name, parts[-1], f"{setting.source}")
+    store = AuthFile(home)
+    try:
+        records = store.read()
+    except SmithError:
+        return
+    for provider, record in sorted(records.items()):
+        _from_record(provider, record, f"auth file {store.path}")
 
 
 def require_credential(

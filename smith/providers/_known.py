@@ -77,9 +77,8 @@ declare(
         listing="google",
     )
 )
-declare(
-    Declaration("openai-compatible", "openai-chat", ("OPENAI_API_KEY",), None, first_party=False)
-)
+# A server you run takes no one else's key: only the one configured for it.
+declare(Declaration("openai-compatible", "openai-chat", (), None, first_party=False))
 
 
 # -- providers.<name>.* settings ---------------------------------------------------------

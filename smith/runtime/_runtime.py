@@ -121,7 +121,7 @@ class Runtime:
 
         from smith.effects import EffectJournal
         from smith.memory import RuntimeScopes
-        from smith.providers import resolve_model
+        from smith.providers import resolve_model, watch_credentials
         from smith.runtime._secrets import SecretProxy
 
         self.session = session
@@ -188,6 +188,9 @@ class Runtime:
         self._started = False  # whether the current task has begun running
         self._compact_requested = False
         self._closed = False
+        # Every provider credential read in this process, now or later (a renewed
+        # token), is redacted from what the model is sent and the session records.
+        watch_credentials(self.secrets.protect)
         self.secrets.record(session)
 
     # -- the published generation (what handlers may read: smith.sdk.RuntimeView) ----

@@ -11,6 +11,10 @@ plaintext only inside an authorised local effect (a bash command and its environ
 The model can therefore use a credential by name without ever seeing it. The session
 records that a secret exists (name, placeholder, source), never its value.
 
+A provider credential (an API key or token smith read for a provider) is *protected*:
+redacted the same way, but never restored and never put in a process's environment, so
+the model cannot get it used on its behalf either (`protect`).
+
 `redact_text` is the other half: log redaction of credential-looking material that was
 never registered (Authorization headers, `api_key=...`, well-known key shapes).
 """
@@ -47,6 +51,7 @@ class SecretProxy:
     def __init__(self) -> None:
         self._values: dict[str, str] = {}  # name -> plaintext
         self._sources: dict[str, str] = {}  # name -> where the value came from
+        self._protected: set[str] = set()  # names that are redacted only (`protect`)
         # Replaced as a whole (never mutated) so a redaction running in another thread
         # sees one consistent pattern and mapping.
         self._matcher: tuple[re.Pattern[str], dict[str, str]] | None = None
@@ -78,8 +83,23 @@ class SecretProxy:
         register_secret(value)  # diagnostics never show it either
         self._values[name] = value
         self._sources[name] = source
+        self._protected.discard(name)
         self._rebuild()
         return placeholder(name)
+
+    def protect(self, name: str, value: str, source: str) -> None:
+        """Redact `value` as {{secret:NAME}} without ever restoring it (a provider
+        credential). A value already registered stays as it is; a name already taken by
+        another value gets a numbered one (a renewed token keeps the old one redacted)."""
+        if value in self._values.values() or len(value.strip()) < MIN_LENGTH:
+            return
+        base = name if _NAME.fullmatch(name) else "CREDENTIAL"
+        unique, n = base, 1
+        while unique in self._values:
+            n += 1
+            unique = f"{base}_{n}"
+        self.register(unique, value, source=source)
+        self._protected.add(unique)
 
     def _rebuild(self) -> None:
         # Plaintext -> placeholder; a value shared by two names maps to the later name.
@@ -143,8 +163,11 @@ class SecretProxy:
         must never be sent to a provider or recorded. Unknown placeholders stay."""
         if _MARK not in text:
             return text
-        values = self._values
-        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+        values, protected = self._values, self._protected
+        return _PLACEHOLDER.sub(
+            lambda m: m.group(0) if m.group(1) in protected else values.get(m.group(1), m.group(0)),
+            text,
+        )
 
     def restore_args(self, args: dict[str, object]) -> dict[str, object]:
         """A copy of tool arguments with placeholders restored in every string value."""
@@ -162,15 +185,19 @@ class SecretProxy:
         return value
 
     def env(self) -> dict[str, str]:
-        """NAME -> plaintext, for the environment of an authorised process."""
-        return dict(self._values)
+        """NAME -> plaintext, for the environment of an authorised process (protected
+        credentials are not given)."""
+        return {k: v for k, v in self._values.items() if k not in self._protected}
 
     def records(self) -> list[dict[str, str]]:
-        """What the session may know of each registration: never the value."""
+        """What the session may know of each registration: never the value. Protected
+        credentials are not recorded: which ones a process has read depends on what ran
+        before in it, not on the session, and their placeholders name them already."""
         return [
             # The source is redacted too, in case a caller put the value in it.
             {"name": name, "placeholder": placeholder(name), "source": self._redact_str(src)}
             for name, src in self._sources.items()
+            if name not in self._protected
         ]
 
     def record(self, session: Session) -> list[Entry]:

@@ -37,6 +37,7 @@ def _strings(value: object) -> list[str]:
 
 def tool_context(config: Config, cwd: str, session: Session | None) -> ToolContext:
     from smith.effects import ToolContext, prune_outputs
+    from smith.providers import credential_variables
 
     outputs = os.path.join(config.home, "outputs")
     saved_max = config.integer("tools.bash.outputs-max-bytes")
@@ -58,6 +59,8 @@ def tool_context(config: Config, cwd: str, session: Session | None) -> ToolConte
             os.path.join(config.project_root, os.path.expanduser(p))
             for p in _strings(config["tools.extra-roots"])
         ),
+        # Provider keys stay out of processes the model starts unless passed through.
+        withhold=frozenset(credential_variables(config) - set(_strings(config["tools.bash.env"]))),
     )
 
 
@@ -138,6 +141,7 @@ def runtime_options(config: Config) -> dict[str, Any]:
     """Runtime keyword arguments from configuration (limits, policies, sampling, file
     history)."""
     from smith import memory
+    from smith.providers import read_credentials
     from smith.runtime import Limits
     from smith.vcs import HistorySettings
 
@@ -154,6 +158,9 @@ def runtime_options(config: Config) -> dict[str, Any]:
         settings["max_tokens"] = config["model.max-tokens"]
     deadline = optional("agent.deadline")
     models = registry(config)
+    # Every credential smith could use is read, and so registered, before the runtime
+    # exists: its secret proxy redacts them all (smith.providers.read_credentials).
+    read_credentials(models.env, config.home, config)
     model, _ = model_setting(config)
     models.resolve(model, source=config.origin("model").source)  # fail before anything runs
     return {

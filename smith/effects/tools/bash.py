@@ -143,7 +143,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         raise ToolError(f"cwd {ctx.show(cwd)} is not a directory")
     output = _Output(ctx)
     try:
-        job = Job([*_shell(), command], cwd=cwd, env={**os.environ, **ctx.env})
+        job = Job([*_shell(), command], cwd=cwd, env=ctx.process_env())
     except OSError as exc:
         raise ToolError(f"the shell could not be started: {exc}") from None
     ctx.started(job.identity())
