@@ -5,7 +5,7 @@ journal = EffectJournal(session)
 outcome = run_tool(journal, builtin_tools()["read"], {"path": "README.md"}, ctx)
 """
 
-from smith.effects._journal import Effect, EffectJournal, JournalError
+from smith.effects._journal import Effect, EffectJournal, JournalError, lost_result
 from smith.effects._outputs import prune as prune_outputs
 from smith.effects._run import Outcome, run_tool, validate
 from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
@@ -22,6 +22,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "builtin_tools",
+    "lost_result",
     "prune_outputs",
     "run_tool",
     "validate",

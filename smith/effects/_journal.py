@@ -192,4 +192,58 @@ class EffectJournal:
             )
             found.append(intent)
         end_leftover_processes(self.session, found)
+        answer_lost_calls(self.session, found)
         return found
+
+
+def lost_result(call_id: str, name: str, started: bool) -> dict[str, object]:
+    """The tool result recorded for a call whose own result was lost: an error whose
+    outcome is unknown, saying what is known, so every later request pairs each call
+    with a result (vendors refuse a request that does not)."""
+    known = (
+        "it was started (its effect intent is recorded) but no completion was recorded, so "
+        "whether it changed anything is not known; check before relying on it"
+        if started
+        else "it did not start (no effect intent is recorded)"
+    )
+    return {
+        "role": "tool_result",
+        "tool_call_id": call_id,
+        "tool_name": name,
+        "content": [
+            {
+                "type": "text",
+                "text": f"outcome unknown: the result of this {name} call was lost (smith "
+                f"stopped, was interrupted or could not record it); {known}.",
+            }
+        ],
+        "is_error": True,
+        "outcome": "unknown",
+        "details": {"recovered": True},
+    }
+
+
+def answer_lost_calls(session: Session, intents: list[dict[str, object]]) -> int:
+    """Record a result for every tool call on the selected branch that has none (a kill
+    -9, an abort or a crash between the call and its result); return how many."""
+    started = {
+        str(cause.get("tool_call"))
+        for intent in intents
+        if isinstance(cause := intent.get("cause"), dict)
+    }
+    answered: set[str] = set()
+    calls: list[tuple[str, str]] = []
+    for entry in session.branch():
+        message = entry.content if entry.kind == "message" else None
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool_result":
+            answered.add(str(message.get("tool_call_id")))
+        elif message.get("role") == "assistant":
+            for part in message.get("content") or ():
+                if isinstance(part, dict) and part.get("type") == "tool_call":
+                    calls.append((str(part.get("id")), str(part.get("name"))))
+    lost = [(cid, name) for cid, name in calls if cid not in answered]
+    for cid, name in lost:
+        session.append("message", lost_result(cid, name, cid in started), pair=cid)
+    return len(lost)

@@ -87,6 +87,44 @@ def branch_messages(session: Session) -> list[tuple[str, dict[str, object]]]:
         message = entry.content
         if isinstance(message, dict) and not is_empty_failure(message):
             out.append((entry.id, message))
+    return paired(out)
+
+
+def _call_ids(message: dict[str, object]) -> list[tuple[str, str]]:
+    """(id, name) of each tool call an assistant message makes."""
+    parts = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(parts, list):
+        return []
+    return [
+        (str(p.get("id")), str(p.get("name")))
+        for p in parts
+        if isinstance(p, dict) and p.get("type") == "tool_call"
+    ]
+
+
+def paired(
+    messages: list[tuple[str, dict[str, object]]],
+) -> list[tuple[str, dict[str, object]]]:
+    """`messages` as every provider accepts them: each assistant message with tool calls
+    followed at once by one result per call, and no result without its call. A result
+    recorded later (after other messages) moves up to its call, a call with no result
+    gets one saying its outcome is unknown, and a result whose call is gone (cut by
+    compaction or a damaged frame) is left out. Well-paired input comes back unchanged."""
+    from smith.effects import lost_result
+
+    results = {
+        str(m.get("tool_call_id")): (eid, m)
+        for eid, m in messages
+        if m.get("role") == "tool_result"
+    }
+    out: list[tuple[str, dict[str, object]]] = []
+    for eid, message in messages:
+        if message.get("role") == "tool_result":
+            continue  # placed after its call below
+        out.append((eid, message))
+        for cid, name in _call_ids(message):
+            found = results.pop(cid, None)
+            out.append(found if found is not None else (eid, lost_result(cid, name, False)))
     return out
 
 

@@ -1,0 +1,189 @@
+"""A session stays resumable whatever happened to a tool call: a call whose result was
+lost (kill -9, abort, crash, a damaged frame) is answered by a recorded "outcome unknown"
+result, and the context sent to a provider pairs every call with exactly one result, as
+OpenAI and Anthropic require (they answer 400 otherwise)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from smith.runtime._context import paired
+from tests.conftest import Result, SmithEnv, smith_executable
+from tests.http_kit import LoopbackServer, Recorded, Reply, json_reply, sse
+
+SSE = {"content-type": "text/event-stream"}
+
+
+def pairing_problem(messages: list[dict[str, Any]]) -> str | None:
+    """What the vendors check: each assistant message's tool calls are answered by tool
+    messages right after it, and every tool message answers a pending call."""
+    pending: list[str] = []
+    for i, m in enumerate(messages):
+        if m.get("role") == "tool":
+            if m.get("tool_call_id") not in pending:
+                return f"messages[{i}]: a tool message without its call"
+            pending.remove(m["tool_call_id"])
+            continue
+        if pending:
+            return f"messages[{i}]: tool calls {pending} have no results"
+        if m.get("role") == "assistant":
+            pending = [c["id"] for c in m.get("tool_calls") or []]
+    return f"tool calls {pending} have no results" if pending else None
+
+
+def _strict_server(seen: list[dict[str, Any]]) -> Callable[[Recorded], Reply]:
+    def answer(request: Recorded) -> Reply:
+        messages = request.json["messages"]
+        problem = pairing_problem(messages)
+        seen.append({"messages": messages, "problem": problem})
+        if problem:
+            return json_reply(400, {"error": {"message": problem, "type": "invalid_request"}})
+        chunk = {
+            "id": "c1",
+            "object": "chat.completion.chunk",
+            "model": "x",
+            "choices": [{"index": 0, "delta": {"content": "resumed"}, "finish_reason": "stop"}],
+        }
+        return Reply(200, SSE, [sse(chunk), b"data: [DONE]\n\n"])
+
+    return answer
+
+
+def _killed_mid_tool(senv: SmithEnv, project: Path, name: str, delay: float | None) -> None:
+    """`smith eval --session NAME` with a bash call, killed with SIGKILL `delay` seconds
+    after launch, or once the command has started when `delay` is None."""
+    marker = senv.root / f"{name}.started"
+    script = senv.root / f"{name}.json"
+    call = {"command": f"echo started > {marker}; sleep 30", "timeout": 60}
+    script.write_text(
+        json.dumps(
+            {
+                "responses": [
+                    {"tool_calls": [{"name": "bash", "arguments": call}], "stop": "tool_use"},
+                    {"text": "finished", "stop": "end"},
+                ]
+            }
+        )
+    )
+    proc = subprocess.Popen(
+        [smith_executable(), "eval", "--session", name, "--model", f"scripted:{script}", "go"],
+        cwd=project,
+        env=senv.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        if delay is None:
+            deadline = time.monotonic() + 30
+            while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)  # polling for the command's own mark, not timing it
+            assert marker.exists(), "the scripted bash call never started"
+        else:
+            time.sleep(delay)  # a random moment of the run: what the loop is about
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+def _resume(
+    senv: SmithEnv, smith_process: Callable[..., Result], project: Path, name: str
+) -> tuple[Result, list[dict[str, Any]]]:
+    seen: list[dict[str, Any]] = []
+    senv.write_user_config('providers { openai-compatible { api-key-env "LOCAL_KEY"; }; }\n')
+    with LoopbackServer() as srv:
+        srv.script(_strict_server(seen))
+        r = smith_process(
+            "eval",
+            "--session",
+            name,
+            "--model",
+            "openai-compatible/x",
+            "--base-url",
+            srv.url + "/v1",
+            "continue",
+            cwd=project,
+            env={"LOCAL_KEY": "sk-local-0123456789"},
+        )
+    return r, seen
+
+
+def test_a_session_killed_during_a_tool_call_resumes_with_the_call_answered(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    _killed_mid_tool(senv, project, "k9", None)
+    r, seen = _resume(senv, smith_process, project, "k9")
+    assert r.code == 0, r.err
+    assert seen and all(s["problem"] is None for s in seen), seen[0]["problem"]
+    messages = seen[0]["messages"]
+    calls = [c for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    assert len(calls) == 1 and "sleep 30" in calls[0]["function"]["arguments"]
+    (answer,) = [m for m in messages if m["role"] == "tool"]
+    assert "outcome unknown" in json.dumps(answer["content"])
+    assert "started" in json.dumps(answer["content"])  # its intent was recorded
+    # the answer is recorded in the session, not only made up for the request
+    dump = smith_process("sessions", "dump", "k9", cwd=project).out
+    recorded = [json.loads(line).get("content") for line in dump.splitlines()]
+    lost = [
+        c
+        for c in recorded
+        if isinstance(c, dict) and c.get("role") == "tool_result" and c.get("outcome") == "unknown"
+    ]
+    assert len(lost) == 1 and lost[0]["is_error"] is True, "no recorded result for the lost call"
+
+
+def test_kill_9_at_random_moments_always_leaves_a_resumable_session(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    rng = random.Random(15)
+    project = senv.make_project()
+    for run in range(6):
+        name = f"k{run}"
+        _killed_mid_tool(senv, project, name, rng.uniform(0.05, 1.2))
+        r, seen = _resume(senv, smith_process, project, name)
+        problems = [s["problem"] for s in seen if s["problem"]]
+        assert not problems, f"run {run}: {problems[0]}"
+        assert r.code == 0, f"run {run}: {r.err}"
+
+
+def _call(cid: str) -> dict[str, object]:
+    return {"role": "assistant", "content": [{"type": "tool_call", "id": cid, "name": "bash"}]}
+
+
+def _result(cid: str) -> dict[str, object]:
+    return {"role": "tool_result", "tool_call_id": cid, "content": []}
+
+
+def test_context_pairs_every_call_with_one_result() -> None:
+    user: dict[str, object] = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    messages = [
+        ("e0", _result("gone")),  # its call was cut away (compaction, a damaged frame)
+        ("e1", _call("a")),
+        ("e2", user),  # the result of `a` was recorded after the next prompt
+        ("e3", _result("a")),
+        ("e4", _call("b")),  # never answered
+    ]
+    out = [m for _, m in paired(messages)]
+    roles = [(m["role"], m.get("tool_call_id")) for m in out]
+    assert roles == [
+        ("assistant", None),
+        ("tool_result", "a"),
+        ("user", None),
+        ("assistant", None),
+        ("tool_result", "b"),
+    ]
+    assert out[-1]["outcome"] == "unknown" and out[-1]["is_error"] is True
+    well = [("e1", _call("a")), ("e3", _result("a")), ("e2", user)]
+    assert paired(well) == well
