@@ -175,6 +175,8 @@ async def _main(
 
     config = ctx.config()
     EffectJournal(session).reconcile()
+    if (damaged := session.damage_warning()) is not None:
+        ctx.print_diagnostic(damaged)
     log_to(ctx.stderr, secrets, debug=config["debug"] is True)
     runtime = Runtime(
         session,

@@ -19,6 +19,7 @@ from typing import Any
 from smith.runtime._context import paired
 from tests.conftest import Result, SmithEnv, smith_executable
 from tests.http_kit import LoopbackServer, Recorded, Reply, json_reply, sse
+from tests.rpc_kit import Rpc
 
 SSE = {"content-type": "text/event-stream"}
 
@@ -187,3 +188,38 @@ def test_context_pairs_every_call_with_one_result() -> None:
     assert out[-1]["outcome"] == "unknown" and out[-1]["is_error"] is True
     well = [("e1", _call("a")), ("e3", _result("a")), ("e2", user)]
     assert paired(well) == well
+
+
+def test_a_damaged_frame_is_reported_everywhere_and_requests_stay_paired(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    script = senv.root / "two.json"
+    turns = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo {word}"}}]}
+        for word in ("FIRSTRESULTMARK", "SECONDRESULTMARK")
+    ]
+    script.write_text(json.dumps({"responses": [*turns, {"text": "done", "stop": "end"}]}))
+    r = smith_process(
+        "eval", "--session", "dmg", "--model", f"scripted:{script}", "go", cwd=project
+    )
+    assert r.code == 0, r.err
+    (path,) = [p for p in senv.data_home.rglob("*.smith") if p.is_file()]
+    data = bytearray(path.read_bytes())
+    at = data.index(b"FIRSTRESULTMARK\n", data.index(b"tool_result"))  # the first result
+    data[at + 2 : at + 5] = b"\xff\xfe\xfd"  # 3 flipped bytes inside that frame
+    path.write_bytes(bytes(data))
+
+    listed = json.loads(smith_process("sessions", "list", "--json", cwd=project).out)["sessions"]
+    assert listed[0]["damaged"] is True and "1 damaged frame" in listed[0]["damage"]
+    human = smith_process("sessions", "list", cwd=project).out
+    assert "damaged frame" in human
+
+    with Rpc(senv, project, "--session", "dmg", "--model", "demo") as rpc:
+        state = rpc.call("get_state")
+    assert "1 damaged frame" in state["damage"]
+
+    r, seen = _resume(senv, smith_process, project, "dmg")
+    assert r.code == 0, r.err
+    assert "damaged frame" in r.err and "sessions repair" in r.err  # eval says so on stderr
+    assert seen and all(s["problem"] is None for s in seen), seen[0]["problem"]

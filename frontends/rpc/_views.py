@@ -101,6 +101,8 @@ async def state(runtime: Runtime) -> dict[str, Any]:
     return {
         **runtime.state(),
         "session": session_info(runtime.session),
+        # what reading the session had to leave out (damaged frames), or null
+        "damage": runtime.session.damage,
         "context": {"tokens": tokens, "limit": context_limit(runtime)},
         # live bytes of the session's and the current (or last) turn's scopes; null
         # unless memory accounting is on

@@ -79,6 +79,9 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
             **runtime_kw,
         )
 
+    notices = [DEMO_BANNER] if is_demo else []
+    if (damaged := session.damage_warning()) is not None:
+        notices.append(damaged.render())
     keys = {
         action: str(config[f"tui.keys.{action}"])
         for action in ("abort", "quit", "latest", "palette", "help", "search", "expand")
@@ -87,7 +90,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     app = SmithApp(
         make_runtime,
         session,
-        banner=DEMO_BANNER if is_demo else None,
+        banner="\n".join(notices) or None,
         prompt=prompt,
         keys=keys,
         theme=str(config["tui.theme"]) if config["tui.theme"] else None,

@@ -95,7 +95,8 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
         except SmithError as exc:
             ctx.print_diagnostic(exc.diagnostic)
             continue
-        items.append({**_summary(session), "damaged": session.recovery["error"] is not None})
+        damage = session.damage
+        items.append({**_summary(session), "damaged": damage is not None, "damage": damage})
     if args.json:
         ctx.out(json.dumps({"sessions": items}, indent=2))
         return 0
@@ -103,7 +104,7 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
         where = "" if args.all else " for this project (try --all)"
         ctx.out(f"no sessions{where}")
     for s in items:
-        note = "  (damaged: run `smith sessions repair`)" if s["damaged"] else ""
+        note = f"  (damaged: {s['damage']}; see `smith sessions show`)" if s["damaged"] else ""
         ctx.out(f"{s['id']}  {s['entry_count']:>7} entries  {s['name'] or '(unnamed)'}{note}")
     return 0
 

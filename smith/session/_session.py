@@ -23,7 +23,7 @@ import time
 from smith import memory
 from smith._fast import _frames
 from smith._fast._arena import TYPE_LEAF, TYPE_SESSION, Arena, ArenaError
-from smith.diagnostics import DiagnosticKind, Source
+from smith.diagnostics import Diagnostic, DiagnosticKind, Source
 from smith.session import _codec
 
 TYPE_CHECKING = False
@@ -52,6 +52,16 @@ DAMAGED = DiagnosticKind(
     why="the frames after that point cannot be read safely, so smith will not append to the file",
     fix="run `smith sessions repair {id}`: it keeps every intact frame and a backup of the "
     "original",
+)
+SKIPPED = DiagnosticKind(
+    "session.frames-skipped",
+    severity="warning",
+    what="session '{name}' ({id}) was read with damage: {damage}",
+    why="a frame whose checksum does not match cannot be trusted, so its entries are left "
+    "out; a tool call or result that lost its partner is answered as unknown or left out "
+    "of requests, so the conversation goes on without them",
+    fix="see what was kept with `smith sessions show {id}`, and rewrite the file keeping "
+    "every intact frame (and a backup) with `smith sessions repair {id}`",
 )
 LOCKED = DiagnosticKind(
     "session.locked",
@@ -321,6 +331,24 @@ class Session:
     @property
     def name(self) -> str:
         return str(self.info.get("name", ""))
+
+    @property
+    def damage(self) -> str | None:
+        """What reading this session had to leave out, in words; None when nothing."""
+        r = self._arena.report
+        parts = []
+        if r["skipped"]:
+            parts.append(f"{len(r['skipped'])} damaged frame(s) skipped")
+        if r["truncated"]:
+            parts.append(f"{r['truncated']} bytes of an unfinished frame at the end ignored")
+        if r["error"] is not None:
+            parts.append(f"unreadable from byte {r['error'][1]} ({r['error'][0]})")
+        return "; ".join(parts) or None
+
+    def damage_warning(self) -> Diagnostic | None:
+        """The warning every surface shows when this session was read with damage."""
+        damage = self.damage
+        return None if damage is None else SKIPPED(name=self.name, id=self.id, damage=damage)
 
     @property
     def recovery(self) -> dict[str, object]:
