@@ -105,27 +105,28 @@ def namespace_prefix() -> tuple[str, ...] | None:
     return (unshare, *flags, "--") if probe.returncode == 0 else None
 
 
-def start_time(pid: int) -> int | None:
-    """The start time of `pid` (clock ticks after boot, /proc/PID/stat field 22), or None
-    if there is no such process."""
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None if
+    there is no such process."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
         return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return int(fields[19])
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def start_time(pid: int) -> int | None:
+    """The start time of `pid` (clock ticks after boot, /proc/PID/stat field 22), or None
+    if there is no such process."""
+    fields = _stat_fields(pid)
+    return None if fields is None else int(fields[19])
 
 
 def _state(pid: int) -> tuple[int, int, bytes] | None:
     """(parent pid, session id, state letter) of `pid`, or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return int(fields[1]), int(fields[3]), fields[0]
+    fields = _stat_fields(pid)
+    return None if fields is None else (int(fields[1]), int(fields[3]), fields[0])
 
 
 def _pids() -> list[int]:
