@@ -501,7 +501,9 @@ def test_the_openai_plugin_picks_the_wire_format_by_api() -> None:
     chat = openai.wire_for(GPT4O)
     assert isinstance(chat, ChatCompletions) and chat.max_tokens_field == "max_completion_tokens"
     assert openai.wire_for(replace(GPT4O, api="openai-responses")).api == "openai-responses"
-    assert openai.CREDENTIAL_ENV == openai_compatible.CREDENTIAL_ENV == ("OPENAI_API_KEY",)
+    assert openai.CREDENTIAL_ENV == ("OPENAI_API_KEY",)
+    # a local server gets only the key configured for it, never OpenAI's
+    assert openai_compatible.CREDENTIAL_ENV == ()
 
 
 # -- capabilities ----------------------------------------------------------------------

@@ -617,7 +617,10 @@ def _lock(path: str, timeout: float) -> int:
     """Open `path` for appending under an exclusive lock, waiting up to `timeout` s."""
     import fcntl
 
-    fd = _open_regular(path, os.O_RDWR | os.O_APPEND)
+    # Never blocks on a FIFO, and a directory fails to open for writing. The file's kind
+    # was checked when it was read (_open_regular); no fstat here, whose block count
+    # would make the cost of taking the lock depend on the session's size.
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK)
     deadline = time.monotonic() + timeout
     while True:
         try:
