@@ -14,6 +14,7 @@ from benchmarks import (
     bench_cbor,
     bench_config,
     bench_memory,
+    bench_resume,
     bench_runtime,
     bench_session,
     bench_sse,
@@ -52,6 +53,7 @@ def main() -> int:
         f"session fork     {f['fork_ms'] * 1e3:.1f} us in memory at the last of 100k entries; "
         f"its file's bytes {f['fork_file_ms']:.1f} ms"
     )
+    print(bench_resume.line(bench_resume.figures()))
     t = bench_tools.figures()
     print(
         f"tools search     grep {t['grep_over_rg']:.2f}x (a common pattern "

@@ -259,17 +259,19 @@ def test_a_long_history_is_first_decoded_off_the_event_loop(tmp_path: Path) -> N
     session = Session.from_entries(entries)
     cache = ContextCache()
     threads: list[str] = []
-    original = cache.tokens
+    original = cache._read
 
-    def spy(s: Session) -> int:
+    def spy(s: Session, index: int) -> tuple[str, dict[str, object]] | None:
         threads.append(threading.current_thread().name)
-        return original(s)
+        return original(s, index)
 
-    cache.tokens = spy  # type: ignore[method-assign]
+    cache._read = spy  # type: ignore[method-assign]
+    assert cache.tokens(session) > OFF_LOOP and not threads  # counted from the records
 
     async def main() -> None:
         await cache.prepare(session)
 
     run(main)
-    assert cache.built and threads and threads[0] != threading.main_thread().name
+    assert cache.built and len(threads) == OFF_LOOP + 1
+    assert threading.main_thread().name not in threads
     assert len(cache.get(session)) == OFF_LOOP + 1

@@ -94,10 +94,7 @@ async def state(runtime: Runtime) -> dict[str, Any]:
     (estimated tokens of what the next request sends, and the limit compaction uses)."""
     from smith.runtime._compaction import context_limit
 
-    cache = runtime.context_cache
-    if not runtime.busy:  # a long history is decoded off the loop (see ContextCache)
-        await cache.prepare(runtime.session)
-    tokens = cache.tokens(runtime.session) if cache.built or not runtime.busy else None
+    tokens = runtime.context_cache.tokens(runtime.session)  # from the records: no decoding
     return {
         **runtime.state(),
         "session": session_info(runtime.session),

@@ -432,14 +432,12 @@ class SmithApp(CommandHostMixin, App[int]):
             return
         rt = self.runtime
         queued = len(rt.queue)
-        # Context use as of the last request: counting it before one would decode the
-        # whole history just to open the session.
-        context = rt.context_cache.tokens(self.session) if rt.context_cache.built else None
+        context = rt.context_cache.tokens(self.session)  # from the records: no decoding
         parts = [
             rt.model,
             f"thinking {rt.thinking}",
             f"cost {rt.cost.format()}",
-            "context ?" if context is None else f"context ~{context:,} tokens",
+            f"context ~{context:,} tokens",
             f"session {inert(self.session.name or self.session.id)}",
             f"queue {queued}",
             "working…" if self._busy else "ready",

@@ -86,6 +86,34 @@ cdef inline uint64_t hash_bytes(const uint8_t *p, uint32_t n) noexcept nogil:
     return h ^ (h >> 29)
 
 
+cdef int64_t _content_size(const uint8_t *p, uint32_t n, bint compressed) noexcept nogil:
+    """RFC 8878 3.1.1.1: magic, frame header descriptor, window descriptor unless single
+    segment, dictionary id, then the frame content size in 0, 1, 2, 4 or 8 bytes."""
+    cdef uint8_t fhd, fcs_flag, did_flag, width
+    cdef uint32_t pos = 5
+    cdef int64_t size = 0
+    cdef int k
+    if not compressed:
+        return n
+    if n < 5 or p[0] != 0x28 or p[1] != 0xB5 or p[2] != 0x2F or p[3] != 0xFD:
+        return -1
+    fhd = p[4]
+    fcs_flag = fhd >> 6
+    did_flag = fhd & 3
+    if not (fhd & 0x20):
+        pos += 1  # window descriptor
+    pos += 4 if did_flag == 3 else did_flag
+    if fcs_flag == 0:
+        width = 1 if fhd & 0x20 else 0
+    else:
+        width = <uint8_t>(1 << fcs_flag)
+    if width == 0 or pos + width > n:
+        return -1
+    for k in range(width - 1, -1, -1):
+        size = (size << 8) | p[pos + k]
+    return size + 256 if width == 2 else size
+
+
 cdef enum:
     MIN_FRAME = 24  # header + the smallest possible entry body
 
@@ -596,6 +624,53 @@ cdef class Arena:
             depth -= 1
             view[depth] = at
             at = self.records[at].parent
+        return memoryview(out).cast("q")
+
+    def of_kind(self, kind, among=None):
+        """Indices of the entries whose kind is `kind`, in order: of every entry, or of
+        the indices in `among` (a path). Reads records only; no entry object is made."""
+        cdef bytes want = kind.encode("utf-8", "surrogateescape")
+        cdef const uint8_t *w = <const uint8_t *>PyBytes_AS_STRING(want)
+        cdef uint16_t n = <uint16_t>len(want)
+        cdef const int64_t[::1] order
+        cdef Py_ssize_t total = self.count, k, at, found = 0
+        cdef Record *r
+        if among is not None:
+            order = among
+            total = order.shape[0]
+        out = bytearray(total * 8)
+        cdef int64_t[::1] view = memoryview(out).cast("q")
+        for k in range(total):
+            at = order[k] if among is not None else k
+            if at < 0 or at >= self.count:
+                raise IndexError(f"entry index {at} out of range (0..{self.count - 1})")
+            r = &self.records[at]
+            if r.kind_len == n and memcmp(self.buf + r.frame + FRAME_HEADER_SIZE + r.kind_off,
+                                          w, n) == 0:
+                view[found] = at
+                found += 1
+        return memoryview(out).cast("q")[:found]
+
+    def content_size(self, Py_ssize_t i) -> int:
+        """The size of entry i's content as canonical CBOR: its stored length, or for
+        compressed content the size its zstd frame header declares (-1 if it declares
+        none). Reads the record and at most 18 header bytes; decompresses nothing."""
+        cdef Record *r = self._rec(i)
+        return _content_size(self.buf + r.content, r.content_len, r.flags & 1)
+
+    def content_sizes(self, among):
+        """`content_size` of each index in `among`, as int64 values."""
+        cdef const int64_t[::1] order = among
+        cdef Py_ssize_t k, at, total = order.shape[0]
+        cdef Record *r
+        out = bytearray(total * 8)
+        cdef int64_t[::1] view = memoryview(out).cast("q")
+        for k in range(total):
+            at = order[k]
+            if at < 0 or at >= self.count:
+                raise IndexError(f"entry index {at} out of range (0..{self.count - 1})")
+            r = &self.records[at]
+            view[k] = _content_size(self.buf + r.content, r.content_len, r.flags & 1)
         return memoryview(out).cast("q")
 
     def meta_frames(self):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from smith.diagnostics import DiagnosticKind, scrub
 from smith.effects._leftovers import end_leftover_processes
+from smith.session import pair_calls
 from smith.session._session import new_id
 
 TYPE_CHECKING = False
@@ -152,14 +153,12 @@ class EffectJournal:
 
     def pending(self) -> list[str]:
         """Ids of effects with an intent and no completion, read from the records alone."""
-        open_: dict[str, None] = {}
-        for entry in self.session.entries():
-            kind = entry.kind
-            if kind == INTENT and entry.pair:
-                open_[entry.pair] = None
-            elif kind == COMPLETION and entry.pair:
-                open_.pop(entry.pair, None)
-        return list(open_)
+        records = self.session.records
+        open_ = {records.pair(int(i)): None for i in records.of_kind(INTENT)}
+        for i in records.of_kind(COMPLETION):
+            open_.pop(records.pair(int(i)), None)
+        open_.pop(None, None)
+        return [str(p) for p in open_]
 
     def reconcile(self) -> list[dict[str, object]]:
         """Record every unfinished effect as unknown (never re-run); return their intents.
@@ -168,9 +167,7 @@ class EffectJournal:
         recorded as not-applied rather than unknown.
         """
         pending = set(self.pending())
-        intents = [
-            e.content for e in self.session.entries() if e.kind == INTENT and e.pair in pending
-        ]
+        intents = [e.content for e in self.session.entries(INTENT) if e.pair in pending]
         found = []
         for intent in intents:
             assert isinstance(intent, dict)
@@ -225,25 +222,43 @@ def lost_result(call_id: str, name: str, started: bool) -> dict[str, object]:
 
 def answer_lost_calls(session: Session, intents: list[dict[str, object]]) -> int:
     """Record a result for every tool call on the selected branch that has none (a kill
-    -9, an abort or a crash between the call and its result); return how many."""
+    -9, an abort or a crash between the call and its result); return how many.
+
+    Read from the records' pairing ids (smith.session.calls_pair), so a long session
+    costs its records, not its content: only a message with a lost call is decoded, for
+    the calls' names. Calls of messages recorded without their pairing ids are paired
+    when a request is built (smith.runtime's context) instead."""
     started = {
         str(cause.get("tool_call"))
         for intent in intents
         if isinstance(cause := intent.get("cause"), dict)
     }
+    records = session.records
     answered: set[str] = set()
-    calls: list[tuple[str, str]] = []
-    for entry in session.branch():
-        message = entry.content if entry.kind == "message" else None
-        if not isinstance(message, dict):
+    calls: list[tuple[int, list[str]]] = []
+    for i in records.of_kind("message", session.branch_indices()):
+        pair = records.pair(int(i))
+        if pair is None:
             continue
-        if message.get("role") == "tool_result":
-            answered.add(str(message.get("tool_call_id")))
-        elif message.get("role") == "assistant":
-            for part in message.get("content") or ():
-                if isinstance(part, dict) and part.get("type") == "tool_call":
-                    calls.append((str(part.get("id")), str(part.get("name"))))
-    lost = [(cid, name) for cid, name in calls if cid not in answered]
-    for cid, name in lost:
-        session.append("message", lost_result(cid, name, cid in started), pair=cid)
-    return len(lost)
+        ids = pair_calls(pair)
+        if ids is None:
+            answered.add(pair)
+        else:
+            calls.append((int(i), ids))
+    lost = 0
+    for index, ids in calls:
+        missing = [cid for cid in ids if cid not in answered]
+        if not missing:
+            continue
+        message = session.entry(records.id(index)).content
+        parts = message.get("content") if isinstance(message, dict) else None
+        names = {
+            str(p.get("id")): str(p.get("name"))
+            for p in parts or ()
+            if isinstance(p, dict) and p.get("type") == "tool_call"
+        }
+        for cid in missing:
+            session.append("message", lost_result(cid, names.get(cid, "tool"), cid in started),
+                           pair=cid)  # fmt: skip
+            lost += 1
+    return lost

@@ -27,8 +27,8 @@ def end_leftover_processes(session: Session, intents: list[dict[str, object]]) -
     if not effects:
         return []
     identities = []
-    for entry in session.entries():
-        if entry.kind == PROGRESS and entry.pair in effects:
+    for entry in session.entries(PROGRESS):
+        if entry.pair in effects:
             content = entry.content
             processes = content.get("processes") if isinstance(content, dict) else None
             if isinstance(processes, dict):

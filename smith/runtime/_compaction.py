@@ -3,7 +3,7 @@
 The older part of the branch's context is summarised by the current model and a
 `compaction` entry records the summary and the first message kept verbatim. From then on
 the provider sees the summary followed by the kept messages and everything after
-(smith.runtime._context.branch_messages); the session keeps every entry, so the full
+(smith.runtime._context.ContextCache); the session keeps every entry, so the full
 history stays browsable, forkable and replayable.
 
 The cut is made at a user or assistant message, so tool calls stay with their results.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from smith.session import Session
+from smith.session import Session, content_size
 
 OFF_LOOP = 2_000  # entries: a history this long is first decoded in a worker thread
 SUMMARY_PREFIX = "The conversation so far, summarised (earlier messages are not shown):\n\n"
@@ -39,8 +39,15 @@ class ContextPolicy:
 
 
 def estimate_tokens(message: dict[str, object]) -> int:
-    """A provider-independent estimate: about four characters a token."""
-    return len(json.dumps(message, ensure_ascii=False)) // 4 + 1
+    """A provider-independent estimate: about four bytes of the message's canonical CBOR
+    a token. The same figure comes from a recorded message's stored size (`size_tokens`),
+    so a context is counted from the session's records without decoding it."""
+    return size_tokens(content_size(message))
+
+
+def size_tokens(size: int) -> int:
+    """The estimate for a message whose content takes `size` bytes as canonical CBOR."""
+    return max(size, 0) // 4 + 1
 
 
 def _size(message: dict[str, object], unit: str) -> int:
@@ -64,30 +71,6 @@ def is_empty_failure(message: dict[str, object]) -> bool:
         and message.get("stop") in ("error", "abort")
         and not message.get("content")
     )
-
-
-def branch_messages(session: Session) -> list[tuple[str, dict[str, object]]]:
-    """(entry id, message) on the selected branch since the compaction boundary, with the
-    boundary's summary first."""
-    path = session.branch()
-    boundary = session.compaction_boundary()
-    out: list[tuple[str, dict[str, object]]] = []
-    start = 0
-    if boundary is not None:
-        ids = [entry.id for entry in path]
-        at = ids.index(boundary)
-        content = path[at].content
-        assert isinstance(content, dict)
-        first_kept = content.get("first_kept")
-        start = ids.index(str(first_kept)) if first_kept in ids else at + 1
-        out.append((boundary, summary_message(str(content.get("summary", "")))))
-    for entry in path[start:]:
-        if entry.kind != "message":
-            continue
-        message = entry.content
-        if isinstance(message, dict) and not is_empty_failure(message):
-            out.append((entry.id, message))
-    return paired(out)
 
 
 def _call_ids(message: dict[str, object]) -> list[tuple[str, str]]:
@@ -129,57 +112,155 @@ def paired(
 
 
 class ContextCache:
-    """`branch_messages`, decoded once: when the branch has only grown since the last
-    call, just the new entries are decoded; another branch or a new compaction rebuilds.
-    A long session therefore costs each turn what that turn added, not its history."""
+    """What the provider is sent, decoded only as far as a request reaches.
+
+    The branch's messages since the compaction boundary are known from the records:
+    their indices and each one's estimated tokens (from its stored size), so counting the
+    context decodes nothing. A request decodes messages from the newest back, only as many
+    as fit the bound it gives (the model's context window); the decoded part is kept, and
+    when the branch has only grown just the new entries are read. Another branch or a new
+    compaction starts again from the records.
+    """
 
     def __init__(self) -> None:
         self._leaf: str | None = None
-        self._messages: list[tuple[str, dict[str, object]]] = []
-        self._tokens: list[int] = []  # estimates, filled in as they are asked for
-
-    async def prepare(self, session: Session) -> None:
-        """Decode a long history in a worker thread (holding the session against appends)
-        rather than on the event loop: the first request of a 100,000-entry session would
-        otherwise stall every frontend for a second or more."""
-        if self._leaf is None and len(session) > OFF_LOOP:
-            import asyncio
-
-            def build() -> None:
-                with session.exclusive():
-                    self.tokens(session)  # decodes, and counts for the status line
-
-            await asyncio.to_thread(build)
+        self._depth = 0  # entries on the path to the leaf
+        self._leaf_index = -1
+        self._summary: tuple[str, dict[str, object]] | None = None
+        self._indices: list[int] = []  # record indices of the messages since the boundary
+        self._tokens: list[int] = []  # the estimate of each
+        self._total = 0
+        # Decoded: messages [_from:] as (entry id, message), None where a message gives
+        # the provider nothing (an empty failure, content that is not a message).
+        self._from = 0
+        self._items: list[tuple[str, dict[str, object]] | None] = []
 
     @property
     def built(self) -> bool:
-        """Whether the context has been decoded yet (by a request or a count)."""
-        return self._leaf is not None
+        """Whether anything of the context has been decoded yet (by a request)."""
+        return self._leaf is not None and self._from < len(self._indices)
 
     def tokens(self, session: Session) -> int:
-        """The estimated tokens of the whole context (for automatic compaction)."""
-        messages = self.get(session)
-        del self._tokens[len(messages) :]
-        self._tokens += [estimate_tokens(m) for _, m in messages[len(self._tokens) :]]
-        return sum(self._tokens)
+        """The estimated tokens of the whole context (for automatic compaction and status
+        lines), from the records alone."""
+        self._sync(session)
+        return self._total + (estimate_tokens(self._summary[1]) if self._summary else 0)
 
-    def get(self, session: Session) -> list[tuple[str, dict[str, object]]]:
+    def get(
+        self, session: Session, within: int | None = None
+    ) -> list[tuple[str, dict[str, object]]]:
+        """(entry id, message) as the provider gets them: all of them, or with `within`
+        (estimated tokens) only the newest that fit, starting at a user or assistant
+        message; the compaction summary, if any, always first."""
+        self._sync(session)
+        start = self._start(within)
+        self._decode(session, start)
+        items = [m for m in self._items[start - self._from :] if m is not None]
+        if start > 0:
+            while len(items) > 1 and not can_start(items[0][1]):
+                items.pop(0)
+        if self._summary is not None:
+            items.insert(0, self._summary)
+        return paired(items)
+
+    async def prepare(self, session: Session, within: int | None = None) -> None:
+        """Decode what `get(session, within)` needs in a worker thread (holding the session
+        against appends) when it is long, rather than on the event loop: the first
+        request of a 100,000-entry session would otherwise stall every frontend."""
+        self._sync(session)
+        start = self._start(within)
+        if self._from - start > OFF_LOOP:
+            import asyncio
+
+            leaf, until = self._leaf, self._from
+
+            def work() -> list[tuple[str, dict[str, object]] | None]:
+                with session.exclusive():
+                    return [self._read(session, i) for i in self._indices[start:until]]
+
+            items = await asyncio.to_thread(work)
+            if leaf == self._leaf and until == self._from:  # nothing rebuilt meanwhile
+                self._items[:0] = items
+                self._from = start
+
+    # -- from the records ------------------------------------------------------------
+
+    def _start(self, within: int | None) -> int:
+        """The first message that fits `within` tokens, counting from the newest (which
+        is always included)."""
+        n = len(self._indices)
+        if within is None or not n:
+            return 0
+        budget = within - (estimate_tokens(self._summary[1]) if self._summary else 0)
+        i, used = n - 1, self._tokens[n - 1]
+        while i > 0 and used + self._tokens[i - 1] <= budget:
+            i -= 1
+            used += self._tokens[i]
+        return i
+
+    def _sync(self, session: Session) -> None:
         leaf = session.leaf
-        if leaf is None:
-            return []
         if leaf == self._leaf:
-            return self._messages
-        new = session.entries_between(self._leaf, leaf) if self._leaf is not None else None
-        if new is None or any(entry.kind == "compaction" for entry in new):
-            self._messages = branch_messages(session)
-            self._tokens = []
+            return
+        path = session.branch_indices()
+        grown = (
+            self._leaf is not None
+            and len(path) > self._depth
+            and int(path[self._depth - 1]) == self._leaf_index
+        )
+        records = session.records
+        new = path[self._depth :] if grown else path
+        if not grown or len(records.of_kind("compaction", new)):
+            self._rebuild(session, path)
         else:
-            for entry in new:
-                message = entry.content if entry.kind == "message" else None
-                if isinstance(message, dict) and not is_empty_failure(message):
-                    self._messages.append((entry.id, message))
-        self._leaf = leaf
-        return self._messages
+            found = records.of_kind("message", new)
+            decoded = self._from < len(self._indices)
+            self._add(session, found)
+            if decoded:
+                self._items += [self._read(session, int(i)) for i in found]
+            else:
+                self._from = len(self._indices)
+        self._leaf, self._depth = leaf, len(path)
+        self._leaf_index = int(path[-1]) if len(path) else -1
+
+    def _rebuild(self, session: Session, path: memoryview) -> None:
+        records = session.records
+        self._summary, self._indices, self._tokens, self._total = None, [], [], 0
+        compactions = records.of_kind("compaction", path)
+        start = 0
+        if len(compactions):
+            at = int(compactions[-1])
+            content = session.at(at).content
+            assert isinstance(content, dict)
+            start = len(records.path(at))  # just after the compaction entry
+            kept = records.index(str(content.get("first_kept")))
+            if kept >= 0:
+                depth = len(records.path(kept)) - 1
+                if depth < len(path) and int(path[depth]) == kept:
+                    start = depth
+            self._summary = (records.id(at), summary_message(str(content.get("summary", ""))))
+        self._add(session, records.of_kind("message", path[start:]))
+        self._from, self._items = len(self._indices), []
+
+    def _add(self, session: Session, found: memoryview) -> None:
+        # size_tokens, inline: this runs once per message of a resumed session
+        tokens = [max(s, 0) // 4 + 1 for s in session.records.content_sizes(found).tolist()]
+        self._indices += found.tolist()
+        self._tokens += tokens
+        self._total += sum(tokens)
+
+    def _decode(self, session: Session, start: int) -> None:
+        if start < self._from:
+            self._items[:0] = [self._read(session, i) for i in self._indices[start : self._from]]
+            self._from = start
+
+    @staticmethod
+    def _read(session: Session, index: int) -> tuple[str, dict[str, object]] | None:
+        entry = session.at(index)
+        message = entry.content
+        if isinstance(message, dict) and not is_empty_failure(message):
+            return entry.id, message
+        return None
 
 
 def summary_message(summary: str) -> dict[str, object]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from smith.runtime._compaction import compact, needs_compaction
+from smith.runtime._compaction import compact, context_limit, needs_compaction
 from smith.runtime._context import estimate_tokens
 from smith.runtime._events import event
 from smith.runtime._steps import add_user, respond, run_tools, skip_tools
@@ -70,7 +70,7 @@ class _Run:
 async def _round(rt: Runtime, run: _Run) -> None:
     """One provider round and its tool batch; sets `run.stop` when the prompt is over."""
     rt.check_abort()
-    await rt.context_cache.prepare(rt.session)
+    await rt.context_cache.prepare(rt.session, within=context_limit(rt))
     if rt._compact_requested:
         rt._compact_requested = False
         await compact(rt, "manual")

@@ -203,7 +203,7 @@ class SecretProxy:
     def record(self, session: Session) -> list[Entry]:
         """Append (durably) a `secret` entry for each registration that the session's
         current branch does not record yet; return the new entries."""
-        seen = [e.content for e in session.branch() if e.kind == SECRET_KIND]
+        seen = [e.content for e in session.branch(kind=SECRET_KIND)]
         return [
             session.append(SECRET_KIND, rec, durable=True)
             for rec in self.records()

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import Source
 from smith.providers import End, Request, TextDelta, ThinkingDelta, ToolCall, Usage
 from smith.providers._failover import Group
+from smith.runtime._compaction import context_limit
 from smith.runtime._context import apply_policy
 from smith.runtime._events import event
+from smith.session import calls_pair
 from smith.session._session import new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
 
@@ -61,7 +63,10 @@ def _note_replaced(rt: Runtime, count: int, where: str, source: Source) -> None:
 
 
 def provider_context(rt: Runtime) -> list[dict[str, object]]:
-    return [m for _, m in apply_policy(rt.context_cache.get(rt.session), rt.context_policy)]
+    """The messages of the next request: never more than the model's context window
+    holds (the newest that fit, if compaction could not make room), under the policy."""
+    messages = rt.context_cache.get(rt.session, within=context_limit(rt))
+    return [m for _, m in apply_policy(messages, rt.context_policy)]
 
 
 async def respond(rt: Runtime) -> dict[str, Any]:
@@ -163,7 +168,8 @@ async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
         message["replaced"] = got.replaced
     message = rt.secrets.redact(message)  # type: ignore[assignment]
     rt.cost.add(got.usage, gen.provider.pricing(gen.model_id), source="response")
-    entry = rt.session.append("message", message)
+    ids = [str(p["id"]) for p in message["content"] if p.get("type") == "tool_call"]
+    entry = rt.session.append("message", message, pair=calls_pair(ids))
     rt.last_message = message
     rt.emit(event("message_end", message_id=mid, entry_id=entry.id, message=message))
     name = gen.provider.name

@@ -10,7 +10,9 @@ bodies (smith/_fast/_frames.pyx); in memory it is an index arena (smith/_fast/_a
 JSONL is for inspection and interchange only (`dump`, `import_jsonl`).
 """
 
+from smith.session._codec import content_size
 from smith.session._jsonl import dump, import_jsonl
+from smith.session._pairing import calls_pair, pair_calls
 from smith.session._session import Entry, Session
 from smith.session._store import SessionStore
 
@@ -31,4 +33,14 @@ KINDS = (
 )
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""
 
-__all__ = ["KINDS", "Entry", "Session", "SessionStore", "dump", "import_jsonl"]
+__all__ = [
+    "KINDS",
+    "Entry",
+    "Session",
+    "SessionStore",
+    "calls_pair",
+    "content_size",
+    "dump",
+    "import_jsonl",
+    "pair_calls",
+]

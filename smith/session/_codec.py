@@ -43,6 +43,12 @@ def entry_frame(
     return encode_frame(TYPE_ENTRY, flags, _cbor.encode([id, parent, ts, kind, pair, raw]))
 
 
+def content_size(content: object) -> int:
+    """The bytes `content` takes as an entry's canonical CBOR, before compression: what
+    `Arena.content_size` reads back from a record without decoding."""
+    return len(_cbor.encode(content))
+
+
 def entry_frame_raw(
     id: str, parent: str | None, ts: int, kind: str, pair: str | None, stored: bytes, flags: int
 ) -> bytes:

@@ -375,13 +375,22 @@ class Session:
     def __len__(self) -> int:
         return len(self._arena)
 
-    def entries(self) -> Iterator[Entry]:
-        """Every entry in the order it was appended."""
+    def entries(self, kind: str | None = None) -> Iterator[Entry]:
+        """Every entry (of `kind`, if given) in the order it was appended. Filtering by
+        kind reads records only: entries of other kinds cost nothing."""
+        if kind is not None:
+            return (Entry(self._arena, int(i)) for i in self._arena.of_kind(kind))
         return (Entry(self._arena, i) for i in range(len(self._arena)))
 
     def latest(self) -> Iterator[Entry]:
         """Every entry, newest first (for "what did we last see" lookups)."""
         return (Entry(self._arena, i) for i in range(len(self._arena) - 1, -1, -1))
+
+    def at(self, index: int) -> Entry:
+        """The entry at record index `index` (as `branch_indices` and `records` give)."""
+        if not 0 <= index < len(self._arena):
+            raise IndexError(f"entry index {index} out of range (0..{len(self._arena) - 1})")
+        return Entry(self._arena, index)
 
     def entry(self, id: str) -> Entry:
         index = self._arena.index(id)
@@ -389,13 +398,21 @@ class Session:
             raise UNKNOWN_ENTRY.error(value=id, source=Source("argument", id), entry=id, id=self.id)
         return Entry(self._arena, index)
 
-    def branch(self, leaf: str | None = None) -> list[Entry]:
-        """Entries from the root to `leaf` (default: the selected leaf)."""
+    def branch(self, leaf: str | None = None, *, kind: str | None = None) -> list[Entry]:
+        """Entries from the root to `leaf` (default: the selected leaf); only those of
+        `kind` if given (found from the records, without making the others)."""
+        path = self.branch_indices(leaf)
+        if kind is not None:
+            path = self._arena.of_kind(kind, path)
+        return [Entry(self._arena, int(i)) for i in path]
+
+    def branch_indices(self, leaf: str | None = None) -> memoryview:
+        """Record indices (int64) from the root to `leaf` (default: the selected leaf),
+        for walks that read `records` rather than entries."""
         target = leaf or self.leaf
         if target is None:
-            return []
-        end = self.entry(target).index
-        return [Entry(self._arena, int(i)) for i in self._arena.path(end)]
+            return memoryview(b"").cast("q")
+        return self._arena.path(self.entry(target).index)
 
     def entries_between(self, ancestor: str, leaf: str | None = None) -> list[Entry] | None:
         """The entries after `ancestor` on the path to `leaf` (default: the selected
@@ -418,14 +435,8 @@ class Session:
     def compaction_boundary(self, leaf: str | None = None) -> str | None:
         """The latest compaction entry on the branch to `leaf` (default: the selected one):
         provider context starts there. Read from the records alone, decoding nothing."""
-        target = leaf or self.leaf
-        if target is None:
-            return None
-        path = self._arena.path(self.entry(target).index)
-        for i in reversed(path):
-            if self._arena.kind(int(i)) == "compaction":
-                return self._arena.id(int(i))
-        return None
+        found = self._arena.of_kind("compaction", self.branch_indices(leaf))
+        return self._arena.id(int(found[-1])) if len(found) else None
 
     @property
     def records(self) -> Arena:
