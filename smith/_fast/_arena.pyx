@@ -651,6 +651,21 @@ cdef class Arena:
                 found += 1
         return memoryview(out).cast("q")[:found]
 
+    def pairs(self, among):
+        """`pair` of each index in `among`, in one call (None where there is none)."""
+        cdef const int64_t[::1] order = among
+        cdef Py_ssize_t k, at, total = order.shape[0]
+        cdef Record *r
+        out = [None] * total
+        for k in range(total):
+            at = order[k]
+            if at < 0 or at >= self.count:
+                raise IndexError(f"entry index {at} out of range (0..{self.count - 1})")
+            r = &self.records[at]
+            if r.pair_off:
+                out[k] = self._text(r, r.pair_off, r.pair_len)
+        return out
+
     def content_size(self, Py_ssize_t i) -> int:
         """The size of entry i's content as canonical CBOR: its stored length, or for
         compressed content the size its zstd frame header declares (-1 if it declares

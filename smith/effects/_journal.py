@@ -236,15 +236,15 @@ def answer_lost_calls(session: Session, intents: list[dict[str, object]]) -> int
     records = session.records
     answered: set[str] = set()
     calls: list[tuple[int, list[str]]] = []
-    for i in records.of_kind("message", session.branch_indices()):
-        pair = records.pair(int(i))
+    messages = records.of_kind("message", session.branch_indices())
+    for i, pair in zip(messages.tolist(), records.pairs(messages), strict=True):
         if pair is None:
             continue
         ids = pair_calls(pair)
         if ids is None:
             answered.add(pair)
         else:
-            calls.append((int(i), ids))
+            calls.append((i, ids))
     lost = 0
     for index, ids in calls:
         missing = [cid for cid in ids if cid not in answered]

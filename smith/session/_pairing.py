@@ -26,6 +26,6 @@ def calls_pair(ids: list[str]) -> str | None:
 def pair_calls(pair: str | None) -> list[str] | None:
     """The call ids an assistant message's pairing id lists; None for any other pairing
     id (a result's, an effect's) or none."""
-    if not pair or not pair.startswith(CALLS):
+    if not pair or pair[0] != CALLS:
         return None
     return pair.split(CALLS)[1:]
