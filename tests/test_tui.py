@@ -395,6 +395,28 @@ def test_new_fork_and_resume_switch_the_session(tmp_path: Path) -> None:
     run(main())
 
 
+def test_resuming_a_damaged_session_says_what_was_skipped(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app_with_sessions(tmp_path)
+        assert app.session_source is not None
+        other = app.session_source.new()
+        for word in ("FIRSTMARK", "SECONDMARK"):
+            other.append("message", {"role": "user", "content": [{"type": "text", "text": word}]})
+        other.close()
+        data = bytearray(Path(other.path).read_bytes())
+        at = data.index(b"FIRSTMARK")
+        data[at : at + 3] = b"\xff\xfe\xfd"  # 3 flipped bytes inside that frame
+        Path(other.path).write_bytes(bytes(data))
+        async with app.run_test(size=(140, 30)) as pilot:
+            await _type(pilot, f"/resume {other.id}")
+            await pilot.pause(0.2)
+            shown = visible(app)
+            assert app.session.id == other.id and "SECONDMARK" in shown
+            assert "damaged frame" in shown and "sessions repair" in shown
+
+    run(main())
+
+
 def test_keys_can_be_overridden_and_resizing_keeps_a_valid_layout(tmp_path: Path) -> None:
     long = "\n\n".join(f"paragraph {i}" for i in range(60))
 

@@ -196,6 +196,8 @@ class CommandHostMixin:
                 self._attach_runtime()
                 self._reload_transcript()
                 self.tell(f"session {session.name or session.id}")
+                if (damaged := session.damage_warning()) is not None:
+                    self.tell(damaged.render(), error=True)  # as when it opens the app
             finally:
                 self._switching = False
 
