@@ -192,14 +192,20 @@ class EffectJournal:
             )
             found.append(intent)
         end_leftover_processes(self.session, found)
-        answer_lost_calls(self.session, found)
+        answer_lost_calls(self.session)
         return found
 
 
-def lost_result(call_id: str, name: str, started: bool) -> dict[str, object]:
-    """The tool result recorded for a call whose own result was lost: an error whose
-    outcome is unknown, saying what is known, so every later request pairs each call
-    with a result (vendors refuse a request that does not)."""
+def lost_result(
+    call_id: str, name: str, started: bool, completion: dict[str, object] | None = None
+) -> dict[str, object]:
+    """The tool result recorded for a call whose own result was lost, so every later
+    request pairs each call with a result (vendors refuse a request that does not). With
+    the call's `completion` (its effect ended and said so before the result could be
+    recorded) the result is the recorded one, marked recovered; otherwise an error whose
+    outcome is unknown, saying what is known."""
+    if completion is not None and not completion.get("recovered"):
+        return _recovered_result(call_id, name, completion)
     known = (
         "it was started (its effect intent is recorded) but no completion was recorded, so "
         "whether it changed anything is not known; check before relying on it"
@@ -223,27 +229,72 @@ def lost_result(call_id: str, name: str, started: bool) -> dict[str, object]:
     }
 
 
-def answer_lost_calls(session: Session, intents: list[dict[str, object]]) -> int:
-    """Record a result for every tool call on the selected branch that has none (a kill
-    -9, an abort or a crash between the call and its result); return how many."""
-    started = {
-        str(cause.get("tool_call"))
-        for intent in intents
-        if isinstance(cause := intent.get("cause"), dict)
+def _recovered_result(call_id: str, name: str, completion: dict[str, object]) -> dict[str, object]:
+    """The result of a call whose effect completion is recorded, from that record."""
+    output = completion.get("output")
+    output = output if isinstance(output, dict) else {}
+    outcome = str(completion.get("outcome", "unknown"))
+    mutation = str(completion.get("mutation", "unknown"))
+    said = output.get("text", output.get("note", output.get("error", "")))
+    details = output.get("details")
+    ok = outcome == "ok" and output.get("ok", True) is True
+    return {
+        "role": "tool_result",
+        "tool_call_id": call_id,
+        "tool_name": name,
+        "content": [
+            {
+                "type": "text",
+                "text": f"[this {name} call ended ({outcome}, its change {mutation}) but smith "
+                "stopped before recording its result; this is the result its effect record "
+                f"holds]\n{said}",
+            }
+        ],
+        "is_error": not ok,
+        "outcome": outcome,
+        "details": {**(details if isinstance(details, dict) else {}), "recovered": True},
     }
-    answered: set[str] = set()
-    calls: list[tuple[str, str]] = []
+
+
+def answer_lost_calls(session: Session) -> int:
+    """Record a result for every tool call on the selected branch that has none (a kill
+    -9, an abort or a crash between the call and its result); return how many. A call is
+    answered only by a result after it (a server that numbers calls gives every turn a
+    call_1), and one whose effect recorded its completion gets the recorded result."""
+    open_: dict[str, list[str | None]] = {}  # call id -> [name, its effect's id]
+    lost: list[tuple[str, str, str | None]] = []  # (call id, name, effect id)
+    completions: dict[str, dict[str, object]] = {}
     for entry in session.branch():
-        message = entry.content if entry.kind == "message" else None
+        kind = entry.kind
+        if kind == INTENT and open_ and entry.pair:
+            cause = entry.content.get("cause") if isinstance(entry.content, dict) else None
+            call = open_.get(str(cause.get("tool_call"))) if isinstance(cause, dict) else None
+            if call is not None:
+                call[1] = entry.pair
+            continue
+        if kind == COMPLETION and entry.pair and any(c[1] == entry.pair for c in open_.values()):
+            if isinstance(entry.content, dict):
+                completions[entry.pair] = entry.content
+            continue
+        message = entry.content if kind == "message" else None
         if not isinstance(message, dict):
             continue
         if message.get("role") == "tool_result":
-            answered.add(str(message.get("tool_call_id")))
+            open_.pop(str(message.get("tool_call_id")), None)
         elif message.get("role") == "assistant":
             for part in message.get("content") or ():
                 if isinstance(part, dict) and part.get("type") == "tool_call":
-                    calls.append((str(part.get("id")), str(part.get("name"))))
-    lost = [(cid, name) for cid, name in calls if cid not in answered]
-    for cid, name in lost:
-        session.append("message", lost_result(cid, name, cid in started), pair=cid)
+                    cid = str(part.get("id"))
+                    if cid in open_:  # the same id again: the earlier call is unanswered
+                        lost.append(_lost(cid, open_.pop(cid)))
+                    open_[cid] = [str(part.get("name")), None]
+    lost += [_lost(cid, call) for cid, call in open_.items()]
+    for call_id, name, effect in lost:
+        completion = completions.get(effect) if effect is not None else None
+        result = lost_result(call_id, name, effect is not None, completion)
+        session.append("message", result, pair=call_id)
     return len(lost)
+
+
+def _lost(call_id: str, call: list[str | None]) -> tuple[str, str, str | None]:
+    return call_id, str(call[0]), call[1]
