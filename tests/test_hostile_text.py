@@ -62,6 +62,16 @@ def test_inert_shows_every_control_character_but_tab_and_newline() -> None:
     assert shown == "title ␛]0;PWNED^G then ␛[2J cleared\t\n\\x9b2J^?"
 
 
+def test_inert_shows_bidirectional_overrides_and_isolates() -> None:
+    """U+202A-U+202E and U+2066-U+2069 reorder what follows them on the screen
+    ("Trojan Source"): a file named "invoice\u202etxt.exe" shows as "invoiceexe.txt".
+    Shown inert, they are visible and reorder nothing; right-to-left text itself stays."""
+    controls = "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+    shown = inert("invoice\u202etxt.exe " + controls + " שלום")
+    assert not set(controls) & set(shown)
+    assert shown.startswith("invoice<U+202E>txt.exe <U+202A><U+202B>") and shown.endswith(" שלום")
+
+
 def test_diagnostics_for_a_terminal_show_quoted_values_inert() -> None:
     from smith.diagnostics import INTERNAL
 
