@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,22 @@ def test_escapes_from_model_text_and_bash_output_are_inert_in_eval(
     ends = [json.loads(line) for line in machine.out.splitlines()]
     texts = [texts_of(e["message"]) for e in ends if e.get("type") == "message_end"]
     assert TITLE in texts and CLIPBOARD in texts  # --json keeps the text exact
+
+
+def test_a_session_name_that_is_not_utf8_is_replaced_where_it_enters(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    """A name from the command line is decoded with surrogateescape, so a byte that is
+    not UTF-8 (`--session "$(printf 'n\\xffx')"`) arrives as a lone surrogate: it is
+    replaced with a warning, and the same spelling finds the session again."""
+    project = senv.make_project()
+    for _ in range(2):
+        made = smith("eval", "--session", "n\udcffx", "--model", "demo", "hi", cwd=project)
+        assert made.code == 0, made.err
+        assert "internal error" not in made.err and "replaced with U+FFFD" in made.err
+    listed = smith("sessions", "list", "--json", cwd=project)
+    assert [s["name"] for s in json.loads(listed.out)["sessions"]] == ["n\ufffdx"]
+    assert smith("sessions", "show", "n\udcffx", cwd=project).code == 0
 
 
 def test_a_session_name_with_escapes_is_inert_in_eval_and_sessions_list(
