@@ -15,7 +15,8 @@ Three helpers, each the one implementation of its rule:
 - `inert(text)`: untrusted text (model output, tool output, names) for a terminal:
   every control character but tab and newline becomes a visible stand-in, so escape
   sequences (OSC 52 clipboard writes, OSC 0 titles, CSI screen clears) are shown, never
-  obeyed. Machine-readable output (`--json`) keeps text exact and never uses it.
+  obeyed; so do the bidirectional overrides and isolates, which would reorder what is
+  shown after them. Machine-readable output (`--json`) keeps text exact and never uses it.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ _INERT = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)}
 _INERT[27] = "␛"
 _INERT[127] = "^?"
 _INERT.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+# Bidirectional embeddings, overrides and isolates reorder the text after them on screen
+# (a file "invoice\u202etxt.exe" shows as "invoiceexe.txt"): shown by code point.
+_INERT.update({c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
 
 
 def inert(text: str) -> str:

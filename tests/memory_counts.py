@@ -22,7 +22,7 @@ interpreter or library version may move them.
 # An idle turn: the scripted provider answers text, no tool call (the turn scope once
 # three turns in a row agree, in a fresh process).
 COUNTS = {
-    "session.fork": 157,
+    "session.fork": 158,
     "arena.load": 27,
     "entry.encode": 19,
     "turn.idle": 311,

@@ -102,3 +102,31 @@ def test_round_trip_through_get_json(senv: SmithEnv, smith: Callable[..., Result
     smith("config", "set", "model", "m")
     record = json.loads(smith("config", "get", "model", "--json").out)
     assert record["source"] == {"surface": "file", "location": f"{senv.user_config}:1:7"}
+
+
+def test_a_list_of_one_value_is_set_and_reads_back(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    """KDL reads one value after the key as that value, not a list of it: `config set
+    tools.protected .git` (as the protected-path diagnostic suggests) and `config set
+    tools.bash.env OPENAI_API_KEY` failed with an internal error."""
+    for key, text, value in (
+        ("tools.protected", ".git", [".git"]),
+        ("tools.bash.env", "OPENAI_API_KEY", ["OPENAI_API_KEY"]),
+        ("tools.ignore", "[a", ["[a"]),
+        ("tools.protected", ".git,.smith,secrets", [".git", ".smith", "secrets"]),
+    ):
+        r = smith("config", "set", key, text)
+        assert r.code == 0 and "internal error" not in r.err, r.err
+        assert resolve(env=senv.env, cwd=str(senv.root))[key] == value
+
+
+def test_a_value_that_is_not_utf8_is_replaced_with_a_warning(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    """`smith config set model "$(printf 'x\\xffy')"`: the byte arrives as a lone
+    surrogate, which no file can hold; it failed with an internal error."""
+    r = smith("config", "set", "model", "x\udcffy")
+    assert r.code == 0 and "internal error" not in r.err, r.err
+    assert "replaced with U+FFFD" in r.err
+    assert resolve(env=senv.env, cwd=str(senv.root))["model"] == "x\ufffdy"

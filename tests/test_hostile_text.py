@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,16 @@ def test_inert_shows_every_control_character_but_tab_and_newline() -> None:
     shown = inert(TITLE + "\t\n\x9b2J\x7f")
     assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
     assert shown == "title ␛]0;PWNED^G then ␛[2J cleared\t\n\\x9b2J^?"
+
+
+def test_inert_shows_bidirectional_overrides_and_isolates() -> None:
+    """U+202A-U+202E and U+2066-U+2069 reorder what follows them on the screen
+    ("Trojan Source"): a file named "invoice\u202etxt.exe" shows as "invoiceexe.txt".
+    Shown inert, they are visible and reorder nothing; right-to-left text itself stays."""
+    controls = "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+    shown = inert("invoice\u202etxt.exe " + controls + " שלום")
+    assert not set(controls) & set(shown)
+    assert shown.startswith("invoice<U+202E>txt.exe <U+202A><U+202B>") and shown.endswith(" שלום")
 
 
 def test_diagnostics_for_a_terminal_show_quoted_values_inert() -> None:
@@ -200,6 +211,22 @@ def test_escapes_from_model_text_and_bash_output_are_inert_in_eval(
     ends = [json.loads(line) for line in machine.out.splitlines()]
     texts = [texts_of(e["message"]) for e in ends if e.get("type") == "message_end"]
     assert TITLE in texts and CLIPBOARD in texts  # --json keeps the text exact
+
+
+def test_a_session_name_that_is_not_utf8_is_replaced_where_it_enters(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    """A name from the command line is decoded with surrogateescape, so a byte that is
+    not UTF-8 (`--session "$(printf 'n\\xffx')"`) arrives as a lone surrogate: it is
+    replaced with a warning, and the same spelling finds the session again."""
+    project = senv.make_project()
+    for _ in range(2):
+        made = smith("eval", "--session", "n\udcffx", "--model", "demo", "hi", cwd=project)
+        assert made.code == 0, made.err
+        assert "internal error" not in made.err and "replaced with U+FFFD" in made.err
+    listed = smith("sessions", "list", "--json", cwd=project)
+    assert [s["name"] for s in json.loads(listed.out)["sessions"]] == ["n\ufffdx"]
+    assert smith("sessions", "show", "n\udcffx", cwd=project).code == 0
 
 
 def test_a_session_name_with_escapes_is_inert_in_eval_and_sessions_list(

@@ -611,3 +611,17 @@ def test_a_temperature_for_an_openai_reasoning_model_fails_but_a_local_one_takes
     assert caught.value.diagnostic.code == "openai.reasoning-temperature"
     local = replace(PLAIN, thinking=("low", "high"))
     assert COMPAT.build(_request(temperature=0.2), local, settings()).body["temperature"] == 0.2
+
+
+def test_calls_a_server_sent_without_ids_get_ids_unique_across_responses() -> None:
+    """Some servers send tool calls with no id. The ids smith gives them must not repeat
+    from one response to the next: results are paired with calls by id, so a second
+    turn's call_1 would take (or hide) the first turn's result."""
+    body = (
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "ls", "arguments": "{}"}}]})
+        + chunk({"tool_calls": [{"index": 1, "function": {"name": "ls", "arguments": "{}"}}]})
+        + chunk({}, "tool_calls")
+        + DONE
+    )
+    ids = [c.id for _ in range(2) for c in calls(decode(COMPAT, PLAIN, body))]
+    assert len(ids) == 4 and all(ids) and len(set(ids)) == 4, ids

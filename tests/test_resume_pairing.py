@@ -229,3 +229,80 @@ def test_a_damaged_frame_is_reported_everywhere_and_requests_stay_paired(
     assert r.code == 0, r.err
     assert "damaged frame" in r.err and "sessions repair" in r.err  # eval says so on stderr
     assert seen and all(s["problem"] is None for s in seen), seen[0]["problem"]
+
+
+def _tool_call(cid: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_call", "id": cid, "name": name, "arguments": args}
+
+
+def test_a_call_that_completed_but_lost_its_result_is_answered_from_its_record(
+    tmp_path: Path,
+) -> None:
+    """Results are recorded after the whole batch: kill -9 while the batch's bash runs
+    leaves the write before it completed (its completion is recorded) with no result. The
+    answer must say what is recorded, not that the call did not start."""
+    from smith.effects import EffectJournal
+    from smith.session import Session, calls_pair
+
+    session = Session.create(str(tmp_path / "s.smith"), cwd=str(tmp_path))
+    session.append("message", {"role": "user", "content": [{"type": "text", "text": "go"}]})
+    calls = [
+        _tool_call("c1", "write", {"path": "a", "content": "x"}),
+        _tool_call("c2", "bash", {"command": "sleep 9"}),
+    ]
+    # recorded as the runtime records them: the message lists its calls (calls_pair)
+    session.append(
+        "message", {"role": "assistant", "content": calls}, pair=calls_pair(["c1", "c2"])
+    )
+    journal = EffectJournal(session)
+    done = journal.begin("write", calls[0]["arguments"], cause={"tool_call": "c1", "turn": "t"})
+    output = {
+        "text": "created a (1 bytes)",
+        "details": {"path": "a"},
+        "ok": True,
+        "mutation": "applied",
+    }
+    journal.finish(done, outcome="ok", mutation="applied", output=output)
+    journal.begin("bash", calls[1]["arguments"], cause={"tool_call": "c2", "turn": "t"})
+    session.close()
+
+    session = Session.open(str(tmp_path / "s.smith"))
+    EffectJournal(session).reconcile()
+    results = {
+        m["tool_call_id"]: m
+        for e in session.branch()
+        if e.kind == "message" and (m := e.content)["role"] == "tool_result"  # type: ignore[index]
+    }
+    first = results["c1"]["content"][0]["text"]
+    assert "did not start" not in first
+    assert "created a (1 bytes)" in first and "applied" in first
+    assert results["c1"]["outcome"] == "ok" and results["c1"]["is_error"] is False
+    second = results["c2"]["content"][0]["text"]
+    assert "outcome unknown" in second and "was started" in second
+    assert results["c2"]["is_error"] is True
+
+
+def test_a_reused_call_id_is_answered_only_by_a_result_after_it(tmp_path: Path) -> None:
+    """Servers that send calls without ids get call_1 every turn: an earlier turn's result
+    for call_1 does not answer a later call_1 whose result was lost."""
+    from smith.effects import EffectJournal
+    from smith.session import Session, calls_pair
+
+    session = Session.create(str(tmp_path / "s.smith"), cwd=str(tmp_path))
+    session.append("message", {"role": "user", "content": [{"type": "text", "text": "q1"}]})
+    made = calls_pair(["call_1"])  # recorded as the runtime records them
+    session.append("message", {"role": "assistant", "content": [_tool_call("call_1", "ls", {})]},
+                   pair=made)  # fmt: skip
+    result = {"role": "tool_result", "tool_call_id": "call_1", "tool_name": "ls",
+              "content": [{"type": "text", "text": "a"}]}  # fmt: skip
+    session.append("message", result, pair="call_1")
+    session.append("message", {"role": "user", "content": [{"type": "text", "text": "q2"}]})
+    session.append("message", {"role": "assistant", "content": [_tool_call("call_1", "ls", {})]},
+                   pair=made)  # fmt: skip
+    EffectJournal(session).reconcile()
+    roles = [
+        (m["role"], m.get("tool_call_id"))
+        for e in session.branch()
+        if e.kind == "message" and isinstance(m := e.content, dict)
+    ]
+    assert roles[-2:] == [("assistant", None), ("tool_result", "call_1")]

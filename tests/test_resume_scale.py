@@ -166,7 +166,7 @@ def test_lost_calls_are_found_from_the_records(tmp_path: Path, decodes: list[int
     session.append("message", lost, pair=calls_pair(["b1", "b2"]))
     session.append("message", {"role": "tool_result", "tool_call_id": "b1"}, pair="b1")
     decodes.clear()
-    assert answer_lost_calls(session, []) == 1
+    assert answer_lost_calls(session) == 1
     assert len(decodes) == 1  # the message with the lost call, for its names
     result = session.at(len(session) - 1).content
     assert isinstance(result, dict) and result["tool_call_id"] == "b2"

@@ -353,3 +353,55 @@ def test_abort_ends_calls_still_waiting_for_an_earlier_one_with_a_tool_end(
     recorded = messages(w.reopened())
     assert [m.get("tool_call_id") for m in recorded[2:]] == ["c1", "c2"]
     assert "not run" in recorded[3]["content"][0]["text"]
+
+
+def test_abort_while_the_files_are_snapshotted_after_the_batch_keeps_its_results(
+    tmp_path: Path,
+) -> None:
+    """The calls of a batch have all ended when the snapshot after it is taken: an abort
+    then must not lose their results (the next request would carry calls with no result,
+    which vendors refuse, and the model would not know the file was written)."""
+    import threading
+
+    from smith.vcs import HistorySettings
+
+    w = World(tmp_path)
+    calls = [ToolCall("c1", "write", {"path": "a.txt", "content": "x"}), ToolCall("c2", "ls", {})]
+    fake = Fake([*calls, End("tool_use")], say("again"))
+    entered, release = threading.Event(), threading.Event()
+
+    async def main() -> None:
+        history = HistorySettings(str(tmp_path / "home"), user_home=str(tmp_path / "user"))
+        rt = w.runtime(fake, history=history)
+        assert rt.history is not None
+        snapshot = rt.history.snapshot
+
+        def slow_after(phase: str, *args: Any, **kw: Any) -> Any:
+            if phase == "after":
+                entered.set()
+                release.wait(10)
+            return snapshot(phase, *args, **kw)
+
+        rt.history.snapshot = slow_after  # type: ignore[method-assign]
+        rt.prompt("go")
+        while not entered.is_set():
+            await asyncio.sleep(0.01)
+        assert rt.abort() is True
+        assert rt.abort() is True  # a second abort while it is still taken changes nothing
+        release.set()
+        await rt.wait_idle()
+        rt.prompt("next")
+        await rt.wait_idle()
+        await rt.close()
+
+    run(main)
+    assert w.of("agent_end")[0]["stop"] == "abort"
+    recorded = messages(w.reopened())
+    assert [(m["role"], m.get("tool_call_id")) for m in recorded[:4]] == [
+        ("user", None), ("assistant", None), ("tool_result", "c1"), ("tool_result", "c2"),
+    ]  # fmt: skip
+    assert recorded[2]["outcome"] == "ok" and (w.project / "a.txt").read_text() == "x"
+    kinds = [e.kind for e in w.reopened().branch()]
+    assert kinds.index("vcs", kinds.index("effect_completion")) < kinds.index("message", 2)
+    assert _paired(fake.requests[-1].messages)  # type: ignore[arg-type]
+    _resume(w)

@@ -265,3 +265,20 @@ def test_old_saved_output_is_pruned(senv: SmithEnv) -> None:
     os.utime(old, (week_ago, week_ago))
     prune_outputs(str(outputs))
     assert not old.exists() and new.exists()
+
+
+def test_names_that_are_not_utf8_are_listed_and_recorded(
+    world: tuple[Session, ToolContext, Path],
+) -> None:
+    """A file name with a byte that is not UTF-8 comes from os.listdir as a lone
+    surrogate, which no record can hold: ls failed with "its result could not be
+    recorded". It shows the byte escaped, as find and grep do."""
+    session, ctx, project = world
+    os.mkdir(os.path.join(os.fsencode(project), b"d\xfe"))
+    with open(os.path.join(os.fsencode(project), b"g\xff.txt"), "wb") as f:
+        f.write(b"y\n")
+    out = run_tool(EffectJournal(session), TOOLS["ls"], {}, ctx)
+    assert out.result.ok, out.result.text
+    assert out.result.text.splitlines() == ["d\\xfe/", "g\\xff.txt"]
+    [completion] = [e for e in session.entries() if e.kind == "effect_completion"]
+    assert completion.content["outcome"] == "ok"  # type: ignore[index]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from smith.effects import EffectJournal, builtin_tools, run_tool
+from smith.effects import EffectJournal, ToolResult, builtin_tools, run_tool
 from tests.conftest import Result, SmithEnv, tool_world
 
 TOOLS = builtin_tools()
@@ -100,3 +100,29 @@ def test_nested_repositories_and_configured_paths_are_protected(tmp_path: Path) 
     assert write(".smith-like.txt")  # names match whole, not as a prefix
     read = run_tool(journal, TOOLS["read"], {"path": "secrets/notes.txt"}, ctx)  # type: ignore[arg-type]
     assert read.result.ok  # reading is not refused
+
+
+def test_a_git_directory_under_another_name_is_protected(tmp_path: Path) -> None:
+    """The bare repository with worktrees layout: `.git` is a file saying `gitdir: ./.bare`,
+    so the repository's hooks and config live in `.bare`, which git runs like `.git`."""
+    session, ctx, project = tool_world(tmp_path)
+    bare = project / ".bare"
+    for sub in ("hooks", "objects", "refs"):
+        (bare / sub).mkdir(parents=True)
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    (bare / "config").write_text("[core]\n\tbare = true\n")
+    (project / ".git").write_text("gitdir: ./.bare\n")
+    journal = EffectJournal(session)
+
+    def write(path: str) -> ToolResult:
+        args = {"path": path, "content": "#!/bin/sh\necho pwned\n"}
+        return run_tool(journal, TOOLS["write"], args, ctx).result  # type: ignore[arg-type]
+
+    for path in (".bare/hooks/pre-commit", ".bare/config", str(bare / "hooks" / "post-merge")):
+        result = write(path)
+        assert not result.ok, path
+        assert ".bare, a git directory" in result.text
+    assert sorted(os.listdir(bare / "hooks")) == []
+    assert (bare / "config").read_text() == "[core]\n\tbare = true\n"
+    assert write(".bare-notes.txt").ok
+    assert write("docs/HEAD").ok  # a HEAD file alone is not a repository

@@ -167,13 +167,13 @@ class Sessions:
 
 
 def _open_session(ctx: Context, options: dict[str, Any]) -> Session:
-    from smith.runtime._setup import named_session
+    from smith.runtime._setup import named_session, session_path
     from smith.session import Session, SessionStore
 
     config = ctx.config()
     store = SessionStore(config.home)
     if options.get("resume"):
-        return Session.open(store.lookup(str(options["resume"]), config.project_root))
+        return Session.open(session_path(config, str(options["resume"])))
     if options.get("session"):
         found = named_session(config, str(options["session"]))
         assert found is not None

@@ -26,6 +26,7 @@ finish reason says, and one that ends before any finish reason is an error.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -297,9 +298,12 @@ class ChatDecoder:
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason and self.finish_reason is None:
             self.finish_reason = reason
+            # A call the server sent no id for gets one of smith's, unique across
+            # responses: results are paired with their calls by id, so a `call_1` in
+            # every turn would give one turn's result to another's call.
             out += [
-                tool_call(c.id or f"call_{i + 1}", c.name, "".join(c.pieces))
-                for i, c in enumerate(self.calls)
+                tool_call(c.id or f"call_{uuid.uuid4().hex[:16]}", c.name, "".join(c.pieces))
+                for c in self.calls
             ]
         return out
 

@@ -97,10 +97,15 @@ def _get(args: argparse.Namespace, ctx: Context) -> int:
 def _set(args: argparse.Namespace, ctx: Context) -> int:
     from smith.config._edit import set_value
     from smith.config._located import format_value
+    from smith.text import TEXT_REPLACED, replace_surrogates
 
     # Tolerant: `config set` is how a broken configuration gets fixed.
     config = ctx.config(strict=False, warn=False)
-    value, located = set_value(config.user_file, args.key, args.value)
+    # A byte that is not UTF-8 arrives as a lone surrogate, which no file can hold.
+    text, replaced = replace_surrogates(args.value)
+    if replaced:
+        ctx.print_diagnostic(TEXT_REPLACED(count=replaced, where=f"the value of {args.key}"))
+    value, located = set_value(config.user_file, args.key, text)
     option = config.schema.get(args.key)
     shown = "[secret]" if option is not None and option.secret else format_value(value)
     ctx.out(f"{args.key} = {shown}  ({located.source})")

@@ -66,6 +66,9 @@ def _store(ctx: Context) -> SessionStore:
 def _find(ctx: Context, which: str) -> str:
     """The file of the session `which` names: the same lookup as `eval --session`,
     `replay` and every other command (a name in this project, an id, an id prefix)."""
+    from smith.runtime._setup import entered_name
+
+    which = entered_name(which, ctx.print_diagnostic)
     return _store(ctx).lookup(which, ctx.config().project_root)
 
 

@@ -22,7 +22,7 @@ from smith.diagnostics import ConfigError, DiagnosticKind, Source
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from smith.config._located import Located
-    from smith.config._schema import Schema
+    from smith.config._schema import Option, Schema
 
 FILE_BROKEN = DiagnosticKind(
     "config.set-broken-file",
@@ -74,11 +74,23 @@ def set_value(path: str, key: str, text: str, *, schema: Schema = SCHEMA) -> tup
             new = f"{old}{separator}{key} {literal}{newline}"
         written, problems = read_settings(path, new)
         stored = [s for s in written if s.key == key]
-        if problems or not stored or stored[-1].value != value:
+        if problems or not stored or _typed(option, stored[-1].value) != value:
             # Never write a file that does not read back as exactly what was asked for.
             raise RuntimeError(f"config set would not read back {key} = {literal}: {problems}")
         write_atomic(path, new)
     return value, stored[-1]
+
+
+def _typed(option: Option, value: object) -> object:
+    """A value as read from the file, typed as resolution types it (one KDL value for a
+    list setting is a list of that one value)."""
+    try:
+        return option.check(value)
+    except Mismatch:
+        return _UNREADABLE
+
+
+_UNREADABLE = object()  # equal to no value asked for
 
 
 class _locked:

@@ -189,14 +189,20 @@ class EffectJournal:
             )
             found.append(intent)
         end_leftover_processes(self.session, found)
-        answer_lost_calls(self.session, found)
+        answer_lost_calls(self.session)
         return found
 
 
-def lost_result(call_id: str, name: str, started: bool) -> dict[str, object]:
-    """The tool result recorded for a call whose own result was lost: an error whose
-    outcome is unknown, saying what is known, so every later request pairs each call
-    with a result (vendors refuse a request that does not)."""
+def lost_result(
+    call_id: str, name: str, started: bool, completion: dict[str, object] | None = None
+) -> dict[str, object]:
+    """The tool result recorded for a call whose own result was lost, so every later
+    request pairs each call with a result (vendors refuse a request that does not). With
+    the call's `completion` (its effect ended and said so before the result could be
+    recorded) the result is the recorded one, marked recovered; otherwise an error whose
+    outcome is unknown, saying what is known."""
+    if completion is not None and not completion.get("recovered"):
+        return _recovered_result(call_id, name, completion)
     known = (
         "it was started (its effect intent is recorded) but no completion was recorded, so "
         "whether it changed anything is not known; check before relying on it"
@@ -220,45 +226,92 @@ def lost_result(call_id: str, name: str, started: bool) -> dict[str, object]:
     }
 
 
-def answer_lost_calls(session: Session, intents: list[dict[str, object]]) -> int:
+def _recovered_result(call_id: str, name: str, completion: dict[str, object]) -> dict[str, object]:
+    """The result of a call whose effect completion is recorded, from that record."""
+    output = completion.get("output")
+    output = output if isinstance(output, dict) else {}
+    outcome = str(completion.get("outcome", "unknown"))
+    mutation = str(completion.get("mutation", "unknown"))
+    said = output.get("text", output.get("note", output.get("error", "")))
+    details = output.get("details")
+    ok = outcome == "ok" and output.get("ok", True) is True
+    return {
+        "role": "tool_result",
+        "tool_call_id": call_id,
+        "tool_name": name,
+        "content": [
+            {
+                "type": "text",
+                "text": f"[this {name} call ended ({outcome}, its change {mutation}) but smith "
+                "stopped before recording its result; this is the result its effect record "
+                f"holds]\n{said}",
+            }
+        ],
+        "is_error": not ok,
+        "outcome": outcome,
+        "details": {**(details if isinstance(details, dict) else {}), "recovered": True},
+    }
+
+
+def answer_lost_calls(session: Session) -> int:
     """Record a result for every tool call on the selected branch that has none (a kill
-    -9, an abort or a crash between the call and its result); return how many.
+    -9, an abort or a crash between the call and its result); return how many. A call is
+    answered only by a result after it (a server that numbers calls gives every turn a
+    call_1), and one whose effect recorded its completion gets the recorded result.
 
     Read from the records' pairing ids (smith.session.calls_pair), so a long session
-    costs its records, not its content: only a message with a lost call is decoded, for
-    the calls' names. Calls of messages recorded without their pairing ids are paired
-    when a request is built (smith.runtime's context) instead."""
-    started = {
-        str(cause.get("tool_call"))
-        for intent in intents
-        if isinstance(cause := intent.get("cause"), dict)
-    }
+    costs its records, not its content: only what concerns a lost call is decoded (its
+    message, for the names; the effects recorded after it). Calls of messages recorded
+    without their pairing ids are paired when a request is built (smith.runtime's
+    context) instead."""
     records = session.records
-    answered: set[str] = set()
-    calls: list[tuple[int, list[str]]] = []
     messages = records.of_kind("message", session.branch_indices())
+    open_: dict[str, int] = {}  # call id -> index of the message that made the call
+    lost: list[tuple[str, int]] = []
     for i, pair in zip(messages.tolist(), records.pairs(messages), strict=True):
         if pair is None:
             continue
         ids = pair_calls(pair)
         if ids is None:
-            answered.add(pair)
-        else:
-            calls.append((i, ids))
-    lost = 0
-    for index, ids in calls:
-        missing = [cid for cid in ids if cid not in answered]
-        if not missing:
+            open_.pop(pair, None)  # a result answers the latest call with its id
             continue
-        message = session.entry(records.id(index)).content
+        for cid in ids:
+            if cid in open_:  # the same id again: the earlier call is unanswered
+                lost.append((cid, open_.pop(cid)))
+            open_[cid] = i
+    lost += list(open_.items())
+    if not lost:
+        return 0
+    # Record indices grow along a branch (a child is appended after its parent), so what
+    # was recorded after the earliest lost call is what has a greater index.
+    since = min(at for _, at in lost)
+    effects: dict[tuple[str, int], str] = {}  # (call id, its message) -> the effect's id
+    for entry in session.branch(kind=INTENT):
+        content = entry.content if entry.index > since and entry.pair else None
+        cause = content.get("cause") if isinstance(content, dict) else None
+        if isinstance(cause, dict):
+            cid = str(cause.get("tool_call"))
+            calls = [at for c, at in lost if c == cid and at < entry.index]
+            if calls:
+                effects[(cid, max(calls))] = str(entry.pair)
+    completions: dict[str, dict[str, object]] = {}
+    wanted = set(effects.values())
+    for entry in session.branch(kind=COMPLETION):
+        if entry.index > since and entry.pair in wanted and isinstance(entry.content, dict):
+            completions[str(entry.pair)] = entry.content
+    for call_id, at in sorted(lost, key=lambda c: c[1]):
+        message = session.at(at).content
         parts = message.get("content") if isinstance(message, dict) else None
-        names = {
-            str(p.get("id")): str(p.get("name"))
-            for p in parts or ()
-            if isinstance(p, dict) and p.get("type") == "tool_call"
-        }
-        for cid in missing:
-            session.append("message", lost_result(cid, names.get(cid, "tool"), cid in started),
-                           pair=cid)  # fmt: skip
-            lost += 1
-    return lost
+        name = next(
+            (
+                str(p.get("name"))
+                for p in parts or ()
+                if isinstance(p, dict) and p.get("type") == "tool_call" and p.get("id") == call_id
+            ),
+            "tool",
+        )
+        effect = effects.get((call_id, at))
+        completion = completions.get(effect) if effect is not None else None
+        result = lost_result(call_id, name, effect is not None, completion)
+        session.append("message", result, pair=call_id)
+    return len(lost)

@@ -8,7 +8,10 @@ are all refused the same way.
 Paths a tool may read but never change (`tools.protected`, `.git` and `.smith` by
 default) are checked on the real path too, so no spelling reaches them: an entry without
 a slash is a name protected at any depth (every `.git`, a nested repository's included),
-one with a slash is a path from the root it lies under.
+one with a slash is a path from the root it lies under. The `.git` entry also protects
+every git directory whatever its name (git's own test: `HEAD`, `objects/` and `refs/`), so
+the layout of a bare repository with worktrees (`.git` a file saying `gitdir: ./.bare`)
+does not leave its hooks and config open.
 """
 
 from __future__ import annotations
@@ -35,6 +38,15 @@ PROTECTED = DiagnosticKind(
     why="{entry} is listed in tools.protected ({reason}); writing there could run code or "
     "change settings behind the user's back, and file history could not undo it",
     fix="leave files under {entry} to the user; to allow it, remove {entry} from "
+    "tools.protected (smith config set tools.protected ...)",
+)
+GIT_DIRECTORY = DiagnosticKind(
+    "effect.protected-git-directory",
+    what="'{path}' is protected: it is inside {gitdir}, a git directory, which tools never change",
+    why="tools.protected lists .git, which covers every git directory whatever its name; a "
+    "repository's hooks and config run and steer git commands, and file history could not "
+    "undo a change there",
+    fix="leave files under {gitdir} to the user; to allow it, remove .git from "
     "tools.protected (smith config set tools.protected ...)",
 )
 REASONS = {
@@ -87,6 +99,28 @@ def protect(real: str, *, path: str, roots: list[str], protected: tuple[str, ...
                     value=path, source=Source("argument", path), path=path, entry=name,
                     reason=reason,
                 )  # fmt: skip
+        if any(entry.strip("/") == ".git" for entry in protected):
+            gitdir = _git_directory(base, parts)
+            if gitdir is not None:
+                raise GIT_DIRECTORY.error(
+                    value=path, source=Source("argument", path), path=path, gitdir=gitdir
+                )
+
+
+def _git_directory(base: str, parts: list[str]) -> str | None:
+    """The first of `base`'s subdirectories along `parts` that is a git directory by
+    git's own test (a `HEAD` file, `objects/` and `refs/` directories), relative to
+    `base`; None if there is none."""
+    here = base
+    for depth, part in enumerate(parts):
+        here = os.path.join(here, part)
+        if (
+            os.path.isfile(os.path.join(here, "HEAD"))
+            and os.path.isdir(os.path.join(here, "objects"))
+            and os.path.isdir(os.path.join(here, "refs"))
+        ):
+            return "/".join(parts[: depth + 1])
+    return None
 
 
 def _inside(path: str, roots: list[str]) -> bool:

@@ -72,7 +72,20 @@ def session_path(config: Config, which: str, *, warn: Warn | None = None) -> str
     about odd entries in the sessions directory."""
     from smith.session import SessionStore
 
+    which = entered_name(which, warn)
     return SessionStore(config.home, warn=warn).lookup(which, config.project_root)
+
+
+def entered_name(name: str, warn: Warn | None = None) -> str:
+    """A session name as given on the command line, where a byte that is not UTF-8 is
+    a lone surrogate (surrogateescape) that no record can hold: replaced with U+FFFD,
+    with a warning, the same way for creating and for finding a session."""
+    from smith.text import TEXT_REPLACED, replace_surrogates
+
+    fixed, count = replace_surrogates(name)
+    if count and warn is not None:
+        warn(TEXT_REPLACED(count=count, where="the session name"))
+    return str(fixed)
 
 
 def named_session(
@@ -83,6 +96,7 @@ def named_session(
     from smith.session import Session, SessionStore
 
     store = SessionStore(config.home, warn=warn)
+    name = entered_name(name, warn)
     try:
         path = store.lookup(name, config.project_root)
     except SmithError as exc:

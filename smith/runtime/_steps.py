@@ -363,7 +363,7 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
     except asyncio.CancelledError:
         await asyncio.wait(tasks)  # each records its own end within the abort grace
         if mutating:
-            await _snapshot(rt, "after", base, cause)
+            await _after(rt, base, cause)
         ended = []
         for call, task in zip(calls, tasks, strict=True):
             result = _task_result(task, call)
@@ -372,11 +372,31 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
             ended.append((call, result))
         _record_results(rt, ended)
         raise
-    if mutating:
-        await _snapshot(rt, "after", base, cause)
+    aborted = await _after(rt, base, cause) if mutating else False
     results = [t.result() for t in tasks]
     _record_results(rt, list(zip(calls, results, strict=True)))
+    if aborted:  # the calls had all ended: their results are recorded, then the abort
+        raise asyncio.CancelledError
     return any(r.get("details", {}).get("done") is True and r["ok"] for r in results)
+
+
+async def _after(rt: Runtime, base: str | None, cause: dict[str, Any]) -> bool:
+    """The snapshot after a batch, taken to its end even when an abort (or a second one)
+    comes meanwhile: its thread writes to the session, and the batch's results, which
+    every call must have, are recorded after its record. True if an abort came."""
+    taking = asyncio.ensure_future(_snapshot(rt, "after", base, cause))
+    aborted = False
+    while not taking.done():
+        try:
+            await asyncio.wait({taking})  # never cancels it, never raises its error
+        except asyncio.CancelledError:
+            aborted = True
+    error = None if taking.cancelled() else taking.exception()
+    if error is not None and not aborted:
+        raise error
+    if error is not None:
+        log.warning("the snapshot after an aborted batch failed: %s", error)
+    return aborted
 
 
 async def _before(rt: Runtime, calls: list[dict[str, Any]], cause: dict[str, Any]) -> str | None:

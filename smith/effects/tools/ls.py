@@ -75,7 +75,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         if name == ".git" or spec.match_file(rel):
             hidden += 1
             continue
-        shown_entries.append(name + ("/" if is_dir else ""))
+        shown_entries.append(_printable(name) + ("/" if is_dir else ""))
     total = len(shown_entries)
     text = "\n".join(shown_entries[:MAX_ENTRIES]) or "(empty)"
     if total > MAX_ENTRIES:
@@ -83,6 +83,14 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     if hidden:
         text += f"\n[{hidden} ignored entries hidden]"
     return ToolResult(text, details={"path": shown, "entries": total, "ignored": hidden})
+
+
+def _printable(name: str) -> str:
+    """A file name as text that can be recorded: a byte that is not UTF-8 (a lone
+    surrogate from os.listdir) is shown escaped (`\\xff`), as find and grep show it."""
+    if name.isascii():
+        return name
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 SPEC = ToolSpec(
