@@ -196,6 +196,20 @@ def test_context_pairs_every_call_with_one_result() -> None:
     assert paired(well) == well
 
 
+def test_context_pairs_a_reused_call_id_with_the_result_after_each_call() -> None:
+    """A server that numbers its calls sends call_1 every turn: each call keeps the result
+    recorded after it, and a later call_1 whose result was lost is answered as lost."""
+    first = {**_result("call_1"), "content": [{"type": "text", "text": "A CONTENT"}]}
+    second = {**_result("call_1"), "content": [{"type": "text", "text": "B CONTENT"}]}
+    user: dict[str, object] = {"role": "user", "content": [{"type": "text", "text": "next"}]}
+    messages = [("e1", _call("call_1")), ("e2", first), ("e3", user), ("e4", _call("call_1")),
+                ("e5", second), ("e6", user), ("e7", _call("call_1"))]  # fmt: skip
+    out = [m for _, m in paired(messages)]
+    texts = [json.dumps(m.get("content")) for m in out if m["role"] == "tool_result"]
+    assert len(texts) == 3 and "A CONTENT" in texts[0] and "B CONTENT" in texts[1]
+    assert "outcome unknown" in texts[2]
+
+
 def test_a_damaged_frame_is_reported_everywhere_and_requests_stay_paired(
     senv: SmithEnv, smith_process: Callable[..., Result]
 ) -> None:

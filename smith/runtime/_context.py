@@ -92,21 +92,29 @@ def paired(
     followed at once by one result per call, and no result without its call. A result
     recorded later (after other messages) moves up to its call, a call with no result
     gets one saying its outcome is unknown, and a result whose call is gone (cut by
-    compaction or a damaged frame) is left out. Well-paired input comes back unchanged."""
+    compaction or a damaged frame) is left out. Well-paired input comes back unchanged.
+
+    A result answers the latest call with its id before it: servers that number calls
+    give every turn a call_1, so an id alone does not say which call a result is for."""
     from smith.effects import lost_result
 
-    results = {
-        str(m.get("tool_call_id")): (eid, m)
-        for eid, m in messages
-        if m.get("role") == "tool_result"
-    }
+    open_: dict[str, tuple[int, str]] = {}  # call id -> (position of its message, id)
+    answers: dict[tuple[int, str], tuple[str, dict[str, object]]] = {}
+    for at, (eid, message) in enumerate(messages):
+        if message.get("role") == "tool_result":
+            call = open_.pop(str(message.get("tool_call_id")), None)
+            if call is not None:
+                answers[call] = (eid, message)
+            continue
+        for cid, _ in _call_ids(message):
+            open_[cid] = (at, cid)  # an earlier call with this id stays unanswered
     out: list[tuple[str, dict[str, object]]] = []
-    for eid, message in messages:
+    for at, (eid, message) in enumerate(messages):
         if message.get("role") == "tool_result":
             continue  # placed after its call below
         out.append((eid, message))
         for cid, name in _call_ids(message):
-            found = results.pop(cid, None)
+            found = answers.get((at, cid))
             out.append(found if found is not None else (eid, lost_result(cid, name, False)))
     return out
 
