@@ -297,6 +297,50 @@ def test_a_killed_server_takes_its_app_along(serve: Callable[..., Served], tmp_p
                 os.kill(pid, signal.SIGKILL)
 
 
+def test_kill_9_of_smith_web_ends_the_apps_running_command(
+    serve: Callable[..., Served], tmp_path: Path
+) -> None:
+    """The real app, asked through the websocket, runs a bash command that double-forks
+    out of its session and empties its environment; kill -9 of `smith web` ends the app
+    (PR_SET_PDEATHSIG), whose command's PID namespace then takes every process along."""
+    token = f"{os.getpid() % 1000 + 7000}.25"  # a sleep no other process runs
+    escape = f"setsid sh -c 'env -i sh -c \"/bin/sleep {token} & wait\"' & wait"
+    script = tmp_path / "escape.json"
+    script.write_text(json.dumps({"responses": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": escape}}], "stop": "tool_use"},
+        {"text": "done", "stop": "end"},
+    ]}))  # fmt: skip
+    served = serve("--model", f"scripted:{script}")
+
+    def escaped() -> list[int]:
+        found = subprocess.run(
+            ["pgrep", "-f", f"^/bin/sleep {token}$"], capture_output=True, text=True
+        )
+        return [int(pid) for pid in found.stdout.split()]
+
+    async def ask() -> int:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(served.ws_url, origin=served.origin) as ws,
+        ):
+            await ws.receive(timeout=DEADLINE)  # the app's first screen
+            (app,) = served.apps()
+            await ws.send_str(json.dumps(["stdin", "go\r"]))
+            assert await asyncio.to_thread(_wait, lambda: bool(escaped())), "no command ran"
+            served.stop(signal.SIGKILL)
+            return app
+
+    app = asyncio.run(ask())
+    left = escaped()
+    try:
+        assert _gone([app]), "the app outlived `smith web` killed with SIGKILL"
+        assert _gone(left), "the command's escaped process outlived `smith web`"
+    finally:
+        for pid in (app, *left):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_the_app_runs_with_the_commands_settings() -> None:
     argv, env = app_command(
         {"model": "-odd", "vcs.enabled": False, "debug": True}, {"PATH": "/bin"}
