@@ -4,6 +4,7 @@ every way of ending it restores the terminal."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -115,3 +116,40 @@ def test_replay_plays_a_recorded_session_in_the_app(tmux: Tmux) -> None:
     assert "replay of recorded" in screen and "list files" in screen and "README.md" in screen
     tmux("send-keys", "-t", "s", "C-c")
     _restored(tmux)
+
+
+CRASH = r"""
+import sys
+from smith.frontends.tui._app import SmithApp
+from smith.session import Session
+
+def factory(session):
+    hidden_local = "sk-local-must-not-show-0123456789"
+    raise RuntimeError("a bug in the runtime's assembly")
+
+session = Session.create(sys.argv[1], name="crash", cwd=".")
+app = SmithApp(factory, session, debug=sys.argv[2] == "debug")
+app.run()
+sys.exit(app.return_code)  # as smith's own run() returns it
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_internal_error_in_the_app_shows_no_traceback_without_debug(
+    tmux: Tmux, debug: bool
+) -> None:
+    script, err = tmux.root / "crash.py", tmux.root / "crash.err"
+    script.write_text(CRASH)
+    python = os.path.join(os.path.dirname(smith_executable()), "python")
+    mode = "debug" if debug else "plain"
+    command = f"{python} {script} {tmux.root / 's.smith'} {mode} 2> {err}; echo rc-$?-end"
+    tmux("send-keys", "-t", "s", command, "Enter")
+    assert tmux.wait(lambda: re.search(r"rc-\d+-end", tmux.screen()) is not None), tmux.screen()
+    assert "rc-1-end" in tmux.screen()
+    shown = err.read_text()
+    assert "a bug in the runtime's assembly" in shown
+    if debug:
+        assert "Traceback" in shown
+    else:
+        assert "internal error" in shown and "--debug" in shown
+        assert "Traceback" not in shown and "sk-local-must-not-show" not in shown

@@ -97,12 +97,13 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         session_source=Sessions(config.home, config.project_root),
         models=lambda: catalog_choices(config, ctx.env),
         show_memory=memory.enabled(),  # --memory-accounting / SMITH_MEMORY_ACCOUNTING=1
+        debug=config["debug"] is True,
     )
     try:
         code = app.run(mouse=config["tui.mouse"] is True)
     finally:
         app.session.close()
-    return int(code or 0)
+    return int(code or app.return_code or 0)  # 1 after an internal error
 
 
 def _terminal_settings(config: Any) -> None:

@@ -87,8 +87,10 @@ class SmithApp(CommandHostMixin, App[int]):
         session_source: SessionSource | None = None,
         models: Callable[[], Sequence[ModelChoice]] = model_choices,
         show_memory: bool = False,
+        debug: bool = False,
     ) -> None:
         super().__init__()
+        self.tracebacks = debug  # an internal error shows its traceback (--debug) or one line
         self._factory = runtime_factory
         self.session = session
         self.banner = banner
@@ -110,6 +112,22 @@ class SmithApp(CommandHostMixin, App[int]):
         self._switching = False  # a session switch is under way
         self._context_frozen = False  # see _freeze_context
         self._busy = False
+
+    def _fatal_error(self) -> None:
+        """An unexpected exception ends the app. Textual would print a traceback with the
+        values of local variables (which may hold a credential or the user's files); as
+        every mode does, only --debug shows it, else one diagnostic line."""
+        import sys
+
+        if self.tracebacks:
+            super()._fatal_error()
+            return
+        from smith.diagnostics import INTERNAL
+
+        error = sys.exception()
+        what = f"{type(error).__name__}: {error}" if error is not None else "unknown"
+        self.bell()
+        self.panic(Text(inert(INTERNAL(error=what[:500]).render())))
 
     def compose(self) -> ComposeResult:
         yield Transcript(_render_entry, _entry_text, id="transcript")
