@@ -10,7 +10,11 @@ count, and the bound with it), a rise needs a reason in the commit that raises i
 BOUNDS may only tighten. Regenerate the counts with: python tests/test_memory_counts.py
 
 They hold for CPython 3.11 with the dependencies pyproject.toml pins; another
-interpreter or library version may move them.
+interpreter or library version may move them. Between machines of one kind, with the
+same interpreter, two counts have been seen to move by a few allocations (session.fork
+157 and 158, turn.idle 309 and 311: a fresh install's library versions and the machine
+differ): SPREAD is how far a count may sit from its recorded value. Within one machine,
+every run must still agree exactly.
 """
 
 # Session.fork at the last entry of a linear session, whole (new file published, the
@@ -22,10 +26,10 @@ interpreter or library version may move them.
 # An idle turn: the scripted provider answers text, no tool call (the turn scope once
 # three turns in a row agree, in a fresh process).
 COUNTS = {
-    "session.fork": 158,
+    "session.fork": 157,
     "arena.load": 27,
     "entry.encode": 19,
-    "turn.idle": 311,
+    "turn.idle": 309,
 }
 
 # Ceilings the counts must stay under: lower one when its count drops for good.
@@ -34,4 +38,12 @@ BOUNDS = {
     "arena.load": 30,
     "entry.encode": 22,
     "turn.idle": 345,
+}
+
+# How far a count may sit from COUNTS on another machine of the kind (see above).
+SPREAD = {
+    "session.fork": 2,
+    "arena.load": 0,
+    "entry.encode": 0,
+    "turn.idle": 3,
 }

@@ -323,11 +323,23 @@ def test_kill_9_of_smith_web_ends_the_apps_running_command(
             aiohttp.ClientSession() as http,
             http.ws_connect(served.ws_url, origin=served.origin) as ws,
         ):
-            await ws.receive(timeout=DEADLINE)  # the app's first screen
+            drawn = bytearray()
+            ready = asyncio.Event()
+
+            async def drain() -> None:  # read all the while: an unread socket stalls the app
+                async for message in ws:
+                    if message.type == aiohttp.WSMsgType.BINARY:
+                        drawn.extend(message.data)
+                        if b"Ask smith" in drawn:
+                            ready.set()
+
+            reader = asyncio.create_task(drain())
+            await asyncio.wait_for(ready.wait(), DEADLINE)  # the input is on the screen
             (app,) = served.apps()
             await ws.send_str(json.dumps(["stdin", "go\r"]))
             assert await asyncio.to_thread(_wait, lambda: bool(escaped())), "no command ran"
             served.stop(signal.SIGKILL)
+            reader.cancel()
             return app
 
     app = asyncio.run(ask())
