@@ -19,14 +19,15 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from smith.diagnostics import DiagnosticKind, Source, log_formatter
+from smith.diagnostics import DiagnosticKind, Source
 from smith.text import inert, replace_surrogates
 
 if TYPE_CHECKING:
     import argparse
 
     from smith.cli._main import Context
-    from smith.runtime import Runtime, SecretProxy
+    from smith.runtime import Assembly, Runtime
+    from smith.session import Session
 
 EMPTY_PROMPT = DiagnosticKind(
     "cli.empty-prompt",
@@ -34,22 +35,6 @@ EMPTY_PROMPT = DiagnosticKind(
     why="eval runs one prompt, and an empty one asks the model nothing",
     fix='pass the prompt as an argument, e.g. smith eval "what does this project do?", or '
     "pipe it in with smith eval -",
-)
-MISSING_SECRET = DiagnosticKind(
-    "eval.missing-secret",
-    severity="warning",
-    what="the secret variable {name} (from secrets.env) is not set",
-    why="only variables that are set can be kept out of requests and records",
-    fix="set {name} in the environment, or remove it from secrets.env",
-)
-REJECTED_SECRET = DiagnosticKind(
-    "eval.rejected-secret",
-    severity="warning",
-    what="the secret variable {name} (from secrets.env) cannot be protected: {reason}",
-    why="a secret is replaced wherever its value appears, which needs a usable name and a "
-    "value long enough not to match ordinary text",
-    fix="rename or lengthen it, or remove {name} from secrets.env; until then its value is "
-    "NOT kept out of requests and records",
 )
 SUCCESS_STOPS = ("end", "done")
 EXIT_ABORTED = 130
@@ -73,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import asyncio
 
-    from smith.runtime._setup import DEMO_BANNER, model_setting, named_session, runtime_options
+    from smith.runtime import DEMO_BANNER, build
 
     # Bytes that are not UTF-8 (on stdin, or in argv, which Python decodes the same way)
     # arrive as lone surrogates: the runtime replaces them with U+FFFD and says so.
@@ -81,36 +66,33 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if not text.strip():
         where = "standard input" if args.prompt == "-" else "the PROMPT argument"
         raise EMPTY_PROMPT.error(value=text, source=Source("argument", args.prompt), where=where)
-    config = ctx.config()
-    model, is_demo = model_setting(config)
-    if is_demo and not args.json:
+    # Everything is checked before anything is created (smith.runtime.build).
+    assembly = build(ctx.config(), cwd=ctx.cwd, surface="eval", warn=ctx.print_diagnostic,
+                     env=ctx.env)  # fmt: skip
+    if assembly.is_demo and not args.json:
         print(DEMO_BANNER, file=ctx.stderr)
-    options = runtime_options(config)  # checked before anything is created
-    secrets = load_secrets(config, ctx)
-    name = args.session or _session_name(str(secrets.redact(replace_surrogates(text)[0])))
+    words = _words(str(assembly.secrets.redact(replace_surrogates(text)[0])))
     if not args.no_session:
-        from smith.session import SessionStore
-
         # Only --session reopens a session: a generated name is a label, not a key (two
         # runs of one prompt in one second would otherwise share a conversation).
         session = (
-            named_session(config, name, warn=ctx.print_diagnostic)
+            assembly.named_session(args.session)
             if args.session
-            else SessionStore(config.home, warn=ctx.print_diagnostic).create(
-                name=name, cwd=config.project_root
-            )
+            else assembly.new_session("eval", words)
         )
         assert session is not None
         with session:
             print(inert(f"smith: session {session.name} ({session.id})"), file=ctx.stderr)
-            return asyncio.run(_main(args, ctx, session, model, text, secrets, options))
-    scratch = _scratch_store(config.home)
+            return asyncio.run(_main(args, ctx, assembly, session, text))
+    scratch = _scratch_store(assembly.config.home)
     print(f"smith: no session: recording in {scratch} until this run ends", file=ctx.stderr)
     try:
+        from smith.runtime import session_name
         from smith.session import SessionStore
 
-        with SessionStore(scratch).create(name=name, cwd=config.project_root) as session:
-            code = asyncio.run(_main(args, ctx, session, model, text, secrets, options))
+        name = session_name("eval", words)
+        with SessionStore(scratch).create(name=name, cwd=assembly.config.project_root) as session:
+            code = asyncio.run(_main(args, ctx, assembly, session, text))
     except BaseException:
         print(f"smith: the temporary session store is kept: {scratch}", file=ctx.stderr)
         raise
@@ -137,56 +119,18 @@ def _scratch_store(home: str) -> str:
     return tempfile.mkdtemp(prefix="eval-", dir=parent)
 
 
-def load_secrets(config: Any, ctx: Context) -> SecretProxy:
-    """The secret proxy of secrets.env over the environment; what cannot be protected is
-    said on stderr."""
-    from smith.runtime import SecretProxy
-
-    secrets = SecretProxy.from_environment(_strings(config["secrets.env"]), os.environ)
-    for name in secrets.missing:
-        ctx.print_diagnostic(MISSING_SECRET(name=name))
-    for name, reason in secrets.rejected.items():
-        ctx.print_diagnostic(REJECTED_SECRET(name=name, reason=reason))
-    return secrets
-
-
-def _session_name(text: str) -> str:
-    words = " ".join(text.split())[:40].rstrip()
-    import time
-
-    return f"eval {time.strftime('%Y-%m-%d %H:%M:%S')} {words}".strip()
+def _words(text: str) -> str:
+    return " ".join(text.split())[:40].rstrip()
 
 
 async def _main(
-    args: argparse.Namespace,
-    ctx: Context,
-    session: Any,
-    model: str,
-    text: str,
-    secrets: SecretProxy,
-    options: dict[str, Any],
+    args: argparse.Namespace, ctx: Context, assembly: Assembly, session: Session, text: str
 ) -> int:
     import asyncio
     import signal
 
-    from smith.effects import EffectJournal, builtin_tools
-    from smith.runtime import Runtime
-    from smith.runtime._setup import tool_context
-
-    config = ctx.config()
-    EffectJournal(session).reconcile()
-    if (damaged := session.damage_warning()) is not None:
-        ctx.print_diagnostic(damaged)
-    log_to(ctx.stderr, secrets, debug=config["debug"] is True)
-    runtime = Runtime(
-        session,
-        model=model,
-        tools=list(builtin_tools().values()),
-        context=tool_context(config, ctx.cwd, session),
-        secrets=secrets,
-        surface="eval",
-        **options,
-    )
+    assembly.log_to(ctx.stderr)
+    runtime = assembly.runtime(session)
     out = _Output(ctx.stdout, runtime)
     render = _json_printer(out) if args.json else _HumanPrinter(out, ctx.stderr)
     runtime.on_event(render)
@@ -234,29 +178,6 @@ class _Output:
 
     def flush(self) -> None:
         self.write("")
-
-
-def _strings(value: object) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def log_to(stream: TextIO, secrets: Any, *, debug: bool) -> None:
-    """smith's log records on `stream` (stderr), redacted (credentials, registered
-    secrets). Shared by the modes without a screen (eval, rpc)."""
-    import logging
-
-    from smith.runtime._secrets import RedactingFilter
-
-    log = logging.getLogger("smith")
-    for old in [h for h in log.handlers if h.get_name() == "smith-eval"]:
-        log.removeHandler(old)
-    handler = logging.StreamHandler(stream)
-    handler.set_name("smith-eval")
-    handler.setFormatter(log_formatter("smith: %(levelname)s: %(message)s", debug=debug))
-    handler.addFilter(RedactingFilter(secrets))
-    log.addHandler(handler)
-    log.setLevel(logging.DEBUG if debug else logging.WARNING)
-    log.propagate = False
 
 
 def _text_of(message: dict[str, Any] | None) -> str:

@@ -234,18 +234,19 @@ class _Request:
 
 
 def test_intents_are_translated_or_degrade_by_their_policy(tmp_path: Path) -> None:
-    from smith.effects import EffectJournal, ToolContext, builtin_tools
+    from smith.effects import ToolContext, builtin_tools
     from smith.frontends.mcp._server import SmithMcp
+    from smith.runtime import SecretProxy, ToolHost
     from smith.session import Session
     from smith.ui import Intent, intents_for
 
     session = Session.create(str(tmp_path / "s.smith"), name="mcp", cwd=str(tmp_path))
     with session:
+        context = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
+        host = ToolHost(session, builtin_tools(), context, SecretProxy(), history=None,
+                        warn=lambda d: None)  # fmt: skip
         server = SmithMcp(
-            session=session,
-            journal=EffectJournal(session),
-            tools=builtin_tools(),
-            context=ToolContext(root=str(tmp_path), cwd=str(tmp_path)),
+            host=host,
             home=str(tmp_path),
             project=str(tmp_path),
             version="0",
@@ -296,8 +297,9 @@ class _Stalled:
 def test_progress_nobody_takes_does_not_hold_up_the_tool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from smith.effects import EffectJournal, ToolContext, ToolResult, ToolSpec
+    from smith.effects import ToolContext, ToolResult, ToolSpec
     from smith.frontends.mcp import _server
+    from smith.runtime import SecretProxy, ToolHost
     from smith.session import Session
 
     monkeypatch.setattr(_server, "PROGRESS_WAIT", 0.2)
@@ -310,11 +312,11 @@ def test_progress_nobody_takes_does_not_hold_up_the_tool(
     spec = ToolSpec("chatty", "reports progress", {"type": "object"}, chatty, mutating=False)
     session = Session.create(str(tmp_path / "s.smith"), name="mcp", cwd=str(tmp_path))
     with session:
+        context = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
+        host = ToolHost(session, {"chatty": spec}, context, SecretProxy(), history=None,
+                        warn=lambda d: None)  # fmt: skip
         server = _server.SmithMcp(
-            session=session,
-            journal=EffectJournal(session),
-            tools={"chatty": spec},
-            context=ToolContext(root=str(tmp_path), cwd=str(tmp_path)),
+            host=host,
             home=str(tmp_path),
             project=str(tmp_path),
             version="0",
@@ -333,8 +335,9 @@ def test_a_tool_that_crashes_is_a_tool_error_and_its_end_is_recorded(tmp_path: P
     what failed) the caller's model can read, not a protocol error."""
     import mcp_types as types
 
-    from smith.effects import EffectJournal, ToolContext, ToolResult, ToolSpec
+    from smith.effects import ToolContext, ToolResult, ToolSpec
     from smith.frontends.mcp._server import SmithMcp
+    from smith.runtime import SecretProxy, ToolHost
     from smith.session import Session
 
     def broken(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
@@ -343,11 +346,11 @@ def test_a_tool_that_crashes_is_a_tool_error_and_its_end_is_recorded(tmp_path: P
     spec = ToolSpec("broken", "always fails", {"type": "object"}, broken, mutating=True)
     session = Session.create(str(tmp_path / "s.smith"), name="mcp", cwd=str(tmp_path))
     with session:
+        context = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
+        host = ToolHost(session, {"broken": spec}, context, SecretProxy(), history=None,
+                        warn=lambda d: None)  # fmt: skip
         server = SmithMcp(
-            session=session,
-            journal=EffectJournal(session),
-            tools={"broken": spec},
-            context=ToolContext(root=str(tmp_path), cwd=str(tmp_path)),
+            host=host,
             home=str(tmp_path),
             project=str(tmp_path),
             version="0",

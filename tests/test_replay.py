@@ -39,7 +39,7 @@ def _lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _session_id(err: str) -> str:
+def new_session_id(err: str) -> str:
     """The id `smith eval` reports on stderr: 'smith: session NAME (ID)'."""
     line = next(x for x in err.splitlines() if x.startswith("smith: session "))
     return line.rsplit("(", 1)[1].rstrip(")")
@@ -80,7 +80,7 @@ def test_replay_emits_the_events_of_the_live_run(
     project = _project(senv)
     live = smith("eval", "--json", "--model", _script(senv, "s", TOOL_TURN), "what?", cwd=project)
     assert live.code == 0, live.err
-    sid = _session_id(live.err)
+    sid = new_session_id(live.err)
     replay = smith("replay", sid, "--json", "--instant", cwd=project)
     assert replay.code == 0, replay.err
     lines = _lines(replay.out)
@@ -99,7 +99,7 @@ def test_json_replay_is_byte_identical_across_runs(
     project = _project(senv)
     live = smith("eval", "--model", _script(senv, "s", TOOL_TURN), "what is this?", cwd=project)
     assert live.code == 0, live.err
-    sid = _session_id(live.err)
+    sid = new_session_id(live.err)
     first = smith_process("replay", sid, "--json", "--instant", cwd=project)
     second = smith_process("replay", sid[:12], "--json", "--instant", cwd=project)
     assert first.code == 0, first.err

@@ -172,7 +172,9 @@ def test_tools_list_and_run_through_the_cli(senv: SmithEnv, smith: Callable[...,
     from smith.session import SessionStore
 
     [path] = SessionStore(str(senv.data_home)).paths()
-    assert Session.load(path).name == "manual" and len(Session.load(path)) == 4
+    # Each run: its intent and completion; the write also two snapshots around it (so
+    # `smith undo` can take it back).
+    assert Session.load(path).name == "manual" and len(Session.load(path)) == 6
 
 
 def test_configured_ignores_and_extra_roots(

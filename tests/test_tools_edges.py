@@ -242,7 +242,10 @@ def test_sigterm_ends_the_command_and_records_it_cancelled(senv: SmithEnv) -> No
     from smith.session import SessionStore
 
     [path] = SessionStore(str(senv.data_home)).paths()
-    last = list(Session.load(path).entries())[-1].content
+    # The completion, then the snapshot after the call (what the command changed).
+    *_, done, after = Session.load(path).entries()
+    assert after.kind == "vcs"
+    last = done.content
     assert isinstance(last, dict) and (last["outcome"], last["mutation"]) == (
         "cancelled",
         "unknown",

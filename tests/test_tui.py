@@ -396,8 +396,23 @@ def test_new_fork_and_resume_switch_the_session(tmp_path: Path) -> None:
 
 
 def test_resuming_a_damaged_session_says_what_was_skipped(tmp_path: Path) -> None:
+    from smith.config import resolve
+    from smith.frontends.tui import Sessions
+    from smith.runtime import build
+
+    project = _project(tmp_path)
+    env = {"SMITH_HOME": str(tmp_path / "home"), "SMITH_CONFIG_HOME": str(tmp_path / "cfg")}
+    config = resolve(env=env, flags={"model": "demo"}, cwd=str(project))
+    # As the app is run: its runtimes come from the assembly, which says what it finds.
+    told: list[str] = []
+    assembly = build(
+        config, cwd=str(project), surface="tui", warn=lambda d: told.append(d.render())
+    )
+    sessions = Sessions(config.home, config.project_root)
+
     async def main() -> None:
-        app = _app_with_sessions(tmp_path)
+        app = SmithApp(assembly.runtime, sessions.new(), session_source=sessions)
+        assembly.warn = lambda d: app.tell(d.render(), error=True)
         assert app.session_source is not None
         other = app.session_source.new()
         for word in ("FIRSTMARK", "SECONDMARK"):

@@ -35,33 +35,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import asyncio
-    import json
 
     from smith._version import __version__
-    from smith.cli._tools import UNKNOWN_EFFECT
-    from smith.effects import EffectJournal, builtin_tools
-    from smith.runtime._setup import named_session, tool_context
+    from smith.runtime import build
     from smith.text import inert
 
     from ._server import SmithMcp
 
-    config = ctx.config()
-    _log_to_stderr(ctx, debug=config["debug"] is True)
-    from smith.providers import read_credentials
-
-    read_credentials(ctx.env, config.home, config)  # redacted from every tool result
-    session = named_session(config, args.session or DEFAULT_SESSION)
+    assembly = build(ctx.config(), cwd=ctx.cwd, surface="mcp", warn=ctx.print_diagnostic,
+                     model=False, env=ctx.env)  # fmt: skip
+    assembly.log_to(ctx.stderr, name="mcp", fmt="smith: %(levelname)s: %(name)s: %(message)s")
+    session = assembly.named_session(args.session or DEFAULT_SESSION)
     assert session is not None
     with session:
-        journal = EffectJournal(session)
-        for intent in journal.reconcile():
-            inp = intent.get("input")
-            summary = json.dumps(inp)[:120] if inp else "its input"
-            ctx.print_diagnostic(
-                UNKNOWN_EFFECT(
-                    effect=intent.get("effect"), name=intent.get("name"), summary=summary
-                )
-            )
+        # The tool host every mode shares: the journal, the secret proxy (secrets restored
+        # for bash, masked in results and records), snapshots so `smith undo` works.
+        host = assembly.tool_host(session)
         print(
             inert(
                 f"smith: serving MCP on stdio; tool calls are recorded in session "
@@ -70,12 +59,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             file=ctx.stderr,
         )
         server = SmithMcp(
-            session=session,
-            journal=journal,
-            tools=builtin_tools(),
-            context=tool_context(config, ctx.cwd, session),
-            home=config.home,
-            project=config.project_root,
+            host=host,
+            home=assembly.config.home,
+            project=assembly.config.project_root,
             version=__version__,
         )
         ctx.stdout.flush()
@@ -214,21 +200,3 @@ class _Input:
         reply = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
         if self.answer is not None:
             await self.answer(SessionMessage(reply))
-
-
-def _log_to_stderr(ctx: Context, *, debug: bool) -> None:
-    """smith's (and the SDK's) log records on stderr, with credentials masked."""
-    import logging
-
-    from smith.diagnostics import log_formatter
-    from smith.runtime._secrets import RedactingFilter
-
-    handler = logging.StreamHandler(ctx.stderr)
-    fmt = "smith: %(levelname)s: %(name)s: %(message)s"
-    handler.setFormatter(log_formatter(fmt, debug=debug))
-    handler.addFilter(RedactingFilter(None))
-    for name in ("smith", "mcp"):
-        log = logging.getLogger(name)
-        log.addHandler(handler)
-        log.setLevel(logging.DEBUG if debug else logging.WARNING)
-        log.propagate = False

@@ -37,8 +37,8 @@ from smith.ui import Intent, intents_for, refusal
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
-    from smith.effects import EffectJournal, Outcome, ToolContext, ToolSpec
-    from smith.session import Session
+    from smith.effects import Outcome, ToolSpec
+    from smith.runtime import ToolHost
 
 log = logging.getLogger("smith.mcp")
 
@@ -51,31 +51,15 @@ PROGRESS_WAIT = 5.0  # seconds a tool's thread waits for its progress to be sent
 class SmithMcp:
     """The handlers, over one recording session, the tools and their context."""
 
-    def __init__(
-        self,
-        *,
-        session: Session,
-        journal: EffectJournal,
-        tools: dict[str, ToolSpec],
-        context: ToolContext,
-        home: str,
-        project: str,
-        version: str,
-    ) -> None:
-        self.session = session
-        self.journal = journal
-        self.tools = tools
-        self.context = context
+    def __init__(self, *, host: ToolHost, home: str, project: str, version: str) -> None:
+        self.host = host
+        self.session = host.session
+        self.tools = host.tools
+        self.secrets = host.secrets  # results come masked from the host; so do progress
         self.home = home
         self.project = project
         self.refused: list[dict[str, Any]] = []  # intents nobody here could answer
-        # Every provider credential smith has read (or reads later) is redacted from what
-        # the client, most often a model, is sent (smith.providers.watch_credentials).
-        from smith.providers import watch_credentials
-        from smith.runtime import SecretProxy
-
-        self.secrets = SecretProxy()
-        watch_credentials(self.secrets.protect)
+        session = host.session
         self.server: Server[Any] = Server(
             "smith",
             version=version,
@@ -141,15 +125,14 @@ class SmithMcp:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)], is_error=True
             )
-        result = outcome.result
-        text = str(self.secrets.redact(result.text))
+        result = outcome.result  # masked by the host
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)],
+            content=[types.TextContent(type="text", text=result.text)],
             structured_content={
                 "ok": result.ok,
                 "outcome": outcome.outcome,
                 "mutation": result.mutation,
-                "details": self.secrets.redact(result.details),
+                "details": result.details,
                 "effect": outcome.effect_id,
                 "session": self.session.id,
             },
@@ -159,9 +142,7 @@ class SmithMcp:
     async def run(self, ctx: ServerRequestContext[Any], spec: ToolSpec, args: object) -> Outcome:
         """Run one call in a worker thread on the effect boundary; a cancelled request
         stops the tool and waits (bounded) for it to record how it ended."""
-        from smith.effects import run_tool
-
-        call = self.context.for_call()
+        call = self.host.context.for_call()
         call_id = f"mcp-{ctx.request_id}"
 
         def progress(update: dict[str, object]) -> None:  # from the tool's thread
@@ -182,7 +163,7 @@ class SmithMcp:
 
         def work() -> Outcome:
             try:
-                return run_tool(self.journal, spec, args, call, cause={"mcp": call_id})
+                return self.host.run(spec, args, call=call, cause={"mcp": call_id})
             finally:
                 finished.set()
 

@@ -15,7 +15,7 @@ and recorded first); 2 when the configuration or model is unusable before it sta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
@@ -35,53 +35,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import asyncio
-    import time
 
-    from smith.runtime._setup import DEMO_BANNER, model_setting, named_session, runtime_options
-    from smith.session import SessionStore
+    from smith.runtime import DEMO_BANNER, build
     from smith.text import inert
 
-    # Relative: installed, frontends/ is smith.frontends (eval shares its set-up helpers).
-    from ..eval import load_secrets, log_to  # noqa: TID252
     from ._io import protocol_output
     from ._server import Server
 
     write = protocol_output(ctx.stdout)  # first: nothing else may reach stdout from here
-    config = ctx.config()
-    model, is_demo = model_setting(config)
-    if is_demo:
+    # Everything is checked before anything is created (smith.runtime.build).
+    assembly = build(ctx.config(), cwd=ctx.cwd, surface="rpc", warn=ctx.print_diagnostic,
+                     env=ctx.env)  # fmt: skip
+    if assembly.is_demo:
         print(DEMO_BANNER, file=ctx.stderr)
-    options = runtime_options(config)  # checked before anything is created
-    secrets = load_secrets(config, ctx)
-    log_to(ctx.stderr, secrets, debug=config["debug"] is True)
+    assembly.log_to(ctx.stderr)
     if args.session:
-        session = named_session(config, args.session)
+        session = assembly.named_session(args.session)
         assert session is not None
     else:
-        name = f"rpc {time.strftime('%Y-%m-%d %H:%M:%S')}"
-        session = SessionStore(config.home).create(name=name, cwd=config.project_root)
+        session = assembly.new_session("rpc")
     print(inert(f"smith: session {session.name} ({session.id})"), file=ctx.stderr)
 
     def make_runtime(session: Session, model: str, thinking: str) -> Runtime:
-        from smith.effects import EffectJournal, builtin_tools
-        from smith.runtime import Runtime
-        from smith.runtime._setup import tool_context
-
-        EffectJournal(session).reconcile()
-        kw: dict[str, Any] = {**options, "thinking": thinking}
-        return Runtime(
-            session,
-            model=model,
-            tools=list(builtin_tools().values()),
-            context=tool_context(config, ctx.cwd, session),
-            secrets=secrets,
-            surface="rpc",
-            **kw,
-        )
+        return assembly.runtime(session, model=model, thinking=thinking)
 
     try:
-        server = Server(config, ctx.env, session, make_runtime, write, model=model,
-                        thinking=str(options["thinking"]))  # fmt: skip
+        server = Server(assembly.config, ctx.env, session, make_runtime, write,
+                        model=assembly.model, thinking=assembly.thinking)  # fmt: skip
     except BaseException:
         session.close()
         raise

@@ -195,7 +195,7 @@ async def session_switch(server: Server, session: str) -> object:
 @method("session.fork", Param("entry", "string"), Param("name", "string"))
 async def session_fork(server: Server, entry: str | None = None, name: str | None = None) -> object:
     from smith.session import SessionStore
-    from smith.session._session import _session_id
+    from smith.session._session import new_session_id
 
     _idle(server, "session.fork")
     current = server.session
@@ -204,7 +204,7 @@ async def session_fork(server: Server, entry: str | None = None, name: str | Non
             current.entry(entry)
         except SmithError as exc:
             raise invalid(exc) from None
-    new_id = _session_id()
+    new_id = new_session_id()
     path = SessionStore(server.config.home).path_for(new_id, server.config.project_root)
     forked = current.fork(path, at=entry or current.leaf, id=new_id,
                           name=name or f"fork of {current.name or current.id}")  # fmt: skip

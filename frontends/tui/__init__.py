@@ -14,10 +14,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from smith.diagnostics import DiagnosticKind, Source
+from smith.diagnostics import DiagnosticKind, SmithError, Source
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from smith.cli._main import Context
+    from smith.diagnostics import Diagnostic
+    from smith.runtime import Assembly
     from smith.session import Session
 
 NO_SESSION = DiagnosticKind(
@@ -41,7 +45,7 @@ NO_TERMINAL = DiagnosticKind(
 def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     import sys
 
-    from smith.runtime._setup import DEMO_BANNER, model_setting, runtime_options
+    from smith.runtime import DEMO_BANNER, build
 
     # textual-serve runs the app over pipes with its own driver (smith web): allowed.
     if not os.environ.get("TEXTUAL_DRIVER"):
@@ -51,46 +55,36 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
                                         which=name)  # fmt: skip
     config = ctx.config()
     _terminal_settings(config)  # before Textual is imported: it reads them once
-    runtime_kw = runtime_options(config)
-    model, is_demo = model_setting(config)
-    session = _open_session(ctx, options)
+    # Warnings before the app runs are shown when it opens; later ones, in it.
+    notices: list[str] = []
+    tell: list[Callable[[Diagnostic], None]] = []
+
+    def warn(diagnostic: Diagnostic) -> None:
+        if tell:
+            tell[0](diagnostic)
+        else:
+            notices.append(diagnostic.render())
+
+    # Everything is checked before anything is created (smith.runtime.build).
+    assembly = build(config, cwd=ctx.cwd, surface="tui", warn=warn, env=ctx.env)
+    _log_file(assembly)
+    session = _open_session(assembly, options)
     from smith import memory
 
     from ._app import SmithApp
     from ._models import catalog_choices
 
-    def make_runtime(session: Session) -> Any:
-        from smith.effects import EffectJournal, builtin_tools
-        from smith.runtime import Runtime, SecretProxy
-        from smith.runtime._setup import tool_context
-
-        EffectJournal(session).reconcile()
-        secrets = SecretProxy.from_environment(
-            [str(v) for v in config["secrets.env"]],  # type: ignore[attr-defined]
-            os.environ,
-        )
-        return Runtime(
-            session,
-            model=model,
-            tools=list(builtin_tools().values()),
-            context=tool_context(config, ctx.cwd, session),
-            secrets=secrets,
-            surface="tui",
-            **runtime_kw,
-        )
-
-    notices = [DEMO_BANNER] if is_demo else []
-    if (damaged := session.damage_warning()) is not None:
-        notices.append(damaged.render())
+    if assembly.is_demo:
+        notices.insert(0, DEMO_BANNER)
     keys = {
         action: str(config[f"tui.keys.{action}"])
         for action in ("abort", "quit", "latest", "palette", "help", "search", "expand")
         if config[f"tui.keys.{action}"]
     }
     app = SmithApp(
-        make_runtime,
+        assembly.runtime,
         session,
-        banner="\n".join(notices) or None,
+        banner=None,
         prompt=prompt,
         keys=keys,
         theme=str(config["tui.theme"]) if config["tui.theme"] else None,
@@ -99,11 +93,22 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         show_memory=memory.enabled(),  # --memory-accounting / SMITH_MEMORY_ACCOUNTING=1
         debug=config["debug"] is True,
     )
+    tell.append(lambda d: app.tell(d.render(), error=True))
+    app.banner = "\n".join(notices) or None
     try:
         code = app.run(mouse=config["tui.mouse"] is True)
     finally:
         app.session.close()
     return int(code or app.return_code or 0)  # 1 after an internal error
+
+
+def _log_file(assembly: Assembly) -> None:
+    """The app owns the terminal: smith's log records go to $SMITH_HOME/logs/smith.log,
+    masked as in every mode."""
+    path = os.path.join(assembly.config.home, "logs")
+    os.makedirs(path, exist_ok=True)
+    stream = open(os.path.join(path, "smith.log"), "a", encoding="utf-8")  # noqa: SIM115
+    assembly.log_to(stream, fmt="%(asctime)s smith: %(levelname)s: %(name)s: %(message)s")
 
 
 def _terminal_settings(config: Any) -> None:
@@ -129,16 +134,15 @@ class Sessions:
         self.project = project
 
     def new(self) -> Session:
-        import time
+        from smith.runtime import session_name
 
-        return self.store.create(name=f"smith {time.strftime('%Y-%m-%d %H:%M')}",
-                                 cwd=self.project)  # fmt: skip
+        return self.store.create(name=session_name("smith"), cwd=self.project)
 
     def latest(self) -> Session | None:
         from smith.session import Session
 
-        paths = self.store.paths_for_project(self.project)
-        return Session.open(max(paths, key=os.path.getmtime)) if paths else None
+        paths = self.store.paths_for_project(self.project)  # newest first
+        return Session.open(paths[0]) if paths else None
 
     def open(self, id: str) -> Session:
         from smith.session import Session
@@ -160,37 +164,33 @@ class Sessions:
         return out
 
     def fork(self, session: Session) -> Session:
-        from smith.session._session import _session_id
+        from smith.session import new_session_id
 
-        new_id = _session_id()
+        new_id = new_session_id()
         path = self.store.path_for(new_id, self.project)
         return session.fork(path, at=session.leaf, name=f"fork of {session.name}", id=new_id)
 
 
-def _open_session(ctx: Context, options: dict[str, Any]) -> Session:
-    from smith.runtime._setup import named_session, session_path
-    from smith.session import Session, SessionStore
+def _open_session(assembly: Assembly, options: dict[str, Any]) -> Session:
+    from smith.session import Session
 
-    config = ctx.config()
-    store = SessionStore(config.home)
     if options.get("resume"):
-        return Session.open(session_path(config, str(options["resume"])))
+        return Session.open(assembly.find_session(str(options["resume"])))
     if options.get("session"):
-        found = named_session(config, str(options["session"]))
+        found = assembly.named_session(str(options["session"]))
         assert found is not None
         return found
     if options.get("continue"):
-        paths = store.paths_for_project(config.project_root)
-        if not paths:
+        try:
+            return assembly.latest_session()
+        except SmithError as exc:
+            if exc.diagnostic.code != "session.none-in-project":
+                raise
+            project = assembly.config.project_root
             raise NO_SESSION.error(
-                value=config.project_root,
-                source=Source("flag", "--continue"),
-                project=config.project_root,
-            )
-        return Session.open(max(paths, key=os.path.getmtime))
-    import time
-
-    return store.create(name=f"smith {time.strftime('%Y-%m-%d %H:%M')}", cwd=config.project_root)
+                value=project, source=Source("flag", "--continue"), project=project
+            ) from None
+    return assembly.new_session("smith")
 
 
 def play_replay(

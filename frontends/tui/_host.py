@@ -193,11 +193,9 @@ class CommandHostMixin:
                     self._unwatch()  # its last events are not about the new session
                     await old_runtime.close()
                 old_session.close()
-                self._attach_runtime()
                 self._reload_transcript()
+                self._attach_runtime()  # says what it found: damage, unknown effects
                 self.tell(f"session {session.name or session.id}")
-                if (damaged := session.damage_warning()) is not None:
-                    self.tell(damaged.render(), error=True)  # as when it opens the app
             finally:
                 self._switching = False
 

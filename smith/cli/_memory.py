@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from smith.cli._main import Context
+    from smith.runtime import Assembly
     from smith.session import Session
 
 COLUMNS = ("scope", "kind", "state", "count", "blocks", "allocated", "live", "peak", "hits")
@@ -32,7 +33,7 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
     import tempfile
 
     from smith import memory
-    from smith.runtime._setup import model_setting, runtime_options
+    from smith.runtime import build
     from smith.session import SessionStore
 
     if memory.install():  # `smith debug memory` turns it on at start; not in-process callers
@@ -41,8 +42,7 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
         raise memory.MEMORY_UNAVAILABLE.error()
     text = " ".join(args.prompt)
     config = ctx.config()
-    model, _ = model_setting(config)
-    options = runtime_options(config)
+    assembly = build(config, cwd=ctx.cwd, surface="library", warn=ctx.print_diagnostic, env=ctx.env)
     parent = os.path.join(config.home, "tmp")
     os.makedirs(parent, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="memory-", dir=parent)
@@ -52,7 +52,7 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
     log.addHandler(mute)
     try:
         with SessionStore(scratch).create(name="debug memory", cwd=config.project_root) as s:
-            stop = asyncio.run(_one_prompt(ctx, s, model, text, options))
+            stop = asyncio.run(_one_prompt(assembly, s, text))
     finally:
         log.removeHandler(mute)
         log.propagate = propagate
@@ -71,24 +71,8 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-async def _one_prompt(
-    ctx: Context, session: Session, model: str, text: str, options: dict[str, Any]
-) -> str:
-    from smith.effects import builtin_tools
-    from smith.runtime import Runtime, SecretProxy
-    from smith.runtime._setup import tool_context
-
-    config = ctx.config()
-    listed = config["secrets.env"]
-    names = [str(n) for n in listed] if isinstance(listed, list) else []
-    runtime = Runtime(
-        session,
-        model=model,
-        tools=list(builtin_tools().values()),
-        context=tool_context(config, ctx.cwd, session),
-        secrets=SecretProxy.from_environment(names, os.environ),
-        **options,
-    )
+async def _one_prompt(assembly: Assembly, session: Session, text: str) -> str:
+    runtime = assembly.runtime(session)
     final: dict[str, Any] = {}
     runtime.on_event(lambda ev: final.update(ev) if ev["type"] == "agent_end" else None)
     try:

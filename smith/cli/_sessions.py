@@ -211,12 +211,12 @@ def _import(args: argparse.Namespace, ctx: Context) -> int:
 
 def _fork(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session import Session
-    from smith.session._session import _session_id
+    from smith.session._session import new_session_id
 
     store = _store(ctx)
     source = Session.load(_find(ctx, args.id))
     at = source.entry(args.at).id if args.at is not None else source.leaf
-    new_id = _session_id()
+    new_id = new_session_id()
     path = store.path_for(new_id, str(source.info.get("cwd") or ""))
     source.fork(path, at=at, name=args.name, id=new_id).close()
     ctx.out(f"forked {source.id} at {at or '(the empty start)'} into {new_id}")

@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     import argparse
 
     from smith.cli._main import Context
-    from smith.session import Session
 
 UNKNOWN_TOOL = DiagnosticKind(
     "cli.unknown-tool",
@@ -25,14 +24,6 @@ BAD_ARGS = DiagnosticKind(
     what="the tool arguments are not a JSON object: {reason}",
     why="tools take their arguments as one JSON object, as a model would send them",
     fix='quote it for the shell, e.g. smith tools run read \'{{"path": "README.md"}}\'',
-)
-UNKNOWN_EFFECT = DiagnosticKind(
-    "tools.unknown-effect",
-    severity="warning",
-    what="effect {effect} ({name}) has no recorded completion: its outcome is unknown",
-    why="the process running it stopped before recording what happened; smith never re-runs "
-    "such an effect by itself",
-    fix="check what it would have changed ({summary}) and run it again by hand if needed",
 )
 
 
@@ -72,18 +63,9 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _session(ctx: Context, wanted: str | None) -> Session:
-    """The named session of this project (created on first use), open for writing."""
-    from smith.runtime._setup import named_session
-
-    session = named_session(ctx.config(), wanted or "manual")
-    assert session is not None
-    return session
-
-
 def _run(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.effects import EffectJournal, JournalError, builtin_tools, run_tool
-    from smith.runtime._setup import tool_context
+    from smith.effects import JournalError, builtin_tools
+    from smith.runtime import build
 
     tools = builtin_tools()
     spec = tools.get(args.name)
@@ -109,21 +91,17 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
             source=Source("argument", args.args),
             reason=f"got {type(tool_args).__name__}",
         )
-    config = ctx.config()
-    with _session(ctx, args.session) as session:
-        journal = EffectJournal(session)
-        for intent in journal.reconcile():
-            inp = intent.get("input")
-            summary = json.dumps(inp)[:120] if inp else "its input"
-            ctx.print_diagnostic(
-                UNKNOWN_EFFECT(
-                    effect=intent.get("effect"), name=intent.get("name"), summary=summary
-                )
-            )
-        tool_ctx = tool_context(config, ctx.cwd, session)
+    assembly = build(ctx.config(), cwd=ctx.cwd, surface="tools", warn=ctx.print_diagnostic,
+                     model=False, env=ctx.env)  # fmt: skip
+    session = assembly.named_session(args.session or "manual")
+    assert session is not None
+    with session:
+        # The same host as MCP's: journaled, secrets restored for bash and masked in what
+        # is recorded and shown, snapshotted around a change so `smith undo` takes it back.
+        host = assembly.tool_host(session)
         try:
             with _aborts_on_termination():
-                outcome = run_tool(journal, spec, tool_args, tool_ctx, cause={"manual": True})
+                outcome = host.run(spec, tool_args, cause={"manual": True})
         except JournalError as exc:
             ctx.print_diagnostic(exc.error.diagnostic)
             return 1

@@ -5,27 +5,68 @@ secrets. See `Runtime` and docs/events.md.
     runtime = Runtime(session, model="scripted:script.json", tools=tools, context=ctx)
     runtime.prompt("hello")
     await runtime.wait_idle()
+
+Every mode assembles its runtime the same way, from configuration (`build`, `Assembly`):
+
+    assembly = build(config, cwd=cwd, surface="eval", warn=print_diagnostic)
+    runtime = assembly.runtime(assembly.new_session("eval"))
 """
 
+from smith.runtime._build import (
+    MISSING_SECRET,
+    REJECTED_SECRET,
+    UNKNOWN_EFFECT,
+    Assembly,
+    build,
+    session_name,
+)
 from smith.runtime._context import ContextPolicy
 from smith.runtime._cost import CostMeter
 from smith.runtime._events import TYPES as EVENT_TYPES
 from smith.runtime._events import Event
 from smith.runtime._generation import Generation
+from smith.runtime._host import AUTHORISED, ToolHost
 from smith.runtime._runtime import DEFAULT_SYSTEM_PROMPT, THINKING_LEVELS, Limits, Runtime
-from smith.runtime._secrets import SecretProxy
+from smith.runtime._secrets import RedactingFilter, SecretProxy
+from smith.runtime._setup import (
+    DEMO_BANNER,
+    entered_name,
+    model_setting,
+    named_session,
+    registry,
+    runtime_options,
+    session_path,
+    tool_context,
+)
 from smith.runtime._steps import truncate
 
 __all__ = [
+    "AUTHORISED",
     "DEFAULT_SYSTEM_PROMPT",
+    "DEMO_BANNER",
     "EVENT_TYPES",
+    "MISSING_SECRET",
+    "REJECTED_SECRET",
     "THINKING_LEVELS",
+    "UNKNOWN_EFFECT",
+    "Assembly",
     "ContextPolicy",
     "CostMeter",
     "Event",
     "Generation",
     "Limits",
+    "RedactingFilter",
     "Runtime",
     "SecretProxy",
+    "ToolHost",
+    "build",
+    "entered_name",
+    "model_setting",
+    "named_session",
+    "registry",
+    "runtime_options",
+    "session_name",
+    "session_path",
+    "tool_context",
     "truncate",
 ]

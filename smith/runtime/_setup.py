@@ -151,9 +151,10 @@ def context_policy(config: Config) -> ContextPolicy:
     raise BAD_WINDOW.error(value=text, source=origin.source, window=text, where=str(origin.source))
 
 
-def runtime_options(config: Config) -> dict[str, Any]:
+def runtime_options(config: Config, *, check_model: bool = True) -> dict[str, Any]:
     """Runtime keyword arguments from configuration (limits, policies, sampling, file
-    history)."""
+    history); `check_model`: resolve the model first, so a bad one fails before anything
+    runs (modes that run no model, such as MCP, skip it)."""
     from smith import memory
     from smith.providers import read_credentials
     from smith.runtime import Limits
@@ -175,8 +176,9 @@ def runtime_options(config: Config) -> dict[str, Any]:
     # Every credential smith could use is read, and so registered, before the runtime
     # exists: its secret proxy redacts them all (smith.providers.read_credentials).
     read_credentials(models.env, config.home, config)
-    model, _ = model_setting(config)
-    models.resolve(model, source=config.origin("model").source)  # fail before anything runs
+    if check_model:
+        model, _ = model_setting(config)
+        models.resolve(model, source=config.origin("model").source)  # fail before anything runs
     return {
         "resolve": models.resolve,
         "thinking": str(config["thinking"]),

@@ -22,6 +22,7 @@ from smith.providers._failover import Group
 from smith.runtime._compaction import context_limit
 from smith.runtime._context import apply_policy
 from smith.runtime._events import event
+from smith.runtime._host import AUTHORISED
 from smith.session import calls_pair
 from smith.session._session import new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from smith.runtime._runtime import Limits, Runtime
 
 log = logging.getLogger("smith.runtime")
-
-AUTHORISED = frozenset({"bash"})  # tools that may see restored secrets (their processes)
 
 
 def add_user(rt: Runtime, text: str, *, queued: str | None = None) -> None:

@@ -13,7 +13,7 @@ JSONL is for inspection and interchange only (`dump`, `import_jsonl`).
 from smith.session._codec import content_size
 from smith.session._jsonl import dump, import_jsonl
 from smith.session._pairing import calls_pair, pair_calls
-from smith.session._session import Entry, Session
+from smith.session._session import Entry, Session, new_id, new_session_id
 from smith.session._store import SessionStore
 
 KINDS = (
@@ -42,5 +42,7 @@ __all__ = [
     "content_size",
     "dump",
     "import_jsonl",
+    "new_id",
+    "new_session_id",
     "pair_calls",
 ]

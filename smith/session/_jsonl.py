@@ -200,7 +200,7 @@ def import_jsonl(
 ) -> Session:
     """Create a session from a JSONL file; every line is checked before anything is
     written, and the file is published atomically."""
-    from smith.session._session import EXISTS, _session_id
+    from smith.session._session import EXISTS, new_session_id
 
     reader = _Reader(path)
     reader.read()
@@ -210,7 +210,7 @@ def import_jsonl(
     if leaf is not None and (not isinstance(leaf, str) or leaf not in reader.seen):
         reader.lineno = 1
         reader.fail(f"the header's leaf {json.dumps(leaf)[:60]} is not an entry of this file")
-    sid = str(header["id"]) if keep_id else _session_id()
+    sid = str(header["id"]) if keep_id else new_session_id()
     if store.exists(sid):
         raise EXISTS.error(value=sid, source=Source("file", f"{path}:1"), id=sid)
     info: dict[str, object] = {

@@ -101,7 +101,7 @@ def new_id(nbytes: int = 4) -> str:
     return os.urandom(nbytes).hex()
 
 
-def _session_id() -> str:
+def new_session_id() -> str:
     """Sortable by creation time, unique in practice: 20261130-031500-a1b2c3."""
     return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{new_id(3)}"
 
@@ -223,7 +223,7 @@ class Session:
     ) -> Session:
         info: dict[str, object] = {
             "version": FORMAT_VERSION,
-            "id": id or _session_id(),
+            "id": id or new_session_id(),
             "name": name,
             "created": now_ms() if created is None else created,
             "cwd": cwd,
@@ -555,7 +555,7 @@ class Session:
         """A new session file with every branch of this one and the same selected leaf."""
         info = {
             **self.info,
-            "id": id or _session_id(),
+            "id": id or new_session_id(),
             "created": now_ms(),
             "name": self.name if name is None else name,
             "cloned_from": self.id,
@@ -586,7 +586,7 @@ class Session:
         target = at or self.leaf
         info = {
             **self.info,
-            "id": id or _session_id(),
+            "id": id or new_session_id(),
             "name": self.name if name is None else name,
             "created": now_ms(),
             "forked_from": self.id,

@@ -1,0 +1,274 @@
+"""The one assembly of a runtime from configuration, shared by every mode.
+
+    assembly = build(config, cwd=cwd, surface="eval", warn=print_diagnostic)
+    session = assembly.new_session("eval 2026-12-02 prompt")
+    runtime = assembly.runtime(session)        # the agent loop over it
+    host = assembly.tool_host(session)         # or: tools run outside a turn (MCP, tools run)
+
+`build` checks everything a run depends on before anything is created (the model and its
+route, the context policy, the limits), reads every credential (so the secret proxy
+redacts them all), registers the secrets of `secrets.env` (what cannot be protected is
+warned about, in every mode), and keeps the plugin list. Every mode then gets its
+runtime, tool host, sessions and log handler from the assembly, so the modes cannot
+drift apart: the same secrets, snapshots, confinement and redaction everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import DiagnosticKind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import TextIO
+
+    from smith.config import Config
+    from smith.diagnostics import Diagnostic, Surface
+    from smith.effects import ToolSpec
+    from smith.runtime._host import ToolHost
+    from smith.runtime._runtime import Runtime
+    from smith.runtime._secrets import SecretProxy
+    from smith.sdk import Plugin
+    from smith.session import Session, SessionStore
+
+    Warn = Callable[[Diagnostic], None]
+
+MISSING_SECRET = DiagnosticKind(
+    "secrets.missing",
+    severity="warning",
+    what="the secret variable {name} (from secrets.env) is not set",
+    why="only variables that are set can be kept out of requests and records",
+    fix="set {name} in the environment, or remove it from secrets.env",
+)
+REJECTED_SECRET = DiagnosticKind(
+    "secrets.rejected",
+    severity="warning",
+    what="the secret variable {name} (from secrets.env) cannot be protected: {reason}",
+    why="a secret is replaced wherever its value appears, which needs a usable name and a "
+    "value long enough not to match ordinary text",
+    fix="rename or lengthen it, or remove {name} from secrets.env; until then its value is "
+    "NOT kept out of requests and records",
+)
+UNKNOWN_EFFECT = DiagnosticKind(
+    "tools.unknown-effect",
+    severity="warning",
+    what="effect {effect} ({name}) has no recorded completion: its outcome is unknown",
+    why="the process running it stopped before recording what happened; smith never re-runs "
+    "such an effect by itself",
+    fix="check what it would have changed ({summary}) and run it again by hand if needed",
+)
+NO_PROJECT_SESSION = DiagnosticKind(
+    "session.none-in-project",
+    what="this project ({project}) has no sessions yet",
+    why="this opens the project's most recent session, and it has none yet",
+    fix='run a prompt first (`smith` or `smith eval "..."`), or `smith sessions list --all` '
+    "to find a session of another project",
+)
+
+
+def _ignore(diagnostic: Diagnostic) -> None:
+    pass
+
+
+def session_name(label: str, detail: str = "") -> str:
+    return f"{label} {time.strftime('%Y-%m-%d %H:%M:%S')} {detail}".strip()
+
+
+class Assembly:
+    """What every mode builds its runtime, tool host and sessions from (see `build`)."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        cwd: str,
+        surface: Surface,
+        secrets: SecretProxy,
+        options: dict[str, Any],
+        model: str,
+        is_demo: bool,
+        plugins: Sequence[Plugin],
+        warn: Warn,
+    ) -> None:
+        self.config = config
+        self.cwd = cwd
+        self.surface: Surface = surface
+        self.secrets = secrets
+        self.options = options  # Runtime keyword arguments (limits, policies, history)
+        self.model = model
+        self.is_demo = is_demo  # no model configured: the offline demo model
+        self.plugins = tuple(plugins)
+        self.warn = warn
+
+    @property
+    def thinking(self) -> str:
+        return str(self.options["thinking"])
+
+    # -- sessions ---------------------------------------------------------------------
+
+    def store(self) -> SessionStore:
+        from smith.session import SessionStore
+
+        return SessionStore(self.config.home, warn=self.warn)
+
+    def new_session(self, label: str, detail: str = "") -> Session:
+        """A new session of this project named for `label`, the time and `detail` ('eval
+        2026-12-02 18:30:05 what does it do'): a generated name is a label, never a key
+        by which a later run reopens it."""
+        return self.store().create(name=session_name(label, detail),
+                                   cwd=self.config.project_root)  # fmt: skip
+
+    def named_session(self, name: str, *, create: bool = True) -> Session | None:
+        """This project's session called `name` (or with that id, or an id prefix in any
+        project), open for writing; created when there is none and `create`."""
+        from smith.runtime._setup import named_session
+
+        return named_session(self.config, name, create=create, warn=self.warn)
+
+    def find_session(self, which: str) -> str:
+        """The file of the session `which` names (the lookup of every command that takes
+        a session); raises session.not-found or session.ambiguous."""
+        from smith.runtime._setup import session_path
+
+        return session_path(self.config, which, warn=self.warn)
+
+    def latest_session(self) -> Session:
+        """This project's most recently written session, open for writing."""
+        from smith.session import Session
+
+        paths = self.store().paths_for_project(self.config.project_root)  # newest first
+        if not paths:
+            raise NO_PROJECT_SESSION.error(value=self.config.project_root, project=self.config.project_root)
+        return Session.open(paths[0])
+
+    # -- what runs over a session -------------------------------------------------------
+
+    def tools(self) -> list[ToolSpec]:
+        from smith.effects import builtin_tools
+
+        return list(builtin_tools().values())
+
+    def prepare(self, session: Session) -> None:
+        """Before anything runs in `session`: effects an earlier process left unfinished
+        are recorded as unknown (never re-run) and said; damage read in it is said."""
+        import json
+
+        from smith.effects import EffectJournal
+
+        for intent in EffectJournal(session).reconcile():
+            inp = intent.get("input")
+            summary = json.dumps(inp)[:120] if inp else "its input"
+            effect, name = intent.get("effect"), intent.get("name")
+            self.warn(UNKNOWN_EFFECT(effect=effect, name=name, summary=summary))
+        if (damaged := session.damage_warning()) is not None:
+            self.warn(damaged)
+
+    def runtime(
+        self, session: Session, *, model: str | None = None, thinking: str | None = None
+    ) -> Runtime:
+        """The agent loop over `session` (prepared first), with this assembly's tools,
+        secrets, plugins, limits and file history."""
+        from smith.runtime._runtime import Runtime
+        from smith.runtime._setup import tool_context
+
+        self.prepare(session)
+        options = dict(self.options)
+        if thinking is not None:
+            options["thinking"] = thinking
+        return Runtime(
+            session,
+            model=model or self.model,
+            tools=self.tools(),
+            context=tool_context(self.config, self.cwd, session),
+            secrets=self.secrets,
+            plugins=self.plugins,
+            surface=self.surface,
+            **options,
+        )
+
+    def tool_host(self, session: Session) -> ToolHost:
+        """Tools run outside a model turn (MCP, `smith tools run`), each as a recorded
+        effect with snapshots around it, so `smith undo` takes its change back."""
+        from smith.runtime._host import ToolHost
+        from smith.runtime._setup import tool_context
+        from smith.vcs import FileHistory
+
+        self.prepare(session)
+        context = tool_context(self.config, self.cwd, session)
+        settings = self.options["history"]
+        history = FileHistory(settings, session, context.root) if settings.enabled else None
+        tools = {t.name: t for t in self.tools()}
+        return ToolHost(session, tools, context, self.secrets, history=history, warn=self.warn)
+
+    # -- logs ----------------------------------------------------------------------------
+
+    def log_to(self, stream: TextIO, *, name: str = "smith", fmt: str | None = None) -> None:
+        """smith's log records (and those of `name`'s loggers) on `stream`, with
+        credentials and registered secrets masked; DEBUG with --debug, else WARNING."""
+        from smith.diagnostics import log_formatter
+        from smith.runtime._secrets import RedactingFilter
+
+        debug = self.config["debug"] is True
+        handler = logging.StreamHandler(stream)
+        handler.set_name("smith-assembly")
+        text = fmt or "smith: %(levelname)s: %(message)s"
+        handler.setFormatter(log_formatter(text, debug=debug))
+        handler.addFilter(RedactingFilter(self.secrets))
+        for logger_name in dict.fromkeys(("smith", name)):
+            log = logging.getLogger(logger_name)
+            for old in [h for h in log.handlers if h.get_name() == "smith-assembly"]:
+                log.removeHandler(old)
+            log.addHandler(handler)
+            log.setLevel(logging.DEBUG if debug else logging.WARNING)
+            log.propagate = False
+
+
+def build(
+    config: Config,
+    *,
+    cwd: str,
+    surface: Surface,
+    warn: Warn | None = None,
+    plugins: Sequence[Plugin] = (),
+    model: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> Assembly:
+    """The assembly of `config` for one mode (`surface`): everything checked before
+    anything is created (raises SmithError with the diagnostic); warnings (secrets that
+    cannot be protected, unknown effects, damage) go to `warn`. `model`: whether the mode
+    runs a model (MCP and `tools run` do not: a model setting cannot stop them). `env`:
+    where the secrets of `secrets.env` are read (default: the process's environment)."""
+    from smith.runtime._secrets import SecretProxy
+    from smith.runtime._setup import model_setting, runtime_options
+
+    say = warn or _ignore
+    # Reads every credential, so the proxy redacts them all.
+    options = runtime_options(config, check_model=model)
+    setting, is_demo = model_setting(config) if model else ("", False)
+    names = config["secrets.env"]
+    secrets = SecretProxy.from_environment(
+        [str(n) for n in names] if isinstance(names, list) else [],
+        os.environ if env is None else env,
+    )
+    for name in secrets.missing:
+        say(MISSING_SECRET(name=name))
+    for name, reason in secrets.rejected.items():
+        say(REJECTED_SECRET(name=name, reason=reason))
+    return Assembly(
+        config,
+        cwd=cwd,
+        surface=surface,
+        secrets=secrets,
+        options=options,
+        model=setting,
+        is_demo=is_demo,
+        plugins=plugins,
+        warn=say,
+    )
+
+
+__all__ = ["Assembly", "build"]

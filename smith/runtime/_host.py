@@ -1,0 +1,99 @@
+"""The tool host: tools run outside a model turn, with everything a turn gives them.
+
+`smith mcp` and `smith tools run` call tools directly; each call goes through here so
+that it is what a call in a turn is: validated and journaled before and after it runs
+(smith.effects.run_tool), confined to the project (the ToolContext), with registered
+secrets restored only for bash and masked in every result and record (the secret
+proxy), and, when it may change files, snapshotted before and after (smith.vcs), so
+`smith undo` takes its change back like a turn's. Each call is one unit of undo.
+
+    host = assembly.tool_host(session)
+    outcome = host.run(spec, {"path": "a.txt", "content": "x"}, cause={"manual": True})
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from smith.diagnostics import Diagnostic
+    from smith.effects import Outcome, ToolContext, ToolSpec
+    from smith.runtime._secrets import SecretProxy
+    from smith.session import Session
+    from smith.vcs import FileHistory
+
+AUTHORISED = frozenset({"bash"})  # tools that may see restored secrets (their processes)
+
+
+class ToolHost:
+    def __init__(
+        self,
+        session: Session,
+        tools: Mapping[str, ToolSpec],
+        context: ToolContext,
+        secrets: SecretProxy,
+        *,
+        history: FileHistory | None,
+        warn: Callable[[Diagnostic], None],
+    ) -> None:
+        from smith.effects import EffectJournal
+        from smith.providers import watch_credentials
+
+        self.session = session
+        self.tools = dict(tools)
+        self.context = context
+        self.secrets = secrets
+        self.history = history
+        self.warn = warn
+        self.journal = EffectJournal(session)
+        # Every credential read in this process, now or later, is masked like a secret.
+        watch_credentials(secrets.protect)
+        secrets.record(session)
+
+    def run(
+        self,
+        spec: ToolSpec,
+        args: object,
+        *,
+        call: ToolContext | None = None,
+        cause: dict[str, object] | None = None,
+    ) -> Outcome:
+        """Run one call (blocking: from a worker thread when there is a loop). `call`: a
+        context made by `self.context.for_call()` when the caller needs its cancellation
+        flag or progress callback. The result returned is masked; JournalError when the
+        session cannot record the call."""
+        from smith.effects import Outcome, ToolResult, run_tool
+
+        ctx = call if call is not None else self.context.for_call()
+        ctx.mask = self.secrets  # output saved to a file is masked as the result is
+        prepare = None
+        if spec.name in AUTHORISED:
+            ctx.env = {**ctx.env, **self.secrets.env()}
+            prepare = self.secrets.restore_args
+        snapshots = self.history is not None and spec.mutating
+        base = self._snapshot("before", None, cause) if snapshots else ""
+        try:
+            outcome = run_tool(self.journal, spec, args, ctx, cause=cause, prepare=prepare)
+        finally:
+            if base:  # what the call changed, against the files before it
+                self._snapshot("after", base, cause)
+        result = outcome.result
+        masked = ToolResult(
+            str(self.secrets.redact(result.text)),
+            details=self.secrets.redact(result.details),  # type: ignore[arg-type]
+            mutation=result.mutation,
+            ok=result.ok,
+        )
+        return Outcome(masked, outcome.effect_id, outcome.outcome)
+
+    def _snapshot(self, phase: str, base: str | None, cause: dict[str, object] | None) -> str:
+        assert self.history is not None
+        snap = self.history.snapshot(phase, base=base, cause=dict(cause or {}))
+        for warning in snap.warnings:
+            self.warn(warning)
+        return snap.tree or ""
+
+
+__all__ = ["AUTHORISED", "ToolHost"]
