@@ -129,6 +129,8 @@ class Runtime:
         builtin: Plugin = importlib.import_module("smith.plugins.queue").PLUGIN
         self.plugins = (builtin, *plugins)
         self.handled = frozenset(t for p in self.plugins for t in p.handlers)  # event types
+        self.entries_at_start = len(session)  # 0: a new session (session_start says)
+        self.session_started = False
         self.cost = CostMeter()
         self._resolve = resolve or (resolve_model)
         _check_thinking(thinking)

@@ -22,6 +22,7 @@ from smith.providers._failover import Group
 from smith.runtime._compaction import context_limit
 from smith.runtime._context import apply_policy
 from smith.runtime._events import event
+from smith.runtime._hooks import present, review_calls
 from smith.runtime._response import Response
 from smith.session import calls_pair
 from smith.session._session import new_id
@@ -36,13 +37,18 @@ log = logging.getLogger("smith.runtime")
 AUTHORISED = frozenset({"bash"})  # tools that may see restored secrets (their processes)
 
 
-def add_user(rt: Runtime, text: str, *, queued: str | None = None) -> None:
+def add_user(
+    rt: Runtime, text: str, *, queued: str | None = None, transformed: dict[str, str] | None = None
+) -> None:
     # The one way a prompt enters, whatever gave it (argument, stdin, RPC, TUI, library):
-    # what cannot be encoded is replaced here, with a note, never a failed turn.
+    # what cannot be encoded is replaced here, with a note, never a failed turn. An input
+    # plugin's transformation (smith.runtime._hooks) notes the original.
     text, replaced = replace_surrogates(text)
     message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
     if queued:
         message["queued"] = queued
+    if transformed:
+        message["transformed"] = transformed
     if replaced:
         message["replaced"] = replaced
     message = rt.secrets.redact(message)  # type: ignore[assignment]
@@ -242,6 +248,9 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
     record their results in call order; True if a tool said the agent is done."""
     gen = rt.current
     specs = [gen.tool(c["name"]) if "invalid" not in c else None for c in calls]
+    # Plugins' tool_call handlers first: a call may be denied or run with new arguments.
+    calls, refused = await review_calls(rt, calls, specs)
+    specs = [None if r is not None else s for s, r in zip(specs, refused, strict=True)]
     for call in calls:
         rt.emit(
             event(
@@ -262,7 +271,7 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
         deps = [
             tasks[j] for j in range(i) if _conflicts((specs[j], touched[j]), (specs[i], touched[i]))
         ]
-        tasks.append(asyncio.ensure_future(_one_call(rt, call, specs[i], deps)))
+        tasks.append(asyncio.ensure_future(_one_call(rt, call, specs[i], deps, refused[i])))
     try:
         await asyncio.gather(*tasks)
     except asyncio.CancelledError:
@@ -278,7 +287,8 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
         _record_results(rt, ended)
         raise
     aborted = await _after(rt, base, cause) if mutating else False
-    results = [t.result() for t in tasks]
+    results, interrupted = await present(rt, calls, [t.result() for t in tasks])
+    aborted = aborted or interrupted
     _record_results(rt, list(zip(calls, results, strict=True)))
     if aborted:  # the calls had all ended: their results are recorded, then the abort
         raise asyncio.CancelledError
@@ -355,10 +365,13 @@ async def _one_call(
     call: dict[str, Any],
     spec: ToolSpec | None,
     deps: list[asyncio.Task[dict[str, Any]]],
+    refused: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     if deps:
         await asyncio.wait(deps)
-    if "invalid" in call:
+    if refused is not None:  # a plugin kept it from running
+        result = refused
+    elif "invalid" in call:
         result = {
             "text": f"the arguments of this {call['name']} call were not valid JSON "
             f"({call['invalid']}); send them again as one JSON object",
@@ -416,6 +429,8 @@ async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[st
         ctx.env = rt.secrets.env()
         prepare = rt.secrets.restore_args
     cause = {"tool_call": call["id"], "turn": rt.turn}
+    if "rewritten" in call:  # the arguments recorded are the plugin's
+        cause["rewritten_by"] = call["rewritten"]
 
     def work() -> dict[str, Any]:
         try:
@@ -515,4 +530,10 @@ def _record_results(rt: Runtime, pairs: list[tuple[dict[str, Any], dict[str, Any
             "outcome": result["outcome"],
             "details": result.get("details", {}),
         }
+        if "rewritten" in call:  # what ran; the assistant message keeps what was asked
+            message["rewritten"] = {"plugin": call["rewritten"], "arguments": call["arguments"]}
+        if "denied" in result:  # it never ran: nothing was applied
+            message["denied"], message["mutation"] = result["denied"], "not-applied"
+        if "presented" in result:  # what the model is sent instead of the text above
+            message["presented"] = result["presented"]
         rt.session.append("message", message, pair=call["id"])
