@@ -430,3 +430,12 @@ def test_session_start_comes_once_before_the_first_turn(tmp_path: Path) -> None:
     again = Scripted(tmp_path, "again", [DONE])
     converse(w, again, [on("session_start", start)], prompts=["three"], session=resumed(w))
     assert [e["resumed"] for e in seen] == [True] and seen[0]["entries"] > 0
+
+
+def test_a_handled_inputs_reply_becomes_a_notice_for_the_frontends() -> None:
+    from smith.ui import intents_for
+
+    ev = {"type": "input_handled", "plugin": "p", "mode": "prompt", "text": "/x", "reply": "hi"}
+    (intent,) = intents_for(ev)
+    assert intent.kind == "notify" and intent.data == {"level": "info", "text": "hi"}
+    assert intents_for({**ev, "reply": None}) == []
