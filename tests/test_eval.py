@@ -39,7 +39,7 @@ def test_json_prints_every_event_then_a_result_record(
     r = smith_process("eval", "--json", "--model", model, "what is app?", cwd=project)
     assert r.code == 0, r.err
     lines = [json.loads(line) for line in r.out.splitlines()]
-    assert lines[0]["type"] == "agent_start"
+    assert [x["type"] for x in lines[:2]] == ["session_start", "agent_start"]
     assert [x["type"] for x in lines[-3:]] == ["agent_end", "settled", "result"]
     result = lines[-1]
     assert result["ok"] is True and result["stop"] == "end"

@@ -69,7 +69,8 @@ def test_a_tool_using_turn_arrives_as_events_whose_deltas_make_the_end_events(
         assert rpc.events == []
         assert rpc.call("wait_idle") == {"busy": False, "queue": []}
         types = [ev["type"] for ev in rpc.events]
-        assert types[0] == "agent_start" and types[-2:] == ["agent_end", "settled"]
+        assert types[:2] == ["session_start", "agent_start"]
+        assert types[-2:] == ["agent_end", "settled"]
         assert types.index("tool_start") < types.index("tool_end") < types.index("turn_end")
         tool_end = rpc.event("tool_end")
         assert tool_end["name"] == "read" and "return 'hello'" in tool_end["result"]["text"]

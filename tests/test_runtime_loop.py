@@ -31,6 +31,7 @@ def test_a_tool_using_turn_emits_the_documented_events_and_records_the_same(
     w.converse(fake, prompts=["what does app do?"])
     assert set(w.types()) <= set(EVENT_TYPES)
     assert w.types() == [
+        "session_start",  # the runtime's first run on this session
         "agent_start",
         "message_start",
         "message_delta",

@@ -142,7 +142,9 @@ class Assembly:
 
         paths = self.store().paths_for_project(self.config.project_root)  # newest first
         if not paths:
-            raise NO_PROJECT_SESSION.error(value=self.config.project_root, project=self.config.project_root)
+            raise NO_PROJECT_SESSION.error(
+                value=self.config.project_root, project=self.config.project_root
+            )
         return Session.open(paths[0])
 
     # -- what runs over a session -------------------------------------------------------

@@ -8,6 +8,9 @@ Policies:
   result, so a result is never separated from the call that asked for it.
 Summary compaction (smith.runtime._compaction) is the third policy: a `compaction` entry
 stands for everything before the message it keeps first.
+
+A tool result is sent as the model first saw it (`as_presented`): when a plugin replaced
+its text, the replacement, so a resumed or replayed session sends what was sent before.
 """
 
 from __future__ import annotations
@@ -267,8 +270,20 @@ class ContextCache:
         entry = session.at(index)
         message = entry.content
         if isinstance(message, dict) and not is_empty_failure(message):
-            return entry.id, message
+            return entry.id, as_presented(message)
         return None
+
+
+def as_presented(message: dict[str, object]) -> dict[str, object]:
+    """A recorded message as the model was shown it: a tool result whose text a plugin
+    replaced (`presented`, smith.sdk ReplaceResult) carries that text instead of the
+    tool's own output, which stays in the record; anything else as it is."""
+    shown = message.get("presented")
+    if not isinstance(shown, dict):
+        return message
+    sent = {k: v for k, v in message.items() if k != "presented"}
+    sent["content"] = [{"type": "text", "text": str(shown.get("text", ""))}]
+    return sent
 
 
 def summary_message(summary: str) -> dict[str, object]:

@@ -11,6 +11,7 @@ from typing import Any
 Event = dict[str, Any]
 
 TYPES = (
+    "session_start",  # once per runtime, before its first turn: {session, resumed, entries}
     "agent_start",  # a prompt began processing: {prompt_id}
     "turn_start",  # one provider round begins: {turn}
     "message_start",  # {role, message_id}
@@ -28,6 +29,11 @@ TYPES = (
     "failover",  # {from_model, to_model, error}
     "error",  # {diagnostic: {...}}
     "settled",  # the runtime is idle: {queue} items still queued (kept after an abort)
+    "input_handled",  # a plugin took user input as a command: {plugin, mode, text, reply}
+    # Hooks: handed to plugin handlers only, never emitted (smith.runtime._hooks).
+    "input",  # before a user message is recorded: {text, mode}
+    "tool_call",  # before a call runs: {tool_call_id, name, arguments, turn}
+    "tool_result",  # after the batch ran: {tool_call_id, name, arguments, result, is_error}
 )
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from smith.runtime._compaction import compact, context_limit, needs_compaction
 from smith.runtime._context import estimate_tokens
 from smith.runtime._events import event
+from smith.runtime._hooks import accept_inputs
 from smith.runtime._steps import add_user, respond, run_tools, skip_tools
 from smith.session._session import new_id
 
@@ -31,13 +32,18 @@ async def run_agent(rt: Runtime, texts: list[str]) -> None:
     timer = None
     if rt.limits.deadline is not None:
         timer = asyncio.get_running_loop().call_later(rt.limits.deadline, rt.abort, "deadline")
+    inputs = await accept_inputs(rt, texts)  # session_start (once), the input hook
+    if not inputs:  # every input was a command a plugin handled: no prompt to run
+        if timer is not None:
+            timer.cancel()
+        return
     run = _Run()
     start = event("agent_start", prompt_id=prompt_id)
     rt.emit(start)
     rt.last_message = None
     try:
-        for text in texts:  # recorded first: an abort from here on never loses it
-            add_user(rt, text)
+        for text, transformed in inputs:  # recorded first: an abort never loses it
+            add_user(rt, text, transformed=transformed)
         rt.check_abort()
         await rt.dispatch(start)
         rt.turn = 0
@@ -103,7 +109,7 @@ async def _round(rt: Runtime, run: _Run) -> None:
     elif message["stop"] == "limit" and not calls:
         run.stop = "limit"
     # The safe point: the stream and the whole tool batch are complete.
-    elif not (_deliver(rt, "steer") or calls or _deliver(rt, "follow_up")):
+    elif not (await _deliver(rt, "steer") or calls or await _deliver(rt, "follow_up")):
         run.stop = "end"
 
 
@@ -121,8 +127,13 @@ def _tokens_used(rt: Runtime, message: dict[str, object]) -> int:
     return used + out
 
 
-def _deliver(rt: Runtime, mode: str) -> bool:
+async def _deliver(rt: Runtime, mode: str) -> bool:
+    """Record the queued input of `mode` due now; False if none (or plugins handled it
+    all as commands)."""
     items = rt.queue.take(mode)
-    for item in items:
-        add_user(rt, item.text, queued=item.mode)
-    return bool(items)
+    if not items:
+        return False
+    inputs = await accept_inputs(rt, [item.text for item in items], mode)
+    for text, transformed in inputs:
+        add_user(rt, text, queued=mode, transformed=transformed)
+    return bool(inputs)

@@ -25,9 +25,9 @@ from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
 from smith.runtime._context import ContextCache, ContextPolicy
 from smith.runtime._cost import CostMeter
 from smith.runtime._events import Event, event
-from smith.runtime._generation import Generation, plan
+from smith.runtime._generation import Generation
 from smith.runtime._queue import InputQueue
-from smith.sdk import SAFE_POINTS, Plugin, QueuedItem, RuntimeView
+from smith.sdk import Plugin, QueuedItem, RuntimeView
 
 if TYPE_CHECKING:
     from smith.diagnostics import Surface
@@ -69,13 +69,6 @@ LOOP_FAILED = DiagnosticKind(
     why="this is a bug in smith, not something you did; the session is intact and the "
     "runtime is idle again",
     fix="resume and try again; report it with the log (run with --debug for details)",
-)
-HANDLER_FAILED = DiagnosticKind(
-    "plugin.handler-failed",
-    what="plugin '{plugin}' failed in its {event} handler: {reason}",
-    why="a handler must return its actions within {deadline} s without raising; this one "
-    "did not, so it was abandoned",
-    fix="fix or disable the plugin; the loop went on without its actions",
 )
 
 
@@ -135,6 +128,9 @@ class Runtime:
         self.secrets = secrets if secrets is not None else SecretProxy()
         builtin: Plugin = importlib.import_module("smith.plugins.queue").PLUGIN
         self.plugins = (builtin, *plugins)
+        self.handled = frozenset(t for p in self.plugins for t in p.handlers)  # event types
+        self.entries_at_start = len(session)  # 0: a new session (session_start says)
+        self.session_started = False
         self.cost = CostMeter()
         self._resolve = resolve or (resolve_model)
         _check_thinking(thinking)
@@ -492,83 +488,14 @@ class Runtime:
 
     async def dispatch(self, ev: Event) -> None:
         """Run the plugin handlers of a safe-point event and publish their batch."""
-        if ev["type"] not in SAFE_POINTS:
-            return
-        batches: list[tuple[str, object]] = []
-        for plugin in self.plugins:
-            handler = plugin.handlers.get(ev["type"])
-            if handler is not None:
-                batches.append((plugin.name, await self._call_handler(plugin, handler, ev)))
-        if not any(batch for _, batch in batches):
-            return
-        result = plan(
-            self._gen, ev["type"], batches, resolve=self._resolve, thinking_levels=THINKING_LEVELS
-        )
-        for problem in result.problems:
-            self.error(problem)
-        for item in result.enqueue:
-            self.queue.add(item.mode, item.text)
-        if result.generation is not None:
-            self._publish(
-                result.generation,
-                model_changed=result.model_changed,
-                thinking_changed=result.thinking_changed,
-            )
+        from smith.runtime._hooks import dispatch
+
+        await dispatch(self, ev)
 
     def view(self) -> RuntimeView:
         """A frozen snapshot for plugin handlers (they run in threads of their own)."""
         return _View(self.generation, self.model, self.thinking, self.system_prompt,
                      self.tool_names, self.turn)  # fmt: skip
-
-    async def _call_handler(self, plugin: Plugin, handler: Any, ev: Event) -> object:
-        """A handler's batch, or None if it failed or ran past its deadline.
-
-        Handlers run in a thread of their own (coroutine handlers on a loop of their
-        own there), so one that blocks or ignores cancellation is simply abandoned: the
-        loop stops waiting for it and a daemon thread never holds up exit."""
-        import concurrent.futures
-        import contextlib
-        import copy
-        import threading
-
-        deadline = self.limits.handler_deadline
-        done: concurrent.futures.Future[object] = concurrent.futures.Future()
-        view = self.view()
-        ev = copy.deepcopy(ev)  # the handler's own: recorded messages stay untouched
-
-        def call() -> None:
-            try:
-                result = handler(ev, view)
-                if asyncio.iscoroutine(result):
-                    result = asyncio.run(result)
-                outcome: tuple[object, BaseException | None] = (result, None)
-            except BaseException as exc:  # reported by the loop, whatever it was
-                outcome = (None, exc)
-            # The loop may have stopped waiting (deadline, abort): then nobody listens.
-            with contextlib.suppress(concurrent.futures.InvalidStateError):
-                if outcome[1] is None:
-                    done.set_result(outcome[0])
-                else:
-                    done.set_exception(outcome[1])
-
-        threading.Thread(target=call, name=f"plugin {plugin.name}", daemon=True).start()
-        try:
-            return await asyncio.wait_for(asyncio.wrap_future(done), deadline)
-        except TimeoutError:
-            reason = f"no answer within {deadline} s"
-        except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}"
-        self.error(
-            HANDLER_FAILED(
-                value=plugin.name,
-                source=Source("plugin", plugin.name),
-                plugin=plugin.name,
-                event=ev["type"],
-                reason=reason,
-                deadline=deadline,
-            )
-        )
-        return None
 
     def _publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

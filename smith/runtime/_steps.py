@@ -17,12 +17,14 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import Source
-from smith.providers import End, Request, TextDelta, ThinkingDelta, ToolCall, Usage
+from smith.providers import End, Request, Usage
 from smith.providers._failover import Group
 from smith.runtime._compaction import context_limit
 from smith.runtime._context import apply_policy
 from smith.runtime._events import event
+from smith.runtime._hooks import present, review_calls
 from smith.runtime._host import AUTHORISED
+from smith.runtime._response import Response
 from smith.session import calls_pair
 from smith.session._session import new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
@@ -34,13 +36,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("smith.runtime")
 
 
-def add_user(rt: Runtime, text: str, *, queued: str | None = None) -> None:
+def add_user(
+    rt: Runtime, text: str, *, queued: str | None = None, transformed: dict[str, str] | None = None
+) -> None:
     # The one way a prompt enters, whatever gave it (argument, stdin, RPC, TUI, library):
-    # what cannot be encoded is replaced here, with a note, never a failed turn.
+    # what cannot be encoded is replaced here, with a note, never a failed turn. An input
+    # plugin's transformation (smith.runtime._hooks) notes the original.
     text, replaced = replace_surrogates(text)
     message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
     if queued:
         message["queued"] = queued
+    if transformed:
+        message["transformed"] = transformed
     if replaced:
         message["replaced"] = replaced
     message = rt.secrets.redact(message)  # type: ignore[assignment]
@@ -127,7 +134,7 @@ async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
     )
     mid = f"m-{new_id(4)}"
     rt.emit(event("message_start", role="assistant", message_id=mid))
-    got = _Response(rt, mid)
+    got = Response(rt, mid)
     aborted = False
     stream = gen.provider.stream(request)
     try:
@@ -179,102 +186,6 @@ async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
         _record_results(rt, [(c, _not_run(c, "aborted before it ran")) for c in calls])
         raise asyncio.CancelledError
     return message, end
-
-
-class _Response:
-    """An assistant message as its stream arrives."""
-
-    def __init__(self, rt: Runtime, mid: str) -> None:
-        self.rt = rt
-        self.mid = mid
-        self.content: list[dict[str, Any]] = []
-        self.usage: Usage | None = None
-        self.end: End | None = None
-        self.held = ""  # text not yet sent as a delta (see take)
-        self.held_kind = "text"  # the channel it belongs to
-        self.replaced = 0  # characters that could not be encoded, replaced with U+FFFD
-
-    def _clean(self, value: Any) -> Any:
-        """`value` as it can be shown, sent and recorded: the provider stream is where
-        model text enters, so lone surrogates are replaced here (and counted)."""
-        value, n = replace_surrogates(value)
-        self.replaced += n
-        return value
-
-    def flush(self) -> None:
-        """Send what was held back of the current text or thinking part."""
-        if self.held:
-            delta = str(self.rt.secrets.redact(self.held))
-            self.held = ""
-            self.rt.emit(
-                event("message_delta", message_id=self.mid, channel=self.held_kind, delta=delta)
-            )
-
-    def take(self, item: object) -> bool:
-        """Add one stream event; True at the terminal one."""
-        if isinstance(item, TextDelta | ThinkingDelta):
-            kind = "text" if isinstance(item, TextDelta) else "thinking"
-            if not self.content or self.content[-1]["type"] != kind:
-                self.flush()
-                self.content.append({"type": kind, "text": ""})
-                self.held_kind = kind
-            text = self._clean(item.text)
-            self.content[-1]["text"] += text
-            if isinstance(item, ThinkingDelta) and item.signature:
-                self.content[-1]["signature"] = self._clean(item.signature)
-            # Deltas are redacted like the recorded message, holding back what could be
-            # the start of a secret, so they still assemble to exactly that message.
-            delta, self.held = self.rt.secrets.redact_stream(self.held + text)
-            if delta:
-                self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=delta))
-        elif isinstance(item, ToolCall):
-            self.flush()
-            part: dict[str, Any] = self._clean(
-                {
-                    "type": "tool_call",
-                    "id": item.id,
-                    "name": item.name,
-                    "arguments": item.arguments or {},
-                }
-            )
-            if item.arguments is None:
-                part["invalid"] = self._clean(item.error or "the arguments were not valid JSON")
-            self.content.append(part)
-        elif isinstance(item, Usage):
-            self.usage = _merge(self.usage, item)
-        elif isinstance(item, End):
-            self.end = item
-            return True
-        return False
-
-    def terminal(self) -> End:
-        """The stream's outcome, with the ways a stream can be malformed made explicit."""
-        if self.end is None:
-            return End(
-                "error",
-                error="the provider's stream ended without a terminal event (it was "
-                "cut off or malformed); the response is incomplete",
-            )
-        if self.end.outcome == "tool_use" and not any(
-            p["type"] == "tool_call" for p in self.content
-        ):
-            return End("error", error="the provider said it wanted tools but sent no tool call")
-        return self.end
-
-
-def _merge(old: Usage | None, new: Usage) -> Usage:
-    if old is None:
-        return new
-    return Usage(
-        *(
-            n if n is not None else o
-            for o, n in zip(
-                (old.input, old.output, old.cache_read, old.cache_write),
-                (new.input, new.output, new.cache_read, new.cache_write),
-                strict=True,
-            )
-        )
-    )
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -336,6 +247,9 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
     record their results in call order; True if a tool said the agent is done."""
     gen = rt.current
     specs = [gen.tool(c["name"]) if "invalid" not in c else None for c in calls]
+    # Plugins' tool_call handlers first: a call may be denied or run with new arguments.
+    calls, refused = await review_calls(rt, calls, specs)
+    specs = [None if r is not None else s for s, r in zip(specs, refused, strict=True)]
     for call in calls:
         rt.emit(
             event(
@@ -356,7 +270,7 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
         deps = [
             tasks[j] for j in range(i) if _conflicts((specs[j], touched[j]), (specs[i], touched[i]))
         ]
-        tasks.append(asyncio.ensure_future(_one_call(rt, call, specs[i], deps)))
+        tasks.append(asyncio.ensure_future(_one_call(rt, call, specs[i], deps, refused[i])))
     try:
         await asyncio.gather(*tasks)
     except asyncio.CancelledError:
@@ -372,7 +286,8 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
         _record_results(rt, ended)
         raise
     aborted = await _after(rt, base, cause) if mutating else False
-    results = [t.result() for t in tasks]
+    results, interrupted = await present(rt, calls, [t.result() for t in tasks])
+    aborted = aborted or interrupted
     _record_results(rt, list(zip(calls, results, strict=True)))
     if aborted:  # the calls had all ended: their results are recorded, then the abort
         raise asyncio.CancelledError
@@ -449,10 +364,13 @@ async def _one_call(
     call: dict[str, Any],
     spec: ToolSpec | None,
     deps: list[asyncio.Task[dict[str, Any]]],
+    refused: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     if deps:
         await asyncio.wait(deps)
-    if "invalid" in call:
+    if refused is not None:  # a plugin kept it from running
+        result = refused
+    elif "invalid" in call:
         result = {
             "text": f"the arguments of this {call['name']} call were not valid JSON "
             f"({call['invalid']}); send them again as one JSON object",
@@ -510,6 +428,8 @@ async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[st
         ctx.env = rt.secrets.env()
         prepare = rt.secrets.restore_args
     cause = {"tool_call": call["id"], "turn": rt.turn}
+    if "rewritten" in call:  # the arguments recorded are the plugin's
+        cause["rewritten_by"] = call["rewritten"]
 
     def work() -> dict[str, Any]:
         try:
@@ -609,4 +529,10 @@ def _record_results(rt: Runtime, pairs: list[tuple[dict[str, Any], dict[str, Any
             "outcome": result["outcome"],
             "details": result.get("details", {}),
         }
+        if "rewritten" in call:  # what ran; the assistant message keeps what was asked
+            message["rewritten"] = {"plugin": call["rewritten"], "arguments": call["arguments"]}
+        if "denied" in result:  # it never ran: nothing was applied
+            message["denied"], message["mutation"] = result["denied"], "not-applied"
+        if "presented" in result:  # what the model is sent instead of the text above
+            message["presented"] = result["presented"]
         rt.session.append("message", message, pair=call["id"])

@@ -4,11 +4,29 @@ Built-in plugins (smith.plugins.*) and, later, sandboxed user plugins use this o
 contract. A plugin is a name plus contributions:
 
 - `handlers`: lifecycle event type -> handler. Handlers run in plugin order at the
-  runtime's safe points (`agent_start`, `turn_start`, `turn_end`, `agent_end`,
-  `compaction_end`), get the event and a read-only view of the runtime, and return a
-  batch of actions (or None). The runtime validates the batch of every handler of one
-  event together, rejects conflicting ones with a diagnostic, and publishes one new
-  runtime generation that the next provider request uses.
+  runtime's safe points (`session_start`, `agent_start`, `turn_start`, `turn_end`,
+  `agent_end`, `compaction_end`), get the event and a read-only view of the runtime, and
+  return a batch of actions (or None): SetModel, SetThinking, SetSystemPrompt,
+  AppendSystemPrompt, AddTool, RemoveTool, SetSetting, Enqueue. The runtime validates
+  the batch of every handler of one event together, rejects conflicting ones with a
+  diagnostic, and publishes one new runtime generation that the next provider request
+  uses. `session_start` comes once per runtime, before its first turn: `resumed` says
+  whether the session already had entries (`entries`).
+- The hooks (HOOKS) decide about one thing before the runtime goes on, with actions of
+  their own (HOOK_ACTIONS):
+  - `input` {text, mode}: before a user message (prompt, steer, follow_up) is recorded.
+    TransformInput(text) records and sends `text` instead (the original is noted in the
+    record); HandleInput(reply) treats it as a command: nothing is recorded, no turn
+    starts, and an `input_handled` event carries the reply.
+  - `tool_call` {tool_call_id, name, arguments, turn}: before the call runs. None or
+    Allow() lets it run; DenyCall(reason) stops it (the model gets an error result with
+    the reason and the plugin's name; recorded as not applied); RewriteArguments(args)
+    runs it with `args`, validated again against the tool's schema. Any deny wins; two
+    different rewrites are a conflict and the call does not run.
+  - `tool_result` {tool_call_id, name, arguments, result, is_error}: after the call.
+    ReplaceResult(text) is what the model sees; the recorded output stays the tool's.
+  Two plugins asking for different things at one hook is a conflict, reported as
+  `plugin.conflict` naming both; then nothing any one of them asked for is applied.
 - `queue_policies`: name -> policy choosing which queued inputs are delivered at once.
 - `tools`: extra tools (ToolSpecs) the plugin makes available.
 - `commands`, `keybindings`, `theme`: what an interactive frontend offers (the built-in
@@ -20,8 +38,15 @@ contract. A plugin is a name plus contributions:
 
     Plugin("style", handlers={"turn_start": on_turn_start})
 
+    def guard(event, view):
+        if event["name"] == "bash" and "rm -rf" in event["arguments"].get("command", ""):
+            return [DenyCall("this project does not allow rm -rf")]
+
+    Plugin("guard", handlers={"tool_call": guard})
+
 A handler may be a coroutine function. One that runs past its deadline (or ignores
-cancellation) is abandoned and reported; the loop never waits on it for long.
+cancellation) is abandoned and reported (`plugin.handler-failed`); the loop never waits
+on it for long, and at a hook its answer counts as allow.
 """
 
 from __future__ import annotations
@@ -33,7 +58,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
 
-SAFE_POINTS = ("agent_start", "turn_start", "turn_end", "agent_end", "compaction_end")
+SAFE_POINTS = (
+    "session_start",
+    "agent_start",
+    "turn_start",
+    "turn_end",
+    "agent_end",
+    "compaction_end",
+)
+# Hook events: a handler decides about one thing (a user input, a tool call, a tool
+# result) before the runtime goes on; see HOOK_ACTIONS for what each accepts.
+HOOKS = ("input", "tool_call", "tool_result")
 
 
 # -- actions ------------------------------------------------------------------------
@@ -135,6 +170,67 @@ ACTION_TYPES = (
 )
 
 
+# -- hook actions -------------------------------------------------------------------
+# Decisions about one input, call or result. Rules (the same for every hook): handlers
+# run in plugin order; a handler that fails or passes its deadline counts as allow;
+# two plugins asking for different things is a conflict, reported naming both, and then
+# the input or result is taken as it was and the call does not run. A deny wins.
+
+
+@dataclass(frozen=True, slots=True)
+class Allow:
+    """tool_call: let the call run as the model asked (the same as returning None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DenyCall:
+    """tool_call: do not run the call; the model gets an error result with `reason` and
+    the plugin's name, and the session records the call as not applied. The first deny
+    in plugin order wins over every allow and rewrite."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteArguments:
+    """tool_call: run the call with `arguments` instead (validated again against the
+    tool's schema; invalid ones are refused and nothing runs). The assistant message
+    keeps what the model sent; the effect record and the tool result say what ran."""
+
+    arguments: Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceResult:
+    """tool_result: the model sees `text` as the call's result. The recorded output is
+    the tool's own; the session keeps both, so a resumed session sends `text` again."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TransformInput:
+    """input: record and send `text` as the user's message (the original is noted)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandleInput:
+    """input: the message is a command the plugin handled: it is not recorded as a user
+    message and starts no turn; `reply`, if any, is shown (event `input_handled`)."""
+
+    reply: str | None = None
+
+
+HookAction = Allow | DenyCall | RewriteArguments | ReplaceResult | TransformInput | HandleInput
+HOOK_ACTIONS: Mapping[str, tuple[type, ...]] = {
+    "tool_call": (Allow, DenyCall, RewriteArguments),
+    "tool_result": (ReplaceResult,),
+    "input": (TransformInput, HandleInput),
+}
+
+
 class RuntimeView(Protocol):
     """What a handler may read: the published generation and where the loop is."""
 
@@ -152,10 +248,9 @@ class RuntimeView(Protocol):
     def turn(self) -> int: ...
 
 
-Handler = Callable[
-    [dict[str, Any], RuntimeView],
-    "Sequence[Action] | Awaitable[Sequence[Action] | None] | None",
-]
+# What a handler returns: a batch, one action, or None (nothing to do; allow).
+Answer = Sequence[Action | HookAction] | Action | HookAction | None
+Handler = Callable[[dict[str, Any], RuntimeView], Answer | Awaitable[Answer]]
 
 
 @dataclass(frozen=True, slots=True)

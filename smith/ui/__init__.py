@@ -67,7 +67,11 @@ def intents_for(event: dict[str, Any]) -> list[Intent]:
         return [Intent("message_delta", {k: event[k] for k in ("message_id", "channel", "delta")})]
     if kind in ("tool_start", "tool_update", "tool_end"):
         return [Intent("tool_activity", {"phase": kind[5:], **event})]
-    if kind in ("agent_start", "agent_end", "turn_start", "turn_end", "queue_changed", "settled"):
+    if kind == "input_handled":  # a plugin's command: its reply, if it gave one
+        reply = event.get("reply")
+        return [Intent("notify", {"level": "info", "text": reply})] if reply else []
+    if kind in ("session_start", "agent_start", "agent_end", "turn_start", "turn_end",
+                "queue_changed", "settled"):  # fmt: skip
         return [Intent("status", {"event": kind, **event})]
     if kind in ("compaction_start", "compaction_end"):
         return [Intent("progress", {"event": kind, **event})]

@@ -1,0 +1,385 @@
+"""The plugin event boundary: handlers at safe points and at the hooks.
+
+Every handler of an event runs in plugin order, each in a thread of its own with a
+deadline (`call_handler`). At a safe point (smith.sdk SAFE_POINTS) the batches go to
+`_generation.plan` and may publish a new generation. At a hook (smith.sdk HOOKS) they
+decide about one thing:
+
+    input        accept_inputs  before a user message is recorded: transform or handle it
+    tool_call    review_calls   before a call runs: allow, deny or rewrite its arguments
+    tool_result  present        after the batch ran: what the model sees of a result
+
+The rules are the same at every hook: a handler that fails, passes its deadline or
+returns what the hook does not take counts as allow (and is reported); two plugins
+asking for different things is a conflict (`plugin.conflict`, naming both), and then
+nothing any one of them asked for is applied; at `tool_call` any deny wins outright.
+An abort while a hook's handlers run takes what is not decided yet as it was, so a
+prompt is never lost and every call still gets a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from smith.diagnostics import Diagnostic, DiagnosticKind, Source
+from smith.runtime._events import Event, event
+from smith.runtime._generation import CONFLICT, INVALID, plan
+from smith.sdk import (
+    HOOK_ACTIONS,
+    SAFE_POINTS,
+    DenyCall,
+    HandleInput,
+    HookAction,
+    Plugin,
+    ReplaceResult,
+    RewriteArguments,
+    TransformInput,
+)
+
+if TYPE_CHECKING:
+    from smith.effects import ToolSpec
+    from smith.runtime._runtime import Runtime
+
+HANDLER_FAILED = DiagnosticKind(
+    "plugin.handler-failed",
+    what="plugin '{plugin}' failed in its {event} handler: {reason}",
+    why="a handler must return its actions within {deadline} s without raising; this one "
+    "did not, so it was abandoned",
+    fix="fix or disable the plugin; the loop went on without its actions",
+)
+WRONG_ACTION = DiagnosticKind(
+    "plugin.wrong-action",
+    what="plugin '{plugin}' returned {returned} from its {event} handler, which {event} "
+    "does not take",
+    why="{event} handlers return {allowed} or None",
+    fix="return one of those; the plugin's answer was ignored (taken as allow)",
+)
+
+Call = dict[str, Any]
+Result = dict[str, Any]
+
+
+# -- running handlers -----------------------------------------------------------------
+
+
+async def dispatch(rt: Runtime, ev: Event) -> None:
+    """Run the plugin handlers of a safe-point event and publish their batch."""
+    if ev["type"] not in SAFE_POINTS or ev["type"] not in rt.handled:
+        return
+    batches = await answers(rt, ev)
+    if not any(batch for _, batch in batches):
+        return
+    from smith.runtime._runtime import THINKING_LEVELS
+
+    result = plan(
+        rt.current, ev["type"], batches, resolve=rt._resolve, thinking_levels=THINKING_LEVELS
+    )
+    for problem in result.problems:
+        rt.error(problem)
+    for item in result.enqueue:
+        rt.queue.add(item.mode, item.text)
+    if result.generation is not None:
+        rt._publish(
+            result.generation,
+            model_changed=result.model_changed,
+            thinking_changed=result.thinking_changed,
+        )
+
+
+async def answers(rt: Runtime, ev: Event) -> list[tuple[str, object]]:
+    """(plugin, what its handler returned) for each plugin handling `ev`, in order."""
+    found: list[tuple[str, object]] = []
+    for plugin in rt.plugins:
+        handler = plugin.handlers.get(ev["type"])
+        if handler is not None:
+            found.append((plugin.name, await call_handler(rt, plugin, handler, ev)))
+    return found
+
+
+async def call_handler(rt: Runtime, plugin: Plugin, handler: Any, ev: Event) -> object:
+    """A handler's batch, or None if it failed or ran past its deadline.
+
+    Handlers run in a thread of their own (coroutine handlers on a loop of their own
+    there), so one that blocks or ignores cancellation is simply abandoned: the loop
+    stops waiting for it and a daemon thread never holds up exit."""
+    import concurrent.futures
+    import contextlib
+    import copy
+    import threading
+
+    deadline = rt.limits.handler_deadline
+    done: concurrent.futures.Future[object] = concurrent.futures.Future()
+    view = rt.view()
+    ev = copy.deepcopy(ev)  # the handler's own: recorded messages stay untouched
+
+    def call() -> None:
+        try:
+            result = handler(ev, view)
+            if asyncio.iscoroutine(result):
+                result = asyncio.run(result)
+            outcome: tuple[object, BaseException | None] = (result, None)
+        except BaseException as exc:  # reported by the loop, whatever it was
+            outcome = (None, exc)
+        # The loop may have stopped waiting (deadline, abort): then nobody listens.
+        with contextlib.suppress(concurrent.futures.InvalidStateError):
+            if outcome[1] is None:
+                done.set_result(outcome[0])
+            else:
+                done.set_exception(outcome[1])
+
+    threading.Thread(target=call, name=f"plugin {plugin.name}", daemon=True).start()
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(done), deadline)
+    except TimeoutError:
+        reason = f"no answer within {deadline} s"
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+    rt.error(
+        HANDLER_FAILED(
+            value=plugin.name,
+            source=_src(plugin.name),
+            plugin=plugin.name,
+            event=ev["type"],
+            reason=reason,
+            deadline=deadline,
+        )
+    )
+    return None
+
+
+async def _decide(rt: Runtime, ev: Event) -> list[tuple[str, HookAction]]:
+    """The actions the handlers of hook event `ev` returned, in plugin order; what a
+    hook does not take is reported and left out (that plugin counts as allowing)."""
+    allowed = HOOK_ACTIONS[ev["type"]]
+    actions: list[tuple[str, HookAction]] = []
+    for plugin, batch in await answers(rt, ev):
+        items = batch if isinstance(batch, list | tuple) else [] if batch is None else [batch]
+        wrong = next((a for a in items if not isinstance(a, allowed)), None)
+        if wrong is not None:
+            shown = repr(wrong)[:80]
+            rt.error(
+                WRONG_ACTION(
+                    value=shown,
+                    source=_src(plugin),
+                    plugin=plugin,
+                    returned=shown,
+                    event=ev["type"],
+                    allowed=", ".join(t.__name__ for t in allowed),
+                )
+            )
+            continue
+        actions += [(plugin, cast(HookAction, a)) for a in items]
+    return actions
+
+
+def _conflict(rt: Runtime, ev: str, slot: str, claims: Sequence[tuple[str, object]]) -> Diagnostic:
+    """Report (and return) that `claims` ask for different things at one hook."""
+    problem = CONFLICT(
+        value=slot,
+        source=_src(claims[0][0]),
+        plugins=", ".join(dict.fromkeys(p for p, _ in claims)),
+        slot=slot,
+        event=ev,
+        values="; ".join(f"{p}: {_shown(a)}" for p, a in claims),
+    )
+    rt.error(problem)
+    return problem
+
+
+def _distinct(claims: Sequence[tuple[str, object]]) -> list[tuple[str, object]]:
+    """The first claim of each different value, in plugin order."""
+    seen: dict[str, tuple[str, object]] = {}
+    for plugin, action in claims:
+        seen.setdefault(_shown(action), (plugin, action))
+    return list(seen.values())
+
+
+def _shown(action: object) -> str:
+    if isinstance(action, RewriteArguments):
+        return json.dumps(dict(action.arguments), sort_keys=True, default=repr)
+    return repr(action)
+
+
+def _src(plugin: str) -> Source:
+    return Source("plugin", plugin)
+
+
+# -- session_start and input ------------------------------------------------------------
+
+
+async def start_session(rt: Runtime) -> None:
+    """`session_start`, once per runtime, before its first turn."""
+    if rt.session_started:
+        return
+    rt.session_started = True
+    entries = rt.entries_at_start
+    ev = event("session_start", session=rt.session.id, resumed=entries > 0, entries=entries)
+    rt.emit(ev)
+    await dispatch(rt, ev)
+
+
+async def accept_inputs(
+    rt: Runtime, texts: Sequence[str], mode: str = "prompt"
+) -> list[tuple[str, dict[str, str] | None]]:
+    """The user messages to record for `texts`, each with the note of a transformation
+    (None: as typed); inputs handled as commands are left out (`input_handled` says so).
+    The first run also starts the session (`session_start`). An abort meanwhile keeps
+    what is not decided yet as typed: the loop records it and then sees the abort."""
+    kept: list[tuple[str, dict[str, str] | None]] = []
+    try:
+        if mode == "prompt" and rt._abort_reason is None:
+            await start_session(rt)
+        for text in texts:
+            if rt._abort_reason is not None or "input" not in rt.handled:
+                kept.append((text, None))
+                continue
+            accepted = await _accept(rt, text, mode)
+            if accepted is not None:
+                kept.append(accepted)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        kept += [(text, None) for text in texts[len(kept) :]]
+    return kept
+
+
+async def _accept(rt: Runtime, text: str, mode: str) -> tuple[str, dict[str, str] | None] | None:
+    shown = str(rt.secrets.redact(text))
+    actions = _distinct(await _decide(rt, event("input", text=shown, mode=mode)))
+    if len(actions) > 1:
+        _conflict(rt, "input", "the input", actions)
+        return text, None
+    if not actions:
+        return text, None
+    plugin, action = actions[0]
+    if isinstance(action, TransformInput):
+        return action.text, {"plugin": plugin, "original": shown}
+    assert isinstance(action, HandleInput)
+    reply = None if action.reply is None else str(rt.secrets.redact(action.reply))
+    rt.emit(event("input_handled", plugin=plugin, mode=mode, text=shown, reply=reply))
+    return None
+
+
+# -- tool_call and tool_result -----------------------------------------------------------
+
+
+async def review_calls(
+    rt: Runtime, calls: list[Call], specs: Sequence[ToolSpec | None]
+) -> tuple[list[Call], list[Result | None]]:
+    """The calls as they will run (a rewrite gives a copy with the new arguments and
+    `rewritten`: the plugin) and, for each call that will not run, its result (denied,
+    an invalid rewrite, a conflict). Calls the runtime cannot run anyway (no such tool,
+    arguments that were not JSON) are not shown to the handlers. An abort meanwhile
+    records every call as not run and is raised on."""
+    refused: list[Result | None] = [None] * len(calls)
+    if "tool_call" not in rt.handled:
+        return calls, refused
+    from smith.runtime._steps import skip_tools
+
+    reviewed = list(calls)
+    try:
+        for i, (call, spec) in enumerate(zip(calls, specs, strict=True)):
+            if spec is not None:
+                reviewed[i], refused[i] = await _review(rt, call, spec)
+    except asyncio.CancelledError:
+        skip_tools(rt, calls, "aborted before it ran")
+        raise
+    return reviewed, refused
+
+
+async def _review(rt: Runtime, call: Call, spec: ToolSpec) -> tuple[Call, Result | None]:
+    from smith.effects import validate
+
+    name = call["name"]
+    ev = event("tool_call", tool_call_id=call["id"], name=name, arguments=call["arguments"],
+               turn=rt.turn)  # fmt: skip
+    actions = await _decide(rt, ev)
+    deny = next(((p, a) for p, a in actions if isinstance(a, DenyCall)), None)
+    if deny is not None:
+        plugin, reason = deny[0], str(rt.secrets.redact(deny[1].reason))
+        text = f"the {name} call did not run: plugin '{plugin}' denied it: {reason}"
+        return call, _refused(text, plugin, reason)
+    rewrites = _distinct([(p, a) for p, a in actions if isinstance(a, RewriteArguments)])
+    if len(rewrites) > 1:
+        problem = _conflict(rt, "tool_call", f"the arguments of call {call['id']}", rewrites)
+        plugins = ", ".join(p for p, _ in rewrites)
+        text = (
+            f"the {name} call did not run: plugins {plugins} asked to run it with different "
+            "arguments, and smith runs nothing no single plugin asked for"
+        )
+        return call, _refused(text, plugins, problem.what)
+    if not rewrites:
+        return call, None
+    plugin, action = rewrites[0]
+    assert isinstance(action, RewriteArguments)
+    arguments = rt.secrets.redact(json.loads(json.dumps(dict(action.arguments), default=str)))
+    if arguments == call["arguments"]:
+        return call, None
+    problems = validate(spec, arguments)
+    if problems:
+        reason = "; ".join(problems)
+        rt.error(
+            INVALID(
+                value=name,
+                source=_src(plugin),
+                plugin=plugin,
+                action=f"rewrite the arguments of the {name} call {call['id']}",
+                reason=f"the {name} tool does not accept them: {reason}",
+            )
+        )
+        text = (
+            f"the {name} call did not run: plugin '{plugin}' rewrote its arguments to ones "
+            f"the tool does not accept ({reason})"
+        )
+        return call, _refused(text, plugin, f"invalid rewrite: {reason}")
+    return {**call, "arguments": arguments, "rewritten": plugin}, None
+
+
+def _refused(text: str, plugin: str, reason: str) -> Result:
+    """The result of a call a plugin (or a conflict between plugins) kept from running:
+    an error for the model, recorded as not applied (it never reached an effect)."""
+    return {
+        "text": text,
+        "details": {},
+        "ok": False,
+        "outcome": "error",
+        "mutation": "not-applied",
+        "denied": {"plugin": plugin, "reason": reason},
+    }
+
+
+async def present(
+    rt: Runtime, calls: Sequence[Call], results: list[Result]
+) -> tuple[list[Result], bool]:
+    """The results with what the model is to see of each (`presented`: {text, plugin}
+    beside the real output), and whether an abort came meanwhile (then the results not
+    yet presented are kept as they are)."""
+    if "tool_result" not in rt.handled:
+        return results, False
+    shown = list(results)
+    try:
+        for i, (call, result) in enumerate(zip(calls, results, strict=True)):
+            if "denied" not in result:  # a call that never ran has no result to change
+                shown[i] = await _present(rt, call, result)
+    except asyncio.CancelledError:
+        return shown, True
+    return shown, False
+
+
+async def _present(rt: Runtime, call: Call, result: Result) -> Result:
+    ev = event("tool_result", tool_call_id=call["id"], name=call["name"],
+               arguments=call["arguments"], result=result, is_error=not result["ok"])  # fmt: skip
+    replacements = _distinct(await _decide(rt, ev))
+    if len(replacements) > 1:
+        _conflict(rt, "tool_result", f"the result of call {call['id']}", replacements)
+        return result
+    if not replacements:
+        return result
+    plugin, action = replacements[0]
+    assert isinstance(action, ReplaceResult)
+    text = str(rt.secrets.redact(action.text))
+    return {**result, "presented": {"text": text, "plugin": plugin}}
