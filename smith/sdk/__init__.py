@@ -11,6 +11,7 @@ from smith.sdk._contract import (
     Enqueue,
     Handler,
     Plugin,
+    ProviderSpec,
     QueuedItem,
     QueuePolicy,
     RemoveTool,
@@ -20,6 +21,7 @@ from smith.sdk._contract import (
     SetSystemPrompt,
     SetThinking,
 )
+from smith.sdk._resolve import LoadedPlugin, PluginList, builtin_plugins, resolve_plugins
 
 __all__ = [
     "ACTION_TYPES",
@@ -31,7 +33,10 @@ __all__ = [
     "CommandHost",
     "Enqueue",
     "Handler",
+    "LoadedPlugin",
     "Plugin",
+    "PluginList",
+    "ProviderSpec",
     "QueuePolicy",
     "QueuedItem",
     "RemoveTool",
@@ -40,4 +45,6 @@ __all__ = [
     "SetSetting",
     "SetSystemPrompt",
     "SetThinking",
+    "builtin_plugins",
+    "resolve_plugins",
 ]
