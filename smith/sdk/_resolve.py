@@ -30,21 +30,21 @@ BUILT_IN = "built-in"
 REQUIRED = ("queue",)  # the runtime cannot run without these
 
 UNKNOWN_PLUGIN_NAME = DiagnosticKind(
-    "plugins.unknown-disabled",
+    "config.plugins-unknown",
     what="plugins.disabled names '{name}', which is not a plugin",
     why="plugins.disabled turns plugins off by name, and the plugins are {known}",
-    fix="{hint}, or remove it from plugins.disabled (set at {where}); "
+    fix="{hint} (or remove it from plugins.disabled, set at {where}); "
     "`smith plugins list` lists the plugins",
     severity="warning",
 )
 REQUIRED_PLUGIN = DiagnosticKind(
-    "plugins.required-disabled",
+    "config.plugins-required",
     what="the {name} plugin cannot be disabled",
     why="smith cannot run without it: {why_needed}",
     fix="remove {name} from plugins.disabled (set at {where})",
 )
 NO_PROVIDER_PLUGIN = DiagnosticKind(
-    "plugins.no-provider",
+    "config.plugins-no-provider",
     what="plugins.disabled turns off every provider plugin ({names})",
     why="a model runs through a provider plugin, so with none smith could run no model, "
     "not even the offline demo",
