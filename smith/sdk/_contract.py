@@ -233,7 +233,7 @@ class ProviderSpec:
 
 
 def _smith_version() -> str:
-    from smith._version import __version__
+    from smith import __version__
 
     return __version__
 
