@@ -150,15 +150,17 @@ def test_installing_plugins_is_not_built(smith: Callable[..., Result], action: s
 
 
 def test_every_provider_module_exports_its_plugin() -> None:
+    """...as smith.plugins.PROVIDER_ONLY says: one provider of its own name and nothing
+    else, which lets the list route to it before its module is imported."""
     import importlib
 
-    for module, name in zip(
-        ["anthropic", "openai", "google", "openai_compatible", "scripted", "demo"],
-        PROVIDERS,
-        strict=True,
-    ):
-        plugin = importlib.import_module(f"smith.plugins.providers.{module}").PLUGIN
+    from smith.plugins import PROVIDER_ONLY
+
+    assert list(PROVIDER_ONLY.values()) == PROVIDERS
+    for module, name in PROVIDER_ONLY.items():
+        plugin = importlib.import_module(module).PLUGIN
         assert isinstance(plugin, Plugin) and plugin.name == name
+        assert plugin.contributions() == {"providers": [name]}
         spec = plugin.providers[name]
         assert spec.offline == (name in ("scripted", "demo"))
         if name in ("anthropic", "openai", "google"):
@@ -205,15 +207,16 @@ def test_the_runtime_and_the_app_take_their_plugins_from_the_list(tmp_path: Path
     config = resolve(env=env, flags={}, cwd=str(tmp_path))
     plugins = resolve_plugins(config)
     assert [p.name for p in plugins.enabled] == [n for n in BUILT_INS if n != "product"]
+    assert [p.name for p in plugins.active] == ["queue"]
     session = SessionStore(str(tmp_path / "data")).create(name="t", cwd=str(tmp_path))
     context = ToolContext(root=str(tmp_path), cwd=str(tmp_path), session=session)
     listed = Runtime(session, model="demo", tools=[], context=context, plugin_list=plugins)
-    assert [p.name for p in listed.plugins] == [p.name for p in plugins.enabled]
+    assert [p.name for p in listed.plugins] == ["queue"]
     default = Runtime(session, model="demo", tools=[], context=context)
-    assert [p.name for p in default.plugins] == BUILT_INS
+    assert [p.name for p in default.plugins] == ["queue", "product"]
     from smith.frontends.tui._app import SmithApp
 
-    app = SmithApp(lambda s: listed, session, plugins=plugins.enabled)
+    app = SmithApp(lambda s: listed, session, plugins=plugins.active)
     assert app.commands() == []  # the product plugin, and so its commands, is off
     assert {c.name for c in SmithApp(lambda s: default, session).commands()} >= {"help"}
     session.close()
@@ -223,3 +226,21 @@ def test_resolution_without_configuration_is_every_built_in() -> None:
     plugins = resolve_plugins()
     assert [p.name for p in plugins] == BUILT_INS and plugins.warnings == ()
     assert list(plugins.providers) == PROVIDERS
+
+
+def test_a_provider_module_is_imported_only_when_its_provider_is_used() -> None:
+    """As before the plugin list: running the demo model imports no HTTP provider."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from smith.sdk import resolve_plugins\n"
+        "from smith.providers._registry import Registry\n"
+        "plugins = resolve_plugins()\n"
+        "assert 'anthropic' in plugins.providers\n"
+        "Registry(plugins=plugins).resolve('demo')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('smith.plugins.providers.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['smith.plugins.providers.demo']"

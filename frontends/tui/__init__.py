@@ -92,7 +92,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         session,
         banner="\n".join(notices) or None,
         prompt=prompt,
-        plugins=runtime_kw["plugin_list"].enabled,  # the one list, resolved from config
+        plugins=runtime_kw["plugin_list"].active,  # the one list, resolved from config
         keys=keys,
         theme=str(config["tui.theme"]) if config["tui.theme"] else None,
         session_source=Sessions(config.home, config.project_root),

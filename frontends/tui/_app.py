@@ -95,9 +95,9 @@ class SmithApp(CommandHostMixin, App[int]):
         self.session = session
         self.banner = banner
         self.first_prompt = prompt
-        # The resolved plugin list's enabled plugins (smith.sdk.resolve_plugins); when none
+        # The resolved plugin list's active plugins (smith.sdk.resolve_plugins); when none
         # are given, the defaults: the product plugin's commands, keys and theme among them.
-        self.plugins = list(plugins) or list(resolve_plugins().enabled)
+        self.plugins = list(plugins) or list(resolve_plugins().active)
         defaults = {k: v for p in self.plugins for k, v in p.keybindings.items()}
         self.keys = {**defaults, **(keys or {})}
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)

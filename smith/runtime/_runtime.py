@@ -132,10 +132,11 @@ class Runtime:
         self.limits = limits or Limits()
         self.context_policy = context_policy or ContextPolicy()
         self.secrets = secrets if secrets is not None else SecretProxy()
-        # The resolved plugin list (smith.sdk.resolve_plugins: the built-ins that
-        # configuration leaves on), then the caller's own plugins.
+        # The resolved plugin list's active plugins (smith.sdk.resolve_plugins: the
+        # built-ins configuration leaves on, less the provider-only ones, which reach the
+        # registry instead), then the caller's own plugins.
         self.plugin_list = plugin_list if plugin_list is not None else resolve_plugins()
-        self.plugins = (*self.plugin_list.enabled, *plugins)
+        self.plugins = (*self.plugin_list.active, *plugins)
         self.cost = CostMeter()
         self._resolve = resolve or (resolve_model)
         _check_thinking(thinking)
