@@ -218,4 +218,16 @@ KEYBINDINGS = {
     "expand": "ctrl+o",
 }
 
-PLUGIN = Plugin("product", commands=COMMANDS, keybindings=KEYBINDINGS, theme="textual-dark")
+THEME = "textual-dark"
+
+PLUGIN = Plugin(
+    "product",
+    commands=COMMANDS,
+    keybindings=KEYBINDINGS,
+    theme=THEME,
+    # What configuration overrides of these defaults are read from (tui.keys.*, tui.theme).
+    settings={
+        **{f"tui.keys.{action}": key for action, key in KEYBINDINGS.items()},
+        "tui.theme": THEME,
+    },
+)

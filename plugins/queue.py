@@ -19,4 +19,9 @@ def all_at_once(items: Sequence[QueuedItem]) -> Sequence[QueuedItem]:
     return items
 
 
-PLUGIN = Plugin("queue", queue_policies={"one-at-a-time": one_at_a_time, "all": all_at_once})
+PLUGIN = Plugin(
+    "queue",
+    queue_policies={"one-at-a-time": one_at_a_time, "all": all_at_once},
+    # The settings that choose a policy for each mode (declared in smith.config).
+    settings={"queue.steer": "one-at-a-time", "queue.follow-up": "one-at-a-time"},
+)

@@ -321,6 +321,14 @@ async def vcs_history(server: Server) -> object:
 # -- the process ---------------------------------------------------------------------------
 
 
+@method("plugins.list")
+async def plugins_list(server: Server) -> object:
+    """The plugin list the runtime was built with: the object `smith plugins list --json`
+    prints for the same configuration."""
+    result: dict[str, object] = server.runtime.plugin_list.to_dict()
+    return result
+
+
 @method("memory.report")
 async def memory_report(server: Server) -> object:
     """Every scope's allocation figures (smith.memory); `enabled` false, and no scopes,

@@ -86,6 +86,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         session,
         banner=None,
         prompt=prompt,
+        plugins=assembly.plugin_list.active,  # the one list, resolved from config
         keys=keys,
         theme=str(config["tui.theme"]) if config["tui.theme"] else None,
         session_source=Sessions(config.home, config.project_root),

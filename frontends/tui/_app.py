@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
 
 from smith.runtime import Runtime
-from smith.sdk import Plugin
+from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session
 from smith.text import inert
 from smith.ui import Intent, intents_for
@@ -95,7 +95,9 @@ class SmithApp(CommandHostMixin, App[int]):
         self.session = session
         self.banner = banner
         self.first_prompt = prompt
-        self.plugins = list(plugins) or [_product()]
+        # The resolved plugin list's active plugins (smith.sdk.resolve_plugins); when none
+        # are given, the defaults: the product plugin's commands, keys and theme among them.
+        self.plugins = list(plugins) or list(resolve_plugins().active)
         defaults = {k: v for p in self.plugins for k, v in p.keybindings.items()}
         self.keys = {**defaults, **(keys or {})}
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
@@ -499,13 +501,6 @@ def _entry_text(entry: Any) -> str:
     if isinstance(content, dict):
         return plain_text(content) if "role" in content else str(content.get("summary", ""))
     return ""
-
-
-def _product() -> Plugin:
-    import importlib
-
-    plugin: Plugin = importlib.import_module("smith.plugins.product").PLUGIN
-    return plugin
 
 
 def _settled(part: str, first: bool) -> RenderableType:

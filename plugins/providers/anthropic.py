@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,6 +75,7 @@ from smith.providers._wire import (
     merge_body,
     thinking_level,
 )
+from smith.sdk import Plugin, ProviderSpec
 from smith.text import loads
 
 from . import _wirekit as kit
@@ -572,3 +574,18 @@ def _usage(raw: dict[str, Any], *, output: bool) -> Usage:
         cache_read=count("cache_read_input_tokens"),
         cache_write=count("cache_creation_input_tokens"),
     )
+
+
+# What this module contributes: the provider, for the model registry (its credential
+# hooks are this module's CREDENTIAL_ENV and NAME).
+PLUGIN = Plugin(
+    NAME,
+    providers={
+        NAME: ProviderSpec(
+            create,
+            default_model=DEFAULT_MODEL,
+            default_base_url=DEFAULT_BASE_URL,
+            hooks=sys.modules[__name__],
+        )
+    },
+)

@@ -30,6 +30,7 @@ from smith.providers._stream import (
     ToolCall,
     content_parts,
 )
+from smith.sdk import Plugin, ProviderSpec
 
 INTRO = (
     "I am smith's offline demo model: I follow a few fixed rules instead of thinking, so "
@@ -326,3 +327,10 @@ def _summary(result: dict[str, object], arguments: dict[str, object]) -> str:
 def _count(n: int, noun: str) -> str:
     plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
     return f"{n} {noun if n == 1 else plural}"
+
+
+# What this module contributes: the provider, for the model registry.
+PLUGIN = Plugin(
+    "demo",
+    providers={"demo": ProviderSpec(create, offline=True)},
+)

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import uuid
 from collections.abc import Mapping
 from dataclasses import replace
@@ -75,6 +76,7 @@ from smith.providers._wire import (
     merge_body,
     thinking_level,
 )
+from smith.sdk import Plugin, ProviderSpec
 from smith.text import loads
 
 from . import _wirekit as kit
@@ -509,3 +511,18 @@ def _stream_error(error: Mapping[str, Any]) -> End:
     end = kit.stream_error("Gemini", message, kind=kind, retry=retry, label=name or str(code or ""))
     delay = _retry_delay(error)
     return replace(end, retry_after=delay) if delay is not None else end
+
+
+# What this module contributes: the provider, for the model registry (its credential
+# hooks are this module's CREDENTIAL_ENV and NAME).
+PLUGIN = Plugin(
+    NAME,
+    providers={
+        NAME: ProviderSpec(
+            create,
+            default_model=DEFAULT_MODEL,
+            default_base_url=DEFAULT_BASE_URL,
+            hooks=sys.modules[__name__],
+        )
+    },
+)

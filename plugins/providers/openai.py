@@ -37,6 +37,7 @@ takes no plain reasoning text.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +60,7 @@ from smith.providers._wire import (
     excerpt,
     merge_body,
 )
+from smith.sdk import Plugin, ProviderSpec
 from smith.text import loads
 
 from ._openai_chat import ChatCompletions, request_headers
@@ -454,3 +456,18 @@ _HANDLERS = {
     "response.failed": ResponsesDecoder._failed,
     "error": ResponsesDecoder._error,
 }
+
+
+# What this module contributes: the provider, for the model registry (its credential
+# hooks are this module's CREDENTIAL_ENV and NAME).
+PLUGIN = Plugin(
+    NAME,
+    providers={
+        NAME: ProviderSpec(
+            create,
+            default_model=DEFAULT_MODEL,
+            default_base_url=DEFAULT_BASE_URL,
+            hooks=sys.modules[__name__],
+        )
+    },
+)

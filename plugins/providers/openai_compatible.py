@@ -13,9 +13,12 @@ header is sent at all. OPENAI_API_KEY is OpenAI's, and is never sent to another 
 
 from __future__ import annotations
 
+import sys
+
 from smith._redact import redact_text
 from smith.providers._stream import Provider
 from smith.providers._wire import ProviderHost
+from smith.sdk import Plugin, ProviderSpec
 
 from ._openai_chat import ChatCompletions
 
@@ -42,3 +45,13 @@ def wire(base_url: str = DEFAULT_BASE_URL) -> ChatCompletions:
         base_url_form=f"{DEFAULT_BASE_URL}: the server's API root, usually ending in /v1 "
         "(smith adds /chat/completions to it)",
     )
+
+
+# What this module contributes: the provider, for the model registry (its credential
+# hooks are this module's CREDENTIAL_ENV and NAME).
+PLUGIN = Plugin(
+    NAME,
+    providers={
+        NAME: ProviderSpec(create, default_base_url=DEFAULT_BASE_URL, hooks=sys.modules[__name__])
+    },
+)

@@ -34,6 +34,7 @@ from smith.providers._stream import (
     ToolCall,
     Usage,
 )
+from smith.sdk import Plugin, ProviderSpec
 from smith.text import JsonInputError, loads
 
 SCRIPT_NO_PATH = DiagnosticKind(
@@ -398,3 +399,10 @@ def create(model: str) -> ScriptedProvider:
         # Where the model setting came from is the registry's knowledge, not ours.
         raise SCRIPT_NO_PATH.error(value=model, model=model)
     return ScriptedProvider(load(os.path.expanduser(model)))
+
+
+# What this module contributes: the provider, for the model registry.
+PLUGIN = Plugin(
+    "scripted",
+    providers={"scripted": ProviderSpec(create, offline=True)},
+)

@@ -53,18 +53,11 @@ def _providers(config: Config, stored: list[str]) -> list[str]:
 
 
 def plugin_for(provider: str) -> object:
-    """The provider's plugin module, for its credential hooks; None if it has none."""
-    import importlib
+    """The credential hooks of the plugin offering `provider`; None if none offers it."""
+    from smith.sdk import resolve_plugins
 
-    from smith.providers._registry import BUILTIN
-
-    module = BUILTIN.get(provider)
-    if module is None:
-        return None
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
+    spec = resolve_plugins().providers.get(provider)
+    return None if spec is None else spec.hooks
 
 
 def _status_of(provider: str, ctx: Context, config: Config) -> dict[str, object]:

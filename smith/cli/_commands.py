@@ -163,7 +163,16 @@ COMMANDS: tuple[Command, ...] = (
         "fact came from and where sources disagree.",
     ),
     Command("tools", "List the built-in tools or run one", module="smith.cli._tools"),
-    Command("plugins", "List, install and remove plugins", capability="the plugin system"),
+    Command(
+        "plugins",
+        "List the plugins in use; install and remove are not built yet",
+        module="smith.cli._plugins",
+        description="List every plugin smith loads, the same list in every mode: its "
+        "version, source (built in, or a path), state (enabled, or disabled by "
+        "plugins.disabled) and what it contributes (providers, commands, keys, themes, "
+        "prompts, queue policies, tools, settings). Installing and removing plugins "
+        "arrives with WebAssembly plugins.",
+    ),
     Command("debug", "Inspect smith itself: build, memory", module="smith.cli._debug"),
     Command("help", "Show help for smith or for one command", module="smith.cli._help"),
 )

@@ -320,6 +320,17 @@ def product_schema() -> Schema:
         )
     )
 
+    add(
+        Option(
+            "plugins.disabled",
+            Strings(),
+            [],
+            doc="Built-in plugins to turn off, by name (`smith plugins list` lists them): "
+            "their providers, commands, keys and theme are then not offered. The queue "
+            "plugin and the last provider plugin cannot be turned off.",
+        )
+    )
+
     # The interactive app. Keys and theme default to the product plugin's.
     add(
         Option(

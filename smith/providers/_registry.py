@@ -4,9 +4,12 @@
     provider, model_id = registry.resolve("openai/gpt-5")      # or an alias, a group, ...
 
 A setting resolves through smith.providers._routing to one or more targets; each target
-names a provider plugin (a module under smith.plugins.providers) or an account configured
-over one (`providers { work { plugin "anthropic"; api-key-env "WORK_KEY"; }; }`). A group
-becomes a `Group` the runtime fails over within. Plugins for HTTP APIs take
+names a provider contributed by a plugin of the resolved plugin list (`Plugin.providers`,
+see smith.sdk.resolve_plugins; the built-ins are smith.plugins.providers.*) or an account
+configured over one (`providers { work { plugin "anthropic"; api-key-env "WORK_KEY"; }; }`).
+A provider whose plugin `plugins.disabled` turns off is refused with a diagnostic naming
+that setting. A group becomes a `Group` the runtime fails over within. Plugins for HTTP
+APIs take
 
     def create(model: str, host: ProviderHost) -> Provider
 
@@ -19,7 +22,6 @@ expired is renewed just before the request that needs it.
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import re
 from collections.abc import Mapping
@@ -37,17 +39,8 @@ if TYPE_CHECKING:
     from smith.providers._http import HttpEngine
     from smith.providers._model import ModelInfo
     from smith.providers._wire import ProviderSettings
+    from smith.sdk import PluginList, ProviderSpec
 
-# Built-in provider plugins: name -> module.
-BUILTIN = {
-    "anthropic": "smith.plugins.providers.anthropic",
-    "openai": "smith.plugins.providers.openai",
-    "google": "smith.plugins.providers.google",
-    "openai-compatible": "smith.plugins.providers.openai_compatible",
-    "scripted": "smith.plugins.providers.scripted",
-    "demo": "smith.plugins.providers.demo",
-}
-OFFLINE = frozenset({"scripted", "demo"})  # need no host: no network, no credentials
 # Chosen when no model is configured: the first of these with a credential.
 DEFAULT_ORDER = ("anthropic", "openai", "google")
 
@@ -85,6 +78,12 @@ BASE_URL_AMBIGUOUS = DiagnosticKind(
     fix="set the endpoint of the provider it is for as providers.NAME.base-url in "
     "configuration, or choose a model of that provider alone",
 )
+PROVIDER_DISABLED = DiagnosticKind(
+    "model.provider-disabled",
+    what="the provider '{provider}' (from the model setting '{model}') is turned off",
+    why="plugins.disabled (set at {where}) turns off the {plugin} plugin, which offers it",
+    fix="choose a model of another provider, or remove {plugin} from plugins.disabled",
+)
 NO_BASE_URL = DiagnosticKind(
     "config.no-base-url",
     what="the provider '{name}' has no base URL",
@@ -107,9 +106,16 @@ class Account:
     source: Source | None = None
 
 
-def accounts_from(config: Config) -> dict[str, Account]:
-    """`providers.NAME.*` settings as accounts; a name that is not a plugin is an account
-    over `plugin` (default openai-compatible: a self-hosted endpoint)."""
+def accounts_from(
+    config: Config, plugins: PluginList | None = None
+) -> tuple[dict[str, Account], dict[str, Account]]:
+    """`providers.NAME.*` settings as accounts (a name that is not a provider is an
+    account over `plugin`, by default openai-compatible: a self-hosted endpoint), and
+    apart from them the accounts over a provider whose plugin is disabled."""
+    from smith.sdk import resolve_plugins
+
+    plugins = plugins if plugins is not None else resolve_plugins(config)
+    known = plugins.providers
     from smith.providers._wire import OWNED_EXTRA_FIELD, OWNED_FIELDS
 
     grouped: dict[str, dict[str, Any]] = {}
@@ -130,20 +136,22 @@ def accounts_from(config: Config) -> dict[str, Account]:
                     names=path[0],
                 )
             _put(extras.setdefault(name, {}), path, setting.value)
-    accounts = {}
+    accounts: dict[str, Account] = {}
+    disabled: dict[str, Account] = {}
     for name, values in grouped.items():
-        plugin = str(values.get("plugin") or (name if name in BUILTIN else "openai-compatible"))
-        if plugin not in BUILTIN:
+        offered = name in known or plugins.disabled_provider(name) is not None
+        plugin = str(values.get("plugin") or (name if offered else "openai-compatible"))
+        if plugin not in known and plugins.disabled_provider(plugin) is None:
             raise UNKNOWN_PLUGIN.error(
                 value=plugin,
                 source=sources[name],
                 name=name,
                 plugin=plugin,
-                known=", ".join(sorted(BUILTIN)),
-                hint=did_you_mean(plugin, BUILTIN, otherwise="name one of them"),
+                known=", ".join(sorted(known)),
+                hint=did_you_mean(plugin, known, otherwise="name one of them"),
                 where=str(sources[name]),
             )
-        accounts[name] = Account(
+        (accounts if plugin in known else disabled)[name] = Account(
             name,
             plugin,
             base_url=values.get("base-url"),
@@ -151,7 +159,7 @@ def accounts_from(config: Config) -> dict[str, Account]:
             extra=extras.get(name, {}),
             source=sources[name],
         )
-    return accounts
+    return accounts, disabled
 
 
 def _put(tree: dict[str, object], path: list[str], value: object) -> None:
@@ -192,9 +200,13 @@ class Registry:
         home: str | None = None,
         base_url: str | None = None,
         engine: HttpEngine | None = None,
+        plugins: PluginList | None = None,
+        disabled_accounts: Mapping[str, Account] | None = None,
     ) -> None:
         self.routes = routes or Routes()
         self.accounts = dict(accounts or {})
+        self.disabled_accounts = dict(disabled_accounts or {})  # over a disabled plugin
+        self._plugins = plugins  # resolved from `config` on first use when not given
         self.config = config
         self.env = os.environ if env is None else env
         self.home = home if home is not None else (config.home if config is not None else None)
@@ -203,21 +215,39 @@ class Registry:
         self._catalog: Catalog | None = None
 
     @classmethod
-    def from_config(cls, config: Config, **kw: Any) -> Registry:
+    def from_config(cls, config: Config, plugins: PluginList | None = None, **kw: Any) -> Registry:
+        from smith.sdk import resolve_plugins
+
+        plugins = plugins if plugins is not None else resolve_plugins(config)
+        accounts, disabled = accounts_from(config, plugins)
         base = config["base-url"]
         return cls(
             routes_from(config),
-            accounts_from(config),
+            accounts,
             config=config,
             base_url=None if base is None else str(base).rstrip("/"),
+            plugins=plugins,
+            disabled_accounts=disabled,
             **kw,
         )
+
+    @property
+    def plugins(self) -> PluginList:
+        """The plugin list whose providers this registry routes to."""
+        if self._plugins is None:
+            from smith.sdk import resolve_plugins
+
+            self._plugins = resolve_plugins(self.config)
+        return self._plugins
+
+    def spec(self, plugin: str) -> ProviderSpec:
+        return self.plugins.providers[plugin]
 
     # -- resolution ------------------------------------------------------------------
 
     @property
     def providers(self) -> list[str]:
-        return sorted({*BUILTIN, *self.accounts})
+        return sorted({*self.plugins.providers, *self.accounts})
 
     @property
     def catalog(self) -> Catalog:
@@ -232,6 +262,7 @@ class Registry:
         from smith.providers._failover import Group
         from smith.providers._routing import UNKNOWN_MODEL_NAME
 
+        self._refuse_disabled(spec, source)
         try:
             targets = resolve_route(
                 spec, self.routes, self.providers, self._offering, source=source
@@ -256,14 +287,38 @@ class Registry:
             return provider, target.model or target.provider
         return Group(spec, built), built[0][0].model
 
+    def _refuse_disabled(self, spec: str, source: Source | None) -> None:
+        """A model setting naming a provider whose plugin is disabled: say so (rather than
+        that no such provider exists), naming plugins.disabled and where it was set."""
+        name = re.split("[/:]", spec, maxsplit=1)[0]
+        if name in self.providers or name in self.routes.aliases or name in self.routes.groups:
+            return
+        account = self.disabled_accounts.get(name)
+        item = self.plugins.disabled_provider(account.plugin if account else name)
+        if item is None or item.disabled_by is None:
+            return
+        raise PROVIDER_DISABLED.error(
+            value=spec,
+            source=source or Source("argument", "--model"),
+            provider=name,
+            model=spec,
+            plugin=item.name,
+            where=str(item.disabled_by),
+        )
+
+    def _offline(self, provider: str) -> bool:
+        account = self.accounts.get(provider)
+        spec = self.plugins.providers.get(account.plugin if account else provider)
+        return spec is not None and spec.offline
+
     def _check(self, spec: str, targets: list[Target], source: Source) -> None:
         """Refuse, before anything is created, a provider named without a model and a
         --base-url that would send several providers' requests (and keys) to one server."""
         for target in targets:
             account = self.accounts.get(target.provider)
             plugin = account.plugin if account is not None else target.provider
-            if not target.model and plugin not in OFFLINE:
-                default = getattr(importlib.import_module(BUILTIN[plugin]), "DEFAULT_MODEL", None)
+            if not target.model and not self.spec(plugin).offline:
+                default = self.spec(plugin).default_model
                 raise NO_MODEL.error(
                     value=spec,
                     source=source,
@@ -271,7 +326,7 @@ class Registry:
                     provider=target.provider,
                     example=f", for example {target.provider}/{default}" if default else "",
                 )
-        remote = sorted({t.provider for t in targets} - OFFLINE)
+        remote = sorted({t.provider for t in targets if not self._offline(t.provider)})
         if self.base_url is not None and len(remote) > 1:
             raise BASE_URL_AMBIGUOUS.error(
                 value=spec,
@@ -289,16 +344,17 @@ class Registry:
     def _offering(self, model_id: str) -> list[str]:
         if "/" in model_id or ":" in model_id:
             return []
-        return [p for p in self.catalog.offering(model_id) if p in BUILTIN or p in self.accounts]
+        known = self.plugins.providers
+        return [p for p in self.catalog.offering(model_id) if p in known or p in self.accounts]
 
     def _create(self, target: Target, source: Source | None) -> Provider:
         account = self.accounts.get(target.provider) or Account(target.provider, target.provider)
-        module = importlib.import_module(BUILTIN[account.plugin])
-        if account.plugin in OFFLINE:
-            created: Provider = module.create(target.model)
+        spec = self.spec(account.plugin)
+        if spec.offline:
+            created: Provider = spec.create(target.model)
             return created
-        host = _Host(self, account, module, source or Source("argument", "--model"))
-        created = module.create(target.model, host)
+        host = _Host(self, account, spec, source or Source("argument", "--model"))
+        created = spec.create(target.model, host)
         return created
 
     def default_model(self) -> str | None:
@@ -307,25 +363,28 @@ class Registry:
         from smith.providers._auth import find_credential
 
         for name in DEFAULT_ORDER:
-            module = importlib.import_module(BUILTIN[name])
+            spec = self.plugins.providers.get(name)
+            if spec is None or spec.default_model is None:
+                continue  # its plugin is disabled
             try:
                 found = find_credential(
-                    name, env=self.env, home=self.home or "", config=self.config, plugin=module
+                    name, env=self.env, home=self.home or "", config=self.config, plugin=spec.hooks
                 )
             except Exception:
                 continue
             if found is not None:
-                return f"{name}/{module.DEFAULT_MODEL}"
+                return f"{name}/{spec.default_model}"
         return None
 
 
 class _Host:
     """What one account's plugin gets: its catalog entries, settings and the engine."""
 
-    def __init__(self, registry: Registry, account: Account, module: Any, source: Source):
+    def __init__(self, registry: Registry, account: Account, spec: ProviderSpec, source: Source):
         self.registry = registry
         self.account = account
-        self.module = module
+        self.spec = spec
+        self.module = spec.hooks  # the plugin's credential hooks
         self.source = source
 
     @property
@@ -401,7 +460,7 @@ class _Host:
             return url, f"from {source}"
         if account.base_url:
             return str(account.base_url).rstrip("/"), f"from providers.{name}.base-url"
-        default = getattr(self.module, "DEFAULT_BASE_URL", None)
+        default = self.spec.default_base_url
         if not default:
             raise NO_BASE_URL.error(value=name, source=self.source, name=name)
         if first_party:
@@ -445,10 +504,3 @@ def resolve_model(spec: str, *, source: Source | None = None) -> tuple[Provider,
     """The provider for a model setting, with no configuration beyond the environment
     (the library's default; commands use `Registry.from_config`)."""
     return _default_registry().resolve(spec, source=source)
-
-
-def split_model(spec: str) -> tuple[str, str]:
-    """`scripted:/a/b.json` -> ("scripted", "/a/b.json"); `demo` -> ("demo", "")."""
-    from smith.providers._routing import split_spec
-
-    return split_spec(spec, BUILTIN) or (spec.partition(":")[0], spec.partition(":")[2])

@@ -21,6 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind
+from smith.sdk import PluginList
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -107,6 +108,14 @@ class Assembly:
     @property
     def thinking(self) -> str:
         return str(self.options["thinking"])
+
+    @property
+    def plugin_list(self) -> PluginList:
+        """The one plugin list, resolved once from configuration, that every runtime of
+        this assembly and the app take their plugins from."""
+        found = self.options["plugin_list"]
+        assert isinstance(found, PluginList)
+        return found
 
     # -- sessions ---------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from smith.runtime._cost import CostMeter
 from smith.runtime._events import Event, event
 from smith.runtime._generation import Generation
 from smith.runtime._queue import InputQueue
-from smith.sdk import Plugin, QueuedItem, RuntimeView
+from smith.sdk import Plugin, PluginList, QueuedItem, RuntimeView, resolve_plugins
 
 if TYPE_CHECKING:
     from smith.diagnostics import Surface
@@ -102,6 +102,7 @@ class Runtime:
         thinking: str = "off",
         settings: Mapping[str, object] | None = None,
         plugins: Sequence[Plugin] = (),
+        plugin_list: PluginList | None = None,
         limits: Limits | None = None,
         context_policy: ContextPolicy | None = None,
         secrets: SecretProxy | None = None,
@@ -110,8 +111,6 @@ class Runtime:
         history: HistorySettings | None = None,
         surface: Surface = "library",
     ) -> None:
-        import importlib
-
         from smith.effects import EffectJournal
         from smith.memory import RuntimeScopes
         from smith.providers import resolve_model, watch_credentials
@@ -126,8 +125,11 @@ class Runtime:
         self.limits = limits or Limits()
         self.context_policy = context_policy or ContextPolicy()
         self.secrets = secrets if secrets is not None else SecretProxy()
-        builtin: Plugin = importlib.import_module("smith.plugins.queue").PLUGIN
-        self.plugins = (builtin, *plugins)
+        # The resolved plugin list's active plugins (smith.sdk.resolve_plugins: the
+        # built-ins configuration leaves on, less the provider-only ones, which reach the
+        # registry instead), then the caller's own plugins.
+        self.plugin_list = plugin_list if plugin_list is not None else resolve_plugins()
+        self.plugins = (*self.plugin_list.active, *plugins)
         self.handled = frozenset(t for p in self.plugins for t in p.handlers)  # event types
         self.entries_at_start = len(session)  # 0: a new session (session_start says)
         self.session_started = False
@@ -140,7 +142,7 @@ class Runtime:
         else:
             provider, model_id = model
             setting = f"{provider.name}:{model_id}"
-        extra = tuple(t for p in plugins for t in p.tools)
+        extra = tuple(t for p in self.plugins for t in p.tools)
         self._gen = Generation(
             0,
             setting,

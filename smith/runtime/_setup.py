@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from smith.effects import ToolContext
     from smith.providers._registry import Registry
     from smith.runtime import ContextPolicy
+    from smith.sdk import PluginList
     from smith.session import Session
 
     Warn = Callable[[Diagnostic], None]
@@ -116,18 +117,34 @@ def model_setting(config: Config) -> tuple[str, bool]:
     return (found, False) if found else (DEMO, True)
 
 
+def plugin_list(config: Config) -> PluginList:
+    """The plugin list of this configuration, resolved once per Config (its warnings,
+    such as an unknown name in plugins.disabled, are logged then)."""
+    import logging
+
+    from smith.sdk import resolve_plugins
+
+    made = _PLUGINS.get(config)
+    if made is None:
+        made = _PLUGINS[config] = resolve_plugins(config)
+        for warning in made.warnings:
+            logging.getLogger("smith.plugins").warning("%s", warning.render())
+    return made
+
+
 def registry(config: Config) -> Registry:
     """The model registry of this configuration (one per Config: routes, accounts,
-    catalog and the HTTP engine's limits)."""
+    catalog and the HTTP engine's limits), over the providers of its plugin list."""
     from smith.providers._registry import Registry
 
     made = _REGISTRIES.get(config)
     if made is None:
-        made = _REGISTRIES[config] = Registry.from_config(config)
+        made = _REGISTRIES[config] = Registry.from_config(config, plugin_list(config))
     return made
 
 
 _REGISTRIES: weakref.WeakKeyDictionary[Config, Registry] = weakref.WeakKeyDictionary()
+_PLUGINS: weakref.WeakKeyDictionary[Config, PluginList] = weakref.WeakKeyDictionary()
 
 
 BAD_WINDOW = DiagnosticKind(
@@ -181,6 +198,7 @@ def runtime_options(config: Config, *, check_model: bool = True) -> dict[str, An
         models.resolve(model, source=config.origin("model").source)  # fail before anything runs
     return {
         "resolve": models.resolve,
+        "plugin_list": models.plugins,
         "thinking": str(config["thinking"]),
         "settings": settings,
         "limits": Limits(

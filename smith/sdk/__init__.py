@@ -17,6 +17,7 @@ from smith.sdk._contract import (
     Handler,
     HookAction,
     Plugin,
+    ProviderSpec,
     QueuedItem,
     QueuePolicy,
     RemoveTool,
@@ -29,6 +30,7 @@ from smith.sdk._contract import (
     SetThinking,
     TransformInput,
 )
+from smith.sdk._resolve import LoadedPlugin, PluginList, builtin_plugins, resolve_plugins
 
 __all__ = [
     "ACTION_TYPES",
@@ -46,7 +48,10 @@ __all__ = [
     "HandleInput",
     "Handler",
     "HookAction",
+    "LoadedPlugin",
     "Plugin",
+    "PluginList",
+    "ProviderSpec",
     "QueuePolicy",
     "QueuedItem",
     "RemoveTool",
@@ -58,4 +63,6 @@ __all__ = [
     "SetSystemPrompt",
     "SetThinking",
     "TransformInput",
+    "builtin_plugins",
+    "resolve_plugins",
 ]

@@ -31,6 +31,14 @@ contract. A plugin is a name plus contributions:
 - `tools`: extra tools (ToolSpecs) the plugin makes available.
 - `commands`, `keybindings`, `theme`: what an interactive frontend offers (the built-in
   product plugin, smith.plugins.product, contributes the standard ones).
+- `providers`: provider name -> `ProviderSpec`, how smith's model registry creates it
+  (each module of smith.plugins.providers contributes its own).
+- `prompts`: name -> text; `settings`: the configuration keys the plugin owns, with
+  their defaults.
+- `version`: the plugin's version; a built-in's is smith's own.
+
+Which plugins are in use is resolved once from configuration (`plugins.disabled`) by
+`smith.sdk.resolve_plugins`, and every mode takes them from that one list.
 
     def on_turn_start(event, view):
         if view.turn == 1:
@@ -301,6 +309,30 @@ class Command:
     usage: str = ""  # e.g. "MODEL"
 
 
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    """A provider a plugin offers: what the model registry needs to create it.
+
+    `create(model, host)` builds an HTTP provider from its `ProviderHost` (catalog entry,
+    settings, engine); an `offline` one (no network, no credentials) takes `create(model)`.
+    `hooks` carries the provider's credential hooks, read by smith.providers' credential
+    lookup: `CREDENTIAL_ENV`, `NAME` and optionally `find_credential` and
+    `refresh_credential` (a built-in passes its own module).
+    """
+
+    create: Callable[..., Any]
+    default_model: str | None = None  # chosen when no model is configured (and for hints)
+    default_base_url: str | None = None
+    offline: bool = False
+    hooks: object = None
+
+
+def _smith_version() -> str:
+    from smith import __version__
+
+    return __version__
+
+
 @dataclass(frozen=True)
 class Plugin:
     name: str
@@ -311,3 +343,24 @@ class Plugin:
     # Default key for each app action or command name (configuration may override).
     keybindings: Mapping[str, str] = field(default_factory=dict)
     theme: str | None = None  # a Textual theme name
+    providers: Mapping[str, ProviderSpec] = field(default_factory=dict)
+    prompts: Mapping[str, str] = field(default_factory=dict)
+    # Configuration keys the plugin owns (e.g. "queue.steer") and their defaults.
+    settings: Mapping[str, object] = field(default_factory=dict)
+    version: str = field(default_factory=_smith_version)
+
+    def contributions(self) -> dict[str, list[str]]:
+        """What the plugin contributes: kind -> the names of each (kinds it contributes
+        nothing of are left out)."""
+        every = {
+            "providers": list(self.providers),
+            "commands": [c.name for c in self.commands],
+            "keybindings": list(self.keybindings),
+            "themes": [self.theme] if self.theme else [],
+            "prompts": list(self.prompts),
+            "queue_policies": list(self.queue_policies),
+            "tools": [t.name for t in self.tools],
+            "settings": list(self.settings),
+            "handlers": list(self.handlers),
+        }
+        return {kind: names for kind, names in every.items() if names}

@@ -1,0 +1,289 @@
+"""The one plugin list: every plugin smith loads, resolved once from configuration.
+
+    plugins = resolve_plugins(config)       # or resolve_plugins(None): the defaults
+    plugins.active                          # what the runtime and the app take, in order
+    plugins.providers                       # provider name -> ProviderSpec (enabled only)
+    plugins.to_dict()                       # what `smith plugins list --json` prints
+
+The built-ins are the modules `smith.plugins.BUILTIN` names, each exporting `PLUGIN`,
+and never imported when smith merely starts. Those `smith.plugins.PROVIDER_ONLY` names
+offer one provider of their own name and nothing else, so the list knows them before
+their modules are imported: a provider module is imported when its provider is first
+used (as a model, or for its credential hooks) or when the list is shown, and the runtime
+and the app, which take no providers, never take them (`active`).
+`plugins.disabled` (a list of names) turns built-ins off. A name that is no plugin is a
+warning naming the value and where it was set; turning off the queue plugin (the runtime
+delivers queued input through its policies) or every provider plugin (no model could
+run) is refused with an error, naming the setting, before anything runs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
+from smith.sdk._contract import Plugin, ProviderSpec
+
+if TYPE_CHECKING:
+    from smith.config import Config
+
+BUILT_IN = "built-in"
+REQUIRED = ("queue",)  # the runtime cannot run without these
+
+UNKNOWN_PLUGIN_NAME = DiagnosticKind(
+    "config.plugins-unknown",
+    what="plugins.disabled names '{name}', which is not a plugin",
+    why="plugins.disabled turns plugins off by name, and the plugins are {known}",
+    fix="{hint} (or remove it from plugins.disabled, set at {where}); "
+    "`smith plugins list` lists the plugins",
+    severity="warning",
+)
+REQUIRED_PLUGIN = DiagnosticKind(
+    "config.plugins-required",
+    what="the {name} plugin cannot be disabled",
+    why="smith cannot run without it: {why_needed}",
+    fix="remove {name} from plugins.disabled (set at {where})",
+)
+NO_PROVIDER_PLUGIN = DiagnosticKind(
+    "config.plugins-no-provider",
+    what="plugins.disabled turns off every provider plugin ({names})",
+    why="a model runs through a provider plugin, so with none smith could run no model, "
+    "not even the offline demo",
+    fix="keep at least one provider plugin enabled (demo needs no key): edit "
+    "plugins.disabled (set at {where})",
+)
+
+_WHY_NEEDED = {
+    "queue": "the runtime delivers queued steering and follow-up messages through the "
+    "queue plugin's policies (queue.steer, queue.follow-up)",
+}
+
+
+class LoadedPlugin:
+    """One plugin of the list: the plugin, where it came from and whether it is on.
+
+    A provider-only built-in is given by its `module` and the provider it offers, and
+    imported on first use of `plugin`."""
+
+    __slots__ = ("_plugin", "disabled_by", "module", "name", "provides", "source")
+
+    def __init__(
+        self,
+        plugin: Plugin | None = None,
+        source: str = BUILT_IN,  # "built-in", or the path of a user plugin
+        disabled_by: Source | None = None,  # where plugins.disabled turned it off
+        *,
+        module: str | None = None,
+        name: str = "",
+    ) -> None:
+        assert (plugin is None) != (module is None), name
+        self._plugin = plugin
+        self.source = source
+        self.disabled_by = disabled_by
+        self.module = module
+        self.name = plugin.name if plugin is not None else name
+        self.provides = tuple(plugin.providers) if plugin is not None else (name,)
+
+    @property
+    def provider_only(self) -> bool:
+        """Given by its module: it contributes its provider and nothing else."""
+        return self.module is not None
+
+    @property
+    def plugin(self) -> Plugin:
+        if self._plugin is None:
+            import importlib
+
+            assert self.module is not None
+            self._plugin = importlib.import_module(self.module).PLUGIN
+        return self._plugin
+
+    def __repr__(self) -> str:
+        return f"<LoadedPlugin {self.name} {self.state}>"
+
+    @property
+    def version(self) -> str:
+        return self.plugin.version
+
+    @property
+    def enabled(self) -> bool:
+        return self.disabled_by is None
+
+    @property
+    def state(self) -> str:
+        return "enabled" if self.disabled_by is None else "disabled"
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "name": self.name,
+            "version": self.version,
+            "source": self.source,
+            "state": self.state,
+        }
+        if self.disabled_by is not None:
+            data["disabled_by"] = f"plugins.disabled at {self.disabled_by}"
+        data["contributions"] = self.plugin.contributions()
+        return data
+
+
+@dataclass(frozen=True)
+class PluginList(Sequence[LoadedPlugin]):
+    """The resolved plugins, in load order, with the warnings resolving them gave."""
+
+    loaded: tuple[LoadedPlugin, ...]
+    warnings: tuple[Diagnostic, ...] = ()
+    _offers: dict[str, LoadedPlugin] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        for item in self.enabled_items():
+            for name in item.provides:
+                self._offers.setdefault(name, item)
+
+    def __len__(self) -> int:
+        return len(self.loaded)
+
+    def __getitem__(self, index: int) -> LoadedPlugin:  # type: ignore[override]
+        return self.loaded[index]
+
+    def __iter__(self) -> Iterator[LoadedPlugin]:
+        return iter(self.loaded)
+
+    def enabled_items(self) -> tuple[LoadedPlugin, ...]:
+        return tuple(p for p in self.loaded if p.enabled)
+
+    @property
+    def enabled(self) -> tuple[Plugin, ...]:
+        """Every plugin in use, in order (imports the provider plugins)."""
+        return tuple(p.plugin for p in self.loaded if p.enabled)
+
+    @property
+    def active(self) -> tuple[Plugin, ...]:
+        """The enabled plugins that take part in the loop and the app (handlers, tools,
+        queue policies, commands, keys, theme), in order: what the runtime and the app
+        take. Provider-only plugins reach the registry through `providers` instead."""
+        return tuple(p.plugin for p in self.loaded if p.enabled and not p.provider_only)
+
+    @property
+    def providers(self) -> Mapping[str, ProviderSpec]:
+        """Every provider the enabled plugins offer (the first offer of a name wins); a
+        provider's plugin is imported when its spec is first looked up."""
+        return _Providers(self._offers)
+
+    def disabled_provider(self, name: str) -> LoadedPlugin | None:
+        """The disabled plugin that would offer provider `name`, if one would."""
+        for item in self.loaded:
+            if not item.enabled and name in item.provides:
+                return item
+        return None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"plugins": [p.to_dict() for p in self.loaded]}
+
+
+class _Providers(Mapping[str, ProviderSpec]):
+    __slots__ = ("_offers",)
+
+    def __init__(self, offers: dict[str, LoadedPlugin]) -> None:
+        self._offers = offers
+
+    def __getitem__(self, name: str) -> ProviderSpec:
+        return self._offers[name].plugin.providers[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._offers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._offers)
+
+    def __len__(self) -> int:
+        return len(self._offers)
+
+
+@functools.cache
+def _builtin_entries() -> tuple[tuple[str, str | None], ...]:
+    """(module, provider name or None) of each built-in, in load order."""
+    import importlib
+
+    package = importlib.import_module("smith.plugins")
+    names: Sequence[str] = package.BUILTIN
+    provider_only: Mapping[str, str] = package.PROVIDER_ONLY
+    return tuple((module, provider_only.get(module)) for module in names)
+
+
+def _entry(module: str, provider: str | None, disabled: Mapping[str, Source]) -> LoadedPlugin:
+    if provider is not None:
+        return LoadedPlugin(None, BUILT_IN, disabled.get(provider), module=module, name=provider)
+    import importlib
+
+    plugin: Plugin = importlib.import_module(module).PLUGIN
+    return LoadedPlugin(plugin, BUILT_IN, disabled.get(plugin.name))
+
+
+def builtin_plugins() -> tuple[Plugin, ...]:
+    """Every built-in plugin, in load order (imports every one)."""
+    return _defaults().enabled
+
+
+def resolve_plugins(config: Config | None = None) -> PluginList:
+    """The plugins of this configuration (None: the defaults), each enabled unless
+    `plugins.disabled` names it. Raises SmithError when that would disable a plugin
+    smith cannot run without (see the module's docstring)."""
+    if config is None:
+        return _defaults()
+    names, where = _disabled(config)
+    loaded = tuple(
+        _entry(module, provider, dict.fromkeys(names, where))
+        for module, provider in _builtin_entries()
+    )
+    known = [p.name for p in loaded]
+    warnings = []
+    for name in names:
+        if name not in known:
+            warnings.append(
+                UNKNOWN_PLUGIN_NAME(
+                    field="plugins.disabled",
+                    value=name,
+                    source=where,
+                    name=name,
+                    known=", ".join(known),
+                    hint=did_you_mean(name, known, otherwise="check the name"),
+                    where=str(where),
+                )
+            )
+    for name in REQUIRED:
+        if name in names:
+            raise REQUIRED_PLUGIN.error(
+                field="plugins.disabled",
+                value=name,
+                source=where,
+                name=name,
+                why_needed=_WHY_NEEDED[name],
+                where=str(where),
+            )
+    offering = [p.name for p in loaded if p.provides]
+    if offering and all(name in names for name in offering):
+        raise NO_PROVIDER_PLUGIN.error(
+            field="plugins.disabled",
+            value=", ".join(offering),
+            source=where,
+            names=", ".join(offering),
+            where=str(where),
+        )
+    return PluginList(loaded, tuple(warnings))
+
+
+@functools.cache
+def _defaults() -> PluginList:
+    return PluginList(tuple(_entry(m, p, {}) for m, p in _builtin_entries()))
+
+
+def _disabled(config: Config | None) -> tuple[list[str], Source]:
+    if config is None:
+        return [], Source("default", "smith's defaults")
+    setting = config.origin("plugins.disabled")
+    value = setting.value
+    names = [str(v) for v in value] if isinstance(value, list) else []
+    return names, setting.source

@@ -1,0 +1,246 @@
+"""One plugin list: every built-in is a Plugin, resolved once from configuration
+(`plugins.disabled`), shown by `smith plugins list` and RPC `plugins.list`, and the one
+the registry, the runtime and the app take their providers, policies and commands from."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smith import __version__ as VERSION
+from smith.diagnostics import SmithError
+from smith.sdk import LoadedPlugin, Plugin, PluginList, ProviderSpec, resolve_plugins
+from tests.conftest import Result, SmithEnv
+from tests.rpc_kit import Rpc
+
+PROVIDERS = ["anthropic", "openai", "google", "openai-compatible", "scripted", "demo"]
+BUILT_INS = ["queue", "product", *PROVIDERS]
+
+
+def _listed(smith: Callable[..., Result], *args: str) -> dict[str, Any]:
+    r = smith("plugins", "list", "--json", *args)
+    assert r.code == 0, r.err
+    data: dict[str, Any] = json.loads(r.out)
+    return data
+
+
+def _by_name(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in data["plugins"]}
+
+
+def test_a_fresh_home_lists_every_built_in_with_its_contributions(
+    smith: Callable[..., Result],
+) -> None:
+    data = _listed(smith)
+    assert [p["name"] for p in data["plugins"]] == BUILT_INS
+    for p in data["plugins"]:
+        assert (p["version"], p["source"], p["state"]) == (VERSION, "built-in", "enabled")
+        assert p["contributions"], p
+    plugins = _by_name(data)
+    for name in PROVIDERS:
+        assert plugins[name]["contributions"] == {"providers": [name]}
+    product = plugins["product"]["contributions"]
+    assert {"help", "model", "undo", "quit"} <= set(product["commands"])
+    assert product["keybindings"] and product["themes"] == ["textual-dark"]
+    queue = plugins["queue"]["contributions"]
+    assert queue["queue_policies"] == ["one-at-a-time", "all"]
+    assert queue["settings"] == ["queue.steer", "queue.follow-up"]
+
+
+def test_the_human_list_is_a_table(smith: Callable[..., Result], senv: SmithEnv) -> None:
+    config = senv.write_user_config('plugins { disabled "google"; }\n')
+    r = smith("plugins", "list")
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0].split() == ["PLUGIN", "VERSION", "SOURCE", "STATE", "CONTRIBUTES"]
+    rows = {line.split()[0]: line.split() for line in lines[1 : 1 + len(BUILT_INS)]}
+    assert list(rows) == BUILT_INS
+    assert rows["demo"][1:5] == [VERSION, "built-in", "enabled", "providers:"]
+    assert rows["google"][3] == "disabled"
+    assert f"google is disabled by plugins.disabled at {config}:1" in r.out
+    assert "queue policies: one-at-a-time, all" in r.out
+
+
+def test_rpc_plugins_list_returns_the_same_object(
+    smith: Callable[..., Result], senv: SmithEnv
+) -> None:
+    project = senv.make_project()
+    expected = _listed(smith)
+    with Rpc(senv, project, "--model", "demo") as rpc:
+        assert rpc.call("plugins.list") == expected
+        rpc.call("shutdown")
+
+
+def test_plugins_disabled_turns_a_provider_off(
+    smith: Callable[..., Result], senv: SmithEnv
+) -> None:
+    config = senv.write_user_config('plugins { disabled "demo"; }\n')
+    plugins = _by_name(_listed(smith))
+    assert plugins["demo"]["state"] == "disabled"
+    assert plugins["demo"]["disabled_by"].startswith(f"plugins.disabled at {config}:1")
+    assert {plugins[n]["state"] for n in BUILT_INS if n != "demo"} == {"enabled"}
+    r = smith("eval", "--model", "demo", "--no-session", "hello")
+    assert r.code == 2 and r.out == ""
+    assert "error: --model: the provider 'demo' (from the model setting 'demo') is turned off" in (
+        r.err
+    )
+    assert f"plugins.disabled (set at {config}:1" in r.err
+    assert "Traceback" not in r.err
+    # The others still run.
+    script = senv.root / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "fine"}]}))
+    r = smith("eval", "--model", f"scripted:{script}", "--no-session", "hello")
+    assert r.code == 0 and "fine" in r.out, r.err
+
+
+def test_an_account_over_a_disabled_plugin_is_refused_naming_the_setting(
+    smith: Callable[..., Result], senv: SmithEnv
+) -> None:
+    senv.write_user_config(
+        'plugins { disabled "openai-compatible"; }\n'
+        'providers { local { base-url "http://127.0.0.1:9/v1"; }; }\n'
+    )
+    r = smith("eval", "--model", "local/qwen", "--no-session", "hello")
+    assert r.code == 2
+    assert "the provider 'local' (from the model setting 'local/qwen') is turned off" in r.err
+    assert "turns off the openai-compatible plugin" in r.err
+
+
+def test_an_unknown_name_in_plugins_disabled_is_a_warning(
+    smith: Callable[..., Result], senv: SmithEnv
+) -> None:
+    config = senv.write_user_config('plugins { disabled "antropic"; }\n')
+    r = smith("plugins", "list", "--json")
+    assert r.code == 0
+    assert f"warning: {config}:1" in r.err
+    assert "plugins.disabled names 'antropic', which is not a plugin" in r.err
+    assert "did you mean 'anthropic'?" in r.err
+    assert {p["state"] for p in json.loads(r.out)["plugins"]} == {"enabled"}
+
+
+@pytest.mark.parametrize(
+    ("disabled", "says"),
+    [
+        (["queue"], "the queue plugin cannot be disabled"),
+        (PROVIDERS, "plugins.disabled turns off every provider plugin"),
+    ],
+)
+def test_disabling_what_smith_cannot_run_without_is_refused(
+    smith: Callable[..., Result], senv: SmithEnv, disabled: list[str], says: str
+) -> None:
+    names = " ".join(f'"{name}"' for name in disabled)
+    config = senv.write_user_config(f"plugins {{ disabled {names}; }}\n")
+    for args in (("plugins", "list"), ("eval", "--model", "demo", "--no-session", "hi")):
+        r = smith(*args)
+        assert r.code == 2 and r.out == "", args
+        assert f"error: {config}:1" in r.err and says in r.err
+        assert "fix:" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("action", ["install", "remove"])
+def test_installing_plugins_is_not_built(smith: Callable[..., Result], action: str) -> None:
+    r = smith("plugins", action, "./my-plugin.wasm")
+    assert r.code == 2 and r.out == ""
+    assert f"error: `smith plugins {action}` is not built yet" in r.err
+    assert "WebAssembly" in r.err and "fix:" in r.err
+
+
+def test_every_provider_module_exports_its_plugin() -> None:
+    """...as smith.plugins.PROVIDER_ONLY says: one provider of its own name and nothing
+    else, which lets the list route to it before its module is imported."""
+    import importlib
+
+    from smith.plugins import PROVIDER_ONLY
+
+    assert list(PROVIDER_ONLY.values()) == PROVIDERS
+    for module, name in PROVIDER_ONLY.items():
+        plugin = importlib.import_module(module).PLUGIN
+        assert isinstance(plugin, Plugin) and plugin.name == name
+        assert plugin.contributions() == {"providers": [name]}
+        spec = plugin.providers[name]
+        assert spec.offline == (name in ("scripted", "demo"))
+        if name in ("anthropic", "openai", "google"):
+            assert spec.default_model and spec.default_base_url
+
+
+def test_the_registry_routes_through_the_providers_of_the_list() -> None:
+    """A provider no built-in offers becomes usable by being contributed, and a built-in
+    left out of the list is not offered: the registry keeps no table of its own."""
+    from smith.providers import End
+    from smith.providers._registry import Registry
+
+    made: list[str] = []
+
+    class Echo:
+        name = "echo"
+
+        async def stream(self, request: Any) -> Any:
+            yield End("success")
+
+    def create(model: str) -> Echo:
+        made.append(model)
+        return Echo()
+
+    only = PluginList(
+        (LoadedPlugin(Plugin("echo", providers={"echo": ProviderSpec(create, offline=True)})),)
+    )
+    registry = Registry(plugins=only)
+    assert registry.providers == ["echo"]
+    provider, model = registry.resolve("echo:any")
+    assert (provider.name, model, made) == ("echo", "any", ["any"])
+    with pytest.raises(SmithError, match="no provider is called 'demo'"):
+        registry.resolve("demo/x")
+
+
+def test_the_runtime_and_the_app_take_their_plugins_from_the_list(tmp_path: Path) -> None:
+    from smith.config import resolve
+    from smith.effects import ToolContext
+    from smith.runtime import Runtime
+    from smith.session import SessionStore
+
+    env = {"SMITH_HOME": str(tmp_path / "data"), "SMITH_CONFIG_HOME": str(tmp_path / "cfg"),
+           "SMITH_PLUGINS_DISABLED": "product"}  # fmt: skip
+    config = resolve(env=env, flags={}, cwd=str(tmp_path))
+    plugins = resolve_plugins(config)
+    assert [p.name for p in plugins.enabled] == [n for n in BUILT_INS if n != "product"]
+    assert [p.name for p in plugins.active] == ["queue"]
+    session = SessionStore(str(tmp_path / "data")).create(name="t", cwd=str(tmp_path))
+    context = ToolContext(root=str(tmp_path), cwd=str(tmp_path), session=session)
+    listed = Runtime(session, model="demo", tools=[], context=context, plugin_list=plugins)
+    assert [p.name for p in listed.plugins] == ["queue"]
+    default = Runtime(session, model="demo", tools=[], context=context)
+    assert [p.name for p in default.plugins] == ["queue", "product"]
+    from smith.frontends.tui._app import SmithApp
+
+    app = SmithApp(lambda s: listed, session, plugins=plugins.active)
+    assert app.commands() == []  # the product plugin, and so its commands, is off
+    assert {c.name for c in SmithApp(lambda s: default, session).commands()} >= {"help"}
+    session.close()
+
+
+def test_resolution_without_configuration_is_every_built_in() -> None:
+    plugins = resolve_plugins()
+    assert [p.name for p in plugins] == BUILT_INS and plugins.warnings == ()
+    assert list(plugins.providers) == PROVIDERS
+
+
+def test_a_provider_module_is_imported_only_when_its_provider_is_used() -> None:
+    """As before the plugin list: running the demo model imports no HTTP provider."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from smith.sdk import resolve_plugins\n"
+        "from smith.providers._registry import Registry\n"
+        "plugins = resolve_plugins()\n"
+        "assert 'anthropic' in plugins.providers\n"
+        "Registry(plugins=plugins).resolve('demo')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('smith.plugins.providers.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['smith.plugins.providers.demo']"
