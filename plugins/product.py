@@ -8,8 +8,8 @@ override them: `tui.keys.ACTION`), and uses the theme (`tui.theme`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from smith.runtime import ops
 from smith.sdk import Command, CommandHost, Plugin
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -59,7 +59,7 @@ def _fork(host: CommandHost, arg: str) -> None:
 
 
 def _compact(host: CommandHost, arg: str) -> None:
-    host.runtime.compact()
+    host.runtime.submit(ops.Compact())
     host.tell("compacting the context…")
 
 
@@ -68,13 +68,13 @@ def _model(host: CommandHost, arg: str) -> None:
         if not host.navigate("models", lambda spec: _model(host, spec)):
             host.tell(f"model: {host.runtime.model} (change it with /model PROVIDER/MODEL)")
         return
-    host.runtime.set_model(arg)
+    host.runtime.submit(ops.SetModel(arg))
     host.tell(f"model: {host.runtime.model}")
 
 
 def _thinking(host: CommandHost, arg: str) -> None:
     if arg:
-        host.runtime.set_thinking(arg)
+        host.runtime.submit(ops.SetThinking(arg))
         host.tell(f"thinking: {arg}")
         return
     options = [(level, level) for level in THINKING_LEVELS]
@@ -87,10 +87,13 @@ def _op(name: str) -> Callable[[CommandHost, str], None]:
 
     def run(host: CommandHost, arg: str) -> None:
         words = arg.split()
-        op: dict[str, object] = {"op": name, "force": "--force" in words}
+        force = "--force" in words
+        op: ops.Operation
         if name == "restore":
-            op["target"] = next((w for w in words if not w.startswith("--")), "")
-            op["conversation"] = "--conversation" in words
+            target = next((w for w in words if not w.startswith("--")), "")
+            op = ops.Restore(target, conversation="--conversation" in words, force=force)
+        else:
+            op = ops.Undo(force=force) if name == "undo" else ops.Redo(force=force)
         result = host.runtime.submit(op)
         result = result if isinstance(result, dict) else {}
         changed = result.get("changed")
@@ -112,7 +115,8 @@ def _op(name: str) -> Callable[[CommandHost, str], None]:
 
 def _diff(host: CommandHost, arg: str) -> None:
     words: list[str | None] = [*arg.split()[:2]]
-    result = _history_of(host).diff(*words)
+    result = host.runtime.submit(ops.Diff(*words))
+    assert isinstance(result, dict)
     changed = result["files"]
     if not changed:
         host.tell("no file changes")
@@ -122,7 +126,8 @@ def _diff(host: CommandHost, arg: str) -> None:
 
 
 def _history(host: CommandHost, arg: str) -> None:
-    items = _history_of(host).history()
+    items = host.runtime.submit(ops.History())
+    assert isinstance(items, list)
     if not items:
         host.tell("no turn of this session changed files")
         return
@@ -137,43 +142,29 @@ def _history(host: CommandHost, arg: str) -> None:
     host.show("File history (/restore ENTRY goes back to one)", lines)
 
 
-def _history_of(host: CommandHost) -> Any:
-    history = getattr(host.runtime, "history", None)
-    if history is None:
-        from smith.diagnostics import Source
-        from smith.vcs._history import HISTORY_OFF
-
-        raise HISTORY_OFF.error(
-            value="vcs.enabled",
-            source=Source("argument", "vcs.enabled"),
-            reason="vcs.enabled is false",
-            remedy="set vcs.enabled to true and start smith again",
-        )
-    return history
-
-
 def _replay(host: CommandHost, arg: str) -> None:
     """Replay plays a session in its own app (it needs the whole screen): say how."""
-    session = host.runtime.session
+    session = host.runtime.status()["session"]
     host.tell(
-        f"to watch this session again, run `smith replay {session.id}` in a terminal "
+        f"to watch this session again, run `smith replay {session}` in a terminal "
         "(--speed N, --instant, --turns 2..4; --json for the events)"
     )
 
 
 def _queue(host: CommandHost, arg: str) -> None:
     """Take a queued message back into the input to edit (or drop) it."""
-    items = list(host.runtime.queue.items())
+    items = list(host.runtime.status()["queue"])
     if not items:
         host.tell("nothing is queued")
         return
 
     def take(id: str) -> None:
-        item = next(i for i in items if i.id == id)
-        if host.runtime.queue.remove(id):
-            host.edit(item.text)
+        item = next(i for i in items if i["id"] == id)
+        if host.runtime.submit(ops.QueueRemove(id)):
+            host.edit(item["text"])
 
-    host.choose("Edit a queued message", [(i.id, f"{i.mode}: {i.text}") for i in items], take)
+    choices = [(i["id"], f"{i['mode']}: {i['text']}") for i in items]
+    host.choose("Edit a queued message", choices, take)
 
 
 def _plugins(host: CommandHost, arg: str) -> None:

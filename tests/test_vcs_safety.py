@@ -386,8 +386,10 @@ def test_the_apps_undo_says_whose_changes_it_overwrote_and_what_it_left() -> Non
 
         class runtime:  # the attribute of a command host
             @staticmethod
-            def submit(op: dict[str, object]) -> dict[str, object]:
-                assert op == {"op": "undo", "force": True}
+            def submit(op: object) -> dict[str, object]:
+                from smith.runtime import ops
+
+                assert op == ops.Undo(force=True)
                 changed = [{"path": "notes.txt", "change": "deleted"}]
                 return {"changed": changed, "overwritten": ["notes.txt"], "left": [".env"]}
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source
+from smith.runtime import ops
 
 from . import _views
 from ._protocol import INVALID_PARAMS, NOT_BUILT, OPERATION_FAILED, Param, RpcError
@@ -77,6 +78,11 @@ def _accepted(outcome: str) -> dict[str, Any]:
     return {"status": "queued", "id": outcome}
 
 
+def _submit(server: Server, op: ops.Operation) -> Any:
+    """Every operation reaches the runtime through submit (smith.runtime.ops)."""
+    return server.runtime.submit(op)
+
+
 def _idle(server: Server, name: str) -> None:
     if server.runtime.busy:
         raise RpcError(OPERATION_FAILED, RPC_BUSY(source=Source("rpc", name), method=name))
@@ -89,22 +95,22 @@ TEXT = Param("text", "string", required=True, example='{"text": "what is this pr
 
 @method("prompt", TEXT)
 async def prompt(server: Server, text: str) -> object:
-    return _accepted(server.runtime.prompt(_text("prompt", text)))
+    return _accepted(_submit(server, ops.Prompt(_text("prompt", text))))
 
 
 @method("steer", TEXT)
 async def steer(server: Server, text: str) -> object:
-    return _accepted(server.runtime.steer(_text("steer", text)))
+    return _accepted(_submit(server, ops.Steer(_text("steer", text))))
 
 
 @method("follow_up", TEXT)
 async def follow_up(server: Server, text: str) -> object:
-    return _accepted(server.runtime.follow_up(_text("follow_up", text)))
+    return _accepted(_submit(server, ops.FollowUp(_text("follow_up", text))))
 
 
 @method("abort")
 async def abort(server: Server) -> object:
-    return {"aborted": server.runtime.abort()}
+    return {"aborted": _submit(server, ops.Abort())}
 
 
 @method("wait_idle", concurrent=True)
@@ -117,7 +123,7 @@ async def wait_idle(server: Server) -> object:
 @method("compact")
 async def compact(server: Server) -> object:
     busy = server.runtime.busy
-    server.runtime.compact()
+    _submit(server, ops.Compact())
     return {"status": "scheduled" if busy else "started"}
 
 
@@ -150,12 +156,12 @@ async def queue_list(server: Server) -> object:
 @method("queue.remove", Param("id", "string", required=True, example='{"id": "q-1a2b3c4d"}'))
 async def queue_remove(server: Server, id: str) -> object:
     # Not an error when it is gone: it may have been delivered since it was listed.
-    return {"removed": server.runtime.queue.remove(id)}
+    return {"removed": _submit(server, ops.QueueRemove(id))}
 
 
 @method("queue.clear")
 async def queue_clear(server: Server) -> object:
-    return {"removed": server.runtime.queue.clear()}
+    return {"removed": _submit(server, ops.QueueClear())}
 
 
 # -- sessions ----------------------------------------------------------------------------
@@ -235,7 +241,7 @@ async def session_list(server: Server) -> object:
                            example='{"model": "anthropic/claude-sonnet-4-5"}'))  # fmt: skip
 async def model_set(server: Server, model: str) -> object:
     try:
-        server.runtime.set_model(model)
+        _submit(server, ops.SetModel(model))
     except SmithError as exc:
         raise invalid(exc) from None
     return {"model": server.runtime.model, "generation": server.runtime.generation}
@@ -249,7 +255,7 @@ async def model_list(server: Server) -> object:
 @method("thinking.set", Param("level", "string", required=True, example='{"level": "high"}'))
 async def thinking_set(server: Server, level: str) -> object:
     try:
-        server.runtime.set_thinking(level)
+        _submit(server, ops.SetThinking(level))
     except SmithError as exc:
         raise invalid(exc) from None
     return {"thinking": server.runtime.thinking, "generation": server.runtime.generation}
@@ -272,13 +278,13 @@ def _vcs(name: str) -> None:
 @method("vcs.undo", FORCE)
 async def vcs_undo(server: Server, force: bool = False) -> object:
     _vcs("vcs.undo")
-    return server.runtime.undo(force=force)
+    return _submit(server, ops.Undo(force=force))
 
 
 @method("vcs.redo", FORCE)
 async def vcs_redo(server: Server, force: bool = False) -> object:
     _vcs("vcs.redo")
-    return server.runtime.redo(force=force)
+    return _submit(server, ops.Redo(force=force))
 
 
 @method("vcs.restore", Param("entry", "string", required=True, example='{"entry": "9a7e01c2"}'),
@@ -287,34 +293,24 @@ async def vcs_restore(
     server: Server, entry: str, conversation: bool = False, force: bool = False
 ) -> object:
     _vcs("vcs.restore")
-    return server.runtime.restore(entry, conversation=conversation, force=force)
+    return _submit(server, ops.Restore(entry, conversation=conversation, force=force))
 
 
-def _history(server: Server, name: str) -> Any:
-    """The runtime's file history, or the diagnostic saying why there is none."""
-    from smith.vcs._history import HISTORY_OFF
-
+def _history(server: Server, name: str, op: ops.Operation) -> Any:
+    """A file-history query, or the diagnostic saying why there is none."""
     _vcs(name)
     _idle(server, name)
-    history = server.runtime.history
-    if history is None:
-        raise HISTORY_OFF.error(
-            value=name,
-            source=Source("rpc", name),
-            reason="vcs.enabled is false",
-            remedy="set vcs.enabled to true and start smith rpc again",
-        )
-    return history
+    return _submit(server, op)
 
 
 @method("vcs.diff", Param("a", "string"), Param("b", "string"))
 async def vcs_diff(server: Server, a: str | None = None, b: str | None = None) -> object:
-    return _history(server, "vcs.diff").diff(a, b)
+    return _history(server, "vcs.diff", ops.Diff(a, b))
 
 
 @method("vcs.history")
 async def vcs_history(server: Server) -> object:
-    turns = _history(server, "vcs.history").history()
+    turns = _history(server, "vcs.history", ops.History())
     return {"session": server.session.id, "turns": turns}
 
 

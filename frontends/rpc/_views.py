@@ -90,21 +90,9 @@ def _first_line(message: Mapping[str, Any]) -> str:
 
 
 async def state(runtime: Runtime) -> dict[str, Any]:
-    """What get_state answers: the runtime's own state, the session, and context use
-    (estimated tokens of what the next request sends, and the limit compaction uses)."""
-    from smith.runtime._compaction import context_limit
-
-    tokens = runtime.context_cache.tokens(runtime.session)  # from the records: no decoding
-    return {
-        **runtime.state(),
-        "session": session_info(runtime.session),
-        # what reading the session had to leave out (damaged frames), or null
-        "damage": runtime.session.damage,
-        "context": {"tokens": tokens, "limit": context_limit(runtime)},
-        # live bytes of the session's and the current (or last) turn's scopes; null
-        # unless memory accounting is on
-        "memory": runtime.memory.status(),
-    }
+    """What get_state answers: the runtime's status view (state, damage, context use,
+    memory; Runtime.status) and the session."""
+    return {**runtime.status(), "session": session_info(runtime.session)}
 
 
 def models(config: Config, env: Mapping[str, str], current: str) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
 
-from smith.runtime import Runtime
+from smith.runtime import Runtime, format_cost
 from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session
 from smith.text import inert
@@ -344,7 +344,7 @@ class SmithApp(CommandHostMixin, App[int]):
         thread): a million objects that live as long as the session. Freeze them out of
         the collector's full passes too, as the transcript's own were at mount."""
         rt = self.runtime
-        if rt is not None and rt.context_cache.built and len(self.session) > BIG:
+        if rt is not None and rt.status()["context"]["decoded"] and len(self.session) > BIG:
             import gc
 
             gc.freeze()
@@ -450,24 +450,25 @@ class SmithApp(CommandHostMixin, App[int]):
     def _status(self) -> None:
         if self.runtime is None:
             return
-        rt = self.runtime
-        queued = len(rt.queue)
-        context = rt.context_cache.tokens(self.session)  # from the records: no decoding
+        status = self.runtime.status()  # the one view: nothing read from internals
+        queued = len(status["queue"])
         parts = [
-            rt.model,
-            f"thinking {rt.thinking}",
-            f"cost {rt.cost.format()}",
-            f"context ~{context:,} tokens",
+            status["model"],
+            f"thinking {status['thinking']}",
+            f"cost {format_cost(status['cost'])}",
+            f"context ~{status['context']['tokens']:,} tokens",
             f"session {inert(self.session.name or self.session.id)}",
             f"queue {queued}",
             "working…" if self._busy else "ready",
         ]
-        memory = rt.memory.status() if self.show_memory else None  # None: accounting off
+        memory = status["memory"] if self.show_memory else None  # None: accounting off
         if memory is not None:
             parts.insert(-1, f"mem {_bytes(memory['session'])} (turn {_bytes(memory['turn'])})")
         self.query_one("#status", Static).update(" · ".join(parts))
         queue = self.query_one("#queue", Static)
-        queue.update("\n".join(f"queued ({i.mode}): {inert(i.text)}" for i in rt.queue.items()))
+        queue.update(
+            "\n".join(f"queued ({i['mode']}): {inert(i['text'])}" for i in status["queue"])
+        )
         queue.set_class(bool(queued), "shown")
 
     def _unseen(self, unseen: bool) -> None:

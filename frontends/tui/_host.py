@@ -4,7 +4,7 @@ plugins may ask of it, and switching the session the app shows."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from smith.diagnostics import SmithError, did_you_mean
 from smith.text import inert
@@ -14,7 +14,7 @@ from ._screens import ChoiceScreen, InfoScreen
 
 if TYPE_CHECKING:
     from smith.runtime import Runtime
-    from smith.sdk import Command, Plugin
+    from smith.sdk import Command, CommandHost, Plugin
     from smith.session import Session
 
     from ._models import ModelChoice
@@ -69,7 +69,8 @@ class CommandHostMixin:
             self.tell(f"there is no command /{name}; {hint}", error=True)
             return
         try:
-            command.run(self, arg)
+            # A CommandHost: its runtime is set (checked above) while a command runs.
+            command.run(cast("CommandHost", self), arg)
         except SmithError as exc:
             d = exc.diagnostic
             self.tell(f"{d.what}\n  fix: {d.fix}", error=True)

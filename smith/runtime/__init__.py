@@ -12,6 +12,7 @@ Every mode assembles its runtime the same way, from configuration (`build`, `Ass
     runtime = assembly.runtime(assembly.new_session("eval"))
 """
 
+from smith.runtime import ops
 from smith.runtime._build import (
     MISSING_SECRET,
     REJECTED_SECRET,
@@ -21,7 +22,7 @@ from smith.runtime._build import (
     session_name,
 )
 from smith.runtime._context import ContextPolicy
-from smith.runtime._cost import CostMeter
+from smith.runtime._cost import CostMeter, format_cost
 from smith.runtime._events import TYPES as EVENT_TYPES
 from smith.runtime._events import Event
 from smith.runtime._generation import Generation
@@ -39,6 +40,7 @@ from smith.runtime._setup import (
     tool_context,
 )
 from smith.runtime._steps import truncate
+from smith.runtime.ops import OPERATIONS, Operation, parse_op
 
 __all__ = [
     "AUTHORISED",
@@ -46,6 +48,7 @@ __all__ = [
     "DEMO_BANNER",
     "EVENT_TYPES",
     "MISSING_SECRET",
+    "OPERATIONS",
     "REJECTED_SECRET",
     "THINKING_LEVELS",
     "UNKNOWN_EFFECT",
@@ -55,14 +58,18 @@ __all__ = [
     "Event",
     "Generation",
     "Limits",
+    "Operation",
     "RedactingFilter",
     "Runtime",
     "SecretProxy",
     "ToolHost",
     "build",
     "entered_name",
+    "format_cost",
     "model_setting",
     "named_session",
+    "ops",
+    "parse_op",
     "registry",
     "runtime_options",
     "session_name",

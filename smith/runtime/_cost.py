@@ -15,6 +15,7 @@ silently under-reporting. A count of 0 needs no price, so it never makes a cost 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,6 +146,12 @@ class CostMeter:
 
     def __repr__(self) -> str:
         return f"<CostMeter {self.format()}>"
+
+
+def format_cost(cost: Mapping[str, object]) -> str:
+    """CostMeter.format of a cost as `to_dict` gives it (the status view's `cost`)."""
+    usd = cost.get("usd")
+    return _format(usd if isinstance(usd, int | float) else None, cost.get("complete") is True)
 
 
 def _format(usd: float | None, complete: bool) -> str:

@@ -27,6 +27,7 @@ from smith.runtime._cost import CostMeter
 from smith.runtime._events import Event, event
 from smith.runtime._generation import Generation
 from smith.runtime._queue import InputQueue
+from smith.runtime.ops import OPERATIONS, Operation, parse_op
 from smith.sdk import Plugin, PluginList, QueuedItem, RuntimeView, resolve_plugins
 
 if TYPE_CHECKING:
@@ -45,12 +46,6 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
-UNKNOWN_OP = DiagnosticKind(
-    "runtime.unknown-op",
-    what="'{op}' is not an operation the runtime knows",
-    why="operations are: {known}",
-    fix="send one of those operations",
-)
 OP_BUSY = DiagnosticKind(
     "runtime.busy",
     what="'{op}' cannot run while the agent is working",
@@ -321,53 +316,34 @@ class Runtime:
         _check_thinking(level)
         self._publish(replace(self._gen, thinking=level), thinking_changed=True)
 
-    OPS = (
-        "prompt",
-        "steer",
-        "follow_up",
-        "abort",
-        "compact",
-        "set_model",
-        "set_thinking",
-        "queue_remove",
-        "queue_clear",
-        "undo",
-        "redo",
-        "restore",
-    )
+    OPS = tuple(OPERATIONS)  # the names submit() takes (smith.runtime.ops)
 
-    def submit(self, op: Mapping[str, Any]) -> object:
-        """One operation as data ({"op": "prompt", "text": ...}); the RPC surface."""
-        name = str(op.get("op"))
-        if name in ("prompt", "steer", "follow_up"):
-            return getattr(self, name)(str(op["text"]))
-        if name == "abort":
-            return self.abort()
-        if name == "compact":
-            self.compact()
-            return None
-        if name == "set_model":
-            self.set_model(str(op["model"]))
-            return None
-        if name == "set_thinking":
-            self.set_thinking(str(op["level"]))
-            return None
-        if name == "queue_remove":
-            return self.queue.remove(str(op["id"]))
-        if name == "queue_clear":
-            return self.queue.clear()
-        if name in ("undo", "redo"):
-            return getattr(self, name)(force=op.get("force") is True)
-        if name == "restore":
-            target = op.get("target") or op.get("entry")
-            return self.restore(
-                str(target or ""),
-                conversation=op.get("conversation") is True,
-                force=op.get("force") is True,
-            )
-        raise UNKNOWN_OP.error(
-            value=name, source=Source(self.surface, "op"), op=name, known=", ".join(self.OPS)
-        )
+    def submit(self, op: Operation | Mapping[str, Any]) -> object:
+        """Run one operation: typed (`Prompt("hi")`) or as data (`{"op": "prompt",
+        "text": "hi"}`, what RPC sends), each declared once in smith.runtime.ops; a
+        diagnostic names an unknown operation or a malformed field."""
+        if not isinstance(op, Operation):
+            op = parse_op(op, self.surface)
+        return op.apply(self)
+
+    def status(self) -> dict[str, Any]:
+        """The one view frontends show: `state()`, what reading the session had to
+        leave out (`damage`, or None), context use (estimated tokens of what the next
+        request sends, from the records with nothing decoded, the limit compaction
+        uses, whether the messages are held decoded), and live memory of the session's
+        and turn's scopes (None unless memory accounting is on)."""
+        from smith.runtime._compaction import context_limit
+
+        return {
+            **self.state(),
+            "damage": self.session.damage,
+            "context": {
+                "tokens": self.context_cache.tokens(self.session),
+                "limit": context_limit(self),
+                "decoded": self.context_cache.built,  # its messages are held decoded
+            },
+            "memory": self.memory.status(),
+        }
 
     # -- file history (smith/vcs) ----------------------------------------------------------
 
@@ -375,19 +351,20 @@ class Runtime:
         """Take back the file changes of the newest turn that made any (see docs/history.md);
         raises a diagnostic when there is none, on a conflict (unless `force`), or while
         busy. Returns what changed."""
-        return self._files("undo").undo(force=force)
+        return self.files("undo").undo(force=force)
 
     def redo(self, *, force: bool = False) -> dict[str, object]:
-        return self._files("redo").redo(force=force)
+        return self.files("redo").redo(force=force)
 
     def restore(
         self, target: str, *, conversation: bool = False, force: bool = False
     ) -> dict[str, object]:
         """Make the files as they were at session entry `target`; `conversation` also
         continues the session from there."""
-        return self._files("restore").restore(target, conversation=conversation, force=force)
+        return self.files("restore").restore(target, conversation=conversation, force=force)
 
-    def _files(self, op: str) -> FileHistory:
+    def files(self, op: str) -> FileHistory:
+        """The file history, for operation `op`: refused while busy, or when off."""
         from smith.vcs._history import HISTORY_OFF
 
         if self.busy:
@@ -397,7 +374,8 @@ class Runtime:
                 value=op,
                 source=Source(self.surface, op),
                 reason="it is not enabled for this runtime",
-                remedy="set vcs.enabled to true (the library's Agent takes no snapshots)",
+                remedy="set vcs.enabled to true and start smith again (the library's Agent "
+                "takes no snapshots)",
             )
         return self.history
 

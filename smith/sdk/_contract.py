@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
+    from smith.runtime.ops import Operation
 
 SAFE_POINTS = (
     "session_start",
@@ -274,12 +275,25 @@ class QueuePolicy(Protocol):
     def __call__(self, items: Sequence[QueuedItem]) -> Sequence[QueuedItem]: ...
 
 
+class RuntimeHandle(Protocol):
+    """What a command may do with the runtime: submit operations (smith.runtime.ops,
+    typed or as data) and read the one status view (Runtime.status); nothing else of
+    its internals."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def thinking(self) -> str: ...
+    def submit(self, op: Operation | Mapping[str, Any]) -> object: ...
+    def status(self) -> dict[str, Any]: ...
+
+
 class CommandHost(Protocol):
     """What an interactive command may do: the frontend's side of the contract. Every
     frontend that offers commands implements it; commands never ask which one it is."""
 
     @property
-    def runtime(self) -> Any: ...  # smith.runtime.Runtime: prompt, abort, compact, ...
+    def runtime(self) -> RuntimeHandle: ...
 
     def tell(self, text: str, *, error: bool = False) -> None: ...  # a notice to the user
     def edit(self, text: str) -> None: ...  # put text in the input for the user to edit

@@ -1,0 +1,309 @@
+"""The runtime's operations, one declaration each (as codex's protocol declares its Op).
+
+Every frontend asks the runtime for something by submitting one of these:
+
+    runtime.submit(Prompt("fix the failing test"))     # typed, from Python
+    runtime.submit({"op": "prompt", "text": "..."})     # the same, as data (RPC, JSON)
+
+Each operation is a frozen dataclass whose fields are its parameters (their types are
+checked when it is built from data: a missing or mistyped field is a diagnostic naming
+it) and whose `apply` is what it does. `OPERATIONS` maps each name to its class; the
+names are the vocabulary of docs/rpc.md's `submit` and of the app's commands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from smith.diagnostics import DiagnosticKind, Source
+
+if TYPE_CHECKING:
+    from smith.diagnostics import Surface
+    from smith.runtime._runtime import Runtime
+
+UNKNOWN_OP = DiagnosticKind(
+    "runtime.unknown-op",
+    what="'{op}' is not an operation the runtime knows",
+    why="operations are: {known}",
+    fix="send one of those operations",
+)
+NO_OP = DiagnosticKind(
+    "runtime.no-op",
+    what="the operation names no operation: it has no 'op' field (or it is not a string)",
+    why="every operation is an object whose 'op' is one of: {known}",
+    fix='add "op", e.g. {{"op": "prompt", "text": "..."}}',
+)
+BAD_OP = DiagnosticKind(
+    "runtime.bad-op",
+    what="the {op} operation's {name} is {problem}",
+    why="{op} takes {signature}",
+    fix="send {name} as {kind}",
+)
+
+_KINDS = {str: "a string", bool: "true or false"}
+
+
+class Operation:
+    """What every operation is: a name, typed fields, and what it does."""
+
+    op: ClassVar[str]
+
+    def apply(self, rt: Runtime) -> object:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, object]:
+        return {"op": self.op, **dataclasses.asdict(self)}  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class Prompt(Operation):
+    """Start on `text`; while busy it is queued as a follow-up. Returns "run" or the
+    queue item's id."""
+
+    text: str
+    op: ClassVar[str] = "prompt"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.prompt(self.text)
+
+
+@dataclass(frozen=True)
+class Steer(Operation):
+    """Deliver `text` after the current tool batch, before the next request."""
+
+    text: str
+    op: ClassVar[str] = "steer"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.steer(self.text)
+
+
+@dataclass(frozen=True)
+class FollowUp(Operation):
+    """Deliver `text` once the agent would otherwise stop."""
+
+    text: str
+    op: ClassVar[str] = "follow_up"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.follow_up(self.text)
+
+
+@dataclass(frozen=True)
+class Abort(Operation):
+    """Cancel the current work; True if there was any."""
+
+    op: ClassVar[str] = "abort"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.abort()
+
+
+@dataclass(frozen=True)
+class Compact(Operation):
+    """Compact the context now when idle, else at the next safe point."""
+
+    op: ClassVar[str] = "compact"
+
+    def apply(self, rt: Runtime) -> object:
+        rt.compact()
+        return None
+
+
+@dataclass(frozen=True)
+class SetModel(Operation):
+    model: str
+    op: ClassVar[str] = "set_model"
+
+    def apply(self, rt: Runtime) -> object:
+        rt.set_model(self.model)
+        return None
+
+
+@dataclass(frozen=True)
+class SetThinking(Operation):
+    level: str
+    op: ClassVar[str] = "set_thinking"
+
+    def apply(self, rt: Runtime) -> object:
+        rt.set_thinking(self.level)
+        return None
+
+
+@dataclass(frozen=True)
+class QueueRemove(Operation):
+    """Take a queued input back; False when it is gone (delivered meanwhile)."""
+
+    id: str
+    op: ClassVar[str] = "queue_remove"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.queue.remove(self.id)
+
+
+@dataclass(frozen=True)
+class QueueClear(Operation):
+    """Take every queued input back; how many there were."""
+
+    op: ClassVar[str] = "queue_clear"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.queue.clear()
+
+
+@dataclass(frozen=True)
+class Undo(Operation):
+    force: bool = False
+    op: ClassVar[str] = "undo"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.undo(force=self.force)
+
+
+@dataclass(frozen=True)
+class Redo(Operation):
+    force: bool = False
+    op: ClassVar[str] = "redo"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.redo(force=self.force)
+
+
+@dataclass(frozen=True)
+class Restore(Operation):
+    """The files as they were at session entry `target`; `conversation`: continue the
+    session from there too."""
+
+    target: str
+    conversation: bool = False
+    force: bool = False
+    op: ClassVar[str] = "restore"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.restore(self.target, conversation=self.conversation, force=self.force)
+
+
+@dataclass(frozen=True)
+class Diff(Operation):
+    """What changed between two session entries (`b` unset: the files now)."""
+
+    a: str | None = None
+    b: str | None = None
+    op: ClassVar[str] = "diff"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.files("diff").diff(self.a, self.b)
+
+
+@dataclass(frozen=True)
+class History(Operation):
+    """The turns of this session that changed files."""
+
+    op: ClassVar[str] = "history"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.files("history").history()
+
+
+OPERATIONS: dict[str, type[Operation]] = {
+    cls.op: cls
+    for cls in (
+        Prompt,
+        Steer,
+        FollowUp,
+        Abort,
+        Compact,
+        SetModel,
+        SetThinking,
+        QueueRemove,
+        QueueClear,
+        Undo,
+        Redo,
+        Restore,
+        Diff,
+        History,
+    )
+}
+ALIASES = {"restore": {"entry": "target"}}  # older spellings of a field
+
+
+def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation:
+    """The operation `data` ({"op": NAME, field: value, ...}) declares; a diagnostic
+    naming the operation or the field when it declares none or a malformed one."""
+    name = data.get("op")
+    cls = OPERATIONS.get(name) if isinstance(name, str) else None
+    if not isinstance(name, str):
+        raise NO_OP.error(value=str(name), source=Source(surface, "op"),
+                          known=", ".join(OPERATIONS))  # fmt: skip
+    if cls is None:
+        raise UNKNOWN_OP.error(
+            value=str(name), source=Source(surface, "op"), op=name, known=", ".join(OPERATIONS)
+        )
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    given = {ALIASES.get(cls.op, {}).get(k, k): v for k, v in data.items() if k != "op"}
+    signature = (
+        ", ".join(
+            f"{f.name} ({_kind(f)}{'' if _required(f) else ', optional'})" for f in fields.values()
+        )
+        or "no fields"
+    )
+    values: dict[str, object] = {}
+    for key, value in given.items():
+        field = fields.get(key)
+        if field is None:
+            raise BAD_OP.error(value=key, source=Source(surface, f"{cls.op}.{key}"), op=cls.op,
+                               name=key, problem="not one of its fields",
+                               signature=signature, kind="one of its fields")  # fmt: skip
+        if value is None and not _required(field):
+            continue
+        if not isinstance(value, _type(field)):
+            raise BAD_OP.error(value=str(value)[:80], source=Source(surface, f"{cls.op}.{key}"),
+                               op=cls.op, name=key, problem=f"{type(value).__name__}, "
+                               f"not {_kind(field)}", signature=signature,
+                               kind=_kind(field))  # fmt: skip
+        values[key] = value
+    for key, field in fields.items():
+        if _required(field) and key not in values:
+            raise BAD_OP.error(value=cls.op, source=Source(surface, f"{cls.op}.{key}"),
+                               op=cls.op, name=key, problem="missing",
+                               signature=signature, kind=_kind(field))  # fmt: skip
+    return cls(**values)
+
+
+def _type(field: dataclasses.Field[Any]) -> type:
+    return bool if str(field.type).startswith("bool") else str
+
+
+def _kind(field: dataclasses.Field[Any]) -> str:
+    return _KINDS[_type(field)]
+
+
+def _required(field: dataclasses.Field[Any]) -> bool:
+    return field.default is dataclasses.MISSING
+
+
+__all__ = [
+    "BAD_OP",
+    "NO_OP",
+    "OPERATIONS",
+    "UNKNOWN_OP",
+    "Abort",
+    "Compact",
+    "Diff",
+    "FollowUp",
+    "History",
+    "Operation",
+    "Prompt",
+    "QueueClear",
+    "QueueRemove",
+    "Redo",
+    "Restore",
+    "SetModel",
+    "SetThinking",
+    "Steer",
+    "Undo",
+    "parse_op",
+]

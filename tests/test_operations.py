@@ -1,0 +1,131 @@
+"""The runtime's operations are typed, one declaration each (smith.runtime.ops): built
+from data with a diagnostic for what is malformed, and submitted the same way typed or
+as data; frontends read the one status view."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smith.diagnostics import SmithError
+from smith.runtime import OPERATIONS, Runtime, ops, parse_op
+from tests.runtime_kit import Fake, World, say
+
+SAMPLES: dict[str, dict[str, Any]] = {
+    "prompt": {"text": "hi"},
+    "steer": {"text": "also this"},
+    "follow_up": {"text": "then that"},
+    "abort": {},
+    "compact": {},
+    "set_model": {"model": "demo"},
+    "set_thinking": {"level": "high"},
+    "queue_remove": {"id": "q-1"},
+    "queue_clear": {},
+    "undo": {"force": True},
+    "redo": {},
+    "restore": {"target": "a1b2", "conversation": True},
+    "diff": {"a": "a1b2"},
+    "history": {},
+}
+
+
+def test_every_operation_is_declared_once_and_round_trips_as_data() -> None:
+    assert sorted(OPERATIONS) == sorted(SAMPLES) and tuple(OPERATIONS) == Runtime.OPS
+    for name, fields in SAMPLES.items():
+        op = parse_op({"op": name, **fields})
+        assert type(op) is OPERATIONS[name] and op.op == name
+        assert parse_op(op.to_dict()) == op
+        assert all(getattr(op, k) == v for k, v in fields.items())
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            op.op = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("data", "code", "says"),
+    [
+        ({"op": "launch"}, "runtime.unknown-op", "prompt, steer, follow_up"),
+        ({"text": "no op"}, "runtime.no-op", "it has no 'op' field"),
+        ({"op": "prompt"}, "runtime.bad-op", "text is missing"),
+        ({"op": "prompt", "text": 3}, "runtime.bad-op", "text is int, not a string"),
+        ({"op": "undo", "force": "yes"}, "runtime.bad-op", "force is str, not true or false"),
+        ({"op": "abort", "now": True}, "runtime.bad-op", "now is not one of its fields"),
+        ({"op": "restore"}, "runtime.bad-op", "target is missing"),
+    ],
+)
+def test_malformed_operations_are_refused_naming_what_is_wrong(
+    data: dict[str, Any], code: str, says: str
+) -> None:
+    with pytest.raises(SmithError) as refused:
+        parse_op(data, "rpc")
+    d = refused.value.diagnostic
+    assert d.code == code and says in d.render(), d.render()
+    assert d.source is not None and d.source.surface == "rpc"
+
+
+def test_restore_takes_its_older_field_name() -> None:
+    assert parse_op({"op": "restore", "entry": "a1b2"}) == ops.Restore("a1b2")
+
+
+def test_typed_and_data_operations_do_the_same(tmp_path: Path) -> None:
+    typed, data = World(tmp_path / "typed"), World(tmp_path / "data")
+
+    async def run(world: World, submit: Any) -> Runtime:
+        rt = world.runtime(Fake(say("one"), say("two")))
+        assert rt.submit(submit("prompt", "first")) == "run"
+        await rt.wait_idle()
+        rt.submit(submit("set_thinking", "high"))
+        assert rt.submit(submit("prompt", "second")) == "run"
+        await rt.wait_idle()
+        await rt.close()
+        return rt
+
+    def as_type(name: str, value: str) -> ops.Operation:
+        return ops.Prompt(value) if name == "prompt" else ops.SetThinking(value)
+
+    def as_data(name: str, value: str) -> dict[str, str]:
+        return {"op": name, "text" if name == "prompt" else "level": value}
+
+    one = asyncio.run(run(typed, as_type))
+    two = asyncio.run(run(data, as_data))
+    shape = [(e.kind, e.content.get("role")) for e in typed.session.entries()]  # type: ignore[union-attr]
+    assert shape == [(e.kind, e.content.get("role")) for e in data.session.entries()]  # type: ignore[union-attr]
+    assert one.thinking == two.thinking == "high"
+
+
+def test_the_status_view_holds_what_frontends_show(tmp_path: Path) -> None:
+    world = World(tmp_path)
+
+    async def main() -> dict[str, Any]:
+        rt = world.runtime(Fake(say("hello there")))
+        before = rt.status()
+        assert before["context"]["decoded"] is False and before["damage"] is None
+        rt.submit(ops.Prompt("hi"))
+        await rt.wait_idle()
+        after = rt.status()
+        await rt.close()
+        return after
+
+    status = asyncio.run(main())
+    assert {"busy", "model", "thinking", "queue", "cost", "damage", "context", "memory"} <= set(
+        status
+    )
+    assert status["context"]["tokens"] > 0 and status["context"]["decoded"] is True
+    assert status["busy"] is False and status["queue"] == [] and status["memory"] is None
+
+
+def test_file_history_operations_say_when_history_is_off(tmp_path: Path) -> None:
+    world = World(tmp_path)
+
+    async def main() -> None:
+        rt = world.runtime(Fake())
+        for op in (ops.Undo(), ops.Diff(), ops.History()):
+            with pytest.raises(SmithError) as off:
+                rt.submit(op)
+            assert off.value.diagnostic.code == "history.off", off.value.diagnostic.code
+        await rt.close()
+
+    asyncio.run(main())
