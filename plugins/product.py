@@ -141,7 +141,7 @@ def _history_of(host: CommandHost) -> Any:
     history = getattr(host.runtime, "history", None)
     if history is None:
         from smith.diagnostics import Source
-        from smith.vcs._history import HISTORY_OFF
+        from smith.vcs import HISTORY_OFF
 
         raise HISTORY_OFF.error(
             value="vcs.enabled",

@@ -92,7 +92,7 @@ def _first_line(message: Mapping[str, Any]) -> str:
 async def state(runtime: Runtime) -> dict[str, Any]:
     """What get_state answers: the runtime's own state, the session, and context use
     (estimated tokens of what the next request sends, and the limit compaction uses)."""
-    from smith.runtime._compaction import context_limit
+    from smith.runtime import context_limit
 
     tokens = runtime.context_cache.tokens(runtime.session)  # from the records: no decoding
     return {
@@ -111,9 +111,9 @@ def models(config: Config, env: Mapping[str, str], current: str) -> list[dict[st
     """What model.set takes: configured aliases and groups, the catalog's models (each
     `usable` when its provider has a credential, looked for without any network), and
     the offline ones."""
-    from smith.cli._auth import plugin_for
-    from smith.providers._auth import find_credential
-    from smith.runtime._setup import registry
+    from smith.cli import plugin_for
+    from smith.providers import find_credential
+    from smith.runtime import registry
 
     models = registry(config)
     out: list[dict[str, Any]] = []

@@ -388,7 +388,7 @@ class Runtime:
         return self._files("restore").restore(target, conversation=conversation, force=force)
 
     def _files(self, op: str) -> FileHistory:
-        from smith.vcs._history import HISTORY_OFF
+        from smith.vcs import HISTORY_OFF
 
         if self.busy:
             raise OP_BUSY.error(value=op, source=Source(self.surface, op), op=op)
