@@ -25,7 +25,7 @@ from smith.text import inert, replace_surrogates
 if TYPE_CHECKING:
     import argparse
 
-    from smith.cli._main import Context
+    from smith.cli import Context
     from smith.runtime import Assembly, Runtime
     from smith.session import Session
 

@@ -36,7 +36,7 @@ import typing
 from collections.abc import Callable, Coroutine
 
 from smith.diagnostics import SmithError
-from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

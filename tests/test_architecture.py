@@ -83,6 +83,8 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
         [
             "LAYERS",
             "SCHEMA",
+            "THINKING_LEVELS",
+            "UNKNOWN_KEY",
             "Boolean",
             "Choice",
             "Config",
@@ -98,8 +100,174 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
             "String",
             "Strings",
             "ValueType",
+            "format_value",
+            "set_value",
             "resolve",
         ]
     )
     for name in smith.config.__all__:
         assert getattr(smith.config, name) is not None
+
+
+# -- public faces and layers --------------------------------------------------------------
+
+PACKAGES = {"smith": "smith", "frontends": "smith.frontends", "plugins": "smith.plugins"}
+
+
+def _private_owner(dotted: str) -> str | None:
+    """The package owning the first `_private` segment of a dotted path (dunders are not)."""
+    segments = dotted.split(".")
+    for i, segment in enumerate(segments):
+        if segment.startswith("_") and not segment.startswith("__"):
+            return ".".join(segments[:i])
+    return None
+
+
+def _module_imports(root: Path) -> list[tuple[str, str, int]]:
+    """(module, imported dotted path, line) for every import under `root`'s packages:
+    import, from-import (relative levels resolved), importlib.import_module and __import__
+    of a string or of an f-string's constant head."""
+    found: list[tuple[str, str, int]] = []
+    for directory, package in PACKAGES.items():
+        base = root / directory
+        for path in sorted(base.rglob("*.py")):
+            rel = path.relative_to(base)
+            if "tests" in rel.parts or "__pycache__" in rel.parts:
+                continue
+            parts = list(rel.with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            module = ".".join([package, *parts])
+            here = module.split(".") if is_package else module.split(".")[:-1]
+            for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+                targets: list[str] = []
+                if isinstance(node, ast.Import):
+                    targets = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    up = here[: len(here) - (node.level - 1)] if node.level else []
+                    head = ".".join(up + ([node.module] if node.module else []))
+                    targets = [head, *(f"{head}.{a.name}" for a in node.names if a.name != "*")]
+                elif isinstance(node, ast.Call) and node.args:
+                    func = node.func
+                    name = getattr(func, "attr", None) or getattr(func, "id", "")
+                    arg = node.args[0]
+                    if name not in ("import_module", "__import__"):
+                        continue
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        targets = [arg.value]
+                    elif isinstance(arg, ast.JoinedStr) and arg.values:
+                        first = arg.values[0]
+                        if isinstance(first, ast.Constant) and "." in str(first.value):
+                            targets = [str(first.value).rsplit(".", 1)[0]]
+                found += [(module, target, node.lineno) for target in targets]
+    return found
+
+
+def private_imports(root: Path) -> list[str]:
+    """Imports that reach into another package's private modules, as `module:line target`."""
+    offenders: dict[tuple[str, int, str], str] = {}
+    for module, target, line in _module_imports(root):
+        owner = _private_owner(target)
+        if owner is None or not (owner == "smith" or owner.startswith("smith.")):
+            continue
+        if module != owner and not module.startswith(owner + "."):
+            offenders.setdefault((module, line, owner), f"{module}:{line} imports {target}")
+    return sorted(offenders.values())
+
+
+def test_no_module_imports_another_packages_private_modules() -> None:
+    offenders = private_imports(ROOT)
+    assert not offenders, "import these from the package instead:\n" + "\n".join(offenders)
+
+
+def test_the_private_import_scan_finds_every_form(tmp_path: Path) -> None:
+    (tmp_path / "smith" / "cli").mkdir(parents=True)
+    (tmp_path / "smith" / "runtime").mkdir()
+    (tmp_path / "frontends" / "mcp").mkdir(parents=True)
+    (tmp_path / "smith" / "runtime" / "__init__.py").write_text("from ._setup import x\n")
+    (tmp_path / "smith" / "cli" / "_a.py").write_text(
+        "import smith.runtime._setup\n"
+        "from smith.runtime._setup import x\n"
+        "from smith.session import _store\n"
+        "from smith._fast import y\n"  # owned by smith, so allowed everywhere under smith/
+        "import importlib\n"
+        "importlib.import_module('smith.vcs._repo')\n"
+        "__import__(f'smith.effects._tool.{x}')\n"
+    )
+    (tmp_path / "frontends" / "mcp" / "__init__.py").write_text("from ..rpc._io import z\n")
+    assert private_imports(tmp_path) == [
+        "smith.cli._a:1 imports smith.runtime._setup",
+        "smith.cli._a:2 imports smith.runtime._setup",
+        "smith.cli._a:3 imports smith.session._store",
+        "smith.cli._a:6 imports smith.vcs._repo",
+        "smith.cli._a:7 imports smith.effects._tool",
+        "smith.frontends.mcp:1 imports smith.frontends.rpc._io",
+    ]
+
+
+# The Layers section of docs/architecture.md, top to bottom; a module imports only from its
+# own layer or below, save the exceptions that section lists (module, layer it reaches up to).
+LAYERS = [
+    ("smith.frontends",),
+    ("smith.plugins",),
+    ("smith._agent", "smith._tooldef"),
+    ("smith.cli",),
+    ("smith.ui",),
+    ("smith.runtime",),
+    ("smith.providers",),
+    ("smith.sdk",),
+    ("smith.effects",),
+    ("smith.vcs",),
+    ("smith.session",),
+    ("smith.config",),
+    ("smith.trust",),
+    ("smith.paths",),
+    ("smith.diagnostics",),
+    ("smith._atomic",),
+    ("smith.memory",),
+    ("smith._fast",),
+]
+UPWARD = {
+    ("smith.config._options", "smith.providers"),
+    ("smith.vcs._history", "smith.effects"),
+    ("smith.sdk._resolve", "smith.plugins"),
+    ("smith.cli._main", "smith.frontends"),
+    ("smith.memory", "smith.diagnostics"),
+    ("smith.memory", "smith.config"),
+    ("smith.sdk._contract", "smith.runtime"),
+}
+
+
+def _layer(module: str) -> int | None:
+    found = None
+    for rank, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            found = rank
+    return found
+
+
+def upward_imports(root: Path) -> list[str]:
+    offenders: dict[tuple[str, int], str] = {}
+    for module, target, line in _module_imports(root):
+        here, there = _layer(module), _layer(target)
+        if here is None or there is None or there >= here:
+            continue
+        if (module, LAYERS[there][0]) not in UPWARD:
+            offenders.setdefault((module, line), f"{module}:{line} imports {target}")
+    return sorted(offenders.values())
+
+
+def test_imports_follow_the_layers_of_the_architecture_doc() -> None:
+    offenders = upward_imports(ROOT)
+    assert not offenders, "imports up the layers not in docs/architecture.md:\n" + "\n".join(
+        offenders
+    )
+
+
+def test_the_layer_scan_finds_an_upward_import(tmp_path: Path) -> None:
+    (tmp_path / "smith" / "session").mkdir(parents=True)
+    (tmp_path / "smith" / "session" / "_x.py").write_text(
+        "from smith.runtime import Runtime\nfrom smith.config import Config\n"
+    )
+    assert upward_imports(tmp_path) == ["smith.session._x:1 imports smith.runtime"]

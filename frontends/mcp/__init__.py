@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-    from smith.cli._main import Context
+    from smith.cli import Context
 
     from ._server import SmithMcp
 
@@ -133,7 +133,7 @@ class _Input:
         import sys
 
         # Relative: frontends/ installs as smith.frontends, which mypy cannot see.
-        from ..rpc._io import LineReader  # noqa: TID252
+        from ..rpc import LineReader  # noqa: TID252
 
         if sys.stdin is None:  # started without stdin: fd 0 may be a file smith opened
             private = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)  # no input at all

@@ -278,8 +278,7 @@ class SmithMcp:
         if ext == "jsonl":
             return "".join(line + "\n" for line in dump(session))
         # Relative: frontends/ installs as smith.frontends, which mypy cannot see.
-        from ..replay._text import markdown  # noqa: TID252
-        from ..replay._timeline import reconstruct  # noqa: TID252
+        from ..replay import markdown, reconstruct  # noqa: TID252
 
         title = f"{session.name or session.id} ({session.id})"
         return markdown(reconstruct(session), title=title)

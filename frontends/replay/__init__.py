@@ -24,7 +24,7 @@ from smith.text import inert
 if TYPE_CHECKING:
     import argparse
 
-    from smith.cli._main import Context
+    from smith.cli import Context
     from smith.config import Config
     from smith.session import Session
 
@@ -98,7 +98,7 @@ def find_session(config: Config, wanted: str) -> Session:
     """This project's session named (or with id) `wanted`, else the session whose id is or
     starts with it in any project; loaded read-only, so a session another smith is
     writing can be replayed."""
-    from smith.runtime._setup import session_path
+    from smith.runtime import session_path
     from smith.session import Session, SessionStore
 
     try:
@@ -261,3 +261,35 @@ def _reexecutor(config: Config, session: Session) -> Reexecutor:
         unavailable=unavailable,
         limits=limits,
     )
+
+
+__all__ = [
+    "REPLAY_BAD_NUMBER",
+    "REPLAY_NO_SESSION",
+    "add_arguments",
+    "find_session",
+    "markdown",
+    "reconstruct",
+    "run",
+]
+
+# Exported on first use (PEP 562): these modules are not imported with the package.
+if TYPE_CHECKING:
+    from ._text import markdown as markdown
+    from ._timeline import reconstruct as reconstruct
+
+_LAZY = {
+    "markdown": "smith.frontends.replay._text",
+    "reconstruct": "smith.frontends.replay._timeline",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

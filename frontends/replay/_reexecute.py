@@ -81,7 +81,7 @@ class HistorySnapshots:
         return self.history.state_at(entry_id)
 
     def export(self, snapshot: str, directory: str) -> None:
-        from smith.vcs._repo import ShadowRepo
+        from smith.vcs import ShadowRepo
 
         repo = self.history.repo(create=False)
         # The same repository with the scratch directory as its work tree: `apply` then
@@ -206,8 +206,7 @@ class Reexecutor:
     def run(
         self, spec: ToolSpec, effect: Effect, root: str, expected: dict[str, Any]
     ) -> dict[str, Any]:
-        from smith.effects import ToolContext, run_tool
-        from smith.effects._journal import bounded
+        from smith.effects import ToolContext, bounded, run_tool
 
         details = expected.get("details")
         shown = details.get("cwd") if isinstance(details, dict) else None

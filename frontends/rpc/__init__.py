@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from smith.cli._main import Context
+    from smith.cli import Context
     from smith.runtime import Runtime
     from smith.session import Session
 
@@ -71,4 +71,28 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         server.session.close()  # already closed unless serving failed
 
 
-__all__ = ["add_arguments", "run"]
+__all__ = [
+    "LineReader",
+    "add_arguments",
+    "run",
+]
+
+
+# Exported on first use (PEP 562): these modules are not imported with the package.
+if TYPE_CHECKING:
+    from ._io import LineReader as LineReader
+
+_LAZY = {
+    "LineReader": "smith.frontends.rpc._io",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -185,7 +185,7 @@ async def session_new(server: Server, name: str | None = None) -> object:
 @method("session.switch", Param("session", "string", required=True,
                                 example='{"session": "fix tests"}'))  # fmt: skip
 async def session_switch(server: Server, session: str) -> object:
-    from smith.runtime._setup import session_path
+    from smith.runtime import session_path
     from smith.session import Session
 
     _idle(server, "session.switch")
@@ -200,8 +200,7 @@ async def session_switch(server: Server, session: str) -> object:
 
 @method("session.fork", Param("entry", "string"), Param("name", "string"))
 async def session_fork(server: Server, entry: str | None = None, name: str | None = None) -> object:
-    from smith.session import SessionStore
-    from smith.session._session import new_session_id
+    from smith.session import SessionStore, new_session_id
 
     _idle(server, "session.fork")
     current = server.session

@@ -99,9 +99,9 @@ def models(config: Config, env: Mapping[str, str], current: str) -> list[dict[st
     """What model.set takes: configured aliases and groups, the catalog's models (each
     `usable` when its provider has a credential, looked for without any network), and
     the offline ones."""
-    from smith.cli._auth import plugin_for
-    from smith.providers._auth import find_credential
-    from smith.runtime._setup import registry
+    from smith.cli import plugin_for
+    from smith.providers import find_credential
+    from smith.runtime import registry
 
     models = registry(config)
     out: list[dict[str, Any]] = []

@@ -19,7 +19,7 @@ from smith.diagnostics import DiagnosticKind, SmithError, Source
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from smith.cli._main import Context
+    from smith.cli import Context
     from smith.diagnostics import Diagnostic
     from smith.runtime import Assembly
     from smith.session import Session

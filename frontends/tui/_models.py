@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from smith.config import Config
-    from smith.providers._model import ModelInfo
+    from smith.providers import ModelInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +49,9 @@ def catalog_choices(config: Config, env: Mapping[str, str]) -> list[ModelChoice]
     """The catalog's models, each usable if its provider has a credential (looked for
     as `smith models` does: configuration, environment and the auth file; nothing is
     sent anywhere), then the offline ones."""
-    from smith.cli._auth import plugin_for
+    from smith.cli import plugin_for
     from smith.diagnostics import SmithError
-    from smith.providers._auth import find_credential
-    from smith.providers._catalog import load_catalog
+    from smith.providers import find_credential, load_catalog
 
     problems: dict[str, str | None] = {}
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping
 
-    from smith.cli._main import Context
+    from smith.cli import Context
 
     from ._server import SmithServer
 

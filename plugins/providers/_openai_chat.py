@@ -31,17 +31,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from smith.providers._model import ModelInfo
-from smith.providers._stream import (
+from smith.providers import (
     End,
+    HttpCall,
+    ModelInfo,
+    ProviderSettings,
     Request,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
     Usage,
     content_parts,
+    excerpt,
+    merge_body,
 )
-from smith.providers._wire import HttpCall, ProviderSettings, excerpt, merge_body
 from smith.text import loads
 
 from ._openai_common import (

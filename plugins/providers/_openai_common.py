@@ -18,9 +18,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from smith.diagnostics import DiagnosticKind, Source
-from smith.providers._model import ModelInfo
-from smith.providers._stream import End, Request, ToolCall, Usage, content_parts
-from smith.providers._wire import error_end, excerpt, level_rank, status_kind, thinking_level
+from smith.providers import (
+    End,
+    ModelInfo,
+    Request,
+    ToolCall,
+    Usage,
+    content_parts,
+    error_end,
+    excerpt,
+    level_rank,
+    status_kind,
+    thinking_level,
+)
 from smith.text import loads
 
 # Error types and codes that say more than the HTTP status: kind, retryable.

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from smith.providers._model import ModelInfo
-from smith.providers._stream import End, Request
-from smith.providers._wire import excerpt
+from smith.providers import End, ModelInfo, Request, excerpt
 from smith.text import loads
 
 # -- terminal events -----------------------------------------------------------------------

@@ -53,11 +53,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from smith.diagnostics import DiagnosticKind, Source
-from smith.providers._model import ModelInfo
-from smith.providers._stream import (
+from smith.providers import (
     End,
+    HttpCall,
+    ModelInfo,
     Outcome,
     Provider,
+    ProviderHost,
+    ProviderSettings,
     Request,
     StreamEvent,
     TextDelta,
@@ -65,11 +68,6 @@ from smith.providers._stream import (
     ToolCall,
     Usage,
     content_parts,
-)
-from smith.providers._wire import (
-    HttpCall,
-    ProviderHost,
-    ProviderSettings,
     error_end,
     excerpt,
     merge_body,
@@ -139,7 +137,7 @@ ANTHROPIC_THINKING_NO_ROOM = DiagnosticKind(
 
 
 def create(model: str, host: ProviderHost) -> Provider:
-    from smith.providers._http_provider import HttpProvider
+    from smith.providers import HttpProvider
 
     info = host.model_info(NAME, model)
     return HttpProvider(NAME, Messages(), info, host.settings(NAME), host.engine, info.pricing)

@@ -21,15 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 
-from smith.providers._stream import (
-    End,
-    Pricing,
-    Request,
-    StreamEvent,
-    TextDelta,
-    ToolCall,
-    content_parts,
-)
+from smith.providers import End, Pricing, Request, StreamEvent, TextDelta, ToolCall, content_parts
 from smith.sdk import Plugin, ProviderSpec
 
 INTRO = (

@@ -55,10 +55,13 @@ from dataclasses import replace
 from typing import Any
 
 from smith.diagnostics import DiagnosticKind, Source
-from smith.providers._model import ModelInfo
-from smith.providers._stream import (
+from smith.providers import (
     End,
+    HttpCall,
+    ModelInfo,
     Provider,
+    ProviderHost,
+    ProviderSettings,
     Request,
     StreamEvent,
     TextDelta,
@@ -66,11 +69,6 @@ from smith.providers._stream import (
     ToolCall,
     Usage,
     content_parts,
-)
-from smith.providers._wire import (
-    HttpCall,
-    ProviderHost,
-    ProviderSettings,
     error_end,
     excerpt,
     merge_body,
@@ -133,7 +131,7 @@ GOOGLE_NO_KEY = DiagnosticKind(
 
 
 def create(model: str, host: ProviderHost) -> Provider:
-    from smith.providers._http_provider import HttpProvider
+    from smith.providers import HttpProvider
 
     info = host.model_info(NAME, model)
     return HttpProvider(NAME, Gemini(), info, host.settings(NAME), host.engine, info.pricing)

@@ -42,21 +42,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from smith.providers._model import ModelInfo
-from smith.providers._stream import (
+from smith.providers import (
     End,
+    HttpCall,
+    ModelInfo,
     Provider,
+    ProviderHost,
+    ProviderSettings,
     Request,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
-    content_parts,
-)
-from smith.providers._wire import (
-    HttpCall,
-    ProviderHost,
-    ProviderSettings,
     WireFormat,
+    content_parts,
     excerpt,
     merge_body,
 )
@@ -87,7 +85,7 @@ SIGNATURE_TAG = "openai-reasoning"
 
 
 def create(model: str, host: ProviderHost) -> Provider:
-    from smith.providers._http_provider import HttpProvider
+    from smith.providers import HttpProvider
 
     info = host.model_info(NAME, model)
     return HttpProvider(NAME, wire_for(info), info, host.settings(NAME), host.engine, info.pricing)

@@ -16,8 +16,7 @@ from __future__ import annotations
 import sys
 
 from smith._redact import redact_text
-from smith.providers._stream import Provider
-from smith.providers._wire import ProviderHost
+from smith.providers import Provider, ProviderHost
 from smith.sdk import Plugin, ProviderSpec
 
 from ._openai_chat import ChatCompletions
@@ -28,7 +27,7 @@ CREDENTIAL_ENV: tuple[str, ...] = ()  # only what is configured for the server
 
 
 def create(model: str, host: ProviderHost) -> Provider:
-    from smith.providers._http_provider import HttpProvider
+    from smith.providers import HttpProvider
 
     info = host.model_info(NAME, model)
     settings = host.settings(NAME)

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean, show_value
-from smith.providers._stream import (
+from smith.providers import (
     End,
     Outcome,
     Pricing,

@@ -12,4 +12,31 @@ def main(argv: list[str] | None = None) -> int:
     return run(sys.argv[1:] if argv is None else argv)
 
 
-__all__ = ["main"]
+__all__ = [
+    "Context",
+    "main",
+    "plugin_for",
+]
+
+
+TYPE_CHECKING = False
+# Exported on first use (PEP 562): these modules are not imported with the package.
+if TYPE_CHECKING:
+    from smith.cli._auth import plugin_for as plugin_for
+    from smith.cli._main import Context as Context
+
+_LAZY = {
+    "Context": "smith.cli._main",
+    "plugin_for": "smith.cli._auth",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

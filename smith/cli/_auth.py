@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _providers(config: Config, stored: list[str]) -> list[str]:
     """Declared providers, configured ones, and any the auth file holds."""
-    from smith.providers._known import DECLARED
+    from smith.providers import DECLARED
 
     configured = {rest.partition(".")[0] for rest in config.subtree("providers")}
     return sorted(set(DECLARED) | configured | set(stored))
@@ -64,7 +64,7 @@ def _status_of(provider: str, ctx: Context, config: Config) -> dict[str, object]
     import time
 
     from smith.diagnostics import SmithError
-    from smith.providers._auth import configured_env, declared_env, find_credential
+    from smith.providers import configured_env, declared_env, find_credential
 
     plugin = plugin_for(provider)
     named = configured_env(config, provider)
@@ -96,7 +96,7 @@ def _status(args: argparse.Namespace, ctx: Context) -> int:
     import json
 
     from smith.diagnostics import SmithError
-    from smith.providers._auth import AuthFile
+    from smith.providers import AuthFile
 
     config = ctx.config(warn=not getattr(args, "json", False))
     store = AuthFile(config.home)
@@ -160,7 +160,7 @@ def _read_key(provider: str) -> str:
 
 def _login(args: argparse.Namespace, ctx: Context) -> int:
     from smith.diagnostics import SmithError
-    from smith.providers._auth import AuthFile, Credential, find_credential
+    from smith.providers import AuthFile, Credential, find_credential
 
     config = ctx.config()
     store = AuthFile(config.home)
@@ -185,7 +185,7 @@ def _login(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _logout(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.providers._auth import AuthFile
+    from smith.providers import AuthFile
 
     config = ctx.config()
     store = AuthFile(config.home)

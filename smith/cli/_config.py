@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _literal(setting: Setting, config: Config) -> str:
-    from smith.config._located import format_value
+    from smith.config import format_value
 
     option = config.schema.get(setting.key)
     if option is not None and option.secret and setting.value is not None:
@@ -78,7 +78,7 @@ def _get(args: argparse.Namespace, ctx: Context) -> int:
 
     config = ctx.config()
     if args.key not in config.schema:
-        from smith.config._resolve import UNKNOWN_KEY
+        from smith.config import UNKNOWN_KEY
 
         raise UNKNOWN_KEY.error(
             source=Source("argument", args.key), key=args.key, hint=config.schema.hint(args.key)
@@ -95,8 +95,7 @@ def _get(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _set(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.config._edit import set_value
-    from smith.config._located import format_value
+    from smith.config import format_value, set_value
     from smith.text import TEXT_REPLACED, replace_surrogates
 
     # Tolerant: `config set` is how a broken configuration gets fixed.

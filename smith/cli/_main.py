@@ -104,7 +104,7 @@ class Context:
 def _debug_requested(flags: Mapping[str, object], env: Mapping[str, str]) -> bool:
     if "debug" in flags:
         return flags["debug"] is True
-    from smith.config._types import Boolean, Mismatch
+    from smith.config import Boolean, Mismatch
 
     try:
         return Boolean().parse(env.get("SMITH_DEBUG", "0") or "0") is True

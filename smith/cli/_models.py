@@ -9,9 +9,8 @@ if TYPE_CHECKING:
 
     from smith.cli._main import Context
     from smith.config import Config
-    from smith.providers._catalog import Catalog
-    from smith.providers._model import ModelInfo
-    from smith.providers._refresh import Outcome
+    from smith.providers import Catalog, ModelInfo
+    from smith.providers import RefreshOutcome as Outcome
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +34,7 @@ def _keys(ctx: Context, config: Config, names: list[str]) -> dict[str, str | Non
 
     from smith.cli._auth import plugin_for
     from smith.diagnostics import SmithError
-    from smith.providers._auth import resolve_credential
+    from smith.providers import resolve_credential
 
     async def one(name: str) -> str | None:
         try:
@@ -55,9 +54,7 @@ def _keys(ctx: Context, config: Config, names: list[str]) -> dict[str, str | Non
 def _refresh(ctx: Context, config: Config) -> tuple[Catalog, list[Outcome]]:
     import asyncio
 
-    from smith.providers._http import limits_from, shared_engine
-    from smith.providers._known import DECLARED
-    from smith.providers._refresh import CatalogStore, targets_from
+    from smith.providers import DECLARED, CatalogStore, limits_from, shared_engine, targets_from
 
     configured = {rest.partition(".")[0] for rest in config.subtree("providers")}
     names = sorted(set(DECLARED) | configured)
@@ -101,7 +98,7 @@ def _row(info: ModelInfo, keyed: bool) -> tuple[str, ...]:
 def _credentials(ctx: Context, config: Config, providers: set[str]) -> dict[str, bool]:
     from smith.cli._auth import plugin_for
     from smith.diagnostics import SmithError
-    from smith.providers._auth import find_credential
+    from smith.providers import find_credential
 
     found: dict[str, bool] = {}
     for name in sorted(providers):
@@ -118,7 +115,7 @@ def _credentials(ctx: Context, config: Config, providers: set[str]) -> dict[str,
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import json
 
-    from smith.providers._catalog import describe, load_catalog
+    from smith.providers import describe, load_catalog
 
     config = ctx.config(warn=not args.json)
     outcomes: list[Outcome] = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from smith.cli._commands import COMMANDS, Command
-from smith.config._options import SCHEMA
+from smith.config import SCHEMA
 from smith.diagnostics import DiagnosticKind, Source
 
 USAGE = DiagnosticKind(

@@ -66,7 +66,7 @@ def _store(ctx: Context) -> SessionStore:
 def _find(ctx: Context, which: str) -> str:
     """The file of the session `which` names: the same lookup as `eval --session`,
     `replay` and every other command (a name in this project, an id, an id prefix)."""
-    from smith.runtime._setup import entered_name
+    from smith.runtime import entered_name
 
     which = entered_name(which, ctx.print_diagnostic)
     return _store(ctx).lookup(which, ctx.config().project_root)
@@ -174,7 +174,7 @@ def _report(ctx: Context, session: Session) -> None:
         )
     error = recovery["error"]
     if isinstance(error, dict):
-        from smith.session._session import DAMAGED
+        from smith.session import DAMAGED
 
         ctx.print_diagnostic(
             DAMAGED(
@@ -210,8 +210,7 @@ def _import(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _fork(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.session import Session
-    from smith.session._session import new_session_id
+    from smith.session import Session, new_session_id
 
     store = _store(ctx)
     source = Session.load(_find(ctx, args.id))
@@ -224,7 +223,7 @@ def _fork(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _repair(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.session._repair import repair
+    from smith.session import repair
 
     report = repair(_find(ctx, args.id), resync=args.resync)
     if args.json:

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from smith.config._edit import set_value as set_value
+    from smith.config._located import format_value as format_value
     from smith.config._options import SCHEMA as SCHEMA
+    from smith.config._options import THINKING_LEVELS as THINKING_LEVELS
     from smith.config._resolve import LAYERS as LAYERS
+    from smith.config._resolve import UNKNOWN_KEY as UNKNOWN_KEY
     from smith.config._resolve import Config as Config
     from smith.config._resolve import Contribution as Contribution
     from smith.config._resolve import Setting as Setting
@@ -35,6 +39,10 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "SCHEMA": "_options",
+    "THINKING_LEVELS": "_options",
+    "UNKNOWN_KEY": "_resolve",
+    "format_value": "_located",
+    "set_value": "_edit",
     "LAYERS": "_resolve",
     "Config": "_resolve",
     "Contribution": "_resolve",
@@ -57,6 +65,8 @@ _WHERE = {
 __all__ = [
     "LAYERS",
     "SCHEMA",
+    "THINKING_LEVELS",
+    "UNKNOWN_KEY",
     "Boolean",
     "Choice",
     "Config",
@@ -72,7 +82,9 @@ __all__ = [
     "String",
     "Strings",
     "ValueType",
+    "format_value",
     "resolve",
+    "set_value",
 ]
 
 

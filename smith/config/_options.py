@@ -17,24 +17,24 @@ if TYPE_CHECKING:
 
     from smith.diagnostics import Source
 
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 MIB = 1024 * 1024
 
 
 def _check_catalog(key: str, value: object, source: Source) -> object:
-    from smith.providers._overrides import check_override  # only when such keys exist
+    from smith.providers import check_override  # only when such keys exist
 
     return check_override(key, value, source)
 
 
 def _check_route(key: str, value: object, source: Source) -> object:
-    from smith.providers._routing import check_route
+    from smith.providers import check_route
 
     return check_route(key, value, source)
 
 
 def _check_provider(key: str, value: object, source: Source) -> object:
-    from smith.providers._known import check_provider_setting
+    from smith.providers import check_provider_setting
 
     return check_provider_setting(key, value, source)
 

@@ -21,9 +21,31 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "ToolSpec",
+    "bounded",
     "builtin_tools",
     "lost_result",
     "prune_outputs",
     "run_tool",
     "validate",
 ]
+
+
+TYPE_CHECKING = False
+# Exported on first use (PEP 562): these modules are not imported with the package.
+if TYPE_CHECKING:
+    from smith.effects._journal import bounded as bounded
+
+_LAZY = {
+    "bounded": "smith.effects._journal",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

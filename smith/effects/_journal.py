@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from smith.diagnostics import DiagnosticKind, scrub
 from smith.effects._leftovers import end_leftover_processes
-from smith.session import pair_calls
-from smith.session._session import new_id
+from smith.session import new_id, pair_calls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from smith.config._options import THINKING_LEVELS
+from smith.config import THINKING_LEVELS
 from smith.diagnostics import DiagnosticKind, Source, did_you_mean, show_value
 from smith.providers._model import APIS
 

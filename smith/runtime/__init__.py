@@ -64,6 +64,7 @@ __all__ = [
     "SecretProxy",
     "ToolHost",
     "build",
+    "context_limit",
     "entered_name",
     "format_cost",
     "model_setting",
@@ -77,3 +78,24 @@ __all__ = [
     "tool_context",
     "truncate",
 ]
+
+
+TYPE_CHECKING = False
+# Exported on first use (PEP 562): these modules are not imported with the package.
+if TYPE_CHECKING:
+    from smith.runtime._compaction import context_limit as context_limit
+
+_LAZY = {
+    "context_limit": "smith.runtime._compaction",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

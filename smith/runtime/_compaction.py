@@ -19,9 +19,7 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from smith.providers import End, Request, TextDelta, Usage
-from smith.providers._failover import Group
-from smith.providers._model import ModelInfo
+from smith.providers import End, Group, ModelInfo, Request, TextDelta, Usage
 from smith.runtime._context import can_start, estimate_tokens
 from smith.runtime._events import event
 

@@ -21,7 +21,7 @@ from smith.runtime._context import estimate_tokens
 from smith.runtime._events import event
 from smith.runtime._hooks import accept_inputs
 from smith.runtime._steps import add_user, respond, run_tools, skip_tools
-from smith.session._session import new_id
+from smith.session import new_id
 
 if TYPE_CHECKING:
     from smith.runtime._runtime import Runtime

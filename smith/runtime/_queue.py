@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from smith.sdk import QueuedItem, QueuePolicy
-from smith.session._session import new_id
+from smith.session import new_id
 
 MODES = ("steer", "follow_up")
 

@@ -365,7 +365,7 @@ class Runtime:
 
     def files(self, op: str) -> FileHistory:
         """The file history, for operation `op`: refused while busy, or when off."""
-        from smith.vcs._history import HISTORY_OFF
+        from smith.vcs import HISTORY_OFF
 
         if self.busy:
             raise OP_BUSY.error(value=op, source=Source(self.surface, op), op=op)

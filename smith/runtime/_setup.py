@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from smith.config import Config
     from smith.diagnostics import Diagnostic
     from smith.effects import ToolContext
-    from smith.providers._registry import Registry
+    from smith.providers import Registry
     from smith.runtime import ContextPolicy
     from smith.sdk import PluginList
     from smith.session import Session
@@ -135,7 +135,7 @@ def plugin_list(config: Config) -> PluginList:
 def registry(config: Config) -> Registry:
     """The model registry of this configuration (one per Config: routes, accounts,
     catalog and the HTTP engine's limits), over the providers of its plugin list."""
-    from smith.providers._registry import Registry
+    from smith.providers import Registry
 
     made = _REGISTRIES.get(config)
     if made is None:

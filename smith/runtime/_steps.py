@@ -17,16 +17,14 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import Source
-from smith.providers import End, Request, Usage
-from smith.providers._failover import Group
+from smith.providers import End, Group, Request, Usage
 from smith.runtime._compaction import context_limit
 from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.runtime._hooks import present, review_calls
 from smith.runtime._host import AUTHORISED
 from smith.runtime._response import Response
-from smith.session import calls_pair
-from smith.session._session import new_id
+from smith.session import calls_pair, new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
 
 if TYPE_CHECKING:

@@ -34,7 +34,9 @@ KINDS = (
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""
 
 __all__ = [
+    "DAMAGED",
     "KINDS",
+    "UNKNOWN_ENTRY",
     "Entry",
     "Session",
     "SessionStore",
@@ -45,4 +47,33 @@ __all__ = [
     "new_id",
     "new_session_id",
     "pair_calls",
+    "project_key",
+    "repair",
 ]
+
+
+TYPE_CHECKING = False
+# Exported on first use (PEP 562): these modules are not imported with the package.
+if TYPE_CHECKING:
+    from smith.session._repair import repair as repair
+    from smith.session._session import DAMAGED as DAMAGED
+    from smith.session._session import UNKNOWN_ENTRY as UNKNOWN_ENTRY
+    from smith.session._store import project_key as project_key
+
+_LAZY = {
+    "DAMAGED": "smith.session._session",
+    "UNKNOWN_ENTRY": "smith.session._session",
+    "project_key": "smith.session._store",
+    "repair": "smith.session._repair",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

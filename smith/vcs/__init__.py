@@ -15,4 +15,36 @@ See docs/history.md.
 from smith.vcs._history import FileHistory, Snapshot
 from smith.vcs._settings import HistorySettings
 
-__all__ = ["FileHistory", "HistorySettings", "Snapshot"]
+__all__ = [
+    "HISTORY_OFF",
+    "FileHistory",
+    "HistorySettings",
+    "ShadowRepo",
+    "Snapshot",
+    "needed_trees",
+]
+
+
+TYPE_CHECKING = False
+# Exported on first use (PEP 562): these modules are not imported with the package.
+if TYPE_CHECKING:
+    from smith.vcs._history import HISTORY_OFF as HISTORY_OFF
+    from smith.vcs._ops import needed_trees as needed_trees
+    from smith.vcs._repo import ShadowRepo as ShadowRepo
+
+_LAZY = {
+    "HISTORY_OFF": "smith.vcs._history",
+    "ShadowRepo": "smith.vcs._repo",
+    "needed_trees": "smith.vcs._ops",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -303,7 +303,7 @@ class FileHistory:
         cause: dict[str, Any] | None,
     ) -> str:
         """Commit `tree` and record it as a snapshot entry; returns the entry id."""
-        from smith.session._session import new_id
+        from smith.session import new_id
 
         prompt = _model.prompt_of(self.session)
         entry_id = new_id()
@@ -423,7 +423,7 @@ class FileHistory:
             raise HISTORY_AMBIGUOUS_ENTRY.error(
                 value=ref, source=source, entry=ref, count=len(matches)
             )
-        from smith.session._session import UNKNOWN_ENTRY
+        from smith.session import UNKNOWN_ENTRY
 
         raise UNKNOWN_ENTRY.error(value=ref, source=source, entry=ref, id=self.session.id)
 

@@ -107,7 +107,7 @@ class Scan:
 
 
 def repo_path(home: str, root: str) -> str:
-    from smith.session._store import project_key
+    from smith.session import project_key
 
     return os.path.join(home, "vcs", project_key(root))
 

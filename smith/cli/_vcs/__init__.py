@@ -50,7 +50,7 @@ def add_force(parser: argparse.ArgumentParser) -> None:
 
 
 def _session(config: Config, name: str | None) -> Session:
-    from smith.runtime._setup import named_session
+    from smith.runtime import named_session
     from smith.session import Session, SessionStore
 
     root = config.project_root

@@ -50,8 +50,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _gc(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.vcs import HistorySettings
-    from smith.vcs._repo import ShadowRepo
+    from smith.vcs import HistorySettings, ShadowRepo
 
     config = ctx.config()
     settings = HistorySettings.from_config(config)
@@ -86,7 +85,7 @@ def _needed(config: Config) -> dict[str, list[dict[str, str]]]:
     """What the next undo and redo of each of this project's sessions need."""
     from smith.diagnostics import SmithError
     from smith.session import Session, SessionStore
-    from smith.vcs._ops import needed_trees
+    from smith.vcs import needed_trees
 
     needed: dict[str, list[dict[str, str]]] = {}
     for path in SessionStore(config.home).paths_for_project(config.project_root):
