@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from smith._lazy import lazy_exports
 from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
 from smith.text import inert
 
@@ -278,18 +279,10 @@ if TYPE_CHECKING:
     from ._text import markdown as markdown
     from ._timeline import reconstruct as reconstruct
 
+
 _LAZY = {
     "markdown": "smith.frontends.replay._text",
     "reconstruct": "smith.frontends.replay._timeline",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from smith._lazy import lazy_exports
+
 if TYPE_CHECKING:
     import argparse
 
@@ -82,17 +84,9 @@ __all__ = [
 if TYPE_CHECKING:
     from ._io import LineReader as LineReader
 
+
 _LAZY = {
     "LineReader": "smith.frontends.rpc._io",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from smith._lazy import lazy_exports
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run smith with `argv` (default: the process arguments); return the exit status."""
@@ -25,18 +27,10 @@ if TYPE_CHECKING:
     from smith.cli._auth import plugin_for as plugin_for
     from smith.cli._main import Context as Context
 
+
 _LAZY = {
     "Context": "smith.cli._main",
     "plugin_for": "smith.cli._auth",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -5,6 +5,7 @@ journal = EffectJournal(session)
 outcome = run_tool(journal, builtin_tools()["read"], {"path": "README.md"}, ctx)
 """
 
+from smith._lazy import lazy_exports
 from smith.effects._journal import Effect, EffectJournal, JournalError, lost_result
 from smith.effects._outputs import prune as prune_outputs
 from smith.effects._run import Outcome, run_tool, validate
@@ -35,17 +36,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from smith.effects._journal import bounded as bounded
 
+
 _LAZY = {
     "bounded": "smith.effects._journal",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)

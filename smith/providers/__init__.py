@@ -4,6 +4,7 @@ Vendor knowledge lives only in provider plugins (smith.plugins.providers.*); the
 talks to them through `Provider.stream(Request)` and sees only the events below.
 """
 
+from smith._lazy import lazy_exports
 from smith.providers._auth import credential_variables, read_credentials, watch_credentials
 from smith.providers._registry import resolve_model
 from smith.providers._stream import (
@@ -109,6 +110,7 @@ if TYPE_CHECKING:
     from smith.providers._wire import status_kind as status_kind
     from smith.providers._wire import thinking_level as thinking_level
 
+
 _LAZY = {
     "DECLARED": "smith.providers._known",
     "AuthFile": "smith.providers._auth",
@@ -148,13 +150,4 @@ _LAZY = {
 
 _RENAMED = {"RefreshOutcome": "Outcome"}  # the catalogue refresh's, beside the stream's
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, _RENAMED)

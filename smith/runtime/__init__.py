@@ -12,6 +12,7 @@ Every mode assembles its runtime the same way, from configuration (`build`, `Ass
     runtime = assembly.runtime(assembly.new_session("eval"))
 """
 
+from smith._lazy import lazy_exports
 from smith.runtime import ops
 from smith.runtime._build import (
     MISSING_SECRET,
@@ -85,17 +86,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from smith.runtime._compaction import context_limit as context_limit
 
+
 _LAZY = {
     "context_limit": "smith.runtime._compaction",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)

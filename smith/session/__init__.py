@@ -10,6 +10,7 @@ bodies (smith/_fast/_frames.pyx); in memory it is an index arena (smith/_fast/_a
 JSONL is for inspection and interchange only (`dump`, `import_jsonl`).
 """
 
+from smith._lazy import lazy_exports
 from smith.session._codec import content_size
 from smith.session._jsonl import dump, import_jsonl
 from smith.session._pairing import calls_pair, pair_calls
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from smith.session._session import UNKNOWN_ENTRY as UNKNOWN_ENTRY
     from smith.session._store import project_key as project_key
 
+
 _LAZY = {
     "DAMAGED": "smith.session._session",
     "UNKNOWN_ENTRY": "smith.session._session",
@@ -67,13 +69,4 @@ _LAZY = {
     "repair": "smith.session._repair",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -12,6 +12,7 @@ repository is opened (smith/vcs/_repo.py), so importing this package costs littl
 See docs/history.md.
 """
 
+from smith._lazy import lazy_exports
 from smith.vcs._history import FileHistory, Snapshot
 from smith.vcs._settings import HistorySettings
 
@@ -32,19 +33,11 @@ if TYPE_CHECKING:
     from smith.vcs._ops import needed_trees as needed_trees
     from smith.vcs._repo import ShadowRepo as ShadowRepo
 
+
 _LAZY = {
     "HISTORY_OFF": "smith.vcs._history",
     "ShadowRepo": "smith.vcs._repo",
     "needed_trees": "smith.vcs._ops",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
