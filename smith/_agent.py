@@ -14,17 +14,21 @@ message; `events()` and `on_event()` observe everything the runtime does (docs/e
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from smith.diagnostics import DiagnosticKind, Source
-from smith.effects import ToolContext, ToolSpec
-from smith.providers import Provider, credential_variables, read_credentials
-from smith.runtime import DEFAULT_SYSTEM_PROMPT, Event, Limits, Runtime, SecretProxy
+from smith.diagnostics import Diagnostic, DiagnosticKind, Source
+from smith.effects import ToolSpec
+from smith.providers import Provider
+from smith.runtime import DEFAULT_SYSTEM_PROMPT, Event, Limits, SecretProxy
 from smith.sdk import Plugin
 from smith.session import Session, SessionStore
+
+if TYPE_CHECKING:
+    from smith.config import Config
 
 BUSY = DiagnosticKind(
     "agent.busy",
@@ -43,6 +47,11 @@ class AgentStopped(Exception):
         self.stop = stop
         self.error = error
         self.message = message
+
+
+def _log_warning(diagnostic: Diagnostic) -> None:
+    # A library has no stderr of its own to write on: warnings go to smith's log.
+    logging.getLogger("smith").warning("%s", diagnostic.render())
 
 
 def builtin_tools() -> list[ToolSpec]:
@@ -74,38 +83,54 @@ class Agent:
         plugins: Sequence[Plugin] = (),
         limits: Limits | None = None,
         secrets: SecretProxy | None = None,
+        config: Config | None = None,
     ) -> None:
         """`tools`: the tools the model may call (default: the built-in ones; pass
         `[*smith.builtin_tools(), my_tool]` to add to them). `store`: a SessionStore or
-        its directory (default: smith's data directory)."""
-        root = os.path.realpath(cwd or os.getcwd())
-        if session is None:
-            if not isinstance(store, SessionStore):
-                from smith.paths import default_data_home
+        its directory (default: smith's data directory). `config`: smith's configuration
+        (default: resolved as the `smith` command resolves it, for `cwd`, with `store` as
+        its data directory): the runtime is built by the same assembly as every mode's
+        (smith.runtime.build), so secrets, credentials, file history, plugins and limits
+        are the same as on the command line."""
+        from smith.runtime import build
 
-                store = SessionStore(store or default_data_home(os.environ))
-            session = store.create(name=name, cwd=root)
+        root = os.path.realpath(cwd or os.getcwd())
+        if isinstance(store, SessionStore):
+            home: str | None = store.home
+        else:
+            home = store
+        if config is None:
+            from smith.config import resolve
+
+            flags: dict[str, object] = {"home": home} if home else {}
+            if isinstance(model, str):
+                flags["model"] = model
+            config = resolve(flags=flags, cwd=root)
+        # The model is checked here when it is a name, as on the command line.
+        self.assembly = build(
+            config,
+            cwd=root,
+            surface="library",
+            warn=_log_warning,
+            plugins=plugins,
+            model=isinstance(model, str),
+            secrets=secrets,
+        )
+        if session is None:
+            session = (store if isinstance(store, SessionStore) else self.assembly.store()).create(
+                name=name, cwd=config.project_root
+            )
         self.session = session
         # How the last send() ended: end, done, limit, max_iterations, token_budget (the
         # answer may be incomplete), or error, abort, deadline (send raised).
         self.stop: str | None = None
-        from smith.paths import default_data_home
-
-        # As in every mode: bash gets no provider key, and every credential smith could
-        # use (environment, auth file) is redacted from what the model and session see.
-        read_credentials(os.environ, default_data_home(os.environ), None)
-        withhold = frozenset(credential_variables(None))
-        context = ToolContext(root=root, cwd=root, session=session, withhold=withhold)
-        self.runtime = Runtime(
+        self.runtime = self.assembly.runtime(
             session,
             model=model,
-            tools=builtin_tools() if tools is None else list(tools),
-            context=context,
-            system_prompt=system_prompt,
             thinking=thinking,
-            plugins=plugins,
+            tools=builtin_tools() if tools is None else list(tools),
+            system_prompt=system_prompt,
             limits=limits,
-            secrets=secrets,
         )
 
     async def send(self, text: str) -> dict[str, Any]:

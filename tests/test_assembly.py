@@ -211,3 +211,36 @@ def test_build_checks_the_model_before_anything_is_created(
     r = smith("--model", "nosuchprovider/x", "tools", "run", "read", '{"path": "app.py"}',
               cwd=project)  # fmt: skip
     assert r.code == 0, r.err
+
+
+def test_the_library_agent_is_built_by_the_same_assembly(
+    senv: SmithEnv, smith: Callable[..., Result], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """smith.Agent resolves configuration as the command does: secrets.env of the user's
+    configuration is restored for bash and kept out of the session, and its edits are in
+    the project's file history, so `smith undo` takes them back."""
+    import smith as library
+
+    project = _project(senv)
+    for key, value in _env(senv).items():
+        monkeypatch.setenv(key, value)
+    before = (project / "app.py").read_bytes()
+    edit = {"path": "app.py", "old_text": "'hello'", "new_text": "'by the agent'"}
+    script = tmp_path / "agent.json"
+    script.write_text(json.dumps({"responses": [
+        {"tool_calls": [{"name": "bash", "arguments": BASH_ARGS}], "stop": "tool_use"},
+        {"tool_calls": [{"name": "edit", "arguments": edit}], "stop": "tool_use"},
+        {"text": "done", "stop": "end"},
+    ]}))  # fmt: skip
+
+    async def main() -> None:
+        async with library.Agent(f"scripted:{script}", cwd=str(project)) as agent:
+            assert agent.runtime.surface == "library"
+            await agent.send("go")
+
+    asyncio.run(main())
+    _assert_restored_and_kept_out(senv, project)
+    assert b"by the agent" in (project / "app.py").read_bytes()
+    undo = smith("undo", cwd=project)
+    assert undo.code == 0, undo.err
+    assert (project / "app.py").read_bytes() == before

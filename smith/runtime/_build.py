@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from smith.config import Config
     from smith.diagnostics import Diagnostic, Surface
     from smith.effects import ToolSpec
+    from smith.providers import Provider
     from smith.runtime._host import ToolHost
-    from smith.runtime._runtime import Runtime
+    from smith.runtime._runtime import Limits, Runtime
     from smith.runtime._secrets import SecretProxy
     from smith.sdk import Plugin
     from smith.session import Session, SessionStore
@@ -179,10 +180,20 @@ class Assembly:
             self.warn(damaged)
 
     def runtime(
-        self, session: Session, *, model: str | None = None, thinking: str | None = None
+        self,
+        session: Session,
+        *,
+        model: str | tuple[Provider, str] | None = None,
+        thinking: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        system_prompt: str | None = None,
+        plugins: Sequence[Plugin] = (),
+        limits: Limits | None = None,
     ) -> Runtime:
         """The agent loop over `session` (prepared first), with this assembly's tools,
-        secrets, plugins, limits and file history."""
+        secrets, plugins, limits and file history; a caller (smith.Agent) may give its
+        own model (a name, or a provider and model id), tools, system prompt, limits and
+        plugins (after the assembly's)."""
         from smith.runtime._runtime import Runtime
         from smith.runtime._setup import tool_context
 
@@ -190,13 +201,17 @@ class Assembly:
         options = dict(self.options)
         if thinking is not None:
             options["thinking"] = thinking
+        if limits is not None:
+            options["limits"] = limits
+        if system_prompt is not None:
+            options["system_prompt"] = system_prompt
         return Runtime(
             session,
             model=model or self.model,
-            tools=self.tools(),
+            tools=self.tools() if tools is None else list(tools),
             context=tool_context(self.config, self.cwd, session),
             secrets=self.secrets,
-            plugins=self.plugins,
+            plugins=(*self.plugins, *plugins),
             surface=self.surface,
             **options,
         )
@@ -247,12 +262,15 @@ def build(
     plugins: Sequence[Plugin] = (),
     model: bool = True,
     env: Mapping[str, str] | None = None,
+    secrets: SecretProxy | None = None,
 ) -> Assembly:
     """The assembly of `config` for one mode (`surface`): everything checked before
     anything is created (raises SmithError with the diagnostic); warnings (secrets that
     cannot be protected, unknown effects, damage) go to `warn`. `model`: whether the mode
     runs a model (MCP and `tools run` do not: a model setting cannot stop them). `env`:
-    where the secrets of `secrets.env` are read (default: the process's environment)."""
+    where the secrets of `secrets.env` are read (default: the process's environment).
+    `secrets`: a proxy of the caller's own (smith.Agent), then also holding those of
+    `secrets.env`."""
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._setup import model_setting, runtime_options
 
@@ -261,13 +279,17 @@ def build(
     options = runtime_options(config, check_model=model)
     setting, is_demo = model_setting(config) if model else ("", False)
     names = config["secrets.env"]
-    secrets = SecretProxy.from_environment(
+    from_config = SecretProxy.from_environment(
         [str(n) for n in names] if isinstance(names, list) else [],
         os.environ if env is None else env,
     )
-    for name in secrets.missing:
+    if secrets is None:
+        secrets = from_config
+    else:
+        secrets.add_all(from_config)
+    for name in from_config.missing:
         say(MISSING_SECRET(name=name))
-    for name, reason in secrets.rejected.items():
+    for name, reason in from_config.rejected.items():
         say(REJECTED_SECRET(name=name, reason=reason))
     return Assembly(
         config,

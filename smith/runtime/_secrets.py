@@ -101,6 +101,13 @@ class SecretProxy:
         self.register(unique, value, source=source)
         self._protected.add(unique)
 
+    def add_all(self, other: SecretProxy) -> None:
+        """Register every secret of `other` here too (as registered or protected there)."""
+        for name, value in other._values.items():
+            self.register(name, value, source=other._sources[name])
+            if name in other._protected:
+                self._protected.add(name)
+
     def _rebuild(self) -> None:
         # Plaintext -> placeholder; a value shared by two names maps to the later name.
         by_value = {value: placeholder(name) for name, value in self._values.items()}

@@ -109,6 +109,7 @@ class SessionStore:
     (once per entry); by default it goes to the `smith.session` logger."""
 
     def __init__(self, home: str, *, warn: Callable[[Diagnostic], None] | None = None) -> None:
+        self.home = home
         self.root = os.path.join(home, "sessions")
         self._warn = warn or _log_warning
         self._warned: set[str] = set()
