@@ -271,3 +271,26 @@ def test_the_layer_scan_finds_an_upward_import(tmp_path: Path) -> None:
         "from smith.runtime import Runtime\nfrom smith.config import Config\n"
     )
     assert upward_imports(tmp_path) == ["smith.session._x:1 imports smith.runtime"]
+
+
+LOOP_MODULES = ("_loop", "_steps", "_response", "_compaction", "_hooks")
+
+
+def test_the_agent_loop_works_on_its_narrow_context_not_the_runtime() -> None:
+    """The loop and its steps take a LoopContext (smith/runtime/_loopctx.py): they never
+    name Runtime nor reach into another object's private attributes, so mypy holds them
+    to the members the context declares."""
+    for name in LOOP_MODULES:
+        path = ROOT / "smith" / "runtime" / f"{name}.py"
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                assert node.id != "Runtime", f"{path.name}:{node.lineno} names Runtime"
+            if isinstance(node, ast.ImportFrom) and node.module == "smith.runtime._runtime":
+                names = {a.name for a in node.names}
+                assert "Runtime" not in names, f"{path.name}:{node.lineno} imports Runtime"
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                private = node.attr.startswith("_") and not node.attr.startswith("__")
+                assert not (node.value.id == "rt" and private), (
+                    f"{path.name}:{node.lineno} reads rt.{node.attr}, a private attribute"
+                )

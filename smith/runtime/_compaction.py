@@ -24,7 +24,7 @@ from smith.runtime._context import can_start, estimate_tokens
 from smith.runtime._events import event
 
 if TYPE_CHECKING:
-    from smith.runtime._runtime import Runtime
+    from smith.runtime._loopctx import LoopContext
 
 SUMMARY_SYSTEM = (
     "You summarise a coding session so that it can continue without the full transcript. "
@@ -34,7 +34,7 @@ SUMMARY_SYSTEM = (
 )
 
 
-def context_limit(rt: Runtime) -> int | None:
+def context_limit(rt: LoopContext) -> int | None:
     """The configured context.limit, else the model's context window from its catalog
     entry (providers for HTTP APIs carry it as `model`); None when neither is known."""
     if rt.limits.context_limit is not None:
@@ -46,7 +46,7 @@ def context_limit(rt: Runtime) -> int | None:
     return info.context_window if isinstance(info, ModelInfo) else None
 
 
-def needs_compaction(rt: Runtime) -> bool:
+def needs_compaction(rt: LoopContext) -> bool:
     """The context is past 80 % of the limit, and has grown by a tenth since an
     automatic compaction last failed (so a failing summary is not paid for each turn)."""
     limit = context_limit(rt)
@@ -92,7 +92,7 @@ def render(messages: list[tuple[str, dict[str, Any]]]) -> str:
     return "\n\n".join(lines)
 
 
-async def compact(rt: Runtime, reason: str) -> bool:
+async def compact(rt: LoopContext, reason: str) -> bool:
     """Summarise the older context; True if a compaction entry was recorded."""
     rt.emit(event("compaction_start", reason=reason))
     try:
@@ -109,7 +109,7 @@ async def compact(rt: Runtime, reason: str) -> bool:
     return ok
 
 
-async def _summarise(rt: Runtime, reason: str) -> tuple[bool, dict[str, Any]]:
+async def _summarise(rt: LoopContext, reason: str) -> tuple[bool, dict[str, Any]]:
     messages = rt.context_cache.get(rt.session)
     cut = _cut(messages, rt.limits.keep_recent)
     if cut == 0:

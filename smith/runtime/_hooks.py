@@ -41,7 +41,7 @@ from smith.sdk import (
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
-    from smith.runtime._runtime import Runtime
+    from smith.runtime._loopctx import LoopContext
 
 HANDLER_FAILED = DiagnosticKind(
     "plugin.handler-failed",
@@ -65,7 +65,7 @@ Result = dict[str, Any]
 # -- running handlers -----------------------------------------------------------------
 
 
-async def dispatch(rt: Runtime, ev: Event) -> None:
+async def dispatch(rt: LoopContext, ev: Event) -> None:
     """Run the plugin handlers of a safe-point event and publish their batch."""
     if ev["type"] not in SAFE_POINTS or ev["type"] not in rt.handled:
         return
@@ -75,21 +75,21 @@ async def dispatch(rt: Runtime, ev: Event) -> None:
     from smith.runtime._runtime import THINKING_LEVELS
 
     result = plan(
-        rt.current, ev["type"], batches, resolve=rt._resolve, thinking_levels=THINKING_LEVELS
+        rt.current, ev["type"], batches, resolve=rt.resolve, thinking_levels=THINKING_LEVELS
     )
     for problem in result.problems:
         rt.error(problem)
     for item in result.enqueue:
         rt.queue.add(item.mode, item.text)
     if result.generation is not None:
-        rt._publish(
+        rt.publish(
             result.generation,
             model_changed=result.model_changed,
             thinking_changed=result.thinking_changed,
         )
 
 
-async def answers(rt: Runtime, ev: Event) -> list[tuple[str, object]]:
+async def answers(rt: LoopContext, ev: Event) -> list[tuple[str, object]]:
     """(plugin, what its handler returned) for each plugin handling `ev`, in order."""
     found: list[tuple[str, object]] = []
     for plugin in rt.plugins:
@@ -99,7 +99,7 @@ async def answers(rt: Runtime, ev: Event) -> list[tuple[str, object]]:
     return found
 
 
-async def call_handler(rt: Runtime, plugin: Plugin, handler: Any, ev: Event) -> object:
+async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event) -> object:
     """A handler's batch, or None if it failed or ran past its deadline.
 
     Handlers run in a thread of their own (coroutine handlers on a loop of their own
@@ -150,7 +150,7 @@ async def call_handler(rt: Runtime, plugin: Plugin, handler: Any, ev: Event) -> 
     return None
 
 
-async def _decide(rt: Runtime, ev: Event) -> list[tuple[str, HookAction]]:
+async def _decide(rt: LoopContext, ev: Event) -> list[tuple[str, HookAction]]:
     """The actions the handlers of hook event `ev` returned, in plugin order; what a
     hook does not take is reported and left out (that plugin counts as allowing)."""
     allowed = HOOK_ACTIONS[ev["type"]]
@@ -175,7 +175,9 @@ async def _decide(rt: Runtime, ev: Event) -> list[tuple[str, HookAction]]:
     return actions
 
 
-def _conflict(rt: Runtime, ev: str, slot: str, claims: Sequence[tuple[str, object]]) -> Diagnostic:
+def _conflict(
+    rt: LoopContext, ev: str, slot: str, claims: Sequence[tuple[str, object]]
+) -> Diagnostic:
     """Report (and return) that `claims` ask for different things at one hook."""
     problem = CONFLICT(
         value=slot,
@@ -210,7 +212,7 @@ def _src(plugin: str) -> Source:
 # -- session_start and input ------------------------------------------------------------
 
 
-async def start_session(rt: Runtime) -> None:
+async def start_session(rt: LoopContext) -> None:
     """`session_start`, once per runtime, before its first turn."""
     if rt.session_started:
         return
@@ -222,7 +224,7 @@ async def start_session(rt: Runtime) -> None:
 
 
 async def accept_inputs(
-    rt: Runtime, texts: Sequence[str], mode: str = "prompt"
+    rt: LoopContext, texts: Sequence[str], mode: str = "prompt"
 ) -> list[tuple[str, dict[str, str] | None]]:
     """The user messages to record for `texts`, each with the note of a transformation
     (None: as typed); inputs handled as commands are left out (`input_handled` says so).
@@ -230,10 +232,10 @@ async def accept_inputs(
     what is not decided yet as typed: the loop records it and then sees the abort."""
     kept: list[tuple[str, dict[str, str] | None]] = []
     try:
-        if mode == "prompt" and rt._abort_reason is None:
+        if mode == "prompt" and rt.abort_reason is None:
             await start_session(rt)
         for text in texts:
-            if rt._abort_reason is not None or "input" not in rt.handled:
+            if rt.abort_reason is not None or "input" not in rt.handled:
                 kept.append((text, None))
                 continue
             accepted = await _accept(rt, text, mode)
@@ -247,7 +249,9 @@ async def accept_inputs(
     return kept
 
 
-async def _accept(rt: Runtime, text: str, mode: str) -> tuple[str, dict[str, str] | None] | None:
+async def _accept(
+    rt: LoopContext, text: str, mode: str
+) -> tuple[str, dict[str, str] | None] | None:
     shown = str(rt.secrets.redact(text))
     actions = _distinct(await _decide(rt, event("input", text=shown, mode=mode)))
     if len(actions) > 1:
@@ -268,7 +272,7 @@ async def _accept(rt: Runtime, text: str, mode: str) -> tuple[str, dict[str, str
 
 
 async def review_calls(
-    rt: Runtime, calls: list[Call], specs: Sequence[ToolSpec | None]
+    rt: LoopContext, calls: list[Call], specs: Sequence[ToolSpec | None]
 ) -> tuple[list[Call], list[Result | None]]:
     """The calls as they will run (a rewrite gives a copy with the new arguments and
     `rewritten`: the plugin) and, for each call that will not run, its result (denied,
@@ -291,7 +295,7 @@ async def review_calls(
     return reviewed, refused
 
 
-async def _review(rt: Runtime, call: Call, spec: ToolSpec) -> tuple[Call, Result | None]:
+async def _review(rt: LoopContext, call: Call, spec: ToolSpec) -> tuple[Call, Result | None]:
     from smith.effects import validate
 
     name = call["name"]
@@ -353,7 +357,7 @@ def _refused(text: str, plugin: str, reason: str) -> Result:
 
 
 async def present(
-    rt: Runtime, calls: Sequence[Call], results: list[Result]
+    rt: LoopContext, calls: Sequence[Call], results: list[Result]
 ) -> tuple[list[Result], bool]:
     """The results with what the model is to see of each (`presented`: {text, plugin}
     beside the real output), and whether an abort came meanwhile (then the results not
@@ -370,7 +374,7 @@ async def present(
     return shown, False
 
 
-async def _present(rt: Runtime, call: Call, result: Result) -> Result:
+async def _present(rt: LoopContext, call: Call, result: Result) -> Result:
     ev = event("tool_result", tool_call_id=call["id"], name=call["name"],
                arguments=call["arguments"], result=result, is_error=not result["ok"])  # fmt: skip
     replacements = _distinct(await _decide(rt, ev))

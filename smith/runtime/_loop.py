@@ -24,10 +24,10 @@ from smith.runtime._steps import add_user, respond, run_tools, skip_tools
 from smith.session import new_id
 
 if TYPE_CHECKING:
-    from smith.runtime._runtime import Runtime
+    from smith.runtime._loopctx import LoopContext
 
 
-async def run_agent(rt: Runtime, texts: list[str]) -> None:
+async def run_agent(rt: LoopContext, texts: list[str]) -> None:
     prompt_id = f"p-{new_id(4)}"
     timer = None
     if rt.limits.deadline is not None:
@@ -53,7 +53,7 @@ async def run_agent(rt: Runtime, texts: list[str]) -> None:
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        run.stop = rt._abort_reason or "abort"
+        run.stop = rt.abort_reason or "abort"
     finally:
         if timer is not None:
             timer.cancel()
@@ -73,12 +73,11 @@ class _Run:
         self.error: str | None = None
 
 
-async def _round(rt: Runtime, run: _Run) -> None:
+async def _round(rt: LoopContext, run: _Run) -> None:
     """One provider round and its tool batch; sets `run.stop` when the prompt is over."""
     rt.check_abort()
     await rt.context_cache.prepare(rt.session, within=context_limit(rt))
-    if rt._compact_requested:
-        rt._compact_requested = False
+    if rt.take_compact_request():
         await compact(rt, "manual")
     elif needs_compaction(rt):
         await compact(rt, "auto")
@@ -113,7 +112,7 @@ async def _round(rt: Runtime, run: _Run) -> None:
         run.stop = "end"
 
 
-def _tokens_used(rt: Runtime, message: dict[str, object]) -> int:
+def _tokens_used(rt: LoopContext, message: dict[str, object]) -> int:
     """Input and output tokens of a response for the token budget: as reported, or
     estimated where the provider did not say (a budget must bind either way)."""
     usage = message.get("usage")
@@ -127,7 +126,7 @@ def _tokens_used(rt: Runtime, message: dict[str, object]) -> int:
     return used + out
 
 
-async def _deliver(rt: Runtime, mode: str) -> bool:
+async def _deliver(rt: LoopContext, mode: str) -> bool:
     """Record the queued input of `mode` due now; False if none (or plugins handled it
     all as commands)."""
     items = rt.queue.take(mode)

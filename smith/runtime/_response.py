@@ -11,13 +11,13 @@ from smith.runtime._events import event
 from smith.text import replace_surrogates
 
 if TYPE_CHECKING:
-    from smith.runtime._runtime import Runtime
+    from smith.runtime._loopctx import LoopContext
 
 
 class Response:
     """An assistant message as its stream arrives."""
 
-    def __init__(self, rt: Runtime, mid: str) -> None:
+    def __init__(self, rt: LoopContext, mid: str) -> None:
         self.rt = rt
         self.mid = mid
         self.content: list[dict[str, Any]] = []

@@ -291,6 +291,20 @@ class Runtime:
                 self._task.cancel()
         return True
 
+    @property
+    def abort_reason(self) -> str | None:
+        """Why the current work is being stopped ("abort", "deadline"); None if it is not."""
+        return self._abort_reason
+
+    def take_compact_request(self) -> bool:
+        """Whether a compaction was asked for while busy (the request is then taken)."""
+        asked, self._compact_requested = self._compact_requested, False
+        return asked
+
+    def resolve(self, model: str) -> tuple[Provider, str]:
+        """The provider and model id a model setting names (the registry's routing)."""
+        return self._resolve(model)
+
     def check_abort(self) -> None:
         """Raise CancelledError if an abort is pending: the loop calls this at its safe
         points, so an abort is seen even where nothing else awaits (a provider that
@@ -307,14 +321,14 @@ class Runtime:
 
     def set_model(self, model: str) -> None:
         provider, model_id = self._resolve(model)
-        self._publish(
+        self.publish(
             replace(self._gen, model=model, model_id=model_id, provider=provider),
             model_changed=True,
         )
 
     def set_thinking(self, level: str) -> None:
         _check_thinking(level)
-        self._publish(replace(self._gen, thinking=level), thinking_changed=True)
+        self.publish(replace(self._gen, thinking=level), thinking_changed=True)
 
     OPS = tuple(OPERATIONS)  # the names submit() takes (smith.runtime.ops)
 
@@ -477,7 +491,7 @@ class Runtime:
         return _View(self.generation, self.model, self.thinking, self.system_prompt,
                      self.tool_names, self.turn)  # fmt: skip
 
-    def _publish(
+    def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False
     ) -> None:
         if gen.number == self._gen.number:

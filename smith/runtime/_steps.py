@@ -29,13 +29,18 @@ from smith.text import TEXT_REPLACED, replace_surrogates
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
-    from smith.runtime._runtime import Limits, Runtime
+    from smith.runtime._loopctx import LoopContext
+    from smith.runtime._runtime import Limits
 
 log = logging.getLogger("smith.runtime")
 
 
 def add_user(
-    rt: Runtime, text: str, *, queued: str | None = None, transformed: dict[str, str] | None = None
+    rt: LoopContext,
+    text: str,
+    *,
+    queued: str | None = None,
+    transformed: dict[str, str] | None = None,
 ) -> None:
     # The one way a prompt enters, whatever gave it (argument, stdin, RPC, TUI, library):
     # what cannot be encoded is replaced here, with a note, never a failed turn. An input
@@ -59,21 +64,21 @@ def add_user(
     _note_replaced(rt, replaced, "the prompt", Source(rt.surface, "prompt"))
 
 
-def _note_replaced(rt: Runtime, count: int, where: str, source: Source) -> None:
+def _note_replaced(rt: LoopContext, count: int, where: str, source: Source) -> None:
     """Say (as a warning event, after the message that records the count) that `count`
     characters that could not be encoded were replaced with U+FFFD."""
     if count:
         rt.error(TEXT_REPLACED(value=count, source=source, count=count, where=where))
 
 
-def provider_context(rt: Runtime) -> list[dict[str, object]]:
+def provider_context(rt: LoopContext) -> list[dict[str, object]]:
     """The messages of the next request: never more than the model's context window
     holds (the newest that fit, if compaction could not make room), under the policy."""
     messages = rt.context_cache.get(rt.session, within=context_limit(rt))
     return [m for _, m in apply_policy(messages, rt.context_policy)]
 
 
-async def respond(rt: Runtime) -> dict[str, Any]:
+async def respond(rt: LoopContext) -> dict[str, Any]:
     """One assistant message. A failure before any output is retried or failed over: a
     rate limit moves to the group's next model at once (when the model is a group);
     retryable errors are retried with backoff, then fail over; other errors (invalid
@@ -110,7 +115,7 @@ def backoff(attempt: int, retry_after: float | None, limits: Limits) -> float:
     return min(delay, limits.retry_cap) * (0.5 + random.random() / 2)
 
 
-def _fail_over(rt: Runtime, group: Group, end: End) -> bool:
+def _fail_over(rt: LoopContext, group: Group, end: End) -> bool:
     failed = group.current
     target = group.advance()
     if target is None:
@@ -119,7 +124,7 @@ def _fail_over(rt: Runtime, group: Group, end: End) -> bool:
     return True
 
 
-async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
+async def stream_assistant(rt: LoopContext) -> tuple[dict[str, Any], End]:
     """One provider request; the recorded assistant message and its terminal event.
     Cancellation is recorded (stop `abort`) and then raised on."""
     gen = rt.current
@@ -189,7 +194,7 @@ async def stream_assistant(rt: Runtime) -> tuple[dict[str, Any], End]:
 # -- tools -----------------------------------------------------------------------------
 
 
-def skip_tools(rt: Runtime, calls: list[dict[str, Any]], why: str) -> None:
+def skip_tools(rt: LoopContext, calls: list[dict[str, Any]], why: str) -> None:
     """Record each call as not run (calls and results stay paired), e.g. the calls of a
     response that failed before it was complete: what else it meant to do is unknown."""
     _record_results(rt, [(c, _not_run(c, why)) for c in calls])
@@ -215,7 +220,7 @@ def _overlap(a: list[str] | None, b: list[str] | None) -> bool:
     return any(norm(x).startswith(norm(y)) or norm(y).startswith(norm(x)) for x in a for y in b)
 
 
-def _touched(rt: Runtime, spec: ToolSpec | None, args: dict[str, Any]) -> list[str] | None:
+def _touched(rt: LoopContext, spec: ToolSpec | None, args: dict[str, Any]) -> list[str] | None:
     """The real paths a call touches (None: anything), resolved as the tool will resolve
     them, so `/proj/a.txt`, `a.txt`, `src/../a.txt` and a link to it are one file."""
     if spec is None:
@@ -240,7 +245,7 @@ def _conflicts(
     return _overlap(pa, pb)
 
 
-async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
+async def run_tools(rt: LoopContext, calls: list[dict[str, Any]]) -> bool:
     """Run one assistant message's calls (concurrently where order does not matter),
     record their results in call order; True if a tool said the agent is done."""
     gen = rt.current
@@ -292,7 +297,7 @@ async def run_tools(rt: Runtime, calls: list[dict[str, Any]]) -> bool:
     return any(r.get("details", {}).get("done") is True and r["ok"] for r in results)
 
 
-async def _after(rt: Runtime, base: str | None, cause: dict[str, Any]) -> bool:
+async def _after(rt: LoopContext, base: str | None, cause: dict[str, Any]) -> bool:
     """The snapshot after a batch, taken to its end even when an abort (or a second one)
     comes meanwhile: its thread writes to the session, and the batch's results, which
     every call must have, are recorded after its record. True if an abort came."""
@@ -311,7 +316,9 @@ async def _after(rt: Runtime, base: str | None, cause: dict[str, Any]) -> bool:
     return aborted
 
 
-async def _before(rt: Runtime, calls: list[dict[str, Any]], cause: dict[str, Any]) -> str | None:
+async def _before(
+    rt: LoopContext, calls: list[dict[str, Any]], cause: dict[str, Any]
+) -> str | None:
     """The snapshot before a batch. Aborted while it is taken, the batch does not run:
     once the snapshot has recorded itself, every call ends as not run (its `tool_end` and
     its result), so no call is left without a result."""
@@ -329,7 +336,9 @@ async def _before(rt: Runtime, calls: list[dict[str, Any]], cause: dict[str, Any
         raise
 
 
-async def _snapshot(rt: Runtime, phase: str, base: str | None, cause: dict[str, Any]) -> str | None:
+async def _snapshot(
+    rt: LoopContext, phase: str, base: str | None, cause: dict[str, Any]
+) -> str | None:
     """Snapshot the project's files off the loop; its warnings become `error` events.
     Returns the files' tree (None when no snapshot could be taken)."""
     assert rt.history is not None
@@ -358,7 +367,7 @@ def _started(task: asyncio.Task[dict[str, Any]]) -> set[str]:
 
 
 async def _one_call(
-    rt: Runtime,
+    rt: LoopContext,
     call: dict[str, Any],
     spec: ToolSpec | None,
     deps: list[asyncio.Task[dict[str, Any]]],
@@ -395,7 +404,7 @@ async def _one_call(
     return result
 
 
-def _tool_end(rt: Runtime, call: dict[str, Any], result: dict[str, Any]) -> None:
+def _tool_end(rt: LoopContext, call: dict[str, Any], result: dict[str, Any]) -> None:
     rt.emit(
         event(
             "tool_end",
@@ -408,7 +417,7 @@ def _tool_end(rt: Runtime, call: dict[str, Any], result: dict[str, Any]) -> None
     )
 
 
-async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
+async def _execute(rt: LoopContext, call: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
     from smith.effects import JournalError, run_tool
 
     ctx = rt.context.for_call()
@@ -474,7 +483,7 @@ async def _execute(rt: Runtime, call: dict[str, Any], spec: ToolSpec) -> dict[st
     return _finish(rt, result)
 
 
-async def _settle(rt: Runtime, future: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
+async def _settle(rt: LoopContext, future: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
     """The result of a cancelled call once it has recorded its end (bounded wait)."""
     done, _ = await asyncio.wait({future}, timeout=rt.limits.abort_grace)
     if done:
@@ -488,7 +497,7 @@ async def _settle(rt: Runtime, future: asyncio.Future[dict[str, Any]]) -> dict[s
     }
 
 
-def _finish(rt: Runtime, result: dict[str, Any]) -> dict[str, Any]:
+def _finish(rt: LoopContext, result: dict[str, Any]) -> dict[str, Any]:
     usage = result.get("details", {}).get("usage")
     if isinstance(usage, dict):  # a tool that called a model reports what it used
         counts = [usage.get(k) for k in ("input", "output", "cache_read", "cache_write")]
@@ -516,7 +525,7 @@ def truncate(text: str, limit: int) -> str:
     )
 
 
-def _record_results(rt: Runtime, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+def _record_results(rt: LoopContext, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     for call, result in pairs:
         message = {
             "role": "tool_result",
