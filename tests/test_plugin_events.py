@@ -159,7 +159,14 @@ def test_a_rewrite_runs_the_call_with_the_new_arguments(tmp_path: Path) -> None:
     assert recorded["rewritten"] == {"plugin": "redirect",
                                      "arguments": {"path": "b.txt", "content": "A"}}  # fmt: skip
     assert recorded["is_error"] is False and errors(w) == []
-    assert w.of("tool_start")[0]["arguments"]["path"] == "b.txt"
+    (start,) = w.of("tool_start")
+    assert start["arguments"]["path"] == "b.txt" and start["rewritten_by"] == "redirect"
+    # Replay shows the call as it ran, with the plugin that rewrote it.
+    from smith.frontends.replay._timeline import reconstruct
+
+    played = [i.event for i in reconstruct(w.reopened()).items if i.event is not None]
+    (replayed,) = [e for e in played if e["type"] == "tool_start"]
+    assert replayed["arguments"]["path"] == "b.txt" and replayed["rewritten_by"] == "redirect"
 
 
 def test_an_invalid_rewrite_is_refused_and_nothing_runs(tmp_path: Path) -> None:
@@ -328,7 +335,9 @@ def test_a_transformed_input_is_recorded_and_sent_with_the_original_noted(
     assert w.of("message_end")[0]["message"]["content"][0]["text"] == "fix it, and explain why"
 
 
-def test_input_handled_as_a_command_records_nothing_and_asks_no_model(tmp_path: Path) -> None:
+def test_input_handled_as_a_command_is_recorded_as_such_and_asks_no_model(
+    tmp_path: Path,
+) -> None:
     w = World(tmp_path)
     model = Scripted(tmp_path, "s", [DONE])
 
@@ -341,8 +350,16 @@ def test_input_handled_as_a_command_records_nothing_and_asks_no_model(tmp_path: 
     assert messages(w.reopened()) == []
     assert model.requests() == []
     (handled,) = w.of("input_handled")
-    assert handled == {"type": "input_handled", "plugin": "commands", "mode": "prompt",
-                       "text": "/ping", "reply": "pong"}  # fmt: skip
+    record = {"plugin": "commands", "mode": "prompt", "text": "/ping", "reply": "pong"}
+    assert handled == {"type": "input_handled", "entry_id": handled["entry_id"], **record}
+    # Recorded as what it was (no message: the model never sees it), and replayed.
+    assert kinds(w, "input_handled") == [record]
+    from smith.frontends.replay._timeline import reconstruct
+
+    played = [i.event for i in reconstruct(w.reopened()).items if i.event is not None]
+    assert [e for e in played if e["type"] == "input_handled"] == [
+        {"type": "input_handled", "entry_id": handled["entry_id"], **record}
+    ]
     assert w.of("agent_start") == [] and w.of("turn_start") == []
     assert w.types()[-1] == "settled" and not rt.busy
 

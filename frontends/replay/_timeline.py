@@ -248,6 +248,9 @@ class _Builder:
             self.state["provider"] = content.get("provider", self.state["provider"])
         elif kind == "thinking_level":
             self.state["thinking"] = content.get("level", self.state["thinking"])
+        elif kind == "input_handled":  # a plugin's command: what it was and its reply
+            fields = {k: content.get(k) for k in ("plugin", "mode", "text", "reply")}
+            self.emit("input_handled", entry_id=entry.id, **fields)
         elif kind == "vcs" and content.get("op") == "snapshot":
             self.state["snapshots"] += 1
 
@@ -293,12 +296,14 @@ class _Builder:
         for part in message.get("content") or []:
             if isinstance(part, dict) and part.get("type") == "tool_call":
                 args = part.get("arguments")
-                self.emit(
-                    "tool_start",
-                    tool_call_id=part.get("id"),
-                    name=part.get("name"),
-                    arguments=args if isinstance(args, dict) else {},
-                )
+                fields: dict[str, Any] = {"arguments": args if isinstance(args, dict) else {}}
+                result = self.links.results.get((entry.id, str(part.get("id"))))
+                rewritten = _dict(result.get("rewritten")) if result else {}
+                if rewritten:  # it ran with a plugin's arguments, as it did live
+                    fields = {"arguments": _dict(rewritten.get("arguments")),
+                              "rewritten_by": rewritten.get("plugin")}  # fmt: skip
+                self.emit("tool_start", tool_call_id=part.get("id"), name=part.get("name"),
+                          **fields)  # fmt: skip
         for call in turn.calls.values():
             call.effect = self.links.call_effect.get((entry.id, call.id))
             call.result = self.links.results.get((entry.id, call.id))

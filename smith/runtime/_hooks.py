@@ -264,7 +264,11 @@ async def _accept(
         return action.text, {"plugin": plugin, "original": shown}
     assert isinstance(action, HandleInput)
     reply = None if action.reply is None else str(rt.secrets.redact(action.reply))
-    rt.emit(event("input_handled", plugin=plugin, mode=mode, text=shown, reply=reply))
+    # Recorded (never sent to the model: the context is built from messages only), so
+    # replay and the transcript show what the plugin did with the input.
+    record = {"plugin": plugin, "mode": mode, "text": shown, "reply": reply}
+    entry = rt.session.append("input_handled", record)
+    rt.emit(event("input_handled", entry_id=entry.id, **record))
     return None
 
 

@@ -254,14 +254,12 @@ async def run_tools(rt: LoopContext, calls: list[dict[str, Any]]) -> bool:
     calls, refused = await review_calls(rt, calls, specs)
     specs = [None if r is not None else s for s, r in zip(specs, refused, strict=True)]
     for call in calls:
-        rt.emit(
-            event(
-                "tool_start",
-                tool_call_id=call["id"],
-                name=call["name"],
-                arguments=call["arguments"],
-            )
+        start = event(
+            "tool_start", tool_call_id=call["id"], name=call["name"], arguments=call["arguments"]
         )
+        if "rewritten" in call:  # the arguments are a plugin's rewrite of the model's
+            start["rewritten_by"] = call["rewritten"]
+        rt.emit(start)
     # File history: the files before the first mutating call, and after the batch (so
     # what a shell command did is covered too); see smith/vcs.
     mutating = rt.history is not None and any(s is not None and s.mutating for s in specs)

@@ -31,6 +31,7 @@ KINDS = (
     "effect_progress",
     "label",
     "session_info",
+    "input_handled",  # a user input a plugin handled as a command (never sent to the model)
 )
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""
 
