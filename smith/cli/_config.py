@@ -54,15 +54,21 @@ def _record(setting: Setting, config: Config) -> dict[str, object]:
 def _show(args: argparse.Namespace, ctx: Context) -> int:
     import json
 
+    from smith.sdk import resolve_plugins
+
     config = ctx.config(warn=not getattr(args, "json", False))
+    # The plugins check their own settings (plugins.NAME.KEY): their warnings too.
+    plugin_warnings = resolve_plugins(config).warnings
     if getattr(args, "json", False):
         data = {
             "settings": [_record(s, config) for s in config],
             "files": _files(config),
-            "warnings": [w.to_dict() for w in config.warnings],
+            "warnings": [w.to_dict() for w in (*config.warnings, *plugin_warnings)],
         }
         ctx.out(json.dumps(data, indent=2))
         return 0
+    for warning in plugin_warnings:
+        ctx.print_diagnostic(warning)
     rows = [
         (s.key, _literal(s, config), s.layer, "" if s.layer == "default" else s.source.location)
         for s in config

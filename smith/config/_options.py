@@ -132,9 +132,10 @@ def product_schema() -> Schema:
     schema.add_section(
         Section(
             "plugins",
-            "warn",
-            "settings of plugins, one block per plugin, checked by the plugin's own schema "
-            "when it loads",
+            "open",
+            "settings of plugins, one block per plugin: plugins { NAME { KEY VALUE; }; }, "
+            "checked against the options the plugin declares when the plugin list is "
+            "resolved (`smith plugins list` shows them)",
         )
     )
     # Open sections: the keys below them are names the user chooses (docs/providers.md).

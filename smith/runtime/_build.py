@@ -93,7 +93,6 @@ class Assembly:
         options: dict[str, Any],
         model: str,
         is_demo: bool,
-        plugins: Sequence[Plugin],
         warn: Warn,
     ) -> None:
         self.config = config
@@ -103,7 +102,6 @@ class Assembly:
         self.options = options  # Runtime keyword arguments (limits, policies, history)
         self.model = model
         self.is_demo = is_demo  # no model configured: the offline demo model
-        self.plugins = tuple(plugins)
         self.warn = warn
 
     @property
@@ -193,7 +191,7 @@ class Assembly:
         """The agent loop over `session` (prepared first), with this assembly's tools,
         secrets, plugins, limits and file history; a caller (smith.Agent) may give its
         own model (a name, or a provider and model id), tools, system prompt, limits and
-        plugins (after the assembly's)."""
+        plugins (after those of the assembly's plugin list)."""
         from smith.runtime._runtime import Runtime
         from smith.runtime._setup import tool_context
 
@@ -211,7 +209,7 @@ class Assembly:
             tools=self.tools() if tools is None else list(tools),
             context=tool_context(self.config, self.cwd, session),
             secrets=self.secrets,
-            plugins=(*self.plugins, *plugins),
+            plugins=plugins,  # the assembly's own are in its plugin list
             surface=self.surface,
             **options,
         )
@@ -272,11 +270,15 @@ def build(
     `secrets`: a proxy of the caller's own (smith.Agent), then also holding those of
     `secrets.env`."""
     from smith.runtime._secrets import SecretProxy
-    from smith.runtime._setup import model_setting, runtime_options
+    from smith.runtime._setup import model_setting, plugin_list, runtime_options
 
     say = warn or _ignore
+    # Resolved once, with the caller's plugins (their settings checked the same way):
+    # its warnings are said here.
+    listed = plugin_list(config, warn=say, extra=plugins)
     # Reads every credential, so the proxy redacts them all.
     options = runtime_options(config, check_model=model)
+    options["plugin_list"] = listed
     setting, is_demo = model_setting(config) if model else ("", False)
     names = config["secrets.env"]
     from_config = SecretProxy.from_environment(
@@ -299,7 +301,6 @@ def build(
         options=options,
         model=setting,
         is_demo=is_demo,
-        plugins=plugins,
         warn=say,
     )
 

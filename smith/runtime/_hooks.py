@@ -112,7 +112,7 @@ async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event)
 
     deadline = rt.limits.handler_deadline
     done: concurrent.futures.Future[object] = concurrent.futures.Future()
-    view = rt.view()
+    view = rt.view(plugin)
     ev = copy.deepcopy(ev)  # the handler's own: recorded messages stay untouched
 
     def call() -> None:

@@ -19,6 +19,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
@@ -486,10 +487,14 @@ class Runtime:
 
         await dispatch(self, ev)
 
-    def view(self) -> RuntimeView:
-        """A frozen snapshot for plugin handlers (they run in threads of their own)."""
+    def view(self, plugin: Plugin | None = None) -> RuntimeView:
+        """A frozen snapshot for `plugin`'s handlers (they run in threads of their own),
+        with that plugin's own settings."""
+        settings = MappingProxyType(
+            self.plugin_list.settings_for(plugin) if plugin is not None else {}
+        )
         return _View(self.generation, self.model, self.thinking, self.system_prompt,
-                     self.tool_names, self.turn)  # fmt: skip
+                     self.tool_names, self.turn, settings)  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False
@@ -527,3 +532,4 @@ class _View:
     system_prompt: str
     tool_names: tuple[str, ...]
     turn: int
+    settings: Mapping[str, object]

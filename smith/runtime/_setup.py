@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import DiagnosticKind, SmithError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from smith.config import Config
     from smith.diagnostics import Diagnostic
     from smith.effects import ToolContext
     from smith.providers import Registry
     from smith.runtime import ContextPolicy
-    from smith.sdk import PluginList
+    from smith.sdk import Plugin, PluginList
     from smith.session import Session
 
     Warn = Callable[[Diagnostic], None]
@@ -117,18 +117,27 @@ def model_setting(config: Config) -> tuple[str, bool]:
     return (found, False) if found else (DEMO, True)
 
 
-def plugin_list(config: Config) -> PluginList:
-    """The plugin list of this configuration, resolved once per Config (its warnings,
-    such as an unknown name in plugins.disabled, are logged then)."""
+def plugin_list(
+    config: Config, warn: Warn | None = None, extra: Sequence[Plugin] = ()
+) -> PluginList:
+    """The plugin list of this configuration, resolved once per Config (with `extra`,
+    a caller's plugins, when they come with the first resolution; later ones get a list
+    of their own); its warnings (an unknown name in plugins.disabled, an unknown plugin
+    setting) go to `warn` then, else to the log."""
     import logging
 
     from smith.sdk import resolve_plugins
 
     made = _PLUGINS.get(config)
-    if made is None:
-        made = _PLUGINS[config] = resolve_plugins(config)
+    if made is None or extra:
+        made = resolve_plugins(config, extra)
+        if config not in _PLUGINS:
+            _PLUGINS[config] = made
         for warning in made.warnings:
-            logging.getLogger("smith.plugins").warning("%s", warning.render())
+            if warn is not None:
+                warn(warning)
+            else:
+                logging.getLogger("smith.plugins").warning("%s", warning.render())
     return made
 
 

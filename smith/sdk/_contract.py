@@ -34,8 +34,13 @@ contract. A plugin is a name plus contributions:
   product plugin, smith.plugins.product, contributes the standard ones).
 - `providers`: provider name -> `ProviderSpec`, how smith's model registry creates it
   (each module of smith.plugins.providers contributes its own).
-- `prompts`: name -> text; `settings`: the configuration keys the plugin owns, with
-  their defaults.
+- `prompts`: name -> text; `settings`: smith's own configuration keys the plugin owns
+  (e.g. queue.steer), with their defaults.
+- `options`: the plugin's own configuration, `plugins.NAME.KEY` in config.kdl
+  (`plugins { NAME { KEY VALUE; }; }`): each a `smith.config.Option` whose key is KEY,
+  with its type (the validation), default and doc. The plugin list checks the values
+  when it is resolved (an unknown key is a warning, a bad value an error naming where
+  it was set) and a handler reads them, defaults filled in, as `view.settings`.
 - `version`: the plugin's version; a built-in's is smith's own.
 
 Which plugins are in use is resolved once from configuration (`plugins.disabled`) by
@@ -65,6 +70,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from smith.config import Option
     from smith.effects import ToolSpec
     from smith.runtime.ops import Operation
 
@@ -256,6 +262,10 @@ class RuntimeView(Protocol):
     def tool_names(self) -> tuple[str, ...]: ...
     @property
     def turn(self) -> int: ...
+    @property
+    def settings(self) -> Mapping[str, object]:
+        """The handler's plugin's own settings (its `options`, defaults filled in)."""
+        ...
 
 
 # What a handler returns: a batch, one action, or None (nothing to do; allow).
@@ -360,8 +370,10 @@ class Plugin:
     theme: str | None = None  # a Textual theme name
     providers: Mapping[str, ProviderSpec] = field(default_factory=dict)
     prompts: Mapping[str, str] = field(default_factory=dict)
-    # Configuration keys the plugin owns (e.g. "queue.steer") and their defaults.
+    # smith's own configuration keys the plugin owns (e.g. "queue.steer"), with defaults.
     settings: Mapping[str, object] = field(default_factory=dict)
+    # Its own configuration, plugins.<name>.<key>: Options (type, default, doc).
+    options: Sequence[Option] = ()
     version: str = field(default_factory=_smith_version)
 
     def contributions(self) -> dict[str, list[str]]:
@@ -375,7 +387,7 @@ class Plugin:
             "prompts": list(self.prompts),
             "queue_policies": list(self.queue_policies),
             "tools": [t.name for t in self.tools],
-            "settings": list(self.settings),
+            "settings": [*self.settings, *(f"plugins.{self.name}.{o.key}" for o in self.options)],
             "handlers": list(self.handlers),
         }
         return {kind: names for kind, names in every.items() if names}

@@ -28,9 +28,10 @@ from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
 from smith.sdk._contract import Plugin, ProviderSpec
 
 if TYPE_CHECKING:
-    from smith.config import Config
+    from smith.config import Config, Setting
 
 BUILT_IN = "built-in"
+CALLER = "caller"  # given by the program that runs smith (smith.Agent's plugins=)
 REQUIRED = ("queue",)  # the runtime cannot run without these
 
 UNKNOWN_PLUGIN_NAME = DiagnosticKind(
@@ -56,6 +57,37 @@ NO_PROVIDER_PLUGIN = DiagnosticKind(
     "plugins.disabled (set at {where})",
 )
 
+DUPLICATE_PLUGIN = DiagnosticKind(
+    "plugin.duplicate-name",
+    what="a plugin named '{name}' is already loaded",
+    why="plugins are known by name (plugins.disabled, plugins.NAME settings, conflicts), "
+    "so two cannot share one",
+    fix="give the plugin another name",
+)
+UNKNOWN_PLUGIN_SETTINGS = DiagnosticKind(
+    "config.plugin-unknown",
+    what="plugins.{name} configures '{name}', which is not a plugin",
+    why="settings under plugins configure one plugin each, by its name, and the plugins "
+    "are {known}",
+    fix="{hint} (set at {where}), or remove the block if that plugin is gone; "
+    "`smith plugins list` lists the plugins",
+    severity="warning",
+)
+UNKNOWN_PLUGIN_SETTING = DiagnosticKind(
+    "config.plugin-setting-unknown",
+    what="'{key}' is not a setting of the {plugin} plugin",
+    why="the {plugin} plugin declares {declared}",
+    fix="{hint} (set at {where}), or remove it",
+    severity="warning",
+)
+BAD_PLUGIN_SETTING = DiagnosticKind(
+    "config.plugin-setting",
+    what="{key} is {got}, which the {plugin} plugin does not take: expected {expected}",
+    why="the {plugin} plugin declares {key} as: {doc}",
+    fix="set it to a valid value such as {example} (at {where}), or remove it for the "
+    "default ({default})",
+)
+
 _WHY_NEEDED = {
     "queue": "the runtime delivers queued steering and follow-up messages through the "
     "queue plugin's policies (queue.steer, queue.follow-up)",
@@ -68,7 +100,7 @@ class LoadedPlugin:
     A provider-only built-in is given by its `module` and the provider it offers, and
     imported on first use of `plugin`."""
 
-    __slots__ = ("_plugin", "disabled_by", "module", "name", "provides", "source")
+    __slots__ = ("_plugin", "configured", "disabled_by", "module", "name", "provides", "source")
 
     def __init__(
         self,
@@ -86,6 +118,8 @@ class LoadedPlugin:
         self.module = module
         self.name = plugin.name if plugin is not None else name
         self.provides = tuple(plugin.providers) if plugin is not None else (name,)
+        # Its own settings as configured (plugins.NAME.KEY), checked: key -> Setting.
+        self.configured: dict[str, Setting] = {}
 
     @property
     def provider_only(self) -> bool:
@@ -109,6 +143,25 @@ class LoadedPlugin:
         return self.plugin.version
 
     @property
+    def settings(self) -> dict[str, object]:
+        """The plugin's own settings: each of its options, configured or its default."""
+        if self.provider_only:
+            return {}  # such a plugin declares no options (tests/test_plugins_list.py)
+        return {
+            o.key: self.configured[o.key].value if o.key in self.configured else o.default
+            for o in self.plugin.options
+        }
+
+    def settings_to_dict(self) -> dict[str, dict[str, object]]:
+        """Each setting with where it came from (`smith plugins list --json`)."""
+        out: dict[str, dict[str, object]] = {}
+        for key, value in self.settings.items():
+            setting = self.configured.get(key)
+            where = str(setting.source) if setting is not None else f"defaults of {self.name}"
+            out[key] = {"value": value, "source": where}
+        return out
+
+    @property
     def enabled(self) -> bool:
         return self.disabled_by is None
 
@@ -126,6 +179,8 @@ class LoadedPlugin:
         if self.disabled_by is not None:
             data["disabled_by"] = f"plugins.disabled at {self.disabled_by}"
         data["contributions"] = self.plugin.contributions()
+        if settings := self.settings_to_dict():
+            data["settings"] = settings
         return data
 
 
@@ -179,6 +234,14 @@ class PluginList(Sequence[LoadedPlugin]):
                 return item
         return None
 
+    def settings_for(self, plugin: Plugin) -> dict[str, object]:
+        """`plugin`'s own settings: as configured when it is in this list, else its
+        options' defaults (a plugin a caller adds, such as smith.Agent's)."""
+        for item in self.loaded:
+            if not item.provider_only and item.plugin is plugin:
+                return item.settings
+        return {o.key: o.default for o in plugin.options}
+
     def to_dict(self) -> dict[str, object]:
         return {"plugins": [p.to_dict() for p in self.loaded]}
 
@@ -227,17 +290,26 @@ def builtin_plugins() -> tuple[Plugin, ...]:
     return _defaults().enabled
 
 
-def resolve_plugins(config: Config | None = None) -> PluginList:
+def resolve_plugins(config: Config | None = None, extra: Sequence[Plugin] = ()) -> PluginList:
     """The plugins of this configuration (None: the defaults), each enabled unless
-    `plugins.disabled` names it. Raises SmithError when that would disable a plugin
-    smith cannot run without (see the module's docstring)."""
-    if config is None:
+    `plugins.disabled` names it, then `extra`: plugins a caller adds (smith.Agent's,
+    source "caller"), whose settings are checked the same way. Raises SmithError when
+    that would disable a plugin smith cannot run without (see the module's docstring)
+    or when a plugin's setting is invalid."""
+    if config is None and not extra:
         return _defaults()
     names, where = _disabled(config)
-    loaded = tuple(
-        _entry(module, provider, dict.fromkeys(names, where))
-        for module, provider in _builtin_entries()
-    )
+    disabled = dict.fromkeys(names, where)
+    loaded = tuple(_entry(module, provider, disabled) for module, provider in _builtin_entries())
+    for plugin in extra:
+        taken = [p.name for p in loaded]
+        if plugin.name in taken:
+            raise DUPLICATE_PLUGIN.error(
+                value=plugin.name, source=Source("argument", "plugins"), name=plugin.name
+            )
+        loaded += (LoadedPlugin(plugin, CALLER, disabled.get(plugin.name)),)
+    if config is None:
+        return PluginList(loaded)
     known = [p.name for p in loaded]
     warnings = []
     for name in names:
@@ -272,7 +344,80 @@ def resolve_plugins(config: Config | None = None) -> PluginList:
             names=", ".join(offering),
             where=str(where),
         )
+    warnings += _check_settings(config, loaded)
     return PluginList(loaded, tuple(warnings))
+
+
+def _check_settings(config: Config, loaded: Sequence[LoadedPlugin]) -> list[Diagnostic]:
+    """Check the plugins' own settings (plugins.NAME.KEY, kept by configuration for
+    this) against each plugin's options, filling in `LoadedPlugin.configured`: the
+    warnings to say, or raise ConfigError listing every bad value."""
+    from smith.config import Mismatch, Setting
+    from smith.diagnostics import ConfigError
+
+    by_name = {p.name: p for p in loaded}
+    warnings: list[Diagnostic] = []
+    errors: list[Diagnostic] = []
+    told: set[str] = set()
+    for rest, setting in config.subtree("plugins").items():
+        name, _, key = rest.partition(".")
+        full = f"plugins.{rest}"
+        item = by_name.get(name)
+        if item is None or not key:
+            if name not in told:
+                told.add(name)
+                warnings.append(
+                    UNKNOWN_PLUGIN_SETTINGS(
+                        field=full,
+                        source=setting.source,
+                        name=name,
+                        known=", ".join(by_name),
+                        hint=did_you_mean(name, list(by_name), otherwise="check the name"),
+                        where=str(setting.source),
+                    )
+                )
+            continue
+        options = {} if item.provider_only else {o.key: o for o in item.plugin.options}
+        option = options.get(key)
+        if option is None:
+            declared = ", ".join(options) or "no settings"
+            warnings.append(
+                UNKNOWN_PLUGIN_SETTING(
+                    field=full,
+                    source=setting.source,
+                    key=full,
+                    plugin=name,
+                    declared=declared,
+                    hint=did_you_mean(key, list(options), otherwise="check the name"),
+                    where=str(setting.source),
+                )
+            )
+            continue
+        value = setting.value
+        try:
+            from_text = setting.layer == "flag" and isinstance(value, str)
+            value = option.parse(value) if from_text else option.check(value)  # type: ignore[arg-type]
+        except Mismatch as exc:
+            errors.append(
+                BAD_PLUGIN_SETTING(
+                    field=full,
+                    value=value,
+                    source=setting.source,
+                    key=full,
+                    got=repr(value),
+                    plugin=name,
+                    expected=exc.expected,
+                    doc=option.doc.rstrip("."),
+                    example=option.type.example(),
+                    where=str(setting.source),
+                    default=repr(option.default),
+                )
+            )
+            continue
+        item.configured[key] = Setting(full, value, setting.layer, setting.source)
+    if errors:
+        raise ConfigError(errors + warnings)
+    return warnings
 
 
 @functools.cache
