@@ -1,6 +1,9 @@
 """Start-up: `smith --help` and `--version` against a bare interpreter in the same run.
 
-The product promise is help within 100 ms; the issue's bound is 3x `python -c pass`.
+The product promise is help within 100 ms; the bound is 2x `python -c pass`. Each
+ratio is measured twice: with bytecode caches (`_cached`, how an installed smith starts)
+and in the environment as it is (on a machine with PYTHONDONTWRITEBYTECODE=1 every
+module is compiled on every start, which costs about 8 ms of `smith --help`).
 """
 
 from __future__ import annotations
@@ -38,3 +41,9 @@ class StartupRatio:
 
     def track_version_ratio(self) -> float:
         return startup_ratio(["--version"])[2]
+
+    def track_help_ratio_cached(self) -> float:
+        return startup_ratio(["--help"], cached=True)[2]
+
+    def track_version_ratio_cached(self) -> float:
+        return startup_ratio(["--version"], cached=True)[2]
