@@ -142,8 +142,8 @@ class Sessions:
     def latest(self) -> Session | None:
         from smith.session import Session
 
-        paths = self.store.paths_for_project(self.project)  # newest first
-        return Session.open(paths[0]) if paths else None
+        path = self.store.latest(self.project)
+        return Session.open(path) if path is not None else None
 
     def open(self, id: str) -> Session:
         from smith.session import Session

@@ -344,7 +344,7 @@ class SmithApp(CommandHostMixin, App[int]):
         thread): a million objects that live as long as the session. Freeze them out of
         the collector's full passes too, as the transcript's own were at mount."""
         rt = self.runtime
-        if rt is not None and rt.status()["context"]["decoded"] and len(self.session) > BIG:
+        if rt is not None and len(self.session) > BIG and rt.status()["context"]["decoded"]:
             import gc
 
             gc.freeze()

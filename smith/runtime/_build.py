@@ -148,12 +148,12 @@ class Assembly:
         """This project's most recently written session, open for writing."""
         from smith.session import Session
 
-        paths = self.store().paths_for_project(self.config.project_root)  # newest first
-        if not paths:
+        path = self.store().latest(self.config.project_root)
+        if path is None:
             raise NO_PROJECT_SESSION.error(
                 value=self.config.project_root, project=self.config.project_root
             )
-        return Session.open(paths[0])
+        return Session.open(path)
 
     # -- what runs over a session -------------------------------------------------------
 

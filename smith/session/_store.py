@@ -195,6 +195,12 @@ class SessionStore:
             return []
         return self._newest_first(self._files(directory))
 
+    def latest(self, cwd: str) -> str | None:
+        """The file of this project's most recently written session, if it has one (what
+        `--continue` and the app's /continue open)."""
+        paths = self.paths_for_project(cwd)
+        return paths[0] if paths else None
+
     def lookup(self, which: str, cwd: str | None = None) -> str:
         """The file of the session `which` names: the session of project `cwd` with that
         name or id, else the session whose id is or starts with `which` in any project;

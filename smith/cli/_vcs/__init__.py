@@ -61,10 +61,10 @@ def _session(config: Config, name: str | None) -> Session:
                 value=name, source=Source("argument", name), name=name
             )
         return found
-    paths = SessionStore(config.home).paths_for_project(root)
-    if not paths:
+    path = SessionStore(config.home).latest(root)
+    if path is None:
         raise HISTORY_NO_SESSION.error(root=root)
-    return Session.open(paths[0])  # the newest
+    return Session.open(path)
 
 
 @contextlib.contextmanager
