@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -200,3 +201,48 @@ def test_configured_ignores_and_extra_roots(
         "tools", "run", "read", json.dumps({"path": str(shared / "notes.txt")}), cwd=project
     )
     assert read.code == 0 and read.out == "shared notes\n\n"
+
+
+def _parameters(schema: dict[str, Any], where: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every parameter of a JSON schema, nested items and objects included."""
+    found = []
+    for name, prop in schema.get("properties", {}).items():
+        found.append((f"{where}.{name}", prop))
+        items = prop.get("items")
+        if isinstance(items, dict) and items.get("type") == "object":
+            found += _parameters(items, f"{where}.{name}[]")
+    return found
+
+
+def test_every_builtin_tool_parameter_has_a_description() -> None:
+    """What the model is told about each parameter: no parameter goes undescribed, and
+    the bounded ones state their default and limits."""
+    from smith.effects import builtin_tools
+
+    for name, spec in builtin_tools().items():
+        for where, prop in _parameters(spec.parameters, name):
+            text = prop.get("description")
+            assert isinstance(text, str) and len(text) >= 20, f"{where} has no description"
+            if prop.get("type") in ("integer", "number") or "default" in where:
+                assert "default" in text, f"{where} does not state its default"
+            if "maximum" in prop:
+                assert f"{prop['maximum']:,}" in text, f"{where} does not state its maximum"
+
+
+def test_every_builtin_tool_description_states_its_bounds() -> None:
+    from smith.effects import builtin_tools
+
+    bounds = {
+        "read": ("2,000", "50 KB", "binary"),
+        "write": ("protected", "outside the project"),
+        "edit": ("exactly one", "protected"),
+        "bash": ("120", "50 KB", "64 MB"),
+        "find": ("1,000",),
+        "grep": ("500 lines", "200 matches", "500 characters"),
+        "ls": ("1,000",),
+    }
+    tools = builtin_tools()
+    assert set(tools) == set(bounds)
+    for name, needed in bounds.items():
+        for text in needed:
+            assert text in tools[name].description, f"{name}'s description omits {text!r}"

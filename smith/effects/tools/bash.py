@@ -179,16 +179,32 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
 
 SPEC = ToolSpec(
     "bash",
-    "Run a shell command (bash -c) in the project, in `cwd` (default: the working "
-    "directory), for at most `timeout` seconds (default 120). Returns the output (stdout "
-    "and stderr together, the end kept when long, all of it saved to a file) and the exit "
-    "status. Everything the command started is ended when it times out.",
+    "Run a shell command (bash -c) in `cwd` (default: the working directory), for at most "
+    "`timeout` seconds (default 120, tools.bash.timeout). Returns the exit status and the "
+    "output, stdout and stderr together: the last 50 KB when longer, with all of it (up to "
+    "64 MB) saved to a file the result names. Everything the command started is ended when "
+    "it exits, times out or is interrupted. Use it to build, test and run; use read, grep, "
+    "find and ls rather than cat, grep or find here.",
     {
         "type": "object",
         "properties": {
-            "command": {"type": "string", "minLength": 1},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
-            "cwd": {"type": "string", "minLength": 1},
+            "command": {
+                "type": "string",
+                "minLength": 1,
+                "description": "the command line, run by bash -c",
+            },
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 86400,
+                "description": "seconds before the command is ended (default 120, at most 86,400)",
+            },
+            "cwd": {
+                "type": "string",
+                "minLength": 1,
+                "description": "directory to run in: relative to the working directory, or "
+                "absolute inside the project (default: the working directory)",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,

@@ -129,24 +129,43 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     )
 
 
+_OLD = {
+    "type": "string",
+    "description": "the exact text to replace, whitespace and line breaks included; it "
+    "must occur exactly once in the file",
+}
+_NEW = {"type": "string", "description": "the text that replaces old_text (may be empty)"}
 _PAIR = {
     "type": "object",
-    "properties": {"old_text": {"type": "string"}, "new_text": {"type": "string"}},
+    "properties": {"old_text": _OLD, "new_text": _NEW},
     "required": ["old_text", "new_text"],
     "additionalProperties": False,
 }
 
 SPEC = ToolSpec(
     "edit",
-    "Replace exact text in a file: old_text must match exactly one place. Several "
-    "replacements can be given as edits (applied together, all or nothing). Returns a diff.",
+    "Replace exact text in a UTF-8 file: old_text must match exactly one place, character "
+    "for character (read the file first). Several replacements go in edits, applied "
+    "together, all or nothing. Returns a diff. Refuses an old_text that is missing or "
+    "matches more than once, a change that changes nothing, and protected paths.",
     {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "minLength": 1},
-            "old_text": {"type": "string"},
-            "new_text": {"type": "string"},
-            "edits": {"type": "array", "items": _PAIR, "minItems": 1},
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "the file: relative to the working directory, or absolute "
+                "inside the project",
+            },
+            "old_text": _OLD,
+            "new_text": _NEW,
+            "edits": {
+                "type": "array",
+                "items": _PAIR,
+                "minItems": 1,
+                "description": "several {old_text, new_text} replacements in one file, "
+                "instead of old_text and new_text; each must match once, none may overlap",
+            },
         },
         "required": ["path"],
         "additionalProperties": False,

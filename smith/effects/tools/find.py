@@ -39,13 +39,21 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
 SPEC = ToolSpec(
     "find",
     "Find files by glob (e.g. '*.py', 'src/**/test_*.py') under `path` (default: the "
-    "working directory); sorted, leaving out what .gitignore ignores. Paths are relative "
-    "to the working directory.",
+    "working directory); sorted, leaving out what .gitignore ignores, at most 1,000 paths "
+    "(it says when there are more). Paths are relative to the working directory.",
     {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "minLength": 1},
-            "path": {"type": "string", "minLength": 1},
+            "pattern": {
+                "type": "string",
+                "minLength": 1,
+                "description": "a glob of file paths: * within a name, ** across directories",
+            },
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "directory to search (default: the working directory)",
+            },
         },
         "required": ["pattern"],
         "additionalProperties": False,

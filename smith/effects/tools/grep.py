@@ -84,17 +84,38 @@ def _split(rest: str) -> tuple[int | None, str, str]:
 SPEC = ToolSpec(
     "grep",
     "Search file contents under `path` (default: the working directory) for a regular "
-    "expression (or exact text with literal=true), optionally only in files matching "
-    "`glob`, with `context` lines around each match. Results are sorted by file and line, "
-    "long lines are cut, and .gitignore is honoured.",
+    "expression (Rust regex syntax; exact text with literal=true), optionally only in "
+    "files matching `glob`, with `context` lines around each match. Results are sorted by "
+    "file and line: at most 500 lines (it says when there are more), 200 matches a file, "
+    "lines cut at 500 characters; .gitignore is honoured.",
     {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "minLength": 1},
-            "path": {"type": "string", "minLength": 1},
-            "glob": {"type": "string", "minLength": 1},
-            "literal": {"type": "boolean"},
-            "context": {"type": "integer", "minimum": 0, "maximum": 20},
+            "pattern": {
+                "type": "string",
+                "minLength": 1,
+                "description": "the regular expression to find (or the exact text, with literal)",
+            },
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "file or directory to search (default: the working directory)",
+            },
+            "glob": {
+                "type": "string",
+                "minLength": 1,
+                "description": "only files whose path matches this glob, e.g. '*.py'",
+            },
+            "literal": {
+                "type": "boolean",
+                "description": "treat pattern as exact text, not a regex (default false)",
+            },
+            "context": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 20,
+                "description": "lines shown before and after each match (default 0, at most 20)",
+            },
         },
         "required": ["pattern"],
         "additionalProperties": False,

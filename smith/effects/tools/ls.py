@@ -96,10 +96,16 @@ def _printable(name: str) -> str:
 SPEC = ToolSpec(
     "ls",
     "List a directory (default: the working directory), sorted, directories marked with "
-    "/, leaving out what .gitignore ignores.",
+    "/, leaving out what .gitignore ignores; at most 1,000 entries (it says how many more).",
     {
         "type": "object",
-        "properties": {"path": {"type": "string", "minLength": 1}},
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "directory to list (default: the working directory)",
+            }
+        },
         "additionalProperties": False,
     },
     run,

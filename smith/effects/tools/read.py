@@ -53,18 +53,30 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
 
 SPEC = ToolSpec(
     "read",
-    "Read a text file: up to `limit` lines (default 2,000, and at most about 50 KB) "
-    "starting at line `offset` (1-based). Says how to continue when there is more.",
+    "Read a text file: up to `limit` lines (default 2,000, tools.read.max-lines) from "
+    "line `offset` (1-based), at most 50 KB (tools.read.max-bytes) at once; a longer "
+    "line is cut. When there is more it says which offset continues. Refuses binary "
+    "files, directories (use ls), and paths outside the project.",
     {
         "type": "object",
         "properties": {
             "path": {
                 "type": "string",
                 "minLength": 1,
-                "description": "file path, relative to the working directory",
+                "description": "the file: relative to the working directory, or "
+                "absolute inside the project",
             },
-            "offset": {"type": "integer", "minimum": 1, "description": "first line (1-based)"},
-            "limit": {"type": "integer", "minimum": 1, "description": "most lines to return"},
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "first line to return, counting from 1 (default 1)",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "most lines to return (default 2,000); the 50 KB window "
+                "still applies",
+            },
         },
         "required": ["path"],
         "additionalProperties": False,

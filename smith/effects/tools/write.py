@@ -34,12 +34,22 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
 SPEC = ToolSpec(
     "write",
     "Write a whole file, creating it and its parent directories if needed. Replaces the "
-    "file atomically and keeps its permissions. Prefer edit for changing part of a file.",
+    "file atomically and keeps its permissions. For new files and whole rewrites; prefer "
+    "edit for changing part of a file. Refuses directories, paths outside the project "
+    "and protected paths (.git, .smith, tools.protected).",
     {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "minLength": 1},
-            "content": {"type": "string", "description": "the complete new file content"},
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "the file: relative to the working directory, or absolute "
+                "inside the project",
+            },
+            "content": {
+                "type": "string",
+                "description": "the complete new content of the file, as UTF-8 text",
+            },
         },
         "required": ["path", "content"],
         "additionalProperties": False,
