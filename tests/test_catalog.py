@@ -15,6 +15,7 @@ from smith.config import resolve
 from smith.config._schema import Schema, Section
 from smith.config._types import Integer
 from smith.diagnostics import ConfigError, SmithError, Source
+from smith.providers import CONFIG_CHECKS
 from smith.providers._catalog import (
     ASSUMED,
     BUNDLED,
@@ -34,8 +35,10 @@ RAW = json.loads(files("smith.providers").joinpath("catalog.json").read_text("ut
 
 
 def _config(senv: SmithEnv, text: str):  # type: ignore[no-untyped-def]
+    """Configuration resolved as the command line resolves it: with the checks that
+    smith.providers contributes for catalog, models and providers."""
     senv.write_user_config(text)
-    return resolve(env=senv.env, cwd=str(senv.root))
+    return resolve(env=senv.env, cwd=str(senv.root), checks=CONFIG_CHECKS)
 
 
 # -- the bundled catalog -----------------------------------------------------------------
@@ -233,7 +236,7 @@ def test_bad_overrides_are_diagnostics_with_positions(
 ) -> None:
     senv.write_user_config(text + "\n")
     with pytest.raises(ConfigError) as caught:
-        resolve(env=senv.env, cwd=str(senv.root))
+        resolve(env=senv.env, cwd=str(senv.root), checks=CONFIG_CHECKS)
     [d] = caught.value.diagnostics
     assert d.code == code
     assert d.source is not None and d.source.location.startswith(f"{senv.user_config}:1:")
@@ -331,12 +334,45 @@ def test_open_keys_do_not_reach_the_settings_list(senv: SmithEnv) -> None:
 def test_provider_settings_are_checked_where_they_are_known(senv: SmithEnv) -> None:
     senv.write_user_config('providers { local { base-url "localhost:8080"; }; }\n')
     with pytest.raises(ConfigError) as caught:
-        resolve(env=senv.env, cwd=str(senv.root))
+        resolve(env=senv.env, cwd=str(senv.root), checks=CONFIG_CHECKS)
     assert caught.value.diagnostics[0].code == "config.provider-setting"
     config = _config(senv, 'providers { local { base-url "http://h:1/v1/"; other 1; }; }\n')
     tree = config.subtree("providers")
     assert tree["local.base-url"].value == "http://h:1/v1"  # normalized
     assert tree["local.other"].value == 1  # another module's setting, passed through
+    assert config.checked == {"catalog", "models", "providers"}
+
+
+def test_without_the_providers_checks_open_values_pass_until_they_are_read(
+    senv: SmithEnv,
+) -> None:
+    """Configuration checks nothing it does not own: resolved without CONFIG_CHECKS, a
+    bad base-url is kept as given (and Config.checked says so); what reads it (the
+    runtime's registry) checks it first, with the diagnostic resolving would have given."""
+    from smith.runtime import registry
+
+    senv.write_user_config('providers { local { base-url "localhost:8080"; }; }\n')
+    config = resolve(env=senv.env, cwd=str(senv.root))
+    assert config.checked == frozenset()
+    assert config.subtree("providers")["local.base-url"].value == "localhost:8080"
+    with pytest.raises(ConfigError) as caught:
+        registry(config)
+    [d] = caught.value.diagnostics
+    assert d.code == "config.provider-setting" and d.field == "providers.local.base-url"
+    with pytest.raises(ConfigError) as resolving:
+        resolve(env=senv.env, cwd=str(senv.root), checks=CONFIG_CHECKS)
+    assert [d.render() for d in resolving.value.diagnostics] == [d.render()]
+
+    good = _config(senv, 'providers { local { base-url "http://h:1/v1/"; }; }\n')
+    unchecked = resolve(env=senv.env, cwd=str(senv.root))
+    unchecked.apply_checks(CONFIG_CHECKS)  # normalizes as resolving with them does
+    assert unchecked.checked == good.checked
+    assert unchecked.subtree("providers")["local.base-url"].value == "http://h:1/v1"
+
+
+def test_a_check_for_a_section_that_is_not_open_is_a_mistake(senv: SmithEnv) -> None:
+    with pytest.raises(ValueError, match="'tools', which is not an open section"):
+        resolve(env=senv.env, cwd=str(senv.root), checks={"tools": CONFIG_CHECKS["models"]})
 
 
 # -- refreshed facts, guesses, provenance, conflicts -------------------------------------

@@ -15,28 +15,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from smith.diagnostics import Source
-
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+PROVIDERS = "smith.providers"  # the owner of the open sections catalog, providers, models
 MIB = 1024 * 1024
-
-
-def _check_catalog(key: str, value: object, source: Source) -> object:
-    from smith.providers import check_override  # only when such keys exist
-
-    return check_override(key, value, source)
-
-
-def _check_route(key: str, value: object, source: Source) -> object:
-    from smith.providers import check_route
-
-    return check_route(key, value, source)
-
-
-def _check_provider(key: str, value: object, source: Source) -> object:
-    from smith.providers import check_provider_setting
-
-    return check_provider_setting(key, value, source)
 
 
 def _tool_options(add: Callable[[Option], object]) -> None:
@@ -138,13 +119,15 @@ def product_schema() -> Schema:
         )
     )
     # Open sections: the keys below them are names the user chooses (docs/providers.md).
+    # smith.providers owns them and contributes the checks of their values
+    # (smith.providers.CONFIG_CHECKS, passed to resolve): configuration imports no provider.
     schema.add_section(
         Section(
             "catalog",
             "open",
             'model catalog overrides, one block per model: catalog { "provider/model" { '
             "context-window 32768; }; }",
-            check=_check_catalog,
+            PROVIDERS,
         )
     )
     schema.add_section(
@@ -153,7 +136,7 @@ def product_schema() -> Schema:
             "open",
             "one block per provider or account: providers { NAME { base-url ...; "
             "api-key-env ...; }; }",
-            check=_check_provider,
+            PROVIDERS,
         )
     )
     schema.add_section(
@@ -163,7 +146,7 @@ def product_schema() -> Schema:
             "model aliases and groups (ordered fallbacks): models { alias { fast "
             '"anthropic/claude-haiku-4-5"; }; group { best "anthropic/claude-sonnet-4-5" '
             '"openai/gpt-5"; }; }',
-            check=_check_route,
+            PROVIDERS,
         )
     )
     add = schema.add

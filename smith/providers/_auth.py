@@ -357,7 +357,9 @@ def credential_variables(config: Config | None) -> set[str]:
     and those named by providers.NAME.api-key-env."""
     names = {name for declaration in DECLARED.values() for name in declaration.env}
     if config is not None:
-        for key, setting in config.subtree("providers").items():
+        from smith.providers._checks import checked
+
+        for key, setting in checked(config).subtree("providers").items():
             if key.endswith(".api-key-env") and isinstance(setting.value, str):
                 names.add(setting.value)
     return names

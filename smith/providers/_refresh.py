@@ -330,10 +330,11 @@ def targets_from(config: Config, keys: Mapping[str, str | None]) -> list[Target]
     """What `smith models --refresh` fetches: each declared first-party provider with a
     key (`keys`: provider -> key), and each provider configured with a base-url (an
     openai-compatible endpoint, or a first-party provider's proxy)."""
+    from smith.providers._checks import checked
     from smith.providers._known import DECLARED
 
     configured: dict[str, str] = {}
-    for rest, setting in config.subtree("providers").items():
+    for rest, setting in checked(config).subtree("providers").items():
         name, _, setting_name = rest.partition(".")
         if setting_name == "base-url" and isinstance(setting.value, str):
             configured[name] = setting.value

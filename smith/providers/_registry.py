@@ -216,8 +216,12 @@ class Registry:
 
     @classmethod
     def from_config(cls, config: Config, plugins: PluginList | None = None, **kw: Any) -> Registry:
+        """The registry of `config`: its routes and accounts, checked (providers' own
+        sections, smith.providers.CONFIG_CHECKS) if resolving did not check them."""
+        from smith.providers._checks import checked
         from smith.sdk import resolve_plugins
 
+        checked(config)
         plugins = plugins if plugins is not None else resolve_plugins(config)
         accounts, disabled = accounts_from(config, plugins)
         base = config["base-url"]
@@ -442,7 +446,7 @@ class _Host:
         own endpoint): --base-url (or the base-url setting), providers.NAME.base-url
         (checked with configuration), or the plugin's default. A URL that is not http(s)
         fails here, before anything runs, naming the value and where it was set."""
-        from smith.providers._known import http_url
+        from smith.providers._settings import http_url
 
         account, registry = self.account, self.registry
         name = account.name
