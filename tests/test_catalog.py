@@ -26,9 +26,9 @@ from smith.providers._catalog import (
     model_info,
     parse_entry,
 )
-from smith.providers._known import DECLARED
 from smith.providers._model import APIS
 from smith.providers._overrides import FIELDS, LEVELS, overrides_from, split_key
+from smith.sdk import provider_facts
 from tests.conftest import SmithEnv
 
 RAW = json.loads(files("smith.providers").joinpath("catalog.json").read_text("utf-8"))
@@ -47,8 +47,9 @@ def _config(senv: SmithEnv, text: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("raw", RAW["models"], ids=lambda r: f"{r['provider']}/{r['id']}")
 def test_every_bundled_entry_is_valid(raw: dict[str, object]) -> None:
     info, snapshots = parse_entry(raw)
-    assert info.api in APIS and info.provider in DECLARED
-    assert DECLARED[info.provider].first_party  # compatible endpoints need no entries
+    facts = provider_facts()
+    assert info.api in APIS and info.provider in facts
+    assert facts[info.provider].first_party  # compatible endpoints need no entries
     assert isinstance(info.context_window, int) and info.context_window > 0
     assert isinstance(info.max_output, int) and 0 < info.max_output <= info.context_window
     assert set(info.thinking) <= set(LEVELS) and set(info.input) <= {"text", "image"}

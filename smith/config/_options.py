@@ -45,8 +45,8 @@ def _tool_options(add: Callable[[Option], object]) -> None:
             Strings(),
             [],
             doc="Provider credential variables that bash commands inherit. By default "
-            "none: every variable that holds a provider key (ANTHROPIC_API_KEY, "
-            "OPENAI_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY and those named by "
+            "none: every variable that holds a provider key (those the provider plugins "
+            "declare, such as ANTHROPIC_API_KEY or GEMINI_API_KEY, and those named by "
             "providers.NAME.api-key-env) is removed from their environment. A variable "
             "passed through is still redacted from what the model and the session see.",
         )

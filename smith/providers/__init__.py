@@ -13,7 +13,6 @@ from smith._lazy import lazy_exports
 
 __all__ = [
     "CONFIG_CHECKS",
-    "DECLARED",
     "OUTCOMES",
     "AuthFile",
     "Catalog",
@@ -80,7 +79,6 @@ if TYPE_CHECKING:
     from smith.providers._http import limits_from as limits_from
     from smith.providers._http import shared_engine as shared_engine
     from smith.providers._http_provider import HttpProvider as HttpProvider
-    from smith.providers._known import DECLARED as DECLARED
     from smith.providers._model import ModelInfo as ModelInfo
     from smith.providers._refresh import CatalogStore as CatalogStore
     from smith.providers._refresh import Outcome as RefreshOutcome
@@ -113,7 +111,6 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "CONFIG_CHECKS": "smith.providers._checks",
-    "DECLARED": "smith.providers._known",
     "End": "smith.providers._stream",
     "OUTCOMES": "smith.providers._stream",
     "Pricing": "smith.providers._stream",
