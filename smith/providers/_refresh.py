@@ -56,7 +56,7 @@ class Target:
 
     name: str  # the provider (or endpoint) whose list it is: the cache key
     listing: ModelList  # how its plugin asks for and reads it (ProviderSpec.list_models)
-    base_url: str  # e.g. https://api.anthropic.com/v1, http://127.0.0.1:8080/v1
+    base_url: str  # the API root the list is under, e.g. http://127.0.0.1:8080/v1
     key: str | None = None  # the credential, if the endpoint needs one
 
     def __repr__(self) -> str:  # never the key
