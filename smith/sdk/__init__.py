@@ -16,7 +16,10 @@ from smith.sdk._contract import (
     HandleInput,
     Handler,
     HookAction,
+    ListedModel,
+    ModelList,
     Plugin,
+    ProviderFacts,
     ProviderSpec,
     QueuedItem,
     QueuePolicy,
@@ -31,7 +34,14 @@ from smith.sdk._contract import (
     SetThinking,
     TransformInput,
 )
-from smith.sdk._resolve import LoadedPlugin, PluginList, builtin_plugins, resolve_plugins
+from smith.sdk._resolve import (
+    LoadedPlugin,
+    PluginList,
+    builtin_plugins,
+    provider_facts,
+    provider_spec,
+    resolve_plugins,
+)
 
 __all__ = [
     "ACTION_TYPES",
@@ -49,9 +59,12 @@ __all__ = [
     "HandleInput",
     "Handler",
     "HookAction",
+    "ListedModel",
     "LoadedPlugin",
+    "ModelList",
     "Plugin",
     "PluginList",
+    "ProviderFacts",
     "ProviderSpec",
     "QueuePolicy",
     "QueuedItem",
@@ -66,5 +79,7 @@ __all__ = [
     "SetThinking",
     "TransformInput",
     "builtin_plugins",
+    "provider_facts",
+    "provider_spec",
     "resolve_plugins",
 ]

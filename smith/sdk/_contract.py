@@ -32,8 +32,10 @@ contract. A plugin is a name plus contributions:
 - `tools`: extra tools (ToolSpecs) the plugin makes available.
 - `commands`, `keybindings`, `theme`: what an interactive frontend offers (the built-in
   product plugin, smith.plugins.product, contributes the standard ones).
-- `providers`: provider name -> `ProviderSpec`, how smith's model registry creates it
-  (each module of smith.plugins.providers contributes its own).
+- `providers`: provider name -> `ProviderSpec`, how smith's model registry creates it,
+  and the vendor's facts (wire format, key variables, base URL, model list) that the
+  rest of smith reads from it (each module of smith.plugins.providers contributes its
+  own; `smith.sdk.provider_facts()` gives the built-ins' without importing them).
 - `prompts`: name -> text; `settings`: smith's own configuration keys the plugin owns
   (e.g. queue.steer), with their defaults.
 - `options`: the plugin's own configuration, `plugins.NAME.KEY` in config.kdl
@@ -335,14 +337,72 @@ class Command:
 
 
 @dataclass(frozen=True, slots=True)
+class ListedModel:
+    """One model as a provider's model list reported it; None where it did not say."""
+
+    id: str
+    context_window: int | None = None
+    max_output: int | None = None
+    thinking: tuple[str, ...] | None = None  # the thinking levels it takes, if it said
+
+
+@dataclass(frozen=True, slots=True)
+class ModelList:
+    """How `smith models --refresh` reads a provider's model list, one page at a time.
+
+    `page(base_url, key, token)` gives the URL and headers of one page (`token` None for
+    the first, else what `parse` gave for the next; `key` None when there is none);
+    `parse(data)` gives the models of one page's JSON body and the next page's token,
+    None at the end, and raises ValueError (its message shown to the user) for a body of
+    the wrong shape. smith does the rest: the request through its HTTP engine, limits,
+    redaction, the page count, the cache and merging into the catalog.
+    """
+
+    page: Callable[[str, str | None, str | None], tuple[str, Mapping[str, str]]]
+    parse: Callable[[object], tuple[Sequence[ListedModel], str | None]]
+
+
+# The facts of a ProviderSpec that smith reads before the plugin's module is imported
+# (ProviderFacts); a built-in gives them again in smith.plugins.PROVIDER_FACTS.
+FACTS = ("api", "credential_env", "default_base_url", "first_party", "offline")
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderFacts:
+    """What smith knows of a provider without creating it, or importing its module: the
+    facts of its ProviderSpec (see there), under the provider's name."""
+
+    name: str
+    api: str | None = None
+    credential_env: tuple[str, ...] = ()
+    default_base_url: str | None = None
+    first_party: bool = False
+    offline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ProviderSpec:
-    """A provider a plugin offers: what the model registry needs to create it.
+    """A provider a plugin offers: what the model registry needs to create it, and the
+    facts about the vendor that the rest of smith reads (they live here, not in smith).
 
     `create(model, host)` builds an HTTP provider from its `ProviderHost` (catalog entry,
     settings, engine); an `offline` one (no network, no credentials) takes `create(model)`.
-    `hooks` carries the provider's credential hooks, read by smith.providers' credential
-    lookup: `CREDENTIAL_ENV`, `NAME` and optionally `find_credential` and
-    `refresh_credential` (a built-in passes its own module).
+    The facts:
+
+    - `api`: the wire format of its models when the catalog does not say
+      (smith.providers' APIS: anthropic-messages, openai-responses, openai-chat, ...);
+    - `credential_env`: the environment variables that hold its key, in order of
+      preference (also withheld from commands the model runs, and redacted);
+    - `default_base_url`: where its API is unless configuration says otherwise;
+    - `first_party`: a vendor's own API, with a fixed list of models and a key always
+      needed: a model id the catalog does not know is an error, and `smith models
+      --refresh` asks it only with a key. Otherwise (a server you run) unknown ids are
+      assumed, a key is optional, and refresh asks it only where configured;
+    - `list_models`: how its model list is read (`ModelList`), if it has one.
+
+    `hooks` carries the provider's optional credential hooks, read by smith.providers'
+    credential lookup: `find_credential(provider, env)` and `refresh_credential(record)`
+    (a built-in passes its own module).
     """
 
     create: Callable[..., Any]
@@ -350,6 +410,14 @@ class ProviderSpec:
     default_base_url: str | None = None
     offline: bool = False
     hooks: object = None
+    api: str | None = None
+    credential_env: tuple[str, ...] = ()
+    first_party: bool = False
+    list_models: ModelList | None = None
+
+    def facts(self, name: str) -> ProviderFacts:
+        """Its facts, as provider `name` (the name its plugin offers it under)."""
+        return ProviderFacts(name, **{fact: getattr(self, fact) for fact in FACTS})
 
 
 def _smith_version() -> str:
