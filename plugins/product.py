@@ -59,8 +59,9 @@ def _fork(host: CommandHost, arg: str) -> None:
 
 
 def _compact(host: CommandHost, arg: str) -> None:
-    host.runtime.submit(ops.Compact())
-    host.tell("compacting the context…")
+    focus = arg.strip() or None  # /compact FOCUS: what the summary must keep above all
+    host.runtime.submit(ops.Compact(focus))
+    host.tell(f"compacting the context, keeping {focus}…" if focus else "compacting the context…")
 
 
 def _model(host: CommandHost, arg: str) -> None:
@@ -178,7 +179,9 @@ COMMANDS = (
     Command("continue", "open this project's latest session", _continue),
     Command("tree", "go to another branch of this session", _tree),
     Command("fork", "continue from here in a new session", _fork),
-    Command("compact", "summarise older context to free room", _compact),
+    Command(
+        "compact", "summarise older context to free room (FOCUS: what to keep)", _compact, "[FOCUS]"
+    ),
     Command("model", "show or change the model", _model, "[MODEL]"),
     Command("thinking", "show or change the thinking level", _thinking, "[LEVEL]"),
     Command("undo", "undo the file changes of the last turn", _op("undo"), "[--force]"),

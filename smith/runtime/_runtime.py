@@ -181,6 +181,7 @@ class Runtime:
         self._abort_reason: str | None = None
         self._started = False  # whether the current task has begun running
         self._compact_requested = False
+        self._compact_focus: str | None = None  # what the asked-for compaction must keep
         self._closed = False
         # Every provider credential read in this process, now or later (a renewed
         # token), is redacted from what the model is sent and the session records.
@@ -297,10 +298,11 @@ class Runtime:
         """Why the current work is being stopped ("abort", "deadline"); None if it is not."""
         return self._abort_reason
 
-    def take_compact_request(self) -> bool:
-        """Whether a compaction was asked for while busy (the request is then taken)."""
+    def take_compact_request(self) -> tuple[bool, str | None]:
+        """Whether a compaction was asked for while busy, and its focus (the request is
+        then taken)."""
         asked, self._compact_requested = self._compact_requested, False
-        return asked
+        return asked, self._compact_focus
 
     def resolve(self, model: str) -> tuple[Provider, str]:
         """The provider and model id a model setting names (the registry's routing)."""
@@ -313,8 +315,10 @@ class Runtime:
         if self._abort_reason is not None:
             raise asyncio.CancelledError
 
-    def compact(self) -> None:
-        """Compact now when idle, else at the next safe point."""
+    def compact(self, focus: str | None = None) -> None:
+        """Compact now when idle, else at the next safe point; `focus`: what the summary
+        must keep above all."""
+        self._compact_focus = focus.strip() or None if focus else None
         if self.busy:
             self._compact_requested = True
             return
@@ -473,7 +477,7 @@ class Runtime:
 
         try:
             self.check_abort()
-            await compact(self, "manual")
+            await compact(self, "manual", self._compact_focus)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
