@@ -214,11 +214,34 @@ KEYBINDINGS = {
 
 THEME = "textual-dark"
 
+# Prompt templates that ship with smith (users and projects may replace them by name).
+INIT = """---
+description: write an AGENTS.md for this project
+argument-hint: [WHAT TO STRESS]
+---
+Write an AGENTS.md at the root of this project: the instructions a coding agent needs
+to work here as the project's own developers do. Look before you write: read the README,
+the build and test configuration (pyproject.toml, package.json, Makefile, CI files and
+the like), and a few representative source files; run the test command to check it.
+
+Cover, in this order and briefly (at most about 60 lines in all):
+- what the project is and how it is laid out (the directories that matter);
+- how to set it up, build it, and run the tests (exact commands, and how to run one test);
+- the conventions the code follows (style, naming, error handling, type checking and
+  linting commands) that a newcomer would get wrong;
+- what not to touch or commit (generated files, secrets, vendored code).
+
+If an AGENTS.md exists already, improve it rather than start again, and keep what is
+still true. State only what you checked; leave out generic advice. $ARGUMENTS
+"""
+TEMPLATES = {"init": INIT}
+
 PLUGIN = Plugin(
     "product",
     commands=COMMANDS,
     keybindings=KEYBINDINGS,
     theme=THEME,
+    templates=TEMPLATES,
     # What configuration overrides of these defaults are read from (tui.keys.*, tui.theme).
     settings={
         **{f"tui.keys.{action}": key for action, key in KEYBINDINGS.items()},

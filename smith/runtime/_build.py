@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from smith.runtime._host import ToolHost
     from smith.runtime._runtime import Limits, Runtime
     from smith.runtime._secrets import SecretProxy
+    from smith.runtime._templates import Template
     from smith.sdk import Plugin
     from smith.session import Session, SessionStore
 
@@ -103,6 +104,23 @@ class Assembly:
         self.model = model
         self.is_demo = is_demo  # no model configured: the offline demo model
         self.warn = warn
+        self.templates: dict[str, Template] = {}  # prompt templates by name (load_templates)
+
+    def load_templates(self) -> dict[str, Template]:
+        """The prompt templates, by name: the plugins' (the product plugin's /init), the
+        user's ($SMITH_CONFIG_HOME/prompts) and the trusted project's (.smith/prompts),
+        each shadowing the earlier with a notice (said through `warn`)."""
+        from smith.runtime._templates import load
+
+        contributed = {p.name: p.templates for p in self.plugin_list.active if p.templates}
+        self.templates = load(
+            contributed,
+            str(self.config["config-home"]),
+            self.config.project_root,
+            trusted=self.config.project_trusted,
+            warn=self.warn,
+        )
+        return self.templates
 
     @property
     def thinking(self) -> str:
@@ -211,6 +229,7 @@ class Assembly:
             secrets=self.secrets,
             plugins=plugins,  # the assembly's own are in its plugin list
             surface=self.surface,
+            templates=self.templates,
             **options,
         )
 
@@ -293,7 +312,7 @@ def build(
         say(MISSING_SECRET(name=name))
     for name, reason in from_config.rejected.items():
         say(REJECTED_SECRET(name=name, reason=reason))
-    return Assembly(
+    assembly = Assembly(
         config,
         cwd=cwd,
         surface=surface,
@@ -303,6 +322,9 @@ def build(
         is_demo=is_demo,
         warn=say,
     )
+    if model:  # the modes that prompt a model take prompt templates (said here)
+        assembly.load_templates()
+    return assembly
 
 
 __all__ = ["Assembly", "build"]

@@ -223,45 +223,63 @@ async def start_session(rt: LoopContext) -> None:
     await dispatch(rt, ev)
 
 
+Notes = dict[str, object]  # what a user message records about how it came to be
+
+
 async def accept_inputs(
     rt: LoopContext, texts: Sequence[str], mode: str = "prompt"
-) -> list[tuple[str, dict[str, str] | None]]:
-    """The user messages to record for `texts`, each with the note of a transformation
-    (None: as typed); inputs handled as commands are left out (`input_handled` says so).
-    The first run also starts the session (`session_start`). An abort meanwhile keeps
-    what is not decided yet as typed: the loop records it and then sees the abort."""
-    kept: list[tuple[str, dict[str, str] | None]] = []
+) -> list[tuple[str, Notes]]:
+    """The user messages to record for `texts`, each with its notes: the prompt template
+    it invoked (`template`: name, source, what was typed), a plugin's transformation
+    (`transformed`); inputs handled as commands are left out (`input_handled` says so).
+    A template is expanded first, so plugins see what will be sent. The first run also
+    starts the session (`session_start`). An abort meanwhile keeps what is not decided
+    yet as typed: the loop records it and then sees the abort."""
+    kept: list[tuple[str, Notes]] = []
+    typed = [_expand(rt, text) for text in texts]
     try:
         if mode == "prompt" and rt.abort_reason is None:
             await start_session(rt)
-        for text in texts:
+        for text, notes in typed:
             if rt.abort_reason is not None or "input" not in rt.handled:
-                kept.append((text, None))
+                kept.append((text, notes))
                 continue
             accepted = await _accept(rt, text, mode)
             if accepted is not None:
-                kept.append(accepted)
+                sent, transformed = accepted
+                kept.append((sent, {**notes, **transformed}))
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        kept += [(text, None) for text in texts[len(kept) :]]
+        kept += typed[len(kept) :]
     return kept
 
 
-async def _accept(
-    rt: LoopContext, text: str, mode: str
-) -> tuple[str, dict[str, str] | None] | None:
+def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:
+    """`text` with the prompt template it invokes (`/NAME args`) expanded, and the note
+    saying so; as it was when it invokes none."""
+    from smith.runtime._templates import match
+
+    found = match(rt.templates, text) if rt.templates else None
+    if found is None:
+        return text, {}
+    template, arguments = found
+    note = {"name": template.name, "source": template.source, "typed": text}
+    return template.expand(arguments), {"template": note}
+
+
+async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes] | None:
     shown = str(rt.secrets.redact(text))
     actions = _distinct(await _decide(rt, event("input", text=shown, mode=mode)))
     if len(actions) > 1:
         _conflict(rt, "input", "the input", actions)
-        return text, None
+        return text, {}
     if not actions:
-        return text, None
+        return text, {}
     plugin, action = actions[0]
     if isinstance(action, TransformInput):
-        return action.text, {"plugin": plugin, "original": shown}
+        return action.text, {"transformed": {"plugin": plugin, "original": shown}}
     assert isinstance(action, HandleInput)
     reply = None if action.reply is None else str(rt.secrets.redact(action.reply))
     # Recorded (never sent to the model: the context is built from messages only), so

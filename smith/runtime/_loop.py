@@ -42,8 +42,8 @@ async def run_agent(rt: LoopContext, texts: list[str]) -> None:
     rt.emit(start)
     rt.last_message = None
     try:
-        for text, transformed in inputs:  # recorded first: an abort never loses it
-            add_user(rt, text, transformed=transformed)
+        for text, notes in inputs:  # recorded first: an abort never loses it
+            add_user(rt, text, notes=notes)
         rt.check_abort()
         await rt.dispatch(start)
         rt.turn = 0
@@ -134,6 +134,6 @@ async def _deliver(rt: LoopContext, mode: str) -> bool:
     if not items:
         return False
     inputs = await accept_inputs(rt, [item.text for item in items], mode)
-    for text, transformed in inputs:
-        add_user(rt, text, queued=mode, transformed=transformed)
+    for text, notes in inputs:
+        add_user(rt, text, queued=mode, notes=notes)
     return bool(inputs)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from smith.diagnostics import Diagnostic, Surface
     from smith.effects import EffectJournal, ToolContext
     from smith.memory import RuntimeScopes
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from smith.runtime._queue import InputQueue
     from smith.runtime._runtime import Limits
     from smith.runtime._secrets import SecretProxy
+    from smith.runtime._templates import Template
     from smith.sdk import Plugin, RuntimeView
     from smith.session import Session
     from smith.vcs import FileHistory
@@ -48,6 +51,7 @@ class LoopContext(Protocol):
     plugins: tuple[Plugin, ...]
     handled: frozenset[str]  # the event types some plugin handles
     entries_at_start: int
+    templates: Mapping[str, Template]  # prompt templates by name (`/NAME args`)
 
     # What the loop keeps as it goes.
     turn: int

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from smith.effects import ToolContext, ToolSpec
     from smith.providers import Provider
     from smith.runtime._secrets import SecretProxy
+    from smith.runtime._templates import Template
     from smith.session import Session
     from smith.vcs import FileHistory, HistorySettings
 
@@ -106,6 +107,7 @@ class Runtime:
         resolve: Callable[[str], tuple[Provider, str]] | None = None,
         history: HistorySettings | None = None,
         surface: Surface = "library",
+        templates: Mapping[str, Template] | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.memory import RuntimeScopes
@@ -128,6 +130,8 @@ class Runtime:
         self.plugins = (*self.plugin_list.active, *plugins)
         self.handled = frozenset(t for p in self.plugins for t in p.handlers)  # event types
         self.entries_at_start = len(session)  # 0: a new session (session_start says)
+        # Prompt templates by name: input `/NAME args` is sent as NAME's expansion.
+        self.templates: Mapping[str, Template] = dict(templates or {})
         self.session_started = False
         self.cost = CostMeter()
         self._resolve = resolve or (resolve_model)
@@ -173,6 +177,14 @@ class Runtime:
         self.context_cache = ContextCache()
         self.compaction_failed_at: int | None = None  # context tokens then
         self.last_message: dict[str, Any] | None = None  # the latest assistant message
+        self._init_running_state()
+        # Every provider credential read in this process, now or later (a renewed
+        # token), is redacted from what the model is sent and the session records.
+        watch_credentials(self.secrets.protect)
+        self.secrets.record(session)
+
+    def _init_running_state(self) -> None:
+        """What the runtime keeps about the task it runs and who listens."""
         self._subscribers: list[asyncio.Queue[Event | None]] = []
         self._callbacks: list[Callable[[Event], object]] = []
         self._task: asyncio.Task[None] | None = None
@@ -183,10 +195,6 @@ class Runtime:
         self._compact_requested = False
         self._compact_focus: str | None = None  # what the asked-for compaction must keep
         self._closed = False
-        # Every provider credential read in this process, now or later (a renewed
-        # token), is redacted from what the model is sent and the session records.
-        watch_credentials(self.secrets.protect)
-        self.secrets.record(session)
 
     # -- the published generation (what handlers may read: smith.sdk.RuntimeView) ----
 

@@ -28,6 +28,8 @@ from smith.session import calls_pair, new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from smith.effects import ToolSpec
     from smith.runtime._loopctx import LoopContext
     from smith.runtime._runtime import Limits
@@ -40,17 +42,17 @@ def add_user(
     text: str,
     *,
     queued: str | None = None,
-    transformed: dict[str, str] | None = None,
+    notes: Mapping[str, object] | None = None,
 ) -> None:
     # The one way a prompt enters, whatever gave it (argument, stdin, RPC, TUI, library):
-    # what cannot be encoded is replaced here, with a note, never a failed turn. An input
-    # plugin's transformation (smith.runtime._hooks) notes the original.
+    # what cannot be encoded is replaced here, with a note, never a failed turn. `notes`
+    # say how the text came to be (smith.runtime._hooks): the prompt template it invoked,
+    # an input plugin's transformation with the original.
     text, replaced = replace_surrogates(text)
     message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
     if queued:
         message["queued"] = queued
-    if transformed:
-        message["transformed"] = transformed
+    message.update(notes or {})
     if replaced:
         message["replaced"] = replaced
     message = rt.secrets.redact(message)  # type: ignore[assignment]

@@ -36,6 +36,9 @@ contract. A plugin is a name plus contributions:
   and the vendor's facts (wire format, key variables, base URL, model list) that the
   rest of smith reads from it (each module of smith.plugins.providers contributes its
   own; `smith.sdk.provider_facts()` gives the built-ins' without importing them).
+- `templates`: prompt templates, name -> Markdown text (optional front matter with
+  `description` and `argument-hint`; `$1`..`$9`, `$ARGUMENTS`): input `/NAME args`
+  is sent as its expansion (user and project templates of the same name win).
 - `prompts`: name -> text; `settings`: smith's own configuration keys the plugin owns
   (e.g. queue.steer), with their defaults.
 - `options`: the plugin's own configuration, `plugins.NAME.KEY` in config.kdl
@@ -438,6 +441,7 @@ class Plugin:
     theme: str | None = None  # a Textual theme name
     providers: Mapping[str, ProviderSpec] = field(default_factory=dict)
     prompts: Mapping[str, str] = field(default_factory=dict)
+    templates: Mapping[str, str] = field(default_factory=dict)  # name -> Markdown
     # smith's own configuration keys the plugin owns (e.g. "queue.steer"), with defaults.
     settings: Mapping[str, object] = field(default_factory=dict)
     # Its own configuration, plugins.<name>.<key>: Options (type, default, doc).
@@ -453,6 +457,7 @@ class Plugin:
             "keybindings": list(self.keybindings),
             "themes": [self.theme] if self.theme else [],
             "prompts": list(self.prompts),
+            "templates": list(self.templates),
             "queue_policies": list(self.queue_policies),
             "tools": [t.name for t in self.tools],
             "settings": [*self.settings, *(f"plugins.{self.name}.{o.key}" for o in self.options)],
