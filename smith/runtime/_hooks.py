@@ -224,6 +224,7 @@ async def start_session(rt: LoopContext) -> None:
 
 
 Notes = dict[str, object]  # what a user message records about how it came to be
+_AS_TYPED: Notes = {}  # shared, never changed: the notes of input sent as typed
 
 
 async def accept_inputs(
@@ -240,10 +241,11 @@ async def accept_inputs(
     try:
         if mode == "prompt" and rt.abort_reason is None:
             await start_session(rt)
-        for text, notes in typed:
+        for pair in typed:
             if rt.abort_reason is not None or "input" not in rt.handled:
-                kept.append((text, notes))
+                kept.append(pair)
                 continue
+            text, notes = pair
             accepted = await _accept(rt, text, mode)
             if accepted is not None:
                 sent, transformed = accepted
@@ -261,9 +263,9 @@ def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:
     saying so; as it was when it invokes none."""
     from smith.runtime._templates import match
 
-    found = match(rt.templates, text) if rt.templates else None
+    found = match(rt.templates, text) if rt.templates and text[:1] in "/ \t\n" else None
     if found is None:
-        return text, {}
+        return text, _AS_TYPED
     template, arguments = found
     note = {"name": template.name, "source": template.source, "typed": text}
     return template.expand(arguments), {"template": note}

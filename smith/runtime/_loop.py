@@ -77,9 +77,8 @@ async def _round(rt: LoopContext, run: _Run) -> None:
     """One provider round and its tool batch; sets `run.stop` when the prompt is over."""
     rt.check_abort()
     await rt.context_cache.prepare(rt.session, within=context_limit(rt))
-    asked, focus = rt.take_compact_request()
-    if asked:
-        await compact(rt, "manual", focus)
+    if rt.take_compact_request():
+        await compact(rt, "manual", rt.compact_focus)
     elif needs_compaction(rt):
         await compact(rt, "auto")
     if rt.turn >= rt.limits.max_iterations:

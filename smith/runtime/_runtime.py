@@ -306,11 +306,16 @@ class Runtime:
         """Why the current work is being stopped ("abort", "deadline"); None if it is not."""
         return self._abort_reason
 
-    def take_compact_request(self) -> tuple[bool, str | None]:
-        """Whether a compaction was asked for while busy, and its focus (the request is
-        then taken)."""
+    def take_compact_request(self) -> bool:
+        """Whether a compaction was asked for while busy (the request is then taken;
+        `compact_focus` is what it must keep)."""
         asked, self._compact_requested = self._compact_requested, False
-        return asked, self._compact_focus
+        return asked
+
+    @property
+    def compact_focus(self) -> str | None:
+        """What the compaction asked for last must keep above all (`/compact FOCUS`)."""
+        return self._compact_focus
 
     def resolve(self, model: str) -> tuple[Provider, str]:
         """The provider and model id a model setting names (the registry's routing)."""

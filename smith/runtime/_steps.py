@@ -52,7 +52,8 @@ def add_user(
     message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
     if queued:
         message["queued"] = queued
-    message.update(notes or {})
+    if notes:
+        message.update(notes)
     if replaced:
         message["replaced"] = replaced
     message = rt.secrets.redact(message)  # type: ignore[assignment]
