@@ -11,14 +11,18 @@ Operations: `prompt`, `steer`, `follow_up`, `abort`, `compact`, `set_model`,
 `set_thinking`, queue listing and removal, or `submit({"op": ...})` with the same names.
 Events are the dicts of docs/events.md. The loop itself (one prompt until an explicit
 stop) is in `_loop.py`; provider streaming and tool execution in `_steps.py`.
+
+A frontend consumes a runtime through `attach(frontend)` (smith.ui): its events as UI
+intents, and the questions plugins ask (`ask`); `post` sends a plugin's notice,
+progress or status out as a `ui` event (`_intents.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
@@ -34,8 +38,10 @@ if TYPE_CHECKING:
     from smith.diagnostics import Surface
     from smith.effects import ToolContext, ToolSpec
     from smith.providers import Provider
+    from smith.runtime._intents import Pending
     from smith.runtime._secrets import SecretProxy
     from smith.session import Session
+    from smith.ui import Asked, Frontend, Reply, Shown
     from smith.vcs import FileHistory, HistorySettings
 
 log = logging.getLogger("smith.runtime")
@@ -86,6 +92,8 @@ class Limits:
 
 
 class Runtime:
+    frontend: Frontend | None = None  # where questions go (attach)
+
     def __init__(
         self,
         session: Session,
@@ -174,6 +182,9 @@ class Runtime:
         self.last_message: dict[str, Any] | None = None  # the latest assistant message
         self._subscribers: list[asyncio.Queue[Event | None]] = []
         self._callbacks: list[Callable[[Event], object]] = []
+        # The questions waiting for the frontend (each with the reason it was withdrawn,
+        # once it is).
+        self.asking: dict[asyncio.Future[Reply], Pending] = {}
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
@@ -257,6 +268,38 @@ class Runtime:
     def error(self, diagnostic: Diagnostic) -> None:
         self.emit(event("error", diagnostic=diagnostic.to_dict()))
 
+    # -- UI intents (smith.ui) -----------------------------------------------------------
+
+    def attach(self, frontend: Frontend) -> Callable[[], None]:
+        """The one way a frontend consumes this runtime: every event goes through
+        `smith.ui.deliver` to it, and questions to its `ask`. Returns a function that
+        detaches it again."""
+        from smith.ui import deliver
+
+        self.frontend = frontend
+        stop = self.on_event(lambda ev: deliver(frontend, ev))
+
+        def detach() -> None:
+            stop()
+            if self.frontend is frontend:
+                self.frontend = None
+
+        return detach
+
+    def post(self, value: Shown, *, origin: str) -> None:
+        """Send a plugin's Notify, Progress or Status out as a `ui` event."""
+        from smith.runtime._intents import post
+
+        post(self, value, origin=origin)
+
+    async def ask(self, question: Asked, *, origin: str) -> Reply:
+        """Ask the attached frontend a Question or Confirm on behalf of `origin` (a
+        plugin's name): its answer, or a refusal when nobody can or did answer. The
+        outcome is recorded (entry kind `question`) and emitted."""
+        from smith.runtime._intents import ask
+
+        return await ask(self, question, origin=origin)
+
     # -- operations in ----------------------------------------------------------------
 
     def prompt(self, text: str) -> str:
@@ -289,6 +332,10 @@ class Runtime:
             self._abort_reason = reason
             if self._started:  # else _guard cancels once the task runs (see there)
                 self._task.cancel()
+            if self.asking:  # questions of the run are refused, never left waiting
+                from smith.runtime._intents import ABORTED, withdraw
+
+                withdraw(self, ABORTED)
         return True
 
     def check_abort(self) -> None:
@@ -386,6 +433,10 @@ class Runtime:
     async def close(self) -> None:
         """Abort anything running, wait for it, and end every `events()` stream."""
         self.abort("abort")
+        if self.asking:
+            from smith.runtime._intents import CLOSED, withdraw
+
+            withdraw(self, CLOSED)
         await self.wait_idle()
         self._closed = True
         for queue in self._subscribers:
@@ -472,10 +523,13 @@ class Runtime:
 
         await dispatch(self, ev)
 
-    def view(self) -> RuntimeView:
-        """A frozen snapshot for plugin handlers (they run in threads of their own)."""
+    def view(self, plugin: str = "", gate: Any = None) -> RuntimeView:
+        """A frozen snapshot for plugin handlers (they run in threads of their own);
+        its `ask` asks on behalf of `plugin`, pausing `gate` (its deadline) meanwhile."""
+        from smith.runtime._intents import HandlerAsker
+
         return _View(self.generation, self.model, self.thinking, self.system_prompt,
-                     self.tool_names, self.turn)  # fmt: skip
+                     self.tool_names, self.turn, HandlerAsker(self, plugin, gate))  # fmt: skip
 
     def _publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False
@@ -513,3 +567,7 @@ class _View:
     system_prompt: str
     tool_names: tuple[str, ...]
     turn: int
+    asker: Callable[[Asked], Awaitable[Reply]] = field(repr=False, compare=False)
+
+    async def ask(self, question: Asked) -> Reply:
+        return await self.asker(question)

@@ -33,6 +33,9 @@ from smith.sdk._contract import (
 )
 from smith.sdk._resolve import LoadedPlugin, PluginList, builtin_plugins, resolve_plugins
 
+# What plugins speak to the user with (smith.ui, docs/ui.md).
+from smith.ui import Confirm, Notify, Progress, Question, Reply, Status
+
 __all__ = [
     "ACTION_TYPES",
     "HOOKS",
@@ -44,19 +47,24 @@ __all__ = [
     "AppendSystemPrompt",
     "Command",
     "CommandHost",
+    "Confirm",
     "DenyCall",
     "Enqueue",
     "HandleInput",
     "Handler",
     "HookAction",
     "LoadedPlugin",
+    "Notify",
     "Plugin",
     "PluginList",
+    "Progress",
     "ProviderSpec",
+    "Question",
     "QueuePolicy",
     "QueuedItem",
     "RemoveTool",
     "ReplaceResult",
+    "Reply",
     "RewriteArguments",
     "RuntimeHandle",
     "RuntimeView",
@@ -64,6 +72,7 @@ __all__ = [
     "SetSetting",
     "SetSystemPrompt",
     "SetThinking",
+    "Status",
     "TransformInput",
     "builtin_plugins",
     "resolve_plugins",
