@@ -160,13 +160,13 @@ def test_a_handlers_notices_status_and_progress_go_out_as_ui_events_and_reach_th
         ("notify", "asker"), ("status", "asker"), ("progress", "asker"), ("notify", "style"),
     ]  # fmt: skip
     assert ui[0] == {"type": "ui", "intent": "notify", "origin": "asker", "level": "info",
-                     "text": "asker: starting"}  # fmt: skip
+                     "text": "starting"}  # fmt: skip
     assert ui[1]["key"] == "phase" and ui[1]["text"] == "asker is listening"
     assert (ui[2]["label"], ui[2]["done"], ui[2]["total"]) == ("warming up", 1, 2)
     # The rest of the batch still applies: the intents are no part of the generation.
     assert fake.requests[0].system.endswith("Be brief.")
     assert [d["text"] for d in frontend.of("notify") if "origin" in d][:2] == [
-        "asker: starting", "styled"]  # fmt: skip
+        "starting", "styled"]  # fmt: skip
     assert frontend.of("status")[-1]["event"] == "settled"
     assert any(d.get("label") == "warming up" for d in frontend.of("progress"))
 
@@ -195,7 +195,7 @@ def test_a_handlers_question_is_answered_by_the_frontend_recorded_and_told(
     (answered,) = w.of("intent_answered")
     assert answered["choice"] == "right" and answered["frontend"] == "test"
     assert answered["ask_id"] == asked.data["ask_id"] and not w.of("intent_refused")
-    assert w.of("ui")[-1]["text"] == "asker: chose right (test)"
+    assert w.of("ui")[-1]["text"] == "chose right (test)"
     (record,) = [e.content for e in w.reopened().entries("question")]
     assert record == {
         "ask_id": asked.data["ask_id"], "intent": "request_choice", "origin": "asker",
@@ -228,7 +228,7 @@ def test_a_question_nobody_can_answer_is_refused_at_once(tmp_path: Path, how: st
     }[how]
     assert refused["reason"] == reason and refused["text"] == "Which way?"
     assert refused["frontend"] == ("none" if how == "no frontend" else "test")
-    assert w.of("ui")[-1]["text"].startswith("asker: refused by")
+    assert w.of("ui")[-1]["text"].startswith("refused by")
     assert w.of("ui")[-1]["level"] == "warning"
     (record,) = [e.content for e in w.reopened().entries("question")]
     assert record["refused"] == reason and record["choice"] is None
@@ -277,7 +277,7 @@ def test_a_tool_shows_and_asks_from_its_own_thread(tmp_path: Path) -> None:
     assert asked.data["choices"] == [{"key": "yes", "label": "Yes"}, {"key": "no", "label": "No"}]
     (end,) = w.of("tool_end")
     assert end["result"]["text"] == "confirmed=True refused=None"
-    assert w.of("ui")[0]["text"] == "ask_user: checking with you"
+    assert w.of("ui")[0]["text"] == "checking with you"
     assert w.types().index("ui") < w.types().index("tool_end")
 
 

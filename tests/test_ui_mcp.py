@@ -38,7 +38,7 @@ def test_a_tools_notice_is_a_log_message_and_its_question_is_refused(senv: Smith
     result = seen["call"]
     assert not result.is_error
     assert result.content[0].text == f"confirmed=False refused={CANNOT_ASK}"
-    assert ("info", "smith", {"origin": "asker", "text": "ask_user: checking with you"}) in logged
+    assert ("info", "smith", {"origin": "asker", "text": "checking with you"}) in logged
     warning = next(data for level, _, data in logged if level == "warning")
     assert warning["origin"] == "asker"
     assert warning["text"] == f"refused the question 'Delete it?': {CANNOT_ASK}"

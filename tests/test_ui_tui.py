@@ -58,13 +58,13 @@ def test_a_plugins_question_is_an_overlay_answered_with_the_keys_and_recorded(
             assert screen.title_text == "asker asks: Which way?"
             assert screen.options == [("left", "Go left"), ("right", "Go right")]
             assert app.focused is not app.query_one("#input")
-            assert ("asker", "asker: starting", "information") in _notices(app)
+            assert ("asker", "starting", "information") in _notices(app)
             assert "asker is listening" in status(app) and "warming up 1/2" in status(app)
             await pilot.press("down", "enter")
             await _settle(app)
             await pilot.pause()
             assert not isinstance(app.screen, QuestionScreen)
-            assert ("asker", "asker: chose right (tui)", "information") in _notices(app)
+            assert ("asker", "chose right (tui)", "information") in _notices(app)
             assert "? asker asked: Which way? → Go right (tui)" in visible(app)
             (record,) = [e.content for e in app.session.entries("question")]
             assert record["choice"] == "right" and record["frontend"] == "tui"

@@ -34,7 +34,7 @@ FRUIT = [("a", "Apple"), ("b", "Banana")]
 
 
 def _starting(event: dict[str, Any], view: RuntimeView) -> list[Any]:
-    return [Notify("asker: starting", "info"), Status("asker is listening", key="phase"),
+    return [Notify("starting", "info"), Status("asker is listening", key="phase"),
             Progress("warming up", 1, 2)]  # fmt: skip
 
 
@@ -43,12 +43,12 @@ async def _ask_after_turn(event: dict[str, Any], view: RuntimeView) -> Any:
         return None
     reply = await view.ask(Question("Which way?", WAYS))
     if reply.answered:
-        return Notify(f"asker: chose {reply.choice} ({reply.frontend})")
-    return Notify(f"asker: refused by {reply.frontend}: {reply.refused}", "warning")
+        return Notify(f"chose {reply.choice} ({reply.frontend})")
+    return Notify(f"refused by {reply.frontend}: {reply.refused}", "warning")
 
 
 def _ask_user(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
-    ctx.ui.show(Notify("ask_user: checking with you"))
+    ctx.ui.show(Notify("checking with you"))
     reply = ctx.ui.ask(Confirm(str(args.get("question") or "Proceed?")))
     return ToolResult(f"confirmed={reply.confirmed} refused={reply.refused}")
 
@@ -84,4 +84,4 @@ def with_plugin(env: dict[str, str]) -> dict[str, str]:
     """`env` for a smith process that loads this plugin as a built-in."""
     root = str(Path(__file__).parent.parent)
     path = os.pathsep.join(p for p in (str(BOOT), root, env.get("PYTHONPATH")) if p)
-    return {**env, "PYTHONPATH": path, "SMITH_TEST_UI_PLUGIN": "1"}
+    return {**env, "PYTHONPATH": path, "UI_PLUGIN_FOR_TESTS": "1"}

@@ -206,7 +206,7 @@ def answer_record(intent: Intent, reply: Reply) -> dict[str, Any]:
 
 def answer_event(record: Mapping[str, Any]) -> dict[str, Any]:
     """The event of a question's end: `intent_answered` or `intent_refused`."""
-    common = {k: record.get(k) for k in ("ask_id", "intent", "origin", "text")}
+    common = {k: record.get(k) for k in ("ask_id", "intent", "origin", "text", "choices")}
     if record.get("refused") is None:
         return {"type": "intent_answered", **common, "choice": record.get("choice"),
                 "frontend": record.get("frontend")}  # fmt: skip

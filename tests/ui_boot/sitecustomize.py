@@ -5,7 +5,7 @@ through the one plugin list like any other."""
 
 import os
 
-if os.environ.get("SMITH_TEST_UI_PLUGIN"):
+if os.environ.get("UI_PLUGIN_FOR_TESTS"):
     import smith.plugins
 
     smith.plugins.BUILTIN = (*smith.plugins.BUILTIN, "tests.ui_plugin")
