@@ -31,6 +31,7 @@ KINDS = (
     "effect_progress",
     "label",
     "session_info",
+    "question",  # how a plugin's question ended (smith.ui; docs/events.md)
 )
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""
 
