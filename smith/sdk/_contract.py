@@ -44,7 +44,8 @@ and are not part of the generation), and ask with `await view.ask(Question(text,
 choices))` or `await view.ask(Confirm(text))` from a coroutine handler. Commands do the
 same through their host (`host.post(...)`, `await host.ask(...)`), tools through
 `ToolContext.ui`. A question ends with a `Reply`: the choice, or a refusal (the
-frontend cannot ask, nobody answered in time, an abort) — never a wait without end.
+frontend cannot ask, nobody answered in time, an abort), so it never waits for an
+answer that cannot come.
 While a handler waits for an answer its deadline is paused.
 
 Which plugins are in use is resolved once from configuration (`plugins.disabled`) by
