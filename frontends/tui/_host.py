@@ -3,7 +3,8 @@ plugins may ask of it, and switching the session the app shows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from smith.diagnostics import SmithError, did_you_mean
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from smith.runtime import Runtime
     from smith.sdk import Command, CommandHost, Plugin
     from smith.session import Session
+    from smith.ui import Asked, Reply, Shown
 
     from ._models import ModelChoice
     from ._transcript import Transcript
@@ -41,6 +43,7 @@ class CommandHostMixin:
     _unwatch: Callable[[], None]
     exit: Callable[..., None]
     push_screen: Callable[..., Any]
+    run_worker: Callable[..., Any]
     _factory: Callable[[Session], Runtime]
     models: Callable[[], Sequence[ModelChoice]]  # what the model picker offers
 
@@ -68,13 +71,26 @@ class CommandHostMixin:
             hint = did_you_mean(name, names, template="/{}", otherwise="/help lists them")
             self.tell(f"there is no command /{name}; {hint}", error=True)
             return
+        origin = next((p.name for p in self.plugins if command in p.commands), "smith")
+        host = cast("CommandHost", PluginHost(self, origin))
         try:
             # A CommandHost: its runtime is set (checked above) while a command runs.
-            command.run(cast("CommandHost", self), arg)
+            ran = command.run(host, arg)
         except SmithError as exc:
             d = exc.diagnostic
             self.tell(f"{d.what}\n  fix: {d.fix}", error=True)
+        else:
+            if inspect.isawaitable(ran):  # a coroutine command (it may ask): in a worker
+                self.run_worker(self._finish(ran), group="commands")
         self._status()  # a command may have changed the model, thinking, session...
+
+    async def _finish(self, ran: Awaitable[object]) -> None:
+        try:
+            await ran
+        except SmithError as exc:
+            d = exc.diagnostic
+            self.tell(f"{d.what}\n  fix: {d.fix}", error=True)
+        self._status()
 
     # -- CommandHost -------------------------------------------------------------------
 
@@ -210,6 +226,29 @@ class CommandHostMixin:
 
     def _status(self) -> None:
         raise NotImplementedError  # SmithApp: refresh the status line
+
+
+class PluginHost:
+    """The host a plugin's command gets: the app, with what it posts and asks going
+    through the runtime in the plugin's name (smith.ui intents, like a handler's)."""
+
+    def __init__(self, app: CommandHostMixin, origin: str) -> None:
+        self._app = app
+        self._origin = origin
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._app, name)
+
+    def post(self, value: Shown) -> None:
+        if self._app.runtime is not None:
+            self._app.runtime.post(value, origin=self._origin)
+
+    async def ask(self, question: Asked) -> Reply:
+        from smith.ui import refused
+
+        if self._app.runtime is None:
+            return refused("the app is switching sessions", "tui")
+        return await self._app.runtime.ask(question, origin=self._origin)
 
 
 def _role(content: object) -> object:

@@ -244,8 +244,13 @@ class Assembly:
         context = tool_context(self.config, self.cwd, session)
         settings = self.options["history"]
         history = FileHistory(settings, session, context.root) if settings.enabled else None
+        plugins = self.plugin_list.active  # the caller's (smith.Agent's) are in it
         tools = {t.name: t for t in self.tools()}
-        return ToolHost(session, tools, context, self.secrets, history=history, warn=self.warn)
+        # The tools plugins contribute run here too, as they would in a turn.
+        origins = {t.name: p.name for p in plugins for t in p.tools if t.name not in tools}
+        tools.update({t.name: t for p in plugins for t in p.tools if t.name in origins})
+        return ToolHost(session, tools, context, self.secrets, history=history,
+                        warn=self.warn, origins=origins)  # fmt: skip
 
     # -- logs ----------------------------------------------------------------------------
 

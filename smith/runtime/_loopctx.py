@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from smith.runtime._templates import Template
     from smith.sdk import Plugin, RuntimeView
     from smith.session import Session
+    from smith.ui import Asked, Reply, Shown
     from smith.vcs import FileHistory
 
 
@@ -83,7 +84,11 @@ class LoopContext(Protocol):
     @property
     def compact_focus(self) -> str | None: ...
 
-    def view(self, plugin: Plugin | None = None) -> RuntimeView: ...
+    def view(self, plugin: Plugin | None = None, gate: Any = None) -> RuntimeView: ...
+
+    def post(self, value: Shown, *, origin: str) -> None: ...  # a plugin's Notify/...
+
+    async def ask(self, question: Asked, *, origin: str) -> Reply: ...  # to the frontend
 
     def resolve(self, model: str) -> tuple[Provider, str]: ...
 

@@ -11,14 +11,18 @@ Operations: `prompt`, `steer`, `follow_up`, `abort`, `compact`, `set_model`,
 `set_thinking`, queue listing and removal, or `submit({"op": ...})` with the same names.
 Events are the dicts of docs/events.md. The loop itself (one prompt until an explicit
 stop) is in `_loop.py`; provider streaming and tool execution in `_steps.py`.
+
+A frontend consumes a runtime through `attach(frontend)` (smith.ui): its events as UI
+intents, and the questions plugins ask (`ask`); `post` sends a plugin's notice,
+progress or status out as a `ui` event (`_intents.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +39,11 @@ if TYPE_CHECKING:
     from smith.diagnostics import Surface
     from smith.effects import ToolContext, ToolSpec
     from smith.providers import Provider
+    from smith.runtime._intents import Pending
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._templates import Template
     from smith.session import Session
+    from smith.ui import Asked, Frontend, Reply, Shown
     from smith.vcs import FileHistory, HistorySettings
 
 log = logging.getLogger("smith.runtime")
@@ -88,6 +94,8 @@ class Limits:
 
 
 class Runtime:
+    frontend: Frontend | None = None  # where questions go (attach)
+
     def __init__(
         self,
         session: Session,
@@ -187,6 +195,9 @@ class Runtime:
         """What the runtime keeps about the task it runs and who listens."""
         self._subscribers: list[asyncio.Queue[Event | None]] = []
         self._callbacks: list[Callable[[Event], object]] = []
+        # The questions waiting for the frontend (each with the reason it was withdrawn,
+        # once it is).
+        self.asking: dict[asyncio.Future[Reply], Pending] = {}
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
@@ -267,6 +278,38 @@ class Runtime:
     def error(self, diagnostic: Diagnostic) -> None:
         self.emit(event("error", diagnostic=diagnostic.to_dict()))
 
+    # -- UI intents (smith.ui) -----------------------------------------------------------
+
+    def attach(self, frontend: Frontend) -> Callable[[], None]:
+        """The one way a frontend consumes this runtime: every event goes through
+        `smith.ui.deliver` to it, and questions to its `ask`. Returns a function that
+        detaches it again."""
+        from smith.ui import deliver
+
+        self.frontend = frontend
+        stop = self.on_event(lambda ev: deliver(frontend, ev))
+
+        def detach() -> None:
+            stop()
+            if self.frontend is frontend:
+                self.frontend = None
+
+        return detach
+
+    def post(self, value: Shown, *, origin: str) -> None:
+        """Send a plugin's Notify, Progress or Status out as a `ui` event."""
+        from smith.runtime._intents import post
+
+        post(self, value, origin=origin)
+
+    async def ask(self, question: Asked, *, origin: str) -> Reply:
+        """Ask the attached frontend a Question or Confirm on behalf of `origin` (a
+        plugin's name): its answer, or a refusal when nobody can or did answer. The
+        outcome is recorded (entry kind `question`) and emitted."""
+        from smith.runtime._intents import ask
+
+        return await ask(self, question, origin=origin)
+
     # -- operations in ----------------------------------------------------------------
 
     def prompt(self, text: str) -> str:
@@ -299,6 +342,10 @@ class Runtime:
             self._abort_reason = reason
             if self._started:  # else _guard cancels once the task runs (see there)
                 self._task.cancel()
+            if self.asking:  # questions of the run are refused, never left waiting
+                from smith.runtime._intents import ABORTED, withdraw
+
+                withdraw(self, ABORTED)
         return True
 
     @property
@@ -418,6 +465,10 @@ class Runtime:
     async def close(self) -> None:
         """Abort anything running, wait for it, and end every `events()` stream."""
         self.abort("abort")
+        if self.asking:
+            from smith.runtime._intents import CLOSED, withdraw
+
+            withdraw(self, CLOSED)
         await self.wait_idle()
         self._closed = True
         for queue in self._subscribers:
@@ -504,14 +555,19 @@ class Runtime:
 
         await dispatch(self, ev)
 
-    def view(self, plugin: Plugin | None = None) -> RuntimeView:
+    def view(self, plugin: Plugin | None = None, gate: Any = None) -> RuntimeView:
         """A frozen snapshot for `plugin`'s handlers (they run in threads of their own),
-        with that plugin's own settings."""
+        with that plugin's own settings; its `ask` asks on behalf of `plugin`, pausing
+        `gate` (its deadline) meanwhile."""
+        from smith.runtime._intents import HandlerAsker
+
+        name = plugin.name if plugin is not None else ""
         settings = MappingProxyType(
             self.plugin_list.settings_for(plugin) if plugin is not None else {}
         )
         return _View(self.generation, self.model, self.thinking, self.system_prompt,
-                     self.tool_names, self.turn, settings)  # fmt: skip
+                     self.tool_names, self.turn, settings,
+                     HandlerAsker(self, name, gate))  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False
@@ -550,3 +606,7 @@ class _View:
     tool_names: tuple[str, ...]
     turn: int
     settings: Mapping[str, object]
+    asker: Callable[[Asked], Awaitable[Reply]] = field(repr=False, compare=False)
+
+    async def ask(self, question: Asked) -> Reply:
+        return await self.asker(question)

@@ -430,6 +430,11 @@ async def _execute(rt: LoopContext, call: dict[str, Any], spec: ToolSpec) -> dic
         loop.call_soon_threadsafe(rt.emit, ev)
 
     ctx.progress = progress
+    from smith.runtime._intents import ToolPort
+
+    # What the tool shows or asks goes out in the name of the plugin that contributed it.
+    origin = next((p.name for p in rt.plugins if spec in p.tools), spec.name)
+    ctx.ui = ToolPort(rt, ctx, origin)
     ctx.mask = rt.secrets  # output saved to a file is masked as the result is
     prepare = None
     if spec.name in AUTHORISED:

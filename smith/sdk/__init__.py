@@ -43,6 +43,9 @@ from smith.sdk._resolve import (
     resolve_plugins,
 )
 
+# What plugins speak to the user with (smith.ui, docs/ui.md).
+from smith.ui import Confirm, Notify, Progress, Question, Reply, Status
+
 __all__ = [
     "ACTION_TYPES",
     "HOOKS",
@@ -54,6 +57,7 @@ __all__ = [
     "AppendSystemPrompt",
     "Command",
     "CommandHost",
+    "Confirm",
     "DenyCall",
     "Enqueue",
     "HandleInput",
@@ -62,14 +66,18 @@ __all__ = [
     "ListedModel",
     "LoadedPlugin",
     "ModelList",
+    "Notify",
     "Plugin",
     "PluginList",
+    "Progress",
     "ProviderFacts",
     "ProviderSpec",
+    "Question",
     "QueuePolicy",
     "QueuedItem",
     "RemoveTool",
     "ReplaceResult",
+    "Reply",
     "RewriteArguments",
     "RuntimeHandle",
     "RuntimeView",
@@ -77,6 +85,7 @@ __all__ = [
     "SetSetting",
     "SetSystemPrompt",
     "SetThinking",
+    "Status",
     "TransformInput",
     "builtin_plugins",
     "provider_facts",

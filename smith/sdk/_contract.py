@@ -48,6 +48,17 @@ contract. A plugin is a name plus contributions:
   it was set) and a handler reads them, defaults filled in, as `view.settings`.
 - `version`: the plugin's version; a built-in's is smith's own.
 
+Plugins speak to the user through UI intents (smith.ui, docs/ui.md), whatever the
+frontend: any handler may return `Notify(text, level)`, `Progress(label, done, total)`
+or `Status(text, key)` in its batch (they are sent out as `ui` events, never conflict
+and are not part of the generation), and ask with `await view.ask(Question(text,
+choices))` or `await view.ask(Confirm(text))` from a coroutine handler. Commands do the
+same through their host (`host.post(...)`, `await host.ask(...)`), tools through
+`ToolContext.ui`. A question ends with a `Reply`: the choice, or a refusal (the
+frontend cannot ask, nobody answered in time, an abort), so it never waits for an
+answer that cannot come.
+While a handler waits for an answer its deadline is paused.
+
 Which plugins are in use is resolved once from configuration (`plugins.disabled`) by
 `smith.sdk.resolve_plugins`, and every mode takes them from that one list.
 
@@ -73,6 +84,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from smith.ui import Asked, Reply, Shown
 
 if TYPE_CHECKING:
     from smith.config import Option
@@ -272,9 +285,14 @@ class RuntimeView(Protocol):
         """The handler's plugin's own settings (its `options`, defaults filled in)."""
         ...
 
+    # Ask the user (the plugin is named as the asker); the answer or a refusal. The
+    # handler's deadline is paused while it waits.
+    async def ask(self, question: Asked) -> Reply: ...
 
-# What a handler returns: a batch, one action, or None (nothing to do; allow).
-Answer = Sequence[Action | HookAction] | Action | HookAction | None
+
+# What a handler returns: a batch, one action, or None (nothing to do; allow). UI
+# intents (Notify, Progress, Status) may be part of any batch.
+Answer = Sequence[Action | HookAction | Shown] | Action | HookAction | Shown | None
 Handler = Callable[[dict[str, Any], RuntimeView], Answer | Awaitable[Answer]]
 
 
@@ -312,6 +330,10 @@ class CommandHost(Protocol):
     def runtime(self) -> RuntimeHandle: ...
 
     def tell(self, text: str, *, error: bool = False) -> None: ...  # a notice to the user
+    # UI intents (smith.ui): a Notify, Progress or Status, sent out as a `ui` event and
+    # shown by the frontend's policy; a Question or Confirm, answered or refused.
+    def post(self, value: Shown) -> None: ...
+    async def ask(self, question: Asked) -> Reply: ...
     def edit(self, text: str) -> None: ...  # put text in the input for the user to edit
     def show(self, title: str, lines: Sequence[str]) -> None: ...
     def choose(self, title: str, options: Sequence[tuple[str, str]],
@@ -335,7 +357,8 @@ class Command:
 
     name: str
     description: str
-    run: Callable[[CommandHost, str], object]  # (host, the text after the name)
+    # (host, the text after the name); a coroutine function may await host.ask(...)
+    run: Callable[[CommandHost, str], object]
     usage: str = ""  # e.g. "MODEL"
 
 

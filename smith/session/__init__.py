@@ -32,6 +32,7 @@ KINDS = (
     "label",
     "session_info",
     "input_handled",  # a user input a plugin handled as a command (never sent to the model)
+    "question",  # how a plugin's question ended (smith.ui; docs/events.md)
 )
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""
 
