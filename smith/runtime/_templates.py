@@ -44,7 +44,7 @@ UNREADABLE = DiagnosticKind(
     what="the prompt template {path} was not loaded: {problem}",
     why="a template is a UTF-8 Markdown file of at most 64 KB named NAME.md, NAME being "
     "letters, digits, '_', '-' or '.'",
-    fix="{remedy}",
+    fix="{remedy}; until then it is not a command",
 )
 UNTRUSTED = DiagnosticKind(
     "template.untrusted-project",
