@@ -142,3 +142,53 @@ def test_rpc_prompt_expands_templates_and_init_ships_with_smith(senv: SmithEnv) 
     (sent,) = _user_texts(_requests(log)[0])
     assert sent.startswith("Write an AGENTS.md at the root of this project")
     assert sent.rstrip().endswith("stress the test commands") and "---" not in sent
+
+
+def test_the_app_offers_templates_in_help_and_completion_and_sends_them(
+    senv: SmithEnv, tmp_path: Path
+) -> None:
+    """The app takes the assembly's templates: /help lists them with their hint and
+    description, typing `/gr` suggests `/greet`, and `/greet Ada` is expanded by the
+    runtime as in eval."""
+    import asyncio
+
+    from textual.widgets import Input, Static
+
+    from smith.config import resolve
+    from smith.frontends.tui._app import SmithApp
+    from smith.frontends.tui._screens import InfoScreen
+    from smith.runtime import build
+
+    (senv.config_home / "prompts").mkdir(parents=True)
+    (senv.config_home / "prompts" / "greet.md").write_text(GREET)
+    project = senv.make_project()
+    model, log = _script(senv)
+    config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
+    session = assembly.new_session("smith")
+
+    async def main() -> None:
+        app = SmithApp(assembly.runtime, session, templates=assembly.templates)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press(*"/help", "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, InfoScreen)
+            body = str(app.screen.query_one("#info-body", Static).render())
+            assert "/greet NAME  Greet someone" in body and "/init" in body
+            await pilot.press("escape")
+            field = app.query_one("#input", Input)
+            await pilot.press(*"/gr")
+            for _ in range(50):
+                await pilot.pause(0.02)
+                if field._suggestion:
+                    break
+            assert field._suggestion == "/greet"
+            await pilot.press("right", "space", *"Ada", "enter")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if app.runtime is not None and app.runtime.turn and not app.runtime.busy:
+                    break
+        session.close()
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    assert _user_texts(_requests(log)[0]) == ["Say hello to Ada and Ada\n"]

@@ -20,13 +20,13 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
 
-from smith.runtime import Runtime, format_cost
+from smith.runtime import Runtime, Template, format_cost
 from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session
 from smith.text import inert
 from smith.ui import Intent
 
-from ._host import CommandHostMixin, SessionSource
+from ._host import CommandHostMixin, CommandSuggester, SessionSource, template_commands
 from ._intents import AppFrontend, question_text, render_question, show_plugin
 from ._models import ModelChoice, model_choices
 from ._render import (
@@ -90,6 +90,7 @@ class SmithApp(CommandHostMixin, App[int]):
         models: Callable[[], Sequence[ModelChoice]] = model_choices,
         show_memory: bool = False,
         debug: bool = False,
+        templates: Mapping[str, Template] | None = None,
     ) -> None:
         super().__init__()
         self.tracebacks = debug  # an internal error shows its traceback (--debug) or one line
@@ -103,6 +104,9 @@ class SmithApp(CommandHostMixin, App[int]):
         defaults = {k: v for p in self.plugins for k, v in p.keybindings.items()}
         self.keys = {**defaults, **(keys or {})}
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
+        # Prompt templates are commands too (/help, the palette, completion); the runtime
+        # expands them, so the app sends `/NAME args` as typed.
+        self.template_commands = template_commands(templates or {}, self.plugins)
         self.session_source = session_source
         self.models = models  # the model picker's list (the catalog's, when given one)
         self.show_memory = show_memory  # live bytes in the status (memory accounting on)
@@ -141,7 +145,7 @@ class SmithApp(CommandHostMixin, App[int]):
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
         yield Input(placeholder="Ask smith…  (Enter sends; while it works, Enter queues)",
-                    id="input")  # fmt: skip
+                    id="input", suggester=CommandSuggester(self))  # fmt: skip
         yield Static("", id="status", markup=False)
 
     @property

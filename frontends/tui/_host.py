@@ -4,8 +4,10 @@ plugins may ask of it, and switching the session the app shows."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from textual.suggester import Suggester
 
 from smith.diagnostics import SmithError, did_you_mean
 from smith.text import inert
@@ -14,7 +16,7 @@ from ._render import render_notice
 from ._screens import ChoiceScreen, InfoScreen
 
 if TYPE_CHECKING:
-    from smith.runtime import Runtime
+    from smith.runtime import Runtime, Template
     from smith.sdk import Command, CommandHost, Plugin
     from smith.session import Session
     from smith.ui import Asked, Reply, Shown
@@ -54,9 +56,12 @@ class CommandHostMixin:
 
     # -- the commands ------------------------------------------------------------------
 
+    template_commands: list[Command]
+
     @property
     def plugin_commands(self) -> list[Command]:
-        return [c for p in self.plugins for c in p.commands]
+        """The plugins' commands, then the prompt templates not named like one."""
+        return [*(c for p in self.plugins for c in p.commands), *self.template_commands]
 
     def commands(self) -> Sequence[Command]:
         return self.plugin_commands
@@ -71,7 +76,7 @@ class CommandHostMixin:
             hint = did_you_mean(name, names, template="/{}", otherwise="/help lists them")
             self.tell(f"there is no command /{name}; {hint}", error=True)
             return
-        origin = next((p.name for p in self.plugins if command in p.commands), "smith")
+        origin = next((p.name for p in self.plugins if command in p.commands), "templates")
         host = cast("CommandHost", PluginHost(self, origin))
         try:
             # A CommandHost: its runtime is set (checked above) while a command runs.
@@ -262,3 +267,49 @@ def _first_text(content: object) -> str:
         if isinstance(part, dict) and part.get("type") == "text":
             return str(part.get("text", "")).splitlines()[0] if part.get("text") else ""
     return ""
+
+
+def template_commands(
+    templates: Mapping[str, Template], plugins: Sequence[Plugin]
+) -> list[Command]:
+    """A command for each prompt template whose name no plugin's command takes: it sends
+    `/NAME args` as typed, for the runtime to expand (as `smith eval` and RPC do)."""
+    from smith.runtime import ops
+    from smith.sdk import Command
+
+    taken = {c.name for p in plugins for c in p.commands}
+
+    def sender(name: str) -> Callable[[CommandHost, str], object]:
+        def send(host: CommandHost, arg: str) -> object:
+            return host.runtime.submit(ops.Prompt(f"/{name} {arg}".rstrip()))
+
+        return send
+
+    return [
+        Command(
+            t.name,
+            t.description or f"prompt template ({t.source})",
+            sender(t.name),
+            t.argument_hint,
+        )
+        for t in templates.values()
+        if t.name not in taken
+    ]
+
+
+class CommandSuggester(Suggester):
+    """Completes `/na` to the first command (or template) whose name starts so, shown
+    in the input as a suggestion (Right arrow takes it)."""
+
+    def __init__(self, app: CommandHostMixin) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.app = app
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value.startswith("/") or " " in value or value.startswith("//"):
+            return None
+        typed = value[1:]
+        for command in self.app.plugin_commands:
+            if command.name.startswith(typed) and command.name != typed:
+                return f"/{command.name}"
+        return None
