@@ -55,7 +55,8 @@ QUESTION_REFUSED = DiagnosticKind(
     "questions (docs/ui.md)",
 )
 CANNOT_ASK = "smith eval runs without anyone to answer"
-SUCCESS_STOPS = ("end", "done")
+# handled: a plugin took the prompt as a command (its reply is the answer; no turn ran)
+SUCCESS_STOPS = ("end", "done", "handled")
 EXIT_ABORTED = 130
 
 
@@ -154,7 +155,7 @@ async def _main(
     render = _json_printer(out) if args.json else _HumanPrinter(out, ctx.stderr)
     runtime.attach(_EvalFrontend(render, ctx, json_events=args.json))
     final: dict[str, Any] = {}
-    runtime.on_event(lambda ev: final.update(ev) if ev["type"] == "agent_end" else None)
+    runtime.on_event(lambda ev: final.update(_ended(ev)) if ev["type"] in ENDS else None)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, runtime.abort)
@@ -197,6 +198,19 @@ class _Output:
 
     def flush(self) -> None:
         self.write("")
+
+
+ENDS = ("agent_end", "input_handled")
+
+
+def _ended(ev: dict[str, Any]) -> dict[str, Any]:
+    """How the prompt ended: its agent_end, or, for a prompt a plugin handled as a
+    command (no turn), a stop of `handled` whose message is the plugin's reply."""
+    if ev["type"] == "agent_end":
+        return ev
+    reply = ev.get("reply") or ""
+    message = {"role": "assistant", "content": [{"type": "text", "text": reply}]}
+    return {"stop": "handled", "message": message, "plugin": ev.get("plugin")}
 
 
 def _text_of(message: dict[str, Any] | None) -> str:
@@ -316,6 +330,8 @@ class _HumanPrinter:
         elif kind == "compaction_end":
             state = "compacted the context" if ev["ok"] else f"compaction failed: {ev['error']}"
             self.note(f"smith: {state}")
+        elif kind == "input_handled" and ev.get("reply"):  # a plugin's command: the answer
+            self.out.write(inert(ev["reply"]).rstrip("\n") + "\n")
         elif kind == "ui" and ev["intent"] == "notify":  # a plugin's notice
             level = "" if ev["level"] == "info" else f"{ev['level']}: "
             self.note(f"smith: {level}{ev['origin']}: {ev['text']}")

@@ -106,6 +106,8 @@ class Agent:
             if isinstance(model, str):
                 flags["model"] = model
             config = resolve(flags=flags, cwd=root)
+            for warning in config.warnings:  # as the command says them on stderr
+                _log_warning(warning)
         # The model is checked here when it is a name, as on the command line.
         self.assembly = build(
             config,
@@ -116,13 +118,16 @@ class Agent:
             model=isinstance(model, str),
             secrets=secrets,
         )
+        if not isinstance(model, str):  # build loads templates for a model it checked
+            self.assembly.load_templates()
         if session is None:
             session = (store if isinstance(store, SessionStore) else self.assembly.store()).create(
                 name=name, cwd=config.project_root
             )
         self.session = session
-        # How the last send() ended: end, done, limit, max_iterations, token_budget (the
-        # answer may be incomplete), or error, abort, deadline (send raised).
+        # How the last send() ended: end, done, handled (a plugin took it as a command),
+        # limit, max_iterations, token_budget (the answer may be incomplete), or error,
+        # abort, deadline (send raised).
         self.stop: str | None = None
         self.runtime = self.assembly.runtime(
             session,
@@ -143,6 +148,12 @@ class Agent:
         def watch(event: Event) -> None:
             if event["type"] == "agent_end" and not ended.done():
                 ended.set_result(event)
+            elif event["type"] == "input_handled" and not ended.done():
+                # A plugin took the prompt as a command: no turn; its reply is the answer.
+                reply = [{"type": "text", "text": event.get("reply") or ""}]
+                ended.set_result(
+                    {"stop": "handled", "message": {"role": "assistant", "content": reply}}
+                )
 
         stop_watching = self.runtime.on_event(watch)
         try:
@@ -175,8 +186,9 @@ class Agent:
     def abort(self) -> bool:
         return self.runtime.abort()
 
-    async def compact(self) -> None:
-        self.runtime.compact()
+    async def compact(self, focus: str | None = None) -> None:
+        """Summarise the older context now; `focus`: what the summary must keep."""
+        self.runtime.compact(focus)
         await self.runtime.wait_idle()
 
     @property

@@ -8,6 +8,10 @@ say what changed). A file changed since (by `git pull`, or by a model's write) i
 applied until it is trusted again. The list lives in `$SMITH_HOME/trust.json`, keyed by
 the project's real path; writes are atomic and serialised by a lock file, so concurrent
 `smith trust` runs cannot lose each other's entries.
+
+The project's prompt templates (`.smith/prompts/*.md`) become what the model is asked
+to do, so trust approves them with the configuration: their SHA-256s are recorded, and
+a template added or changed since is not loaded until the project is trusted again.
 """
 
 from __future__ import annotations
@@ -63,6 +67,64 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+TEMPLATE_MAX_BYTES = 64 * 1024  # a prompt template is a prompt, not a document
+
+
+def read_bounded(path: str, limit: int, *, follow: bool = True) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` (ValueError past it; OSError
+    when it is no regular file, or a symlink and not `follow`). Opened without blocking,
+    so a FIFO in its place never hangs smith."""
+    import stat
+
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = b""
+        while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ValueError(f"it is over {limit // 1024} KB")
+    return data
+
+
+def template_digests(project: str) -> dict[str, str]:
+    """The SHA-256 of each prompt template in the project's `.smith/prompts` (NAME.md,
+    regular files inside the project only): what `smith trust` approves with the
+    configuration, so a template added or changed later is not applied unapproved."""
+    import hashlib
+
+    directory = os.path.join(project, ".smith", "prompts")
+    real = os.path.realpath(directory)
+    if not real.startswith(os.path.realpath(project) + os.sep):
+        return {}  # a prompts directory that leads out of the project is no project's
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".md"))
+    except OSError:
+        return {}
+    found = {}
+    for name in names:
+        try:
+            data = read_bounded(os.path.join(directory, name), TEMPLATE_MAX_BYTES, follow=False)
+        except (OSError, ValueError):
+            continue
+        found[name[:-3]] = hashlib.sha256(data).hexdigest()
+    return found
+
+
+def approved_templates(home: str, project: str) -> dict[str, str] | None:
+    """The templates (name -> SHA-256) approved with `project`, if it is trusted with
+    its configuration as it is now; None otherwise."""
+    if not is_trusted(home, project):
+        return None
+    record = approval(home, project) or {}
+    templates = record.get("templates")
+    return {str(k): str(v) for k, v in templates.items()} if isinstance(templates, dict) else {}
+
+
 def _config_text(project: str) -> str | None:
     """The project's configuration file as text; None when it has none (or it cannot be
     read: configuration reports that when it reads the file)."""
@@ -115,8 +177,10 @@ def _update(home: str, change: str, project: str) -> bool:
             }
             if text is not None:
                 record.update(sha256=digest(text), content=text)
+            record["templates"] = template_digests(project)
             old = projects.get(project)
-            if old is not None and old.get("sha256") == record.get("sha256"):
+            same = ("sha256", "templates")
+            if old is not None and all(old.get(k) == record.get(k) for k in same):
                 return False
             projects[project] = record
         elif projects.pop(project, None) is None:

@@ -126,3 +126,32 @@ def test_the_example_in_docs_library_md_runs_as_written(tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stdout == printed[0]
+
+
+def test_an_agent_over_a_provider_object_expands_templates_and_says_config_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.runtime_kit import Fake, say
+
+    monkeypatch.setenv("SMITH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SMITH_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("SMITH_BOGUS", "1")  # not a setting: the command would warn
+    fake = Fake(say("written"))
+
+    async def main() -> None:
+        async with smith.Agent((fake, "m"), cwd=str(tmp_path)) as agent:
+            await agent.send("/init stress the tests")
+
+    import logging
+
+    seen: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("smith").addHandler(handler)  # (another test may stop propagation)
+    try:
+        run(main)
+    finally:
+        logging.getLogger("smith").removeHandler(handler)
+    sent = fake.requests[0].messages[0]["content"][0]["text"]  # type: ignore[index]
+    assert sent.startswith("Write an AGENTS.md") and "stress the tests" in sent
+    assert any("SMITH_BOGUS" in message for message in seen)

@@ -5,9 +5,11 @@ the model is sent next, and to what the session records."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from smith.effects import ToolContext, builtin_tools
 from smith.runtime import Limits, Runtime
@@ -23,6 +25,7 @@ from smith.sdk import (
     TransformInput,
 )
 from smith.session import Session
+from tests.conftest import Result, SmithEnv
 from tests.runtime_kit import World, messages, run
 
 WRITE_A = {"tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "A"}}]}
@@ -458,3 +461,47 @@ def test_a_handled_inputs_reply_becomes_a_notice_for_the_frontends() -> None:
     assert intent.kind == "notify" and intent.data == {"level": "info", "text": "hi"}
     quiet = intent_for({**ev, "reply": None})  # no reply: only the state it says
     assert quiet is not None and quiet.kind == "status"
+
+
+@pytest.fixture
+def pinger(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """tests/command_plugin.py joins the built-in plugins (for the in-process CLI)."""
+    import smith.plugins
+    from smith.sdk import _resolve
+
+    monkeypatch.setattr(smith.plugins, "BUILTIN", (*smith.plugins.BUILTIN, "tests.command_plugin"))
+    _resolve._builtin_entries.cache_clear()
+    yield
+    _resolve._builtin_entries.cache_clear()
+
+
+def test_eval_answers_a_handled_prompt_with_the_plugins_reply(
+    pinger: None, senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    r = smith("eval", "!ping", cwd=project)
+    assert (r.code, r.out) == (0, "pong\n"), r.err
+    r = smith("eval", "--json", "!ping", cwd=project)
+    assert r.code == 0, r.err
+    result = json.loads(r.out.splitlines()[-1])
+    assert (result["ok"], result["stop"], result["text"]) == (True, "handled", "pong")
+
+
+def test_the_library_returns_a_handled_prompts_reply(
+    senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    for key, value in senv.env.items():
+        monkeypatch.setenv(key, value)
+
+    import smith as library
+    from tests.command_plugin import PLUGIN
+
+    async def main() -> tuple[str, str | None]:
+        async with library.Agent("demo", cwd=str(tmp_path), store=str(tmp_path / "store"),
+                                 plugins=[PLUGIN]) as agent:  # fmt: skip
+            message = await agent.send("!ping")
+            return library.text_of(message), agent.stop
+
+    assert asyncio.run(main()) == ("pong", "handled")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,70 @@ def test_built_in_plugins_declare_no_options_under_plugins() -> None:
     plugins.NAME, so a block there for a built-in is an unknown key, said as such."""
     for item in resolve_plugins():
         assert item.settings == {}
+
+
+def test_a_secret_option_never_shows_its_value(senv: SmithEnv) -> None:
+    from smith.config import String
+
+    token = Option("token", String(), None, doc="The service's API key.", secret=True)
+    keyed = Plugin("keyed", options=(token,))
+    config = _config(
+        senv, 'plugins {\n    keyed {\n        token "sk-live-0123456789abcdef"\n    }\n}\n'
+    )
+    listed = resolve_plugins(config, extra=[keyed])
+    (item,) = [p for p in listed.to_dict()["plugins"] if p["name"] == "keyed"]  # type: ignore[attr-defined]
+    assert item["settings"]["token"]["value"] == "[secret]"
+    bad = _config(senv, "plugins {\n    keyed {\n        token 123456789012345\n    }\n}\n")
+    with pytest.raises(ConfigError) as caught:
+        resolve_plugins(bad, extra=[keyed])
+    shown = caught.value.diagnostics[0].render()
+    assert "123456789012345" not in shown and "a secret value" in shown
+
+
+def test_a_secret_option_is_redacted_from_what_the_session_records(
+    senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import smith
+    from smith.config import String
+
+    value = "sk-live-0123456789abcdef"
+    senv.write_user_config(f'plugins {{\n    keyed {{\n        token "{value}"\n    }}\n}}\n')
+    for key, env_value in senv.env.items():
+        monkeypatch.setenv(key, env_value)
+    token = Option("token", String(), None, doc="The service's API key.", secret=True)
+    keyed = Plugin("keyed", options=(token,))
+
+    async def main() -> None:
+        async with smith.Agent("demo", cwd=str(senv.make_project()), plugins=[keyed]) as a:
+            await a.send(f"my key is {value}")
+
+    asyncio.run(main())
+    records = b"".join(p.read_bytes() for p in senv.data_home.rglob("*.smith"))
+    assert value.encode() not in records and b"{{secret:KEYED_TOKEN}}" in records
+
+
+def test_names_with_dots_a_value_instead_of_a_block_and_copies_of_defaults(
+    senv: SmithEnv,
+) -> None:
+    from smith.config import Path as PathType
+    from smith.config import Strings
+
+    dotted = Plugin("acme.lint", options=(Option("level", Choice(("a", "b")), "a", doc="x"),))
+    tagged = Plugin("tagged", options=(
+        Option("tags", Strings(), ["one"], doc="Tags."),
+        Option("dir", PathType(), None, doc="A directory."),
+    ))  # fmt: skip
+    text = (
+        'plugins {\n    acme.lint {\n        level "b"\n    }\n    guard 5\n'
+        '    tagged {\n        dir "~/notes"\n    }\n}\n'
+    )
+    config = _config(senv, text)
+    plugins = resolve_plugins(config, extra=[dotted, tagged, _guard([])])
+    by_name = {p.name: p for p in plugins}
+    assert by_name["acme.lint"].settings == {"level": "b"}
+    (shape,) = plugins.warnings
+    assert shape.code == "config.plugin-setting-shape" and "plugins.guard" in shape.render()
+    settings = by_name["tagged"].settings
+    assert settings["dir"] == os.path.join(os.path.expanduser("~"), "notes")
+    settings["tags"].append("two")  # type: ignore[attr-defined]
+    assert by_name["tagged"].settings["tags"] == ["one"]  # the declaration is untouched

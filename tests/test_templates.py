@@ -161,6 +161,7 @@ def test_the_app_offers_templates_in_help_and_completion_and_sends_them(
 
     (senv.config_home / "prompts").mkdir(parents=True)
     (senv.config_home / "prompts" / "greet.md").write_text(GREET)
+    (senv.config_home / "prompts" / "help.md").write_text("my help\n")  # the app's /help
     project = senv.make_project()
     model, log = _script(senv)
     config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
@@ -170,6 +171,10 @@ def test_the_app_offers_templates_in_help_and_completion_and_sends_them(
     async def main() -> None:
         app = SmithApp(assembly.runtime, session, templates=assembly.templates)
         async with app.run_test(size=(100, 30)) as pilot:
+            from tests.test_tui import visible
+
+            await pilot.pause()
+            assert "the prompt template /help" in visible(app)  # said, not silently lost
             await pilot.press(*"/help", "enter")
             await pilot.pause()
             assert isinstance(app.screen, InfoScreen)
@@ -192,3 +197,103 @@ def test_the_app_offers_templates_in_help_and_completion_and_sends_them(
 
     asyncio.run(asyncio.wait_for(main(), 60))
     assert _user_texts(_requests(log)[0]) == ["Say hello to Ada and Ada\n"]
+
+
+def test_dollar_escapes_and_two_digit_placeholders_are_left_as_written() -> None:
+    t = Template("t", "awk '{print $$1}' $10 $1 cost $$5\n")
+    assert t.expand("a b") == "awk '{print $1}' $10 a cost $5\n"
+
+
+def test_a_byte_order_mark_does_not_hide_the_front_matter(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    prompts = senv.config_home / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "greet.md").write_bytes(b"\xef\xbb\xbf" + GREET.encode())
+    model, log = _script(senv)
+    assert smith("eval", "--model", model, "/greet Ada", cwd=senv.make_project()).code == 0
+    assert _user_texts(_requests(log)[0]) == ["Say hello to Ada and Ada\n"]
+
+
+def test_a_template_that_expands_to_nothing_is_sent_as_typed_with_a_warning(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    prompts = senv.config_home / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "one.md").write_text("---\nargument-hint: WORD\n---\n$1\n")
+    model, log = _script(senv)
+    r = smith("eval", "--model", model, "/one", cwd=senv.make_project())
+    assert r.code == 0, r.err
+    assert _user_texts(_requests(log)[0]) == ["/one"]
+    assert "the prompt template /one expands to nothing" in r.err
+
+
+def test_a_fifo_among_the_templates_never_blocks(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    import os
+
+    prompts = senv.config_home / "prompts"
+    prompts.mkdir(parents=True)
+    os.mkfifo(prompts / "pipe.md")
+    (prompts / "greet.md").write_text(GREET)
+    model, _ = _script(senv)
+    r = smith("eval", "--model", model, "/greet Ada", cwd=senv.make_project())
+    assert r.code == 0, r.err
+    assert f"{prompts / 'pipe.md'} was not loaded" in r.err
+
+
+def test_a_projects_templates_apply_only_as_trust_approved_them(
+    senv: SmithEnv, smith: Callable[..., Result], tmp_path: Path
+) -> None:
+    """Trust approves the project's templates with its configuration: one added or
+    changed later, or a symlink leading out of the project, is not loaded but said."""
+    outside = tmp_path / "secret.txt"
+    outside.write_text("the user's private notes\n")
+    project = senv.make_project(config="")
+    prompts = project / ".smith" / "prompts"
+    prompts.mkdir()
+    (prompts / "greet.md").write_text("Project hello to $1\n")
+    assert smith("trust", cwd=project).code == 0
+    (prompts / "late.md").write_text("Added later: $1\n")
+    (prompts / "leak.md").symlink_to(outside)
+    model, log = _script(senv)
+    r = smith("eval", "--model", model, "/greet Ada", cwd=project)
+    assert r.code == 0, r.err
+    assert _user_texts(_requests(log)[0]) == ["Project hello to Ada\n"]
+    assert f"{prompts / 'late.md'} was not loaded: it was added or changed" in r.err
+    assert f"{prompts / 'leak.md'} was not loaded" in r.err and "symlink" in r.err
+    (prompts / "greet.md").write_text("Changed: $1\n")
+    model, log = _script(senv, "again")
+    r = smith("eval", "--model", model, "/greet Ada", cwd=project)
+    assert _user_texts(_requests(log)[0]) == ["/greet Ada"]  # changed: not applied
+    assert f"{prompts / 'greet.md'} was not loaded: it was added or changed" in r.err
+    assert smith("trust", cwd=project).code == 0  # approved again
+    model, log = _script(senv, "third")
+    r = smith("eval", "--model", model, "/late Bo", cwd=project)
+    assert _user_texts(_requests(log)[0]) == ["Added later: Bo\n"]
+    assert "the user's private notes" not in json.dumps(_requests(log))
+
+
+def test_an_unreadable_prompts_directory_of_an_untrusted_project_is_only_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from smith.runtime._templates import load
+
+    project = tmp_path / "p"
+    (project / ".smith" / "prompts").mkdir(parents=True)
+    real = os.listdir
+
+    def listdir(path: Any) -> list[str]:
+        if str(path) == str(project / ".smith" / "prompts"):
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    said: list[str] = []
+    for approved in (None, {}):
+        assert load({}, str(tmp_path / "cfg"), str(project), approved=approved,
+                    warn=lambda d: said.append(d.render())) == {}  # fmt: skip
+    assert len(said) == 2 and all("prompts" in s for s in said)

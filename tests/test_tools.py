@@ -246,3 +246,26 @@ def test_every_builtin_tool_description_states_its_bounds() -> None:
     for name, needed in bounds.items():
         for text in needed:
             assert text in tools[name].description, f"{name}'s description omits {text!r}"
+
+
+def test_tool_definitions_state_the_configured_bounds(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    """With tools.read.* and tools.bash.timeout set, the model is told those bounds, not
+    the defaults."""
+    log = senv.root / "requests.jsonl"
+    script = senv.root / "s.json"
+    script.write_text(json.dumps({"responses": [{"text": "ok"}], "requests_log": str(log)}))
+    r = smith("eval", "--model", f"scripted:{script}", "--tools-read-max-lines", "10",
+              "--tools-read-max-bytes", "2048", "--tools-bash-timeout", "5", "hi",
+              cwd=senv.make_project())  # fmt: skip
+    assert r.code == 0, r.err
+    (request,) = [json.loads(line) for line in log.read_text().splitlines()]
+    tools = {t["name"]: t for t in request["tools"]}
+    read, bash = tools["read"], tools["bash"]
+    assert "default 10," in read["description"] and "at most 2 KB" in read["description"]
+    assert read["parameters"]["properties"]["limit"]["description"].startswith(
+        "most lines to return (default 10)"
+    )
+    assert "default 5," in bash["description"] and "120" not in bash["description"]
+    assert "(default 5, at most" in bash["parameters"]["properties"]["timeout"]["description"]

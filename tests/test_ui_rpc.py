@@ -108,3 +108,33 @@ def test_an_unanswered_question_is_refused_and_withdrawn_and_a_late_answer_ignor
     assert sent[1] == {"jsonrpc": "2.0", "method": "ui.cancel", "params": {"id": "smith-1"}}
     assert odd == Reply(None, "the answer 'c' is not one of a, b", "rpc")
     assert errored == Reply(None, "the client answered with an error: no user here", "rpc")
+
+
+def test_a_refusal_from_the_client_is_recorded_and_said_with_secrets_redacted(
+    senv: SmithEnv,
+) -> None:
+    """What a client sends back is outside text: a registered secret in its refusal
+    reason never reaches the session or the event stream in clear."""
+    secret = "s3cr3t-refusal-value-for-the-test"
+    senv.write_user_config('secrets {\n    env "UI_SECRET"\n}\n')
+    project = senv.make_project()
+    model = script(senv, [{"text": "Done."}])
+    env = {**with_plugin(senv.env), "UI_SECRET": secret}
+    rpc = Rpc(senv, project, "--model", model, env=env)
+    try:
+        rpc.call("prompt", {"text": "go"})
+        _respond(rpc, _asked(rpc)["id"], result={"refused": f"no: {secret}"})
+        rpc.call("wait_idle")
+        assert rpc.event("intent_refused")["reason"] == "no: {{secret:UI_SECRET}}"
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+    records = b"".join(p.read_bytes() for p in senv.data_home.rglob("*.smith"))
+    assert secret.encode() not in records and b"{{secret:UI_SECRET}}" in records
+
+
+def test_a_response_with_neither_result_nor_error_refuses_the_question() -> None:
+    (items, _, _) = parse_line(b'{"jsonrpc": "2.0", "id": "smith-5"}', 1)  # type: ignore[misc]
+    (response,) = items
+    assert isinstance(response, Response) and response.error is not None
+    assert "neither result nor error" in response.error["message"]

@@ -373,7 +373,8 @@ class _Builder:
         self.state["compactions"] += 1
         self.add_usage(content.get("usage"))
         reason = content.get("reason", "auto")
-        self.emit("compaction_start", ts=self.prev_ts, reason=reason)
+        focus = {"focus": content["focus"]} if content.get("focus") else {}
+        self.emit("compaction_start", ts=self.prev_ts, reason=reason, **focus)
         self.emit(
             "compaction_end",
             reason=reason,

@@ -169,6 +169,9 @@ def _invalid(number: int, problem: str) -> RpcError:
     return RpcError(INVALID_REQUEST, RPC_BAD_REQUEST(source=_where(number), problem=problem))
 
 
+SERVER_IDS = "smith-"  # the ids of the server's own requests to the client (ui.ask)
+
+
 def _call(message: object, number: int) -> Item:
     if not isinstance(message, dict):
         return error_response(None, _invalid(number, f"a {_json_type(message)}, not an object"))
@@ -178,8 +181,13 @@ def _call(message: object, number: int) -> Item:
         return error_response(None, _invalid(number, f"the id is a {_json_type(id)}"))
     if message.get("jsonrpc") != "2.0":
         return error_response(id, _invalid(number, '"jsonrpc" must be "2.0"'))
-    if "method" not in message and has_id and ("result" in message or "error" in message):
-        return Response(id, message.get("result"), message.get("error"))
+    answers = "result" in message or "error" in message
+    if "method" not in message and has_id and (answers or str(id).startswith(SERVER_IDS)):
+        # A response to one of the server's own requests (ui.ask): never answered. One
+        # with neither result nor error is malformed, which refuses the question.
+        error = message.get("error") if answers else {
+            "code": -32600, "message": "the response has neither result nor error"}  # fmt: skip
+        return Response(id, message.get("result"), error)
     method = message.get("method")
     if not isinstance(method, str):
         return error_response(id, _invalid(number, '"method" must be a string'))

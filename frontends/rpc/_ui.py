@@ -19,7 +19,7 @@ from typing import Any
 
 from smith.ui import QUESTIONS, Capabilities, Intent, Reply, refused
 
-from ._protocol import Response, notification
+from ._protocol import SERVER_IDS, Response, notification
 
 log = logging.getLogger("smith.rpc")
 
@@ -43,7 +43,7 @@ class RpcFrontend:
 
     async def ask(self, intent: Intent) -> Reply:
         self._next += 1
-        rid = f"smith-{self._next}"
+        rid = f"{SERVER_IDS}{self._next}"
         own = intent.data.get("timeout")
         # With a timeout of its own the question is bounded by smith.ui.ask already.
         bound = None if own is not None else self.timeout

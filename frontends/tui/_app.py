@@ -26,7 +26,13 @@ from smith.session import Session
 from smith.text import inert
 from smith.ui import Intent
 
-from ._host import CommandHostMixin, CommandSuggester, SessionSource, template_commands
+from ._host import (
+    CommandHostMixin,
+    CommandSuggester,
+    SessionSource,
+    hidden_templates,
+    template_commands,
+)
 from ._intents import AppFrontend, question_text, render_question, show_plugin
 from ._models import ModelChoice, model_choices
 from ._render import (
@@ -107,6 +113,7 @@ class SmithApp(CommandHostMixin, App[int]):
         # Prompt templates are commands too (/help, the palette, completion); the runtime
         # expands them, so the app sends `/NAME args` as typed.
         self.template_commands = template_commands(templates or {}, self.plugins)
+        self._hidden = hidden_templates(templates or {}, self.plugins)
         self.session_source = session_source
         self.models = models  # the model picker's list (the catalog's, when given one)
         self.show_memory = show_memory  # live bytes in the status (memory accounting on)
@@ -167,6 +174,8 @@ class SmithApp(CommandHostMixin, App[int]):
         self.watch(self.transcript, "unseen", self._unseen)
         if self.banner:
             self.transcript.add("banner", lambda: render_notice(self.banner or ""))
+        for notice in self._hidden:
+            self.tell(notice, error=True)
         self._sync()
         if len(self.transcript.blocks) > BIG:
             # A long history is hundreds of thousands of objects that live as long as the

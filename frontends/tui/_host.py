@@ -269,6 +269,18 @@ def _first_text(content: object) -> str:
     return ""
 
 
+def hidden_templates(templates: Mapping[str, Template], plugins: Sequence[Plugin]) -> list[str]:
+    """What to say of each template the app cannot offer: a plugin's command has its name
+    (in eval and RPC, which have no commands, the template still applies)."""
+    taken = {c.name for p in plugins for c in p.commands}
+    return [
+        f"the prompt template /{t.name} ({t.source}) is not offered here: the app's /{t.name} "
+        "command has that name; rename the file to use it in the app"
+        for t in templates.values()
+        if t.name in taken
+    ]
+
+
 def template_commands(
     templates: Mapping[str, Template], plugins: Sequence[Plugin]
 ) -> list[Command]:

@@ -13,7 +13,7 @@ import threading
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from smith.effects._outputs import Mask
     from smith.session import Session
@@ -100,6 +100,7 @@ class ToolSpec:
         "run",
         "timeout",
         "touches",
+        "tuned",
     )
 
     def __init__(
@@ -114,6 +115,7 @@ class ToolSpec:
         timeout: float | None = None,
         touches: Callable[[dict[str, object]], list[str] | None] = _path_argument,
         confined: bool = True,
+        tuned: Callable[[Mapping[str, int]], ToolSpec] | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -124,6 +126,13 @@ class ToolSpec:
         self.timeout = timeout
         self.touches = touches
         self.confined = confined
+        # The spec as configured limits make it (its description states its bounds).
+        self.tuned = tuned
+
+    def for_limits(self, limits: Mapping[str, int]) -> ToolSpec:
+        """This tool as `limits` (ToolContext.limits: tools.read.max-lines, ...) bound it:
+        the definition the model is given then states those bounds, not the defaults."""
+        return self.tuned(limits) if self.tuned is not None else self
 
     def definition(self) -> dict[str, object]:
         """The provider-neutral definition a model is given."""

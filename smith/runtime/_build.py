@@ -111,13 +111,15 @@ class Assembly:
         user's ($SMITH_CONFIG_HOME/prompts) and the trusted project's (.smith/prompts),
         each shadowing the earlier with a notice (said through `warn`)."""
         from smith.runtime._templates import load
+        from smith.trust import approved_templates
 
         contributed = {p.name: p.templates for p in self.plugin_list.active if p.templates}
+        root = self.config.project_root
         self.templates = load(
             contributed,
             str(self.config["config-home"]),
-            self.config.project_root,
-            trusted=self.config.project_trusted,
+            root,
+            approved=approved_templates(self.config.home, root),
             warn=self.warn,
         )
         return self.templates
@@ -175,10 +177,12 @@ class Assembly:
 
     # -- what runs over a session -------------------------------------------------------
 
-    def tools(self) -> list[ToolSpec]:
+    def tools(self, limits: Mapping[str, int] | None = None) -> list[ToolSpec]:
+        """The built-in tools, as the configured limits bind them (their definitions
+        state those bounds)."""
         from smith.effects import builtin_tools
 
-        return list(builtin_tools().values())
+        return [t.for_limits(limits or {}) for t in builtin_tools().values()]
 
     def prepare(self, session: Session) -> None:
         """Before anything runs in `session`: effects an earlier process left unfinished
@@ -221,11 +225,13 @@ class Assembly:
             options["limits"] = limits
         if system_prompt is not None:
             options["system_prompt"] = system_prompt
+        context = tool_context(self.config, self.cwd, session)
+        given = self.tools() if tools is None else list(tools)
         return Runtime(
             session,
             model=model or self.model,
-            tools=self.tools() if tools is None else list(tools),
-            context=tool_context(self.config, self.cwd, session),
+            tools=[t.for_limits(context.limits) for t in given],
+            context=context,
             secrets=self.secrets,
             plugins=plugins,  # the assembly's own are in its plugin list
             surface=self.surface,
@@ -245,7 +251,7 @@ class Assembly:
         settings = self.options["history"]
         history = FileHistory(settings, session, context.root) if settings.enabled else None
         plugins = self.plugin_list.active  # the caller's (smith.Agent's) are in it
-        tools = {t.name: t for t in self.tools()}
+        tools = {t.name: t for t in self.tools(context.limits)}
         # The tools plugins contribute run here too, as they would in a turn.
         origins = {t.name: p.name for p in plugins for t in p.tools if t.name not in tools}
         tools.update({t.name: t for p in plugins for t in p.tools if t.name in origins})
@@ -273,6 +279,21 @@ class Assembly:
             log.addHandler(handler)
             log.setLevel(logging.DEBUG if debug else logging.WARNING)
             log.propagate = False
+
+
+def _protect_plugin_secrets(plugins: PluginList, secrets: SecretProxy) -> None:
+    """Plugins' options declared secret (an API key a plugin takes) are redacted from
+    what the model is sent and the session records, like provider credentials."""
+    import re
+
+    for item in plugins.enabled_items():
+        if item.provider_only:
+            continue
+        for option in item.plugin.options:
+            setting = item.configured.get(option.key)
+            if option.secret and setting is not None and isinstance(setting.value, str):
+                name = re.sub(r"\W", "_", f"{item.name}_{option.key}").upper()
+                secrets.protect(name, setting.value, str(setting.source))
 
 
 def build(
@@ -313,6 +334,7 @@ def build(
         secrets = from_config
     else:
         secrets.add_all(from_config)
+    _protect_plugin_secrets(listed, secrets)
     for name in from_config.missing:
         say(MISSING_SECRET(name=name))
     for name, reason in from_config.rejected.items():

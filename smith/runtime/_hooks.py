@@ -317,8 +317,23 @@ def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:
     if found is None:
         return text, _AS_TYPED
     template, arguments = found
+    expanded = template.expand(arguments)
+    if not expanded.strip():
+        from smith.runtime._templates import EMPTY
+
+        rt.error(
+            EMPTY(
+                value=text,
+                source=Source(rt.surface, "prompt"),
+                name=template.name,
+                arguments=arguments.strip(),
+                hint=template.argument_hint or "none",
+                file=template.source,
+            )
+        )
+        return text, _AS_TYPED
     note = {"name": template.name, "source": template.source, "typed": text}
-    return template.expand(arguments), {"template": note}
+    return expanded, {"template": note}
 
 
 async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes] | None:

@@ -101,7 +101,10 @@ class Pending:
 
 def settle(rt: Runtime, pending: Pending, reply: Reply) -> None:
     """Record how a question ended and say so (`intent_answered`/`intent_refused`)."""
-    record = answer_record(pending.intent, reply)
+    # A refusal's reason (and a choice) come from outside: a client may put anything in
+    # them, so they are redacted as everything recorded is.
+    record = rt.secrets.redact(answer_record(pending.intent, reply))
+    assert isinstance(record, dict)
     try:
         rt.session.append("question", record)
     except Exception:  # the session is closed or failing: the event still says it

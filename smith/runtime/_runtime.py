@@ -453,8 +453,7 @@ class Runtime:
                 value=op,
                 source=Source(self.surface, op),
                 reason="it is not enabled for this runtime",
-                remedy="set vcs.enabled to true and start smith again (the library's Agent "
-                "takes no snapshots)",
+                remedy="set vcs.enabled to true and start smith again",
             )
         return self.history
 

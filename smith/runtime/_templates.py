@@ -8,10 +8,11 @@
 
 Templates come from, lowest precedence first: plugins (`Plugin.templates`; the product
 plugin ships `/init`), `$SMITH_CONFIG_HOME/prompts/*.md`, and a trusted project's
-`.smith/prompts/*.md`; a later one shadows an earlier one of the same name, with a
-notice. Input `/NAME args` whose NAME is a template is sent as the template's body with
-`$1`..`$9` (the arguments, split as a shell would), `$ARGUMENTS` and `$@` (all of them)
-filled in; the recorded message notes the template and what was typed. The expansion is
+`.smith/prompts/*.md` (only as `smith trust` approved them); a later one shadows an
+earlier one of the same name, with a notice. Input `/NAME args` whose NAME is a template
+is sent as the template's body with `$1`..`$9` (the arguments, split as a shell would),
+`$ARGUMENTS` and `$@` (all of them) filled in (`$$` is a `$`; `$10` is left as
+written); the recorded message notes the template and what was typed. The expansion is
 the runtime's, so it is the same in `smith eval`, RPC `prompt`, the app and the library.
 """
 
@@ -25,11 +26,20 @@ from dataclasses import dataclass
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source
 
-MAX_BYTES = 64 * 1024  # a template is a prompt, not a document
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
-_PLACEHOLDER = re.compile(r"\$(ARGUMENTS|@|[1-9])")
+# $$ is a literal $ (so `$$1` is `$1` as written, and a shell's `$@` can be kept).
+_PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS|@|[1-9](?![0-9]))")
 _COMMAND = re.compile(r"/([A-Za-z0-9][A-Za-z0-9_.-]*)(?:\s+|\Z)")
 
+EMPTY = DiagnosticKind(
+    "template.empty",
+    severity="warning",
+    what="the prompt template /{name} expands to nothing with '{arguments}', so what you "
+    "typed was sent as it is",
+    why="a model is never sent an empty message; the template's text is blank or only "
+    "placeholders that were not given",
+    fix="give the arguments its hint asks for ({hint}), or edit {file}",
+)
 SHADOWED = DiagnosticKind(
     "template.shadowed",
     severity="warning",
@@ -46,13 +56,29 @@ UNREADABLE = DiagnosticKind(
     "letters, digits, '_', '-' or '.'",
     fix="{remedy}; until then it is not a command",
 )
+UNREADABLE_DIRECTORY = DiagnosticKind(
+    "template.unreadable-directory",
+    severity="warning",
+    what="the prompt templates in {path} were not loaded: {problem}",
+    why="templates are read from the directory's NAME.md files",
+    fix="make the directory readable, or remove it",
+)
+CHANGED = DiagnosticKind(
+    "template.not-approved",
+    severity="warning",
+    what="the project's prompt template {path} was not loaded: it was added or changed "
+    "since you trusted the project",
+    why="a project's templates become what the model is asked to do, so they apply only "
+    "as you approved them (as its configuration does)",
+    fix="review it, then run `smith trust` in the project again",
+)
 UNTRUSTED = DiagnosticKind(
     "template.untrusted-project",
     severity="warning",
     what="the project's prompt templates ({path}) were not loaded: the project is not trusted",
     why="templates become what the model is asked to do, and a project's files are taken "
     "as instructions only once you trust its configuration",
-    fix="review them, then run `smith trust` in the project (it needs a .smith/config.kdl)",
+    fix="review them, then run `smith trust` in the project",
 )
 
 
@@ -74,6 +100,8 @@ class Template:
 
         def fill(match: re.Match[str]) -> str:
             key = match.group(1)
+            if key == "$":
+                return "$"
             if key in ("ARGUMENTS", "@"):
                 return rest
             index = int(key) - 1
@@ -112,35 +140,46 @@ def match(templates: Mapping[str, Template], text: str) -> tuple[Template, str] 
     return templates[found.group(1)], text.lstrip()[found.end() :]
 
 
-def _files(directory: str, warn: Callable[[Diagnostic], None]) -> Iterable[Template]:
+def _files(
+    directory: str, warn: Callable[[Diagnostic], None], *, project: str | None = None
+) -> Iterable[tuple[Template, str]]:
+    """Each template file of `directory` with its SHA-256. A project's (`project`: its
+    root) must be regular files inside it: a symlink is not followed out of it."""
+    import hashlib
+
+    from smith.trust import TEMPLATE_MAX_BYTES, read_bounded
+
     try:
         names = sorted(os.listdir(directory))
     except (FileNotFoundError, NotADirectoryError):
         return
     except OSError as exc:
-        warn(UNREADABLE(path=directory, problem=exc.strerror or str(exc),
-                        remedy="make the directory readable"))  # fmt: skip
+        warn(UNREADABLE_DIRECTORY(value=directory, source=Source("file", directory),
+                                  path=directory, problem=exc.strerror or str(exc)))  # fmt: skip
         return
     for filename in names:
-        if not filename.endswith(".md"):
-            continue
+        if not filename.endswith(".md") or filename.startswith("."):
+            continue  # editor backups, lock files and hidden notes are no commands
         path = os.path.join(directory, filename)
         name = filename[:-3]
         problem, remedy = "", ""
         if not NAME.match(name):
             problem, remedy = f"'{name}' is not a command name", "rename the file"
-        elif not os.path.isfile(path):
-            problem, remedy = "it is not a regular file", "replace it with a file"
-        elif os.path.getsize(path) > MAX_BYTES:
-            size = os.path.getsize(path)
-            problem, remedy = f"it is {size} bytes, over 64 KB", "shorten it"
         else:
             try:
-                with open(path, encoding="utf-8") as f:
-                    yield parse(f.read(), name, path)
+                data = read_bounded(path, TEMPLATE_MAX_BYTES, follow=project is None)
+                text = data.decode("utf-8-sig")  # a BOM is not part of the front matter
+                yield parse(text, name, path), hashlib.sha256(data).hexdigest()
                 continue
-            except (OSError, UnicodeDecodeError) as exc:
-                problem, remedy = f"it cannot be read ({exc})", "save it as UTF-8 text"
+            except UnicodeDecodeError:
+                problem, remedy = "it is not UTF-8 text", "save it as UTF-8 text"
+            except ValueError as exc:
+                problem, remedy = str(exc), "shorten it"
+            except OSError as exc:
+                reason = "a symlink, which a project's template may not be" if (
+                    project is not None and os.path.islink(path)) else (
+                    exc.strerror or str(exc))  # fmt: skip
+                problem, remedy = reason, "make it a readable regular file"
         warn(UNREADABLE(value=path, source=Source("file", path), path=path,
                         problem=problem, remedy=remedy))  # fmt: skip
 
@@ -150,11 +189,13 @@ def load(
     config_home: str,
     project_root: str,
     *,
-    trusted: bool,
+    approved: Mapping[str, str] | None,
     warn: Callable[[Diagnostic], None],
 ) -> dict[str, Template]:
     """Every template, by name: the plugins' (`{plugin: {name: text}}`), the user's,
-    then the trusted project's, each later one shadowing an earlier one with a notice."""
+    then the project's, each later one shadowing an earlier one with a notice. A
+    project's templates load only as `smith trust` approved them (`approved`: name ->
+    SHA-256, None when the project is not trusted); one added or changed since is said."""
     found: dict[str, Template] = {}
 
     def add(template: Template) -> None:
@@ -168,12 +209,24 @@ def load(
     for plugin, texts in plugins.items():
         for name, text in texts.items():
             add(parse(text, name, f"plugin {plugin}"))
-    for template in _files(os.path.join(config_home, "prompts"), warn):
+    for template, _ in _files(os.path.join(config_home, "prompts"), warn):
         add(template)
     project = os.path.join(project_root, ".smith", "prompts")
-    if trusted:
-        for template in _files(project, warn):
+    if not os.path.isdir(project):
+        return found
+    inside = os.path.realpath(project).startswith(os.path.realpath(project_root) + os.sep)
+    if approved is None or not inside:
+        try:
+            waiting = any(n.endswith(".md") for n in os.listdir(project))
+        except OSError:
+            waiting = True
+        if waiting:
+            warn(UNTRUSTED(value=project, source=Source("file", project), path=project))
+        return found
+    for template, sha in _files(project, warn, project=project_root):
+        if approved.get(template.name) == sha:
             add(template)
-    elif os.path.isdir(project) and any(n.endswith(".md") for n in os.listdir(project)):
-        warn(UNTRUSTED(value=project, source=Source("file", project), path=project))
+        else:
+            warn(CHANGED(value=template.source, source=Source("file", template.source),
+                         path=template.source))  # fmt: skip
     return found

@@ -85,6 +85,14 @@ UNKNOWN_PLUGIN_SETTING = DiagnosticKind(
     fix="{hint} (set at {where}), or remove it",
     severity="warning",
 )
+PLUGIN_SETTING_SHAPE = DiagnosticKind(
+    "config.plugin-setting-shape",
+    what="plugins.{name} is given a value, but it takes a block of the {name} plugin's settings",
+    why="a plugin's settings are named below it: plugins {{ {name} {{ KEY VALUE; }}; }}",
+    fix="write its settings as a block (at {where}); `smith plugins list --json` shows "
+    "which it takes",
+    severity="warning",
+)
 BAD_PLUGIN_SETTING = DiagnosticKind(
     "config.plugin-setting",
     what="{key} is {got}, which the {plugin} plugin does not take: expected {expected}",
@@ -153,17 +161,19 @@ class LoadedPlugin:
         if self.provider_only:
             return {}  # such a plugin declares no options (tests/test_plugins_list.py)
         return {
-            o.key: self.configured[o.key].value if o.key in self.configured else o.default
+            o.key: self.configured[o.key].value if o.key in self.configured else _fresh(o.default)
             for o in self.plugin.options
         }
 
     def settings_to_dict(self) -> dict[str, dict[str, object]]:
         """Each setting with where it came from (`smith plugins list --json`)."""
         out: dict[str, dict[str, object]] = {}
+        secret = {o.key for o in self.plugin.options if o.secret} if not self.provider_only else ()
         for key, value in self.settings.items():
             setting = self.configured.get(key)
             where = str(setting.source) if setting is not None else f"defaults of {self.name}"
-            out[key] = {"value": value, "source": where}
+            shown = "[secret]" if key in secret and value is not None else value
+            out[key] = {"value": shown, "source": where}
         return out
 
     @property
@@ -388,7 +398,9 @@ def _check_settings(config: Config, loaded: Sequence[LoadedPlugin]) -> list[Diag
     """Check the plugins' own settings (plugins.NAME.KEY, kept by configuration for
     this) against each plugin's options, filling in `LoadedPlugin.configured`: the
     warnings to say, or raise ConfigError listing every bad value."""
-    from smith.config import Mismatch, Setting
+    import os
+
+    from smith.config import Mismatch, Path, Setting
     from smith.diagnostics import ConfigError
 
     by_name = {p.name: p for p in loaded}
@@ -396,10 +408,26 @@ def _check_settings(config: Config, loaded: Sequence[LoadedPlugin]) -> list[Diag
     errors: list[Diagnostic] = []
     told: set[str] = set()
     for rest, setting in config.subtree("plugins").items():
-        name, _, key = rest.partition(".")
         full = f"plugins.{rest}"
+        # The plugin is the longest name that the key starts with (a name may hold dots).
+        name = max((n for n in by_name if rest == n or rest.startswith(n + ".")), key=len,
+                   default=rest.partition(".")[0])  # fmt: skip
+        key = rest[len(name) + 1 :]
         item = by_name.get(name)
-        if item is None or not key:
+        if item is not None and not key:
+            warnings.append(
+                PLUGIN_SETTING_SHAPE(
+                    field=full,
+                    value=setting.value,
+                    source=setting.source,
+                    name=name,
+                    where=str(setting.source),
+                )
+            )
+            continue
+        if item is not None and not item.enabled:
+            continue  # a plugin turned off runs nothing: its settings are not read
+        if item is None:
             if name not in told:
                 told.add(name)
                 warnings.append(
@@ -439,8 +467,9 @@ def _check_settings(config: Config, loaded: Sequence[LoadedPlugin]) -> list[Diag
                     field=full,
                     value=value,
                     source=setting.source,
+                    secret=option.secret,
                     key=full,
-                    got=repr(value),
+                    got="a secret value" if option.secret else repr(value),
                     plugin=name,
                     expected=exc.expected,
                     doc=option.doc.rstrip("."),
@@ -450,10 +479,17 @@ def _check_settings(config: Config, loaded: Sequence[LoadedPlugin]) -> list[Diag
                 )
             )
             continue
+        if isinstance(option.type, Path) and isinstance(value, str):  # as smith's own paths
+            value = option.type.normalize(value, config.project_root, os.path.expanduser("~"))
         item.configured[key] = Setting(full, value, setting.layer, setting.source)
     if errors:
         raise ConfigError(errors + warnings)
     return warnings
+
+
+def _fresh(default: object) -> object:
+    """A default as a handler gets it: its own copy of a list, never the declaration's."""
+    return list(default) if isinstance(default, list) else default
 
 
 @functools.cache

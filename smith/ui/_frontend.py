@@ -79,9 +79,14 @@ async def ask(frontend: Frontend | None, intent: Intent) -> Reply:
     try:
         reply = await asyncio.wait_for(frontend.ask(intent), timeout)
     except TimeoutError:
-        return refused(f"nobody answered within {timeout:g} s", frontend.name)
+        within = f" within {timeout:g} s" if isinstance(timeout, int | float) else ""
+        return refused(f"nobody answered{within}", frontend.name)
     except Exception as exc:  # a frontend's failure is a refusal, never a hang
         return refused(f"the {frontend.name} frontend failed: {type(exc).__name__}: {exc}",
+                       frontend.name)  # fmt: skip
+    given: object = reply
+    if not isinstance(given, Reply):  # a frontend's bug: a refusal, not a crash in the asker
+        return refused(f"the {frontend.name} frontend gave no answer ({type(given).__name__})",
                        frontend.name)  # fmt: skip
     keys = [c["key"] for c in intent.data.get("choices", [])]
     if reply.refused is None and reply.choice not in keys:

@@ -136,7 +136,7 @@ def _pump(job: Job, output: _Output, timeout: float, ctx: ToolContext) -> bool:
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     command = str(args["command"])
-    timeout = args.get("timeout", ctx.limits.get("bash.timeout", 120))
+    timeout = args.get("timeout", ctx.limits.get("bash.timeout", TIMEOUT_DEFAULT))
     assert isinstance(timeout, int | float)
     cwd = ctx.path(str(args["cwd"])) if "cwd" in args else os.path.realpath(ctx.cwd)
     if not os.path.isdir(cwd):
@@ -177,40 +177,50 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     return ToolResult(body or "(no output)", details=details, mutation="applied", ok=code == 0)
 
 
-SPEC = ToolSpec(
-    "bash",
-    "Run a shell command (bash -c) in `cwd` (default: the working directory), for at most "
-    "`timeout` seconds (default 120, tools.bash.timeout). Returns the exit status and the "
-    "output, stdout and stderr together: the last 50 KB when longer, with all of it (up to "
-    "64 MB) saved to a file the result names. Everything the command started is ended when "
-    "it exits, times out or is interrupted. Use it to build, test and run; use read, grep, "
-    "find and ls rather than cat, grep or find here.",
-    {
-        "type": "object",
-        "properties": {
-            "command": {
-                "type": "string",
-                "minLength": 1,
-                "description": "the command line, run by bash -c",
+TIMEOUT_DEFAULT = 120  # tools.bash.timeout
+
+
+def _spec(timeout: int = TIMEOUT_DEFAULT) -> ToolSpec:
+    """bash as tools.bash.timeout bounds it."""
+    return ToolSpec(
+        "bash",
+        "Run a shell command (bash -c) in `cwd` (default: the working directory), for at "
+        f"most `timeout` seconds (default {timeout:,}, tools.bash.timeout). Returns the exit "
+        "status and the output, stdout and stderr together: the last 50 KB when longer, with "
+        "all of it (up to 64 MB) saved to a file the result names. Everything the command "
+        "started is ended when it exits, times out or is interrupted. Use it to build, test "
+        "and run; use read, grep, find and ls rather than cat, grep or find here.",
+        {
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "the command line, run by bash -c",
+                },
+                "timeout": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": 86400,
+                    "description": f"seconds before the command is ended (default {timeout:,}, "
+                    "at most 86,400)",
+                },
+                "cwd": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "directory to run in: relative to the working directory, "
+                    "or absolute inside the project (default: the working directory)",
+                },
             },
-            "timeout": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "maximum": 86400,
-                "description": "seconds before the command is ended (default 120, at most 86,400)",
-            },
-            "cwd": {
-                "type": "string",
-                "minLength": 1,
-                "description": "directory to run in: relative to the working directory, or "
-                "absolute inside the project (default: the working directory)",
-            },
+            "required": ["command"],
+            "additionalProperties": False,
         },
-        "required": ["command"],
-        "additionalProperties": False,
-    },
-    run,
-    mutating=True,
-    touches=lambda args: None,  # a command may touch anything
-    confined=False,  # ... anywhere: no path check can confine a shell
-)
+        run,
+        mutating=True,
+        touches=lambda args: None,  # a command may touch anything
+        confined=False,  # ... anywhere: no path check can confine a shell
+        tuned=lambda limits: _spec(limits.get("bash.timeout", TIMEOUT_DEFAULT)),
+    )
+
+
+SPEC = _spec()

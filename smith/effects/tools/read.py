@@ -51,36 +51,52 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     return ToolResult(out, details=details)
 
 
-SPEC = ToolSpec(
-    "read",
-    "Read a text file: up to `limit` lines (default 2,000, tools.read.max-lines) from "
-    "line `offset` (1-based), at most 50 KB (tools.read.max-bytes) at once; a longer "
-    "line is cut. When there is more it says which offset continues. Refuses binary "
-    "files, directories (use ls), and paths outside the project.",
-    {
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "minLength": 1,
-                "description": "the file: relative to the working directory, or "
-                "absolute inside the project",
+LINES_DEFAULT = 2000  # tools.read.max-lines
+BYTES_DEFAULT = 50 * 1024  # tools.read.max-bytes
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024:,} KB" if n % 1024 == 0 else f"{n:,} bytes"
+
+
+def _spec(lines: int = LINES_DEFAULT, size: int = BYTES_DEFAULT) -> ToolSpec:
+    """read as tools.read.max-lines and tools.read.max-bytes bound it."""
+    return ToolSpec(
+        "read",
+        f"Read a text file: up to `limit` lines (default {lines:,}, tools.read.max-lines) "
+        f"from line `offset` (1-based), at most {_size(size)} (tools.read.max-bytes) at "
+        "once; a longer line is cut. When there is more it says which offset continues. "
+        "Refuses binary files, directories (use ls), and paths outside the project.",
+        {
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "the file: relative to the working directory, or "
+                    "absolute inside the project",
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "first line to return, counting from 1 (default 1)",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": f"most lines to return (default {lines:,}); the "
+                    f"{_size(size)} window still applies",
+                },
             },
-            "offset": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "first line to return, counting from 1 (default 1)",
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "most lines to return (default 2,000); the 50 KB window "
-                "still applies",
-            },
+            "required": ["path"],
+            "additionalProperties": False,
         },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
-    run,
-    mutating=False,
-)
+        run,
+        mutating=False,
+        tuned=lambda limits: _spec(
+            limits.get("read.max-lines", LINES_DEFAULT), limits.get("read.max-bytes", BYTES_DEFAULT)
+        ),
+    )
+
+
+SPEC = _spec()

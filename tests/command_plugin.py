@@ -1,0 +1,15 @@
+"""A plugin that takes `!ping` as a command (HandleInput), for the tests of how each
+mode ends a prompt no turn runs for (tests/test_plugin_events.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smith.sdk import HandleInput, Plugin
+
+
+def _command(event: dict[str, Any], view: Any) -> list[Any] | None:
+    return [HandleInput("pong")] if event["text"].strip() == "!ping" else None
+
+
+PLUGIN = Plugin("pinger", handlers={"input": _command})
