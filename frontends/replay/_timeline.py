@@ -251,6 +251,8 @@ class _Builder:
         elif kind == "input_handled":  # a plugin's command: what it was and its reply
             fields = {k: content.get(k) for k in ("plugin", "mode", "text", "reply")}
             self.emit("input_handled", entry_id=entry.id, **fields)
+        elif kind in ("environment", "instructions"):  # what the model was told besides
+            self.emit(kind, entry_id=entry.id, **content)
         elif kind == "vcs" and content.get("op") == "snapshot":
             self.state["snapshots"] += 1
 

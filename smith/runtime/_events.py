@@ -30,6 +30,8 @@ TYPES = (
     "error",  # {diagnostic: {...}}
     "settled",  # the runtime is idle: {queue} items still queued (kept after an abort)
     "input_handled",  # a plugin took user input as a command: {plugin, mode, text, reply}
+    "environment",  # the environment block was recorded: {entry_id, text, cwd, date, ...}
+    "instructions",  # an instruction file reached later was recorded: {entry_id, path, ...}
     # Hooks: handed to plugin handlers only, never emitted (smith.runtime._hooks).
     "input",  # before a user message is recorded: {text, mode}
     "tool_call",  # before a call runs: {tool_call_id, name, arguments, turn}

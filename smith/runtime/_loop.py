@@ -1,6 +1,7 @@
 """The agent loop: one prompt (and what is queued behind it) until an explicit stop.
 
     agent_start
+      (the environment block recorded, when it changed)
       turn_start -> provider stream (message_*) -> tool batch (tool_*) -> turn_end
       ... steer delivered here, before the next provider request ...
       ... follow-up delivered here, when the agent would otherwise stop ...
@@ -20,6 +21,7 @@ from smith.runtime._compaction import compact, context_limit, needs_compaction
 from smith.runtime._context import estimate_tokens
 from smith.runtime._events import event
 from smith.runtime._hooks import accept_inputs
+from smith.runtime._notes import record_environment
 from smith.runtime._steps import add_user, respond, run_tools, skip_tools
 from smith.session import new_id
 
@@ -45,6 +47,7 @@ async def run_agent(rt: LoopContext, texts: list[str]) -> None:
         for text, transformed in inputs:  # recorded first: an abort never loses it
             add_user(rt, text, transformed=transformed)
         rt.check_abort()
+        await record_environment(rt)  # when it differs from the one in the context
         await rt.dispatch(start)
         rt.turn = 0
         while run.stop is None:
