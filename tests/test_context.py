@@ -78,10 +78,14 @@ def test_the_environment_block_names_directory_date_os_shell_branch_and_status(
     assert platform.system() in env and "the bash tool runs " in env
     assert "Git: branch feature-x; 1 changed, 1 untracked: src/app.py, notes.txt" in env
     assert "smith 0.1.0; model: scripted:" in env
-    # Sent as a user-role message after the prompt, marked as smith's, not the user's;
-    # the system prompt holds nothing that changes from day to day.
-    assert [m["role"] for m in requests[0]["messages"]] == ["user", "user"]
-    assert _text(requests[0]["messages"][0]) == "hi"
+    # Sent as a user-role message just before the prompt (what the model reads last is
+    # what the user asked), marked as smith's, not the user's; the system prompt holds
+    # nothing that changes from day to day.
+    first, prompt = requests[0]["messages"]
+    assert (first["role"], first["context"], prompt["role"], _text(prompt)) == (
+        "user", "environment", "user", "hi"
+    )  # fmt: skip
+    assert "context" not in prompt
     system = requests[0]["system"]
     assert datetime.date.today().isoformat() not in system and str(project) not in system
 
@@ -151,20 +155,20 @@ def test_the_environment_is_recorded_when_it_changes_and_not_when_it_does_not(
     (second, _) = _eval(smith, senv, project, [{"text": "two"}], *args, prompt="p2")
     # Unchanged: the one recorded by the first run, at its place in the history.
     assert [m.get("context") or _text(m) for m in second[0]["messages"]] == [
-        "p1", "environment", "one", "p2"
+        "environment", "p1", "one", "p2"
     ]  # fmt: skip
     (project / "src" / "app.py").write_text("changed\n")  # the git state changes
     (third, _) = _eval(smith, senv, project, [{"text": "three"}], *args, prompt="p3")
     blocks = _notes(third[0], "environment")
     assert len(blocks) == 2 and "clean" in blocks[0] and "1 changed" in blocks[1]
-    assert [m.get("context") or _text(m) for m in third[0]["messages"]][-2:] == [
-        "p3", "environment"
+    assert [m.get("context") or _text(m) for m in third[0]["messages"]][-3:] == [
+        "two", "environment", "p3"
     ]  # fmt: skip
     store = SessionStore(str(senv.data_home))
     with Session.open(store.lookup("work", str(project))) as session:
         kinds = [e.kind for e in session.branch() if e.kind in ("message", "environment")]
-    assert kinds == ["message", "environment", "message", "message", "message",
-                     "message", "environment", "message"]  # fmt: skip
+    assert kinds == ["environment", "message", "message", "message", "message",
+                     "environment", "message", "message"]  # fmt: skip
     assert first[0]["system"] == third[0]["system"]  # the prefix stayed the same
 
 
@@ -219,7 +223,7 @@ def test_a_nested_instruction_file_is_added_once_when_its_directory_is_first_rea
     (requests, r) = _eval(smith, senv, project / "mid" / "sub", READ_TWICE, *args)
     # After the read in lib/deep: lib/AGENTS.md, as a context message after the result.
     kinds = [m.get("context") or m["role"] for m in requests[1]["messages"]]
-    assert kinds == ["user", "environment", "assistant", "tool_result", "instructions"]
+    assert kinds == ["environment", "user", "assistant", "tool_result", "instructions"]
     (added,) = _notes(requests[1], "instructions")
     assert added.startswith(f"Instructions for {project}/lib/ and below") and marks["lib"] in added
     assert _notes(requests[2], "instructions") == [added]  # the ls in lib: not again

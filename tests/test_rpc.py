@@ -370,7 +370,8 @@ def test_a_fork_continues_from_an_entry_and_branches_can_be_selected(senv: Smith
         rpc.call("wait_idle")
         user_entry = rpc.call("get_messages")["messages"][0]["entry_id"]
         fork = rpc.call("session.fork", {"entry": user_entry, "name": "gamma"})
-        assert fork["forked_from"] == alpha["id"] and fork["entries"] == 1
+        # The environment block the prompt was told, and the prompt.
+        assert fork["forked_from"] == alpha["id"] and fork["entries"] == 2
         assert (fork["name"], fork["leaf"]) == ("gamma", user_entry)
         assert rpc.call("get_state")["session"]["id"] == fork["id"]
         tree = rpc.call("get_tree")
@@ -381,10 +382,10 @@ def test_a_fork_continues_from_an_entry_and_branches_can_be_selected(senv: Smith
         rpc.call("wait_idle")
         tree = rpc.call("get_tree")
         assert [e["preview"] for e in _messages(tree)] == ["one", "three", "first answer"]
-        # The fork was made before the first run's environment entry: the new branch's
-        # context had none, so its prompt recorded one.
-        assert [e["kind"] for e in tree["entries"]] == ["message", "message", "environment",
-                                                        "message"]  # fmt: skip
+        # The fork kept the environment block before "one": the next prompt found it
+        # unchanged, so recorded none.
+        kinds = [e["kind"] for e in tree["entries"]]
+        assert kinds == ["environment", "message", "message", "message"]
         assert tree["leaves"] == [tree["leaf"]]
         selected = rpc.call("session.select", {"leaf": user_entry})
         assert selected["leaf"] == user_entry

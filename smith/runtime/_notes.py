@@ -2,9 +2,9 @@
 the session at the place it was told, so every later request (and a resumed session, and
 replay) shows the same (docs/context.md).
 
-- `record_environment`, when a prompt starts: the environment block, as an
-  `environment` entry, when it differs from the last one in the context (a new session,
-  another day, a changed git state, another model);
+- `environment_due`, when a prompt starts: the environment block, recorded as an
+  `environment` entry just before the prompt's message when it differs from the last
+  one in the context (a new session, another day, a changed git state, another model);
 - `record_instructions`, after a tool batch: the instruction files of directories below
   the project root that the batch's calls reached for the first time, one
   `instructions` entry each.
@@ -17,6 +17,7 @@ messages (smith.runtime._context). A runtime without a project context (a bare
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 from smith.runtime._events import event
@@ -25,18 +26,30 @@ if TYPE_CHECKING:
     from smith.effects import ToolSpec
     from smith.runtime._loopctx import LoopContext
 
+log = logging.getLogger("smith.runtime")
 
-async def record_environment(rt: LoopContext) -> None:
+
+async def environment_due(rt: LoopContext) -> dict[str, Any] | None:
+    """The environment block to record as a prompt starts (as entry content, secrets
+    redacted), or None when the context's last one is the same (or there is no project
+    context, or an abort is pending). It reads git in a worker thread."""
     project = rt.project
-    if project is None:
-        return
-    env = await asyncio.to_thread(project.environment, rt.current.model)
+    if project is None or rt.abort_reason is not None:
+        return None
+    try:
+        env = await asyncio.to_thread(project.environment, rt.current.model)
+    except Exception:  # the block is context, not the task: the prompt runs without it
+        log.warning("the environment block could not be read", exc_info=True)
+        return None
     content = rt.secrets.redact(env.to_dict())
     assert isinstance(content, dict)
-    if content["text"] == _last_environment(rt):
-        return
-    entry = rt.session.append("environment", content)
-    rt.emit(event("environment", entry_id=entry.id, **content))
+    return None if content["text"] == _last_environment(rt) else content
+
+
+def record_note(rt: LoopContext, kind: str, content: dict[str, Any]) -> None:
+    """Record a note (`environment`, `instructions`) and emit its event."""
+    entry = rt.session.append(kind, content)
+    rt.emit(event(kind, entry_id=entry.id, **content))
 
 
 def _last_environment(rt: LoopContext) -> str | None:
@@ -69,8 +82,7 @@ def record_instructions(
             {"path": item.path, "directory": item.directory, "text": item.rendered()}
         )
         assert isinstance(content, dict)
-        entry = rt.session.append("instructions", content)
-        rt.emit(event("instructions", entry_id=entry.id, **content))
+        record_note(rt, "instructions", content)
 
 
 def _paths(rt: LoopContext, call: dict[str, Any], spec: ToolSpec | None) -> list[str]:
