@@ -5,6 +5,12 @@ go to stderr. `--json`: every runtime event as one JSON line on stdout (docs/eve
 ending in a `result` record. Exit codes: 0 the agent finished, 1 it stopped on an error
 or a limit, 2 bad usage or configuration, 130 aborted (Ctrl-C, SIGTERM).
 
+UI intents (docs/ui.md): eval is a frontend of its runtime (`_EvalFrontend`, attached
+with `Runtime.attach`). It shows a plugin's notice on stderr (`--json`: the `ui` event),
+drops status and a plugin's progress in human mode, and refuses every question at once:
+nobody is there to answer. The refusal is a `ui.question-refused` warning on stderr
+naming what was asked (and, with `--json`, the `intent_refused` event).
+
 Every run is recorded: in a new session named after the time and the prompt (its name
 and id go to stderr), in `--session NAME`, or with `--no-session` in a temporary session
 store under `$SMITH_HOME/tmp/` that is removed when eval exits cleanly (any of the exit
@@ -24,10 +30,13 @@ from smith.text import inert, replace_surrogates
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
     from smith.cli import Context
+    from smith.diagnostics import Diagnostic
     from smith.runtime import Assembly, Runtime
     from smith.session import Session
+    from smith.ui import Intent, Reply
 
 EMPTY_PROMPT = DiagnosticKind(
     "cli.empty-prompt",
@@ -36,6 +45,16 @@ EMPTY_PROMPT = DiagnosticKind(
     fix='pass the prompt as an argument, e.g. smith eval "what does this project do?", or '
     "pipe it in with smith eval -",
 )
+QUESTION_REFUSED = DiagnosticKind(
+    "ui.question-refused",
+    severity="warning",
+    what='asked "{text}" ({choices}); smith eval refused it ({reason})',
+    why="eval runs one prompt without anyone to answer, so a question is refused at once "
+    "and {origin} goes on without an answer",
+    fix="run it in the app (smith), or drive smith over smith rpc, whose client answers "
+    "questions (docs/ui.md)",
+)
+CANNOT_ASK = "smith eval runs without anyone to answer"
 SUCCESS_STOPS = ("end", "done")
 EXIT_ABORTED = 130
 
@@ -133,7 +152,7 @@ async def _main(
     runtime = assembly.runtime(session)
     out = _Output(ctx.stdout, runtime)
     render = _json_printer(out) if args.json else _HumanPrinter(out, ctx.stderr)
-    runtime.on_event(render)
+    runtime.attach(_EvalFrontend(render, ctx, json_events=args.json))
     final: dict[str, Any] = {}
     runtime.on_event(lambda ev: final.update(ev) if ev["type"] == "agent_end" else None)
     loop = asyncio.get_running_loop()
@@ -206,6 +225,51 @@ def _result(runtime: Runtime, final: dict[str, Any], code: int, temporary: bool)
     }
 
 
+class _EvalFrontend:
+    """eval as a UI frontend (smith.ui): the intents it shows go to its printer as the
+    events they stand for; it asks nothing, and says so on stderr when it refused."""
+
+    name = "eval"
+
+    def __init__(self, render: Callable[[dict[str, Any]], None], ctx: Context, *,
+                 json_events: bool) -> None:  # fmt: skip
+        from smith.ui import SHOWN, Capabilities
+
+        self.render = render
+        self.ctx = ctx
+        self.json_events = json_events
+        shows = SHOWN if json_events else tuple(k for k in SHOWN if k != "status")
+        self.capabilities = Capabilities(shows=frozenset(shows), cannot_ask=CANNOT_ASK)
+
+    def show(self, intent: Intent) -> None:
+        ev = intent.event
+        if ev is None:
+            return
+        if intent.kind == "answer" and ev["type"] == "intent_refused":
+            self.ctx.print_diagnostic(_refusal(intent.data))
+        if self.json_events or intent.kind != "answer":
+            self.render(ev)
+
+    async def ask(self, intent: Intent) -> Reply:  # never called: eval asks nothing
+        from smith.ui import refused
+
+        return refused(CANNOT_ASK, self.name)
+
+
+def _refusal(data: dict[str, Any]) -> Diagnostic:
+    keys = ", ".join(str(c.get("key")) for c in data.get("choices") or [])
+    confirm = data.get("intent") == "request_confirm"
+    origin = str(data.get("origin") or "a plugin")
+    return QUESTION_REFUSED(
+        value=data.get("text"),
+        source=Source("plugin", origin),
+        origin=origin,
+        text=inert(str(data.get("text", ""))),
+        choices="yes or no" if confirm else f"choices: {keys}",
+        reason=data.get("reason"),
+    )
+
+
 def _json_printer(out: _Output) -> Any:
     def emit(ev: dict[str, Any]) -> None:
         out.write(json.dumps(ev, ensure_ascii=False) + "\n")
@@ -252,3 +316,6 @@ class _HumanPrinter:
         elif kind == "compaction_end":
             state = "compacted the context" if ev["ok"] else f"compaction failed: {ev['error']}"
             self.note(f"smith: {state}")
+        elif kind == "ui" and ev["intent"] == "notify":  # a plugin's notice
+            level = "" if ev["level"] == "info" else f"{ev['level']}: "
+            self.note(f"smith: {level}{ev['origin']}: {ev['text']}")

@@ -62,8 +62,9 @@ def _fork(host: CommandHost, arg: str) -> None:
 
 
 def _compact(host: CommandHost, arg: str) -> None:
-    host.runtime.submit(ops.Compact())
-    host.tell("compacting the context…")
+    focus = arg.strip() or None  # /compact FOCUS: what the summary must keep above all
+    host.runtime.submit(ops.Compact(focus))
+    host.tell(f"compacting the context, keeping {focus}…" if focus else "compacting the context…")
 
 
 def _model(host: CommandHost, arg: str) -> None:
@@ -181,7 +182,9 @@ COMMANDS = (
     Command("continue", "open this project's latest session", _continue),
     Command("tree", "go to another branch of this session", _tree),
     Command("fork", "continue from here in a new session", _fork),
-    Command("compact", "summarise older context to free room", _compact),
+    Command(
+        "compact", "summarise older context to free room (FOCUS: what to keep)", _compact, "[FOCUS]"
+    ),
     Command("model", "show or change the model", _model, "[MODEL]"),
     Command("thinking", "show or change the thinking level", _thinking, "[LEVEL]"),
     Command("undo", "undo the file changes of the last turn", _op("undo"), "[--force]"),
@@ -263,12 +266,35 @@ PROMPTS = {
     ),
 }
 
+# Prompt templates that ship with smith (users and projects may replace them by name).
+INIT = """---
+description: write an AGENTS.md for this project
+argument-hint: [WHAT TO STRESS]
+---
+Write an AGENTS.md at the root of this project: the instructions a coding agent needs
+to work here as the project's own developers do. Look before you write: read the README,
+the build and test configuration (pyproject.toml, package.json, Makefile, CI files and
+the like), and a few representative source files; run the test command to check it.
+
+Cover, in this order and briefly (at most about 60 lines in all):
+- what the project is and how it is laid out (the directories that matter);
+- how to set it up, build it, and run the tests (exact commands, and how to run one test);
+- the conventions the code follows (style, naming, error handling, type checking and
+  linting commands) that a newcomer would get wrong;
+- what not to touch or commit (generated files, secrets, vendored code).
+
+If an AGENTS.md exists already, improve it rather than start again, and keep what is
+still true. State only what you checked; leave out generic advice. $ARGUMENTS
+"""
+TEMPLATES = {"init": INIT}
+
 PLUGIN = Plugin(
     "product",
     prompts=PROMPTS,
     commands=COMMANDS,
     keybindings=KEYBINDINGS,
     theme=THEME,
+    templates=TEMPLATES,
     # What configuration overrides of these defaults are read from (tui.keys.*, tui.theme).
     settings={
         **{f"tui.keys.{action}": key for action, key in KEYBINDINGS.items()},

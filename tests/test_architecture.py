@@ -213,11 +213,11 @@ LAYERS = [
     ("smith.plugins",),
     ("smith._agent", "smith._tooldef"),
     ("smith.cli",),
-    ("smith.ui",),
     ("smith.runtime",),
     ("smith.providers",),
     ("smith.sdk",),
     ("smith.effects",),
+    ("smith.ui",),
     ("smith.vcs",),
     ("smith.session",),
     ("smith.config",),
@@ -229,7 +229,6 @@ LAYERS = [
     ("smith._fast",),
 ]
 UPWARD = {
-    ("smith.config._options", "smith.providers"),
     ("smith.vcs._history", "smith.effects"),
     ("smith.sdk._resolve", "smith.plugins"),
     ("smith.cli._main", "smith.frontends"),
@@ -294,3 +293,37 @@ def test_the_agent_loop_works_on_its_narrow_context_not_the_runtime() -> None:
                 assert not (node.value.id == "rt" and private), (
                     f"{path.name}:{node.lineno} reads rt.{node.attr}, a private attribute"
                 )
+
+
+def test_configuration_never_imports_the_providers(tmp_path: Path) -> None:
+    """Configuration declares the open sections smith.providers owns (catalog, models,
+    providers); their checks come from above (`resolve(checks=CONFIG_CHECKS)`), so no
+    module of smith.config names smith.providers, and resolving imports none of it."""
+    offenders = [
+        f"{module}:{line} imports {target}"
+        for module, target, line in _module_imports(ROOT)
+        if module.startswith("smith.config") and target.split(".")[:2] == ["smith", "providers"]
+    ]
+    assert offenders == []
+    (tmp_path / "config.kdl").write_text(
+        'providers { local { base-url "http://127.0.0.1:1/v1"; }; }\n'
+        'models { alias { fast "demo"; }; }\ncatalog { "openai/gpt-5" { max-output 9; }; }\n'
+    )
+    code = (
+        "import sys\n"
+        "from smith.config import resolve\n"
+        f"env = {{'SMITH_CONFIG_HOME': {str(tmp_path)!r}, 'SMITH_HOME': {str(tmp_path)!r}}}\n"
+        f"config = resolve(env=env, cwd={str(tmp_path)!r})\n"
+        "assert config.subtree('models')['alias.fast'].value == 'demo'\n"
+        "print(sorted(m for m in sys.modules if m.startswith('smith.providers')))\n"
+        "from smith.providers import CONFIG_CHECKS\n"
+        f"empty = {{**env, 'SMITH_CONFIG_HOME': {str(tmp_path / 'none')!r}}}\n"
+        f"resolve(env=empty, cwd={str(tmp_path)!r}, checks=CONFIG_CHECKS)\n"  # no open keys
+        "print(sorted(m for m in sys.modules if m.startswith('smith.providers')))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    unchecked, contributed = r.stdout.splitlines()
+    assert unchecked == "[]"
+    # Contributing the checks costs their one small module, not the provider machinery.
+    assert contributed == "['smith.providers', 'smith.providers._checks']"

@@ -88,9 +88,14 @@ def test_the_environment_comes_before_the_auth_file_and_the_file_before_a_plugin
 
 
 def test_a_plugin_owns_its_variable_names(senv: SmithEnv) -> None:
-    plugin = SimpleNamespace(CREDENTIAL_ENV=("VENDOR_TOKEN",))
-    assert _find(senv, "openai", {"OPENAI_API_KEY": KEY}, plugin=plugin) is None
-    assert _find(senv, "openai", {"VENDOR_TOKEN": KEY}, plugin=plugin).value == KEY
+    """The variables are the plugin's fact (ProviderSpec.credential_env), not smith's."""
+    from smith.sdk import ProviderFacts
+
+    facts = ProviderFacts("openai", credential_env=("VENDOR_TOKEN",))
+    assert _find(senv, "openai", {"OPENAI_API_KEY": KEY}, facts=facts) is None
+    assert _find(senv, "openai", {"VENDOR_TOKEN": KEY}, facts=facts).value == KEY
+    # An account over the plugin under another name takes none of them.
+    assert _find(senv, "work", {"VENDOR_TOKEN": KEY}, facts=facts) is None
 
 
 def test_a_missing_credential_says_how_to_provide_one(senv: SmithEnv) -> None:

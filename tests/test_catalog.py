@@ -15,6 +15,7 @@ from smith.config import resolve
 from smith.config._schema import Schema, Section
 from smith.config._types import Integer
 from smith.diagnostics import ConfigError, SmithError, Source
+from smith.providers import CONFIG_CHECKS
 from smith.providers._catalog import (
     ASSUMED,
     BUNDLED,
@@ -25,17 +26,19 @@ from smith.providers._catalog import (
     model_info,
     parse_entry,
 )
-from smith.providers._known import DECLARED
 from smith.providers._model import APIS
 from smith.providers._overrides import FIELDS, LEVELS, overrides_from, split_key
+from smith.sdk import provider_facts
 from tests.conftest import SmithEnv
 
 RAW = json.loads(files("smith.providers").joinpath("catalog.json").read_text("utf-8"))
 
 
 def _config(senv: SmithEnv, text: str):  # type: ignore[no-untyped-def]
+    """Configuration resolved as the command line resolves it: with the checks that
+    smith.providers contributes for catalog, models and providers."""
     senv.write_user_config(text)
-    return resolve(env=senv.env, cwd=str(senv.root))
+    return resolve(env=senv.env, cwd=str(senv.root), checks=CONFIG_CHECKS)
 
 
 # -- the bundled catalog -----------------------------------------------------------------
@@ -44,8 +47,9 @@ def _config(senv: SmithEnv, text: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("raw", RAW["models"], ids=lambda r: f"{r['provider']}/{r['id']}")
 def test_every_bundled_entry_is_valid(raw: dict[str, object]) -> None:
     info, snapshots = parse_entry(raw)
-    assert info.api in APIS and info.provider in DECLARED
-    assert DECLARED[info.provider].first_party  # compatible endpoints need no entries
+    facts = provider_facts()
+    assert info.api in APIS and info.provider in facts
+    assert facts[info.provider].first_party  # compatible endpoints need no entries
     assert isinstance(info.context_window, int) and info.context_window > 0
     assert isinstance(info.max_output, int) and 0 < info.max_output <= info.context_window
     assert set(info.thinking) <= set(LEVELS) and set(info.input) <= {"text", "image"}
@@ -233,7 +237,7 @@ def test_bad_overrides_are_diagnostics_with_positions(
 ) -> None:
     senv.write_user_config(text + "\n")
     with pytest.raises(ConfigError) as caught:
-        resolve(env=senv.env, cwd=str(senv.root))
+        resolve(env=senv.env, cwd=str(senv.root), checks=CONFIG_CHECKS)
     [d] = caught.value.diagnostics
     assert d.code == code
     assert d.source is not None and d.source.location.startswith(f"{senv.user_config}:1:")
@@ -331,12 +335,45 @@ def test_open_keys_do_not_reach_the_settings_list(senv: SmithEnv) -> None:
 def test_provider_settings_are_checked_where_they_are_known(senv: SmithEnv) -> None:
     senv.write_user_config('providers { local { base-url "localhost:8080"; }; }\n')
     with pytest.raises(ConfigError) as caught:
-        resolve(env=senv.env, cwd=str(senv.root))
+        resolve(env=senv.env, cwd=str(senv.root), checks=CONFIG_CHECKS)
     assert caught.value.diagnostics[0].code == "config.provider-setting"
     config = _config(senv, 'providers { local { base-url "http://h:1/v1/"; other 1; }; }\n')
     tree = config.subtree("providers")
     assert tree["local.base-url"].value == "http://h:1/v1"  # normalized
     assert tree["local.other"].value == 1  # another module's setting, passed through
+    assert config.checked == {"catalog", "models", "providers"}
+
+
+def test_without_the_providers_checks_open_values_pass_until_they_are_read(
+    senv: SmithEnv,
+) -> None:
+    """Configuration checks nothing it does not own: resolved without CONFIG_CHECKS, a
+    bad base-url is kept as given (and Config.checked says so); what reads it (the
+    runtime's registry) checks it first, with the diagnostic resolving would have given."""
+    from smith.runtime import registry
+
+    senv.write_user_config('providers { local { base-url "localhost:8080"; }; }\n')
+    config = resolve(env=senv.env, cwd=str(senv.root))
+    assert config.checked == frozenset()
+    assert config.subtree("providers")["local.base-url"].value == "localhost:8080"
+    with pytest.raises(ConfigError) as caught:
+        registry(config)
+    [d] = caught.value.diagnostics
+    assert d.code == "config.provider-setting" and d.field == "providers.local.base-url"
+    with pytest.raises(ConfigError) as resolving:
+        resolve(env=senv.env, cwd=str(senv.root), checks=CONFIG_CHECKS)
+    assert [d.render() for d in resolving.value.diagnostics] == [d.render()]
+
+    good = _config(senv, 'providers { local { base-url "http://h:1/v1/"; }; }\n')
+    unchecked = resolve(env=senv.env, cwd=str(senv.root))
+    unchecked.apply_checks(CONFIG_CHECKS)  # normalizes as resolving with them does
+    assert unchecked.checked == good.checked
+    assert unchecked.subtree("providers")["local.base-url"].value == "http://h:1/v1"
+
+
+def test_a_check_for_a_section_that_is_not_open_is_a_mistake(senv: SmithEnv) -> None:
+    with pytest.raises(ValueError, match="'tools', which is not an open section"):
+        resolve(env=senv.env, cwd=str(senv.root), checks={"tools": CONFIG_CHECKS["models"]})
 
 
 # -- refreshed facts, guesses, provenance, conflicts -------------------------------------

@@ -19,11 +19,14 @@ from smith.providers._catalog import Listed, Refreshed, load_catalog
 from smith.providers._http import HttpEngine, HttpLimits
 from smith.providers._refresh import (
     CatalogStore,
+    RefreshFailed,
     Target,
     fetch_models,
     read_cache,
     store_list,
+    targets_from,
 )
+from smith.sdk import ModelList, provider_spec
 from tests.conftest import Result, SmithEnv
 from tests.http_kit import STALL, Gate, LoopbackServer, Recorded, Reply, json_reply
 
@@ -34,6 +37,13 @@ KEY = "sk-ant-api03-" + "K" * 40 + "abcd"
 def srv() -> Iterator[LoopbackServer]:
     with LoopbackServer() as server:
         yield server
+
+
+def _listing(provider: str) -> ModelList:
+    """How the provider's own plugin reads its model list (ProviderSpec.list_models)."""
+    spec = provider_spec(provider)
+    assert spec is not None and spec.list_models is not None
+    return spec.list_models
 
 
 def _engine() -> HttpEngine:
@@ -104,7 +114,7 @@ def _run(coro):  # type: ignore[no-untyped-def]
 
 def test_anthropics_list_is_read_page_by_page_with_its_headers(srv: LoopbackServer) -> None:
     srv.script(anthropic_pages)
-    target = Target("anthropic", "anthropic", srv.url + "/v1", KEY)
+    target = Target("anthropic", _listing("anthropic"), srv.url + "/v1", KEY)
     models = _run(fetch_models(_engine(), target))
     assert [m.id for m in models] == [
         "claude-haiku-4-5-20251001",
@@ -161,7 +171,7 @@ def test_geminis_list_is_paged_and_keeps_only_chat_models(srv: LoopbackServer) -
         )
 
     srv.script(pages)
-    target = Target("google", "google", srv.url + "/v1beta", "AIza" + "g" * 35)
+    target = Target("google", _listing("google"), srv.url + "/v1beta", "AIza" + "g" * 35)
     models = _run(fetch_models(_engine(), target))
     assert [m.id for m in models] == ["gemini-2.5-pro", "gemini-3-flash"]
     assert models[0].thinking is not None and "high" in models[0].thinking
@@ -185,9 +195,62 @@ def test_a_compatible_endpoint_needs_no_key_and_may_say_its_context(srv: Loopbac
             )
         ]
     )
-    models = _run(fetch_models(_engine(), Target("local", "openai", srv.url + "/v1")))
+    models = _run(
+        fetch_models(_engine(), Target("local", _listing("openai-compatible"), srv.url + "/v1"))
+    )
     assert models == [Listed("Qwen/Qwen3-8B", 40960, None), Listed("llama.gguf")]
     assert "authorization" not in srv.requests[0].headers
+
+
+def test_the_core_asks_and_reads_a_list_only_as_the_plugin_says(srv: LoopbackServer) -> None:
+    """Nothing of a vendor is in smith's refresh: a plugin's ModelList gives each page's
+    URL and headers and reads each page; smith pages, limits and reports."""
+    from smith.sdk import ListedModel
+
+    def pages(request: Recorded) -> Reply:
+        if _query(request).get("from") is None:
+            return json_reply(200, {"items": [{"slug": "m1", "ctx": 100}], "more": "p2"})
+        return json_reply(200, {"items": [{"slug": "m2"}]})
+
+    def page(base: str, key: str | None, token: str | None) -> tuple[str, dict[str, str]]:
+        return f"{base}/catalogue" + (f"?from={token}" if token else ""), {"x-token": key or ""}
+
+    def parse(data: object) -> tuple[list[ListedModel], str | None]:
+        if not isinstance(data, dict) or "items" not in data:
+            raise ValueError("this vendor's list has no items")
+        more = data.get("more")
+        return [ListedModel(i["slug"], i.get("ctx")) for i in data["items"]], more
+
+    srv.script(pages)
+    target = Target("vendor", ModelList(page, parse), srv.url + "/v2", "tok-" + "t" * 20)
+    assert _run(fetch_models(_engine(), target)) == [ListedModel("m1", 100), ListedModel("m2")]
+    assert [r.path for r in srv.requests] == ["/v2/catalogue", "/v2/catalogue?from=p2"]
+    assert srv.requests[0].headers["x-token"] == target.key
+    assert srv.requests[0].headers["accept"] == "application/json"
+
+    srv.script([json_reply(200, {"other": []})])
+    with pytest.raises(RefreshFailed, match="this vendor's list has no items"):
+        _run(fetch_models(_engine(), target))
+
+
+def test_targets_are_the_keyed_vendors_and_the_configured_endpoints(senv: SmithEnv) -> None:
+    """Which lists are asked for, and each read as the plugin it is over reads its own."""
+    senv.write_user_config(
+        'providers { lab { base-url "http://127.0.0.1:9/v1"; };\n'
+        '  work { plugin "anthropic"; base-url "http://127.0.0.1:8/v1"; }; }\n'
+    )
+    config = resolve(env=senv.env, cwd=str(senv.root))
+    keys = {"anthropic": KEY, "work": KEY, "google": None, "openai": None}
+    targets = {t.name: t for t in targets_from(config, keys)}
+    # google and openai have no key; openai-compatible has no endpoint configured.
+    assert sorted(targets) == ["anthropic", "lab", "work"]
+    assert targets["anthropic"].base_url == "https://api.anthropic.com/v1"
+    assert targets["anthropic"].listing is _listing("anthropic")
+    assert targets["work"].listing is _listing("anthropic")  # over the anthropic plugin
+    assert targets["work"].base_url == "http://127.0.0.1:8/v1"
+    assert targets["lab"].listing is _listing("openai-compatible")
+    assert targets["lab"].key is None
+    assert targets_from(config, {"lab": None})[0].name == "lab"  # no key: only the server
 
 
 # -- the store: failures, staleness, cancellation ----------------------------------------
@@ -201,7 +264,7 @@ def test_refresh_stores_lists_and_publishes_a_newer_snapshot(
     store = CatalogStore(home=home)
     before = store.snapshot
     [outcome] = _run(
-        store.refresh(_engine(), [Target("anthropic", "anthropic", srv.url + "/v1", KEY)])
+        store.refresh(_engine(), [Target("anthropic", _listing("anthropic"), srv.url + "/v1", KEY)])
     )
     assert outcome.ok and outcome.models == 3 and not outcome.stale
     after = store.snapshot
@@ -236,7 +299,7 @@ def test_a_failed_refresh_keeps_the_cached_list(
     srv.script([reply])
     store = CatalogStore(home=home)
     [outcome] = _run(
-        store.refresh(_engine(), [Target("anthropic", "anthropic", srv.url + "/v1", KEY)])
+        store.refresh(_engine(), [Target("anthropic", _listing("anthropic"), srv.url + "/v1", KEY)])
     )
     assert not outcome.ok and outcome.error
     assert KEY not in outcome.error and "K" * 10 not in outcome.error
@@ -248,7 +311,9 @@ def test_an_unreachable_provider_is_an_outcome_not_a_crash(senv: SmithEnv) -> No
     with LoopbackServer() as gone:
         url = gone.url  # a port nobody listens on once the server is closed
     store = CatalogStore(home=str(senv.data_home))
-    [outcome] = _run(store.refresh(_engine(), [Target("openai", "openai", url + "/v1", "k")]))
+    [outcome] = _run(
+        store.refresh(_engine(), [Target("openai", _listing("openai"), url + "/v1", "k")])
+    )
     assert not outcome.ok and "connect" in (outcome.error or "").lower()
     assert read_cache(str(senv.data_home)) == {}
 
@@ -272,11 +337,17 @@ def test_a_refresh_that_started_earlier_never_replaces_a_newer_list(
 
         async def both() -> tuple[object, object]:
             older = asyncio.create_task(
-                store.refresh(_engine(), [Target("local", "openai", srv.url + "/v1")], now=100.0)
+                store.refresh(
+                    _engine(),
+                    [Target("local", _listing("openai-compatible"), srv.url + "/v1")],
+                    now=100.0,
+                )
             )
             await asyncio.to_thread(asked.wait)  # the older one is mid-body
             newer = await store.refresh(
-                _engine(), [Target("local", "openai", fast.url + "/v1")], now=200.0
+                _engine(),
+                [Target("local", _listing("openai-compatible"), fast.url + "/v1")],
+                now=200.0,
             )
             go.set()
             return await older, newer
@@ -325,7 +396,9 @@ def test_cancelling_a_refresh_stops_it_and_changes_nothing(
 
     async def cancel_midway() -> None:
         task = asyncio.create_task(
-            store.refresh(_engine(), [Target("anthropic", "anthropic", srv.url + "/v1", KEY)])
+            store.refresh(
+                _engine(), [Target("anthropic", _listing("anthropic"), srv.url + "/v1", KEY)]
+            )
         )
         await asyncio.to_thread(asked.wait)
         task.cancel()

@@ -482,3 +482,50 @@ def test_a_runtime_lists_what_plugin_handlers_added_to_the_prompt(tmp_path: Path
     assert parts[-1].source == "plugin handlers (AppendSystemPrompt)"
     assert parts[-1].text == "Answer in British English."
     assert os.sep not in parts[0].source  # a bare runtime: the plugins' defaults
+
+
+def test_an_abort_while_the_environment_is_read_still_records_the_prompt(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    from smith.diagnostics import Source
+    from smith.effects import ToolContext
+    from smith.runtime import ProjectContext, Runtime
+    from smith.runtime._instructions import InstructionSettings
+    from smith.session import Session
+
+    script = tmp_path / "s.json"
+    script.write_text('{"responses": [{"text": "never asked"}]}')
+    settings = InstructionSettings(("AGENTS.md",), 1000, Source("default", "defaults"))
+    project = ProjectContext(root=str(tmp_path), cwd=str(tmp_path), config_home=str(tmp_path),
+                             instructions=settings)  # fmt: skip
+    reading, release = threading.Event(), threading.Event()
+    real = project.environment
+
+    def slow(model: str) -> Any:
+        reading.set()
+        release.wait(10)
+        return real(model)
+
+    project.environment = slow  # type: ignore[method-assign]
+
+    async def run() -> tuple[list[str], list[Any]]:
+        session = Session.create(str(tmp_path / "s.smith"))
+        ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path), session=session)
+        rt = Runtime(session, model=f"scripted:{script}", tools=[], context=ctx, project=project)
+        seen: list[Any] = []
+        rt.on_event(seen.append)
+        rt.prompt("keep me")
+        assert await asyncio.to_thread(reading.wait, 10)  # the block is being read
+        assert rt.abort()
+        await rt.wait_idle()
+        release.set()
+        kinds = [e.kind for e in session.branch()]
+        await rt.close()
+        return kinds, seen
+
+    kinds, seen = asyncio.run(run())
+    assert kinds == ["message"]  # the prompt, and no environment block
+    (end,) = [e for e in seen if e["type"] == "agent_end"]
+    assert end["stop"] == "abort"
+    assert [e["delta"] for e in seen if e["type"] == "message_delta"] == ["keep me"]

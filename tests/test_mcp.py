@@ -235,10 +235,10 @@ class _Request:
 
 def test_intents_are_translated_or_degrade_by_their_policy(tmp_path: Path) -> None:
     from smith.effects import ToolContext, builtin_tools
-    from smith.frontends.mcp._server import SmithMcp
+    from smith.frontends.mcp._server import CANNOT_ASK, CallFrontend, SmithMcp
     from smith.runtime import SecretProxy, ToolHost
     from smith.session import Session
-    from smith.ui import Intent, intents_for
+    from smith.ui import Intent, Reply, ask, deliver
 
     session = Session.create(str(tmp_path / "s.smith"), name="mcp", cwd=str(tmp_path))
     with session:
@@ -252,32 +252,33 @@ def test_intents_are_translated_or_degrade_by_their_policy(tmp_path: Path) -> No
             version="0",
         )
         request = _Request()
+        frontend = CallFrontend(server, request, "smith")  # type: ignore[arg-type]
         update = {
             "type": "tool_update",
             "tool_call_id": "x",
             "name": "bash",
             "update": {"output_bytes": 12, "tail": "a\nlast line\n"},
         }
+        delivered: list[object] = []
+        replies: list[Reply] = []
 
         async def show_all() -> None:
-            for intent in intents_for(update):  # a translation: a progress notification
-                await server.show(request, intent)  # type: ignore[arg-type]
-            await server.show(request, Intent("request_confirm", {"text": "sure?"}))  # type: ignore[arg-type]
-            await server.show(request, Intent("notify", {"text": "hi"}))  # type: ignore[arg-type]
-            await server.show(request, Intent("transcript_append", {}))  # type: ignore[arg-type]
+            def in_thread() -> None:  # as the tool's thread does
+                delivered.append(deliver(frontend, update))  # a progress notification
+                delivered.append(deliver(frontend, {"type": "turn_start", "turn": 1}))
+                end = {"type": "message_end", "message_id": "m", "message": {}}
+                delivered.append(deliver(frontend, end))
+
+            await anyio.to_thread.run_sync(in_thread)
+            question = Intent("request_confirm", {"text": "sure?", "choices": []})
+            replies.append(await ask(frontend, question))
 
         anyio.run(show_all)
     assert request.session.sent == [(12.0, None, "bash: last line")]
-    # A question nobody here can answer is refused, never left hanging; drop and persist
-    # intents send nothing (the session already holds what persists).
-    assert server.refused == [
-        {
-            "type": "intent_refused",
-            "intent": "request_confirm",
-            "frontend": "mcp",
-            "reason": "this frontend cannot ask the user",
-        }
-    ]
+    # Drop and persist intents send nothing (the session already holds what persists);
+    # a question nobody here can answer is refused at once, never left hanging.
+    assert delivered == ["shown", "drop", "persist"]
+    assert replies == [Reply(None, CANNOT_ASK, "mcp")]
 
 
 class _Stalled:

@@ -450,9 +450,11 @@ def test_session_start_comes_once_before_the_first_turn(tmp_path: Path) -> None:
 
 
 def test_a_handled_inputs_reply_becomes_a_notice_for_the_frontends() -> None:
-    from smith.ui import intents_for
+    from smith.ui import intent_for
 
     ev = {"type": "input_handled", "plugin": "p", "mode": "prompt", "text": "/x", "reply": "hi"}
-    (intent,) = intents_for(ev)
+    intent = intent_for(ev)
+    assert intent is not None
     assert intent.kind == "notify" and intent.data == {"level": "info", "text": "hi"}
-    assert intents_for({**ev, "reply": None}) == []
+    quiet = intent_for({**ev, "reply": None})  # no reply: only the state it says
+    assert quiet is not None and quiet.kind == "status"

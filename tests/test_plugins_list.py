@@ -165,6 +165,66 @@ def test_every_provider_module_exports_its_plugin() -> None:
         assert spec.offline == (name in ("scripted", "demo"))
         if name in ("anthropic", "openai", "google"):
             assert spec.default_model and spec.default_base_url
+            assert spec.first_party and spec.credential_env and spec.list_models
+
+
+def test_the_facts_index_is_each_modules_provider_spec() -> None:
+    """smith.plugins.PROVIDER_FACTS repeats, for every built-in provider, the facts its
+    module's ProviderSpec declares, so that smith can read them without importing the
+    module: each entry must be exactly the spec's, and every built-in provider have one."""
+    import importlib
+
+    from smith.plugins import BUILTIN, PROVIDER_FACTS
+    from smith.sdk import ProviderFacts, provider_facts, provider_spec
+
+    offered: dict[str, ProviderSpec] = {}
+    for module in BUILTIN:
+        offered.update(importlib.import_module(module).PLUGIN.providers)
+    assert sorted(PROVIDER_FACTS) == sorted(offered)
+    for name, spec in offered.items():
+        assert ProviderFacts(name, **PROVIDER_FACTS[name]) == spec.facts(name), name
+        assert provider_facts()[name] == spec.facts(name)
+        assert provider_spec(name) is spec
+    assert provider_spec("no-such-provider") is None
+    assert provider_facts()["anthropic"].credential_env == ("ANTHROPIC_API_KEY",)
+    assert provider_facts()["google"].credential_env == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    assert not provider_facts()["openai-compatible"].first_party  # a server you run
+
+
+def test_the_facts_of_the_providers_are_read_without_importing_them() -> None:
+    """Secret redaction needs every provider's key variables at each start: they come
+    from the index, and no provider module (about 50 ms each) is imported for them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from smith.providers import credential_variables\n"
+        "from smith.sdk import provider_facts\n"
+        "names = credential_variables(None)\n"
+        "assert {'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY'} <= names, names\n"
+        "assert provider_facts()['openai'].api == 'openai-responses'\n"
+        "print(sorted(m for m in sys.modules if m.startswith('smith.plugins')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['smith.plugins']"
+
+
+def test_a_disabled_provider_keeps_its_key_withheld_and_listed(
+    smith: Callable[..., Result], senv: SmithEnv
+) -> None:
+    """Turning a provider's plugin off does not make its key an ordinary variable: it is
+    still withheld from commands and redacted, and `smith auth` still knows it."""
+    from smith.config import resolve
+    from smith.providers import credential_variables
+
+    senv.write_user_config('plugins { disabled "anthropic"; }\n')
+    config = resolve(env=senv.env, cwd=str(senv.root))
+    assert "ANTHROPIC_API_KEY" in credential_variables(config)
+    r = smith("auth", "status", "--json", env={"ANTHROPIC_API_KEY": "sk-ant-" + "k" * 40})
+    assert r.code == 0, r.err
+    rows = {row["provider"]: row for row in json.loads(r.out)["providers"]}
+    assert rows["anthropic"]["env"] == ["ANTHROPIC_API_KEY"] and rows["anthropic"]["available"]
 
 
 def test_the_registry_routes_through_the_providers_of_the_list() -> None:

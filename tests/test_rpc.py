@@ -475,3 +475,15 @@ def test_memory_accounting_is_reported_per_scope(senv: SmithEnv) -> None:
         memory = rpc.call("get_state")["memory"]
         assert isinstance(memory["session"], int) and isinstance(memory["turn"], int)
         assert rpc.close()[0] == 0
+
+
+def test_compact_takes_a_focus_and_says_it(senv: SmithEnv) -> None:
+    project = _project(senv)
+    rpc = Rpc(senv, project, "--model", script(senv, [{"text": "hi"}]))
+    try:
+        assert rpc.call("compact", {"focus": "the parser bug"}) == {"status": "started"}
+        assert rpc.event("compaction_start")["focus"] == "the parser bug"
+        assert rpc.event("compaction_end")["ok"] is False  # nothing to compact yet
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err

@@ -275,3 +275,52 @@ def test_a_long_history_is_first_decoded_off_the_event_loop(tmp_path: Path) -> N
     assert cache.built and len(threads) == OFF_LOOP + 1
     assert threading.main_thread().name not in threads
     assert len(cache.get(session)) == OFF_LOOP + 1
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "while-busy"])
+def test_compact_with_a_focus_asks_the_summary_to_keep_it(tmp_path: Path, busy: bool) -> None:
+    """`/compact FOCUS` (the Compact operation's focus, RPC compact's `focus`): the summary
+    request says what to keep above all, the compaction records it, and its start event
+    names it, whether it runs at once or at the next safe point."""
+    from smith.runtime.ops import Compact
+
+    w = World(tmp_path)
+    fake = Fake(say("a " * 40), say("b " * 40), say("SUMMARY"), say("after"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, limits=Limits(keep_recent=10))
+        rt.prompt("one")
+        await rt.wait_idle()
+        rt.prompt("two")
+        if not busy:
+            await rt.wait_idle()
+        rt.submit(Compact(focus="the parser bug"))
+        await rt.wait_idle()
+
+    run(main)
+    (start,) = w.of("compaction_start")
+    assert start["focus"] == "the parser bug"
+    firsts = [r.messages[0]["content"][0]["text"] for r in fake.requests]  # type: ignore[index]
+    (asked,) = [t for t in firsts if t.startswith("Summarise")]
+    assert asked.startswith("Summarise this conversation so far, keeping above all "
+                            "everything about: the parser bug:")  # fmt: skip
+    (entry,) = [e for e in w.reopened().entries() if e.kind == "compaction"]
+    assert entry.content["focus"] == "the parser bug"
+
+
+def test_compact_without_a_focus_asks_for_a_plain_summary(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    fake = Fake(say("a " * 40), say("b " * 40), say("SUMMARY"))
+
+    async def main() -> None:
+        rt = w.runtime(fake, limits=Limits(keep_recent=10))
+        for text in ("one", "two"):
+            rt.prompt(text)
+            await rt.wait_idle()
+        rt.compact("   ")
+        await rt.wait_idle()
+
+    run(main)
+    assert "focus" not in w.of("compaction_start")[0]
+    asked = fake.requests[2].messages[0]["content"][0]["text"]  # type: ignore[index]
+    assert asked.startswith("Summarise this conversation so far:\n\n")

@@ -432,3 +432,44 @@ def test_a_browser_asks_the_demo_model(serve: Callable[..., Served], tmp_path: P
             browser.close()
     assert _gone([pid]), "the app outlived its page"
     assert served.stop() == 0
+
+
+def test_a_question_in_the_browser_is_the_apps_overlay(
+    serve: Callable[..., Served], senv: SmithEnv
+) -> None:
+    """A plugin's question in the browser is the app's overlay (docs/ui.md: `smith web`
+    serves the same app, so its policy for UI intents is the app's); the app process
+    loads the test plugin (tests/ui_plugin.py)."""
+    from tests.ui_plugin import with_plugin
+
+    assert shutil.which(CHROMIUM), "chromium is needed for the browser test (.ci/run installs it)"
+    from playwright.sync_api import sync_playwright
+
+    senv.env.update(with_plugin(senv.env))  # what the server, and so each app, runs with
+    served = serve("--model", "demo")
+    timeout = DEADLINE * 1000
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.route(re.compile(rf"^(?!{re.escape(served.origin)}/)"), lambda r: r.abort())
+            page.add_init_script(TAP)
+            page.goto(served.url)
+            page.wait_for_function("smithScreen().includes('Ask smith')", timeout=timeout)
+            (pid,) = served.apps()
+            page.focus(".xterm-helper-textarea")
+            page.keyboard.type("/ask Pick a fruit")
+            page.keyboard.press("Enter")
+            page.wait_for_function(
+                "smithScreen().includes('asker asks: Pick a fruit') && "
+                "smithScreen().includes('Banana')",
+                timeout=timeout,
+            )
+            page.keyboard.press("ArrowDown")
+            page.keyboard.press("Enter")
+            page.wait_for_function("smithScreen().includes('/ask: b')", timeout=timeout)
+            page.close()
+        finally:
+            browser.close()
+    assert _gone([pid]), "the app outlived its page"
+    assert served.stop() == 0

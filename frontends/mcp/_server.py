@@ -11,11 +11,14 @@ JSON Schemas (the SDK's decorator API derives schemas from Python signatures).
 - `resources/list` and `resources/read`: this project's sessions, each as JSON lines
   (`smith://session/<id>.jsonl`, the `smith sessions dump` form) and as markdown
   (`smith://session/<id>.md`, the replay transcript); templates name any session by id.
-- Progress: a running tool's `tool_update` events become UI intents (smith.ui) like in
-  every frontend. `tool_activity` updates have an MCP translation, progress
-  notifications (progress = output bytes so far, message = the last line); every other
-  intent degrades by its declared policy: dropped, refused (questions: nobody here can
-  answer), or kept only in the session (persist).
+- UI intents (smith.ui, docs/ui.md): each call is shown to a frontend of its own
+  (`CallFrontend`), through `smith.ui.deliver` and `smith.ui.ask` like every frontend.
+  A running tool's `tool_update` events and its `Progress` become progress
+  notifications (progress = output bytes so far, message = the last line); its
+  `Notify` becomes a log message notification (`notifications/message`, sent when the
+  client asked for that level); a question it asks (`ToolContext.ui.ask`) is refused at
+  once (nobody here can answer: the client drives the tools), recorded in the session
+  and logged; every other intent degrades by its declared policy.
 """
 
 from __future__ import annotations
@@ -32,13 +35,23 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from smith.diagnostics import SmithError, did_you_mean
-from smith.ui import Intent, intents_for, refusal
+from smith.ui import (
+    Capabilities,
+    Intent,
+    Reply,
+    answer_event,
+    answer_record,
+    deliver,
+    question_intent,
+    shown_intent,
+)
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
     from smith.effects import Outcome, ToolSpec
     from smith.runtime import ToolHost
+    from smith.ui import Asked, Shown
 
 log = logging.getLogger("smith.mcp")
 
@@ -46,6 +59,10 @@ SCHEME = "smith://session/"
 FORMATS = {"jsonl": "application/jsonl", "md": "text/markdown"}
 STOP_GRACE = 10.0  # seconds a cancelled tool gets to stop and record how it ended
 PROGRESS_WAIT = 5.0  # seconds a tool's thread waits for its progress to be sent
+CANNOT_ASK = (
+    "smith mcp cannot ask the user: its client calls the tools, and nobody here answers questions"
+)
+LEVELS = {"info": "info", "warning": "warning", "error": "error"}  # smith -> MCP
 
 
 class SmithMcp:
@@ -144,6 +161,7 @@ class SmithMcp:
         stops the tool and waits (bounded) for it to record how it ended."""
         call = self.host.context.for_call()
         call_id = f"mcp-{ctx.request_id}"
+        frontend = CallFrontend(self, ctx, self.host.origins.get(spec.name, spec.name))
 
         def progress(update: dict[str, object]) -> None:  # from the tool's thread
             ev = {
@@ -152,13 +170,10 @@ class SmithMcp:
                 "name": spec.name,
                 "update": self.secrets.redact(update),
             }
-            for intent in intents_for(ev):
-                try:
-                    anyio.from_thread.run(self._show_soon, ctx, intent)
-                except Exception:  # the request ended meanwhile: its progress is moot
-                    log.debug("progress not sent", exc_info=True)
+            deliver(frontend, ev)
 
         call.progress = progress
+        call.ui = _ToolUi(frontend)
         finished = threading.Event()
 
         def work() -> Outcome:
@@ -185,22 +200,52 @@ class SmithMcp:
             log.debug("progress not sent within %s s: dropped", PROGRESS_WAIT)
 
     async def show(self, ctx: ServerRequestContext[Any], intent: Intent) -> None:
-        """Show one UI intent: translated where MCP has a form for it, else degraded by
-        the intent's declared policy."""
-        if intent.kind == "tool_activity" and intent.data.get("phase") == "update":
-            update = intent.data.get("update")
+        """Show one UI intent of a call in MCP's form for it (what `CallFrontend`
+        declares it shows)."""
+        data = intent.data
+        if intent.kind == "tool_activity" and data.get("phase") == "update":
+            update = data.get("update")
             update = update if isinstance(update, dict) else {}
             size = update.get("output_bytes")
             tail = str(update.get("tail", "")).strip().splitlines()
             await ctx.session.report_progress(
                 float(size) if isinstance(size, int) else 0.0,
                 None,
-                f"{intent.data.get('name')}: {tail[-1][:200] if tail else 'running'}",
+                f"{data.get('name')}: {tail[-1][:200] if tail else 'running'}",
             )
-        elif intent.unsupported == "refuse":
-            self.refused.append(refusal(intent, "mcp"))
-            log.warning("refused %s: this MCP server cannot ask the user", intent.kind)
-        # drop: decoration; persist: the session already holds it
+        elif intent.kind == "progress" and "label" in data:  # a tool's own Progress
+            done, total = data.get("done"), data.get("total")
+            await ctx.session.report_progress(
+                float(done) if isinstance(done, int | float) else 0.0,
+                float(total) if isinstance(total, int | float) else None,
+                str(data["label"])[:200],
+            )
+        elif intent.kind == "notify" and "text" in data:
+            level = LEVELS.get(str(data.get("level")), "info")
+            await ctx.session.send_log_message(
+                level,  # type: ignore[arg-type]
+                {"origin": data.get("origin"), "text": data.get("text")},
+                logger="smith",
+            )
+
+    def refuse(self, ctx: ServerRequestContext[Any], intent: Intent, reply: Reply) -> None:
+        """A question a tool asked, refused: recorded in the session, logged on stderr
+        and told to the client as a warning log message."""
+        record = answer_record(intent, reply)
+        self.session.append("question", record)
+        self.refused.append(answer_event(record))
+        log.warning("refused %s from %s: %r: %s", intent.kind, record["origin"],
+                    record["text"], reply.refused)  # fmt: skip
+        notice = Intent("notify", {"origin": record["origin"], "level": "warning",
+                                   "text": f"refused the question {record['text']!r}: "
+                                   f"{reply.refused}"})  # fmt: skip
+        self._from_thread(ctx, notice)
+
+    def _from_thread(self, ctx: ServerRequestContext[Any], intent: Intent) -> None:
+        try:
+            anyio.from_thread.run(self._show_soon, ctx, intent)
+        except Exception:  # the request ended meanwhile: what it showed is moot
+            log.debug("%s not sent", intent.kind, exc_info=True)
 
     # -- resources --------------------------------------------------------------------
 
@@ -282,3 +327,61 @@ class SmithMcp:
 
         title = f"{session.name or session.id} ({session.id})"
         return markdown(reconstruct(session), title=title)
+
+
+class CallFrontend:
+    """The UI frontend of one tool call (smith.ui): what the call shows goes to its
+    request as MCP notifications; what it asks is refused. It is also the call's
+    `ToolContext.ui`, used from the tool's thread."""
+
+    name = "mcp"
+    capabilities = Capabilities(
+        shows=frozenset({"tool_activity", "progress", "notify"}), cannot_ask=CANNOT_ASK
+    )
+
+    def __init__(self, server: SmithMcp, ctx: ServerRequestContext[Any], origin: str) -> None:
+        self.server = server
+        self.ctx = ctx
+        self.origin = origin
+
+    def show(self, intent: Intent) -> None:  # from the tool's thread
+        if intent.kind == "tool_activity" and intent.data.get("phase") != "update":
+            return  # MCP's own request says when the call starts and ends
+        self.server._from_thread(self.ctx, intent)
+
+    async def ask(self, intent: Intent) -> Reply:  # never called: it asks nothing
+        from smith.ui import refused
+
+        return refused(CANNOT_ASK, self.name)
+
+    # -- ToolContext.ui ----------------------------------------------------------------
+
+    def show_value(self, value: Shown) -> None:
+        ev = shown_intent(value, origin=self.origin).event
+        assert ev is not None
+        masked = self.server.secrets.redact(ev)
+        deliver(self, masked if isinstance(masked, dict) else ev)
+
+    def ask_value(self, question: Asked) -> Reply:
+        from smith.session import new_id
+        from smith.ui import ask
+
+        intent = question_intent(question, origin=self.origin, ask_id=new_id())
+        masked = self.server.secrets.redact(intent.data)
+        intent = Intent(intent.kind, masked if isinstance(masked, dict) else intent.data)
+        reply: Reply = anyio.from_thread.run(ask, self, intent)
+        self.server.refuse(self.ctx, intent, reply)
+        return reply
+
+
+class _ToolUi:
+    """`ToolContext.ui` over a call's frontend."""
+
+    def __init__(self, frontend: CallFrontend) -> None:
+        self.frontend = frontend
+
+    def show(self, value: Shown) -> None:
+        self.frontend.show_value(value)
+
+    def ask(self, question: Asked) -> Reply:
+        return self.frontend.ask_value(question)

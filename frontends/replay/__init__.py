@@ -9,13 +9,18 @@ between a `replay_start` and a `replay_end` record (the state the records add up
 `--reexecute` runs the recorded tool effects again in scratch copies of the project
 restored from file history and reports each one (`_reexecute`); exit status 1 when one
 diverged. See docs/replay.md.
+
+Replay is a UI frontend (smith.ui, `ReplayFrontend`): the replayed events reach the
+transcript or the JSON lines through `smith.ui.deliver`, like a live run's reach its
+frontend. It shows how each recorded question ended and asks nothing itself: a
+question given to it is refused (`NOTHING_ASKED`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from smith._lazy import lazy_exports
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
     from smith.cli import Context
     from smith.config import Config
     from smith.session import Session
+    from smith.ui import Intent, Reply
 
     from ._reexecute import Reexecutor
 
@@ -46,6 +52,37 @@ REPLAY_BAD_NUMBER = DiagnosticKind(
 )
 # Injected by tests to see the timing without waiting for it.
 CLOCK: Any = None
+NOTHING_ASKED = "a replay only plays back what was recorded: nobody is asked anything"
+
+
+class ReplayFrontend:
+    """Replay as a UI frontend: every intent goes to `emit` as the event it stands
+    for (the transcript, or a JSON line); questions are refused."""
+
+    name = "replay"
+
+    def __init__(self, emit: Callable[[dict[str, Any]], None]) -> None:
+        from smith.ui import Capabilities
+
+        self.emit = emit
+        self.capabilities = Capabilities(cannot_ask=NOTHING_ASKED)
+
+    def show(self, intent: Intent) -> None:
+        if intent.event is not None:
+            self.emit(intent.event)
+
+    async def ask(self, intent: Intent) -> Reply:  # never called: replay asks nothing
+        from smith.ui import refused
+
+        return refused(NOTHING_ASKED, self.name)
+
+    def __call__(self, item: dict[str, Any]) -> None:
+        """One played item: an event through the dispatcher, replay's own records
+        (re-execution reports) as they are."""
+        from smith.ui import deliver
+
+        if deliver(self, item) is None:
+            self.emit(item)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -169,7 +206,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         with _signals_interrupt():
             play(
                 timeline,
-                emit,
+                ReplayFrontend(emit),
                 turns=turns,
                 speed=speed,
                 max_gap=max_gap,
@@ -265,8 +302,10 @@ def _reexecutor(config: Config, session: Session) -> Reexecutor:
 
 
 __all__ = [
+    "NOTHING_ASKED",
     "REPLAY_BAD_NUMBER",
     "REPLAY_NO_SESSION",
+    "ReplayFrontend",
     "add_arguments",
     "find_session",
     "markdown",

@@ -73,6 +73,8 @@ class Transcript:
         elif kind == "agent_end" and item["stop"] not in ("end", "done"):
             error = f": {item['error']}" if item.get("error") else ""
             self.line(f"[stopped: {item['stop']}{error}]")
+        elif kind in ("intent_answered", "intent_refused"):
+            self.line(answered(item))
         elif kind == "reexecute":
             self.report(item)
 
@@ -123,6 +125,16 @@ class Transcript:
             self.line(f"{head}: not re-run ({status}): {item['reason']}")
 
 
+def answered(item: dict[str, Any]) -> str:
+    """A recorded question and how it ended, on one line."""
+    asked = f'? {item.get("origin") or "smith"} asked "{item.get("text", "")}"'
+    if item["type"] == "intent_refused":
+        return f"{asked}: refused by {item.get('frontend')}: {item.get('reason')}"
+    labels = {c.get("key"): c.get("label") for c in item.get("choices") or []}
+    choice = item.get("choice")
+    return f"{asked}: {labels.get(choice) or choice} (answered in {item.get('frontend')})"
+
+
 def _fence(text: str) -> str:
     longest, run = 0, 0
     for ch in text:
@@ -167,6 +179,8 @@ def markdown(timeline: Timeline, *, title: str) -> str:
         elif kind in ("environment", "instructions"):
             what = "Environment" if kind == "environment" else f"Instructions ({ev.get('path')})"
             out += [f"**{what}** (told the model):", "", _fence(str(ev.get("text", ""))), ""]
+        elif kind in ("intent_answered", "intent_refused"):
+            out += [f"*{answered(ev)}*", ""]
         elif kind == "agent_end" and ev["stop"] not in ("end", "done"):
             out += [f"*Stopped: {ev['stop']}*", ""]
     return "\n".join(out).rstrip() + "\n"

@@ -20,6 +20,8 @@ events are derived from the records the way the runtime derived its records from
   whose effect never completed ends as `unknown` when its round does;
 - `turn_end` comes once every call has its result, `agent_end` (and `settled`) when the
   next prompt starts or the branch ends;
+- a recorded question (entry kind `question`) is the `intent_answered` or
+  `intent_refused` event it was, at the point it ended;
 - a compaction stays inside its prompt when the loop did it before a round, and comes
   after the prompt's `agent_end` (followed by `settled`) when it ran on its own, while
   idle: the prompt's records show it had ended.
@@ -40,6 +42,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import SmithError
+from smith.ui import answer_event
 
 if TYPE_CHECKING:
     from smith.session import Entry, Session
@@ -260,6 +263,9 @@ class _Builder:
             self.emit(kind, entry_id=entry.id, **content)
         elif kind == "vcs" and content.get("op") == "snapshot":
             self.state["snapshots"] += 1
+        elif kind == "question":  # how a plugin's question ended (smith.ui)
+            ev = answer_event(content)
+            self.emit(str(ev.pop("type")), **ev)
 
     def user(self, entry: Entry, message: dict[str, Any]) -> None:
         delivered = self.in_run and (bool(message.get("queued")) or not self.answered)

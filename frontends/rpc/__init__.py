@@ -4,7 +4,9 @@ smith (editors, scripts, other agents). docs/rpc.md is the reference.
 One request (or batch) per line in, one response or notification per line out, LF
 only. Standard output carries protocol records and nothing else: logs, warnings and
 diagnostics go to stderr. Runtime events arrive as `event` notifications in the schema
-of docs/events.md. Settings flags (`--model`, `--thinking`, ...) apply as in every mode.
+of docs/events.md; what plugins ask the user is a `ui.ask` request from the server,
+which the client answers on its input (docs/ui.md). Settings flags (`--model`,
+`--thinking`, ...) apply as in every mode.
 
     smith rpc                    a new session in this project
     smith rpc --session NAME     that session (name or id), created if there is none

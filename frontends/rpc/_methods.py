@@ -120,10 +120,10 @@ async def wait_idle(server: Server) -> object:
     return {"busy": runtime.busy, "queue": runtime.state()["queue"]}
 
 
-@method("compact")
-async def compact(server: Server) -> object:
+@method("compact", Param("focus", "string"))
+async def compact(server: Server, focus: str | None = None) -> object:
     busy = server.runtime.busy
-    _submit(server, ops.Compact())
+    _submit(server, ops.Compact(focus))
     return {"status": "scheduled" if busy else "started"}
 
 

@@ -1,7 +1,8 @@
 """JSON-RPC 2.0 framing without I/O: one input line in, calls or error responses out.
 
 A line is one request, one notification (no `id`: never answered) or a batch (an array
-of them, answered by one array). Everything that goes wrong here has the standard code
+of them, answered by one array); or the client's response to a request the server sent
+(`ui.ask`), which is never answered either. Everything that goes wrong here has the standard code
 and a smith diagnostic as `data`, so a client can show `what`/`why`/`fix` as they are:
 
     -32700 parse error       the line is not JSON, not UTF-8 or nested too deeply
@@ -121,7 +122,18 @@ class Call:
     notification: bool = False
 
 
-Item = Call | dict[str, Any]  # a call to make, or an error response already decided
+@dataclass(frozen=True, slots=True)
+class Response:
+    """The client's answer to a request the server sent it (`ui.ask`): `result` or
+    `error`, for the request `id`."""
+
+    id: object
+    result: object = None
+    error: object = None
+
+
+# A call to make, a response from the client, or an error response already decided.
+Item = Call | Response | dict[str, Any]
 
 
 def parse_line(raw: bytes, number: int) -> tuple[list[Item], bool, int] | dict[str, Any]:
@@ -166,6 +178,8 @@ def _call(message: object, number: int) -> Item:
         return error_response(None, _invalid(number, f"the id is a {_json_type(id)}"))
     if message.get("jsonrpc") != "2.0":
         return error_response(id, _invalid(number, '"jsonrpc" must be "2.0"'))
+    if "method" not in message and has_id and ("result" in message or "error" in message):
+        return Response(id, message.get("result"), message.get("error"))
     method = message.get("method")
     if not isinstance(method, str):
         return error_response(id, _invalid(number, '"method" must be a string'))

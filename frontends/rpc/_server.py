@@ -2,9 +2,12 @@
 
 Requests are handled in the order they arrive; each is answered when its operation has
 been accepted, except the `concurrent` ones (wait_idle), which answer when what they
-wait for happens without holding up the requests behind them. Runtime events are
-forwarded as `event` notifications the moment they are emitted, through the same
-writer as the answers, so a client sees them in the order they happened.
+wait for happens without holding up the requests behind them. The server is its
+runtime's UI frontend (`_ui.RpcFrontend`, attached with `Runtime.attach`): runtime
+events are forwarded as `event` notifications the moment they are emitted, through the
+same writer as the answers, so a client sees them in the order they happened, and the
+questions plugins ask are `ui.ask` requests to the client, whose responses come back
+on the same input.
 
 It ends on `shutdown`, at end of input, on SIGTERM/SIGINT/SIGHUP, or when nobody reads
 its output any more: the running turn is aborted (the session records how every effect
@@ -28,6 +31,7 @@ from ._protocol import (
     OPERATION_FAILED,
     Call,
     Item,
+    Response,
     RpcError,
     bind,
     encode,
@@ -38,10 +42,11 @@ from ._protocol import (
     response,
     unknown_method,
 )
+from ._ui import RpcFrontend
 
 if TYPE_CHECKING:
     from smith.config import Config
-    from smith.runtime import Event, Runtime
+    from smith.runtime import Runtime
     from smith.session import Session
 
 log = logging.getLogger("smith.rpc")
@@ -86,6 +91,7 @@ class Server:
         self._write = write
         self._stdin = stdin
         self.runtime = make_runtime(session, model, thinking)
+        self.ui = RpcFrontend(self.send)
         self._unwatch: Callable[[], None] = lambda: None
         self._pending: set[asyncio.Task[None]] = set()  # answers still to come
         self._stopping = False
@@ -97,11 +103,8 @@ class Server:
         """Encoded here, on the loop, so the record is what was true when it was sent."""
         self._writer.send(encode(message))
 
-    def _forward(self, ev: Event) -> None:
-        self.send(notification("event", ev))
-
     def _watch(self) -> None:
-        self._unwatch = self.runtime.on_event(self._forward)
+        self._unwatch = self.runtime.attach(self.ui)
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -151,6 +154,9 @@ class Server:
     async def _start(self, item: Item) -> Answer | asyncio.Task[Answer]:
         if isinstance(item, dict):  # an invalid request, answered as it is
             return item
+        if isinstance(item, Response):  # the client answers a question: no answer to it
+            self.ui.answer(item)
+            return None
         if self._closed:
             source = Source("rpc", item.method)
             error = RpcError(OPERATION_FAILED, RPC_CLOSED(source=source, method=item.method))

@@ -1,7 +1,8 @@
 """The smith app: transcript, queue, input and status over one runtime.
 
-The runtime runs on the app's own event loop. Its events become UI intents
-(smith.ui.intents_for) and the app shows them: recorded messages are read back from the
+The runtime runs on the app's own event loop. The app attaches to it as a UI frontend
+(`_intents.AppFrontend`): its events become UI intents (smith.ui.deliver) and the app
+shows them, and plugins' questions become overlays: recorded messages are read back from the
 session (the transcript is the session), live output and running tools are shown as they
 stream, and the status line carries model, thinking, cost, context use, session and queue.
 """
@@ -19,13 +20,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
 
-from smith.runtime import Runtime, format_cost
+from smith.runtime import Runtime, Template, format_cost
 from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session
 from smith.text import inert
-from smith.ui import Intent, intents_for
+from smith.ui import Intent
 
-from ._host import CommandHostMixin, SessionSource
+from ._host import CommandHostMixin, CommandSuggester, SessionSource, template_commands
+from ._intents import AppFrontend, question_text, render_question, show_plugin
 from ._models import ModelChoice, model_choices
 from ._render import (
     plain_text,
@@ -36,7 +38,7 @@ from ._render import (
 from ._screens import SmithCommands
 from ._transcript import Transcript
 
-SHOWN_KINDS = ("message", "compaction")
+SHOWN_KINDS = ("message", "compaction", "question")
 FRAME = 1 / 60  # seconds: the most often the streaming message is redrawn
 SETTLE = 400  # characters a settled part of a streaming answer has at least
 BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
@@ -88,6 +90,7 @@ class SmithApp(CommandHostMixin, App[int]):
         models: Callable[[], Sequence[ModelChoice]] = model_choices,
         show_memory: bool = False,
         debug: bool = False,
+        templates: Mapping[str, Template] | None = None,
     ) -> None:
         super().__init__()
         self.tracebacks = debug  # an internal error shows its traceback (--debug) or one line
@@ -101,6 +104,9 @@ class SmithApp(CommandHostMixin, App[int]):
         defaults = {k: v for p in self.plugins for k, v in p.keybindings.items()}
         self.keys = {**defaults, **(keys or {})}
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
+        # Prompt templates are commands too (/help, the palette, completion); the runtime
+        # expands them, so the app sends `/NAME args` as typed.
+        self.template_commands = template_commands(templates or {}, self.plugins)
         self.session_source = session_source
         self.models = models  # the model picker's list (the catalog's, when given one)
         self.show_memory = show_memory  # live bytes in the status (memory accounting on)
@@ -114,6 +120,7 @@ class SmithApp(CommandHostMixin, App[int]):
         self._switching = False  # a session switch is under way
         self._context_frozen = False  # see _freeze_context
         self._busy = False
+        self.plugin_status: dict[tuple[str, str, str], str] = {}  # plugins' Status, Progress
 
     def _fatal_error(self) -> None:
         """An unexpected exception ends the app. Textual would print a traceback with the
@@ -138,7 +145,7 @@ class SmithApp(CommandHostMixin, App[int]):
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
         yield Input(placeholder="Ask smith…  (Enter sends; while it works, Enter queues)",
-                    id="input")  # fmt: skip
+                    id="input", suggester=CommandSuggester(self))  # fmt: skip
         yield Static("", id="status", markup=False)
 
     @property
@@ -200,7 +207,7 @@ class SmithApp(CommandHostMixin, App[int]):
 
     def _attach_runtime(self) -> None:
         self.runtime = self._factory(self.session)
-        self._unwatch = self.runtime.on_event(self._on_event)
+        self._unwatch = self.runtime.attach(AppFrontend(self))
 
     def _reload_transcript(self) -> None:
         self._match = None
@@ -310,13 +317,13 @@ class SmithApp(CommandHostMixin, App[int]):
 
     # -- runtime events --------------------------------------------------------------
 
-    def _on_event(self, event: dict[str, Any]) -> None:
-        for intent in intents_for(event):
-            self._show(intent)
-
     def _show(self, intent: Intent) -> None:
         data = intent.data
-        if intent.kind == "message_delta":
+        if "origin" in data and intent.kind in ("notify", "status", "progress"):
+            show_plugin(self, intent)  # a plugin's, not the runtime's
+        elif intent.kind == "answer":
+            self._sync()  # how a question ended: shown from its record
+        elif intent.kind == "message_delta":
             self._delta(data)
         elif intent.kind == "transcript_append":
             if data.get("message_id") == self._live_id or not self._live:
@@ -464,6 +471,7 @@ class SmithApp(CommandHostMixin, App[int]):
         memory = status["memory"] if self.show_memory else None  # None: accounting off
         if memory is not None:
             parts.insert(-1, f"mem {_bytes(memory['session'])} (turn {_bytes(memory['turn'])})")
+        parts += self.plugin_status.values()
         self.query_one("#status", Static).update(" · ".join(parts))
         queue = self.query_one("#queue", Static)
         queue.update(
@@ -491,6 +499,8 @@ def _render_entry(entry: Any, expanded: bool) -> RenderableType | None:
     if entry.kind == "compaction" and isinstance(content, dict):
         summary = content.get("summary", "")
         return render_notice(f"— earlier context compacted: {summary}", "dim")
+    if entry.kind == "question" and isinstance(content, dict):
+        return render_question(content)
     if isinstance(content, dict):
         shown: RenderableType | None = render_message(content, expanded)
         return shown
@@ -499,6 +509,8 @@ def _render_entry(entry: Any, expanded: bool) -> RenderableType | None:
 
 def _entry_text(entry: Any) -> str:
     content = entry.content
+    if entry.kind == "question" and isinstance(content, dict):
+        return question_text(content)
     if isinstance(content, dict):
         return plain_text(content) if "role" in content else str(content.get("summary", ""))
     return ""

@@ -3,8 +3,11 @@ plugins may ask of it, and switching the session the app shows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from textual.suggester import Suggester
 
 from smith.diagnostics import SmithError, did_you_mean
 from smith.text import inert
@@ -13,9 +16,10 @@ from ._render import render_notice
 from ._screens import ChoiceScreen, InfoScreen
 
 if TYPE_CHECKING:
-    from smith.runtime import Runtime
+    from smith.runtime import Runtime, Template
     from smith.sdk import Command, CommandHost, Plugin
     from smith.session import Session
+    from smith.ui import Asked, Reply, Shown
 
     from ._models import ModelChoice
     from ._transcript import Transcript
@@ -41,6 +45,7 @@ class CommandHostMixin:
     _unwatch: Callable[[], None]
     exit: Callable[..., None]
     push_screen: Callable[..., Any]
+    run_worker: Callable[..., Any]
     _factory: Callable[[Session], Runtime]
     models: Callable[[], Sequence[ModelChoice]]  # what the model picker offers
 
@@ -51,9 +56,12 @@ class CommandHostMixin:
 
     # -- the commands ------------------------------------------------------------------
 
+    template_commands: list[Command]
+
     @property
     def plugin_commands(self) -> list[Command]:
-        return [c for p in self.plugins for c in p.commands]
+        """The plugins' commands, then the prompt templates not named like one."""
+        return [*(c for p in self.plugins for c in p.commands), *self.template_commands]
 
     def commands(self) -> Sequence[Command]:
         return self.plugin_commands
@@ -68,13 +76,26 @@ class CommandHostMixin:
             hint = did_you_mean(name, names, template="/{}", otherwise="/help lists them")
             self.tell(f"there is no command /{name}; {hint}", error=True)
             return
+        origin = next((p.name for p in self.plugins if command in p.commands), "templates")
+        host = cast("CommandHost", PluginHost(self, origin))
         try:
             # A CommandHost: its runtime is set (checked above) while a command runs.
-            command.run(cast("CommandHost", self), arg)
+            ran = command.run(host, arg)
         except SmithError as exc:
             d = exc.diagnostic
             self.tell(f"{d.what}\n  fix: {d.fix}", error=True)
+        else:
+            if inspect.isawaitable(ran):  # a coroutine command (it may ask): in a worker
+                self.run_worker(self._finish(ran), group="commands")
         self._status()  # a command may have changed the model, thinking, session...
+
+    async def _finish(self, ran: Awaitable[object]) -> None:
+        try:
+            await ran
+        except SmithError as exc:
+            d = exc.diagnostic
+            self.tell(f"{d.what}\n  fix: {d.fix}", error=True)
+        self._status()
 
     # -- CommandHost -------------------------------------------------------------------
 
@@ -212,6 +233,29 @@ class CommandHostMixin:
         raise NotImplementedError  # SmithApp: refresh the status line
 
 
+class PluginHost:
+    """The host a plugin's command gets: the app, with what it posts and asks going
+    through the runtime in the plugin's name (smith.ui intents, like a handler's)."""
+
+    def __init__(self, app: CommandHostMixin, origin: str) -> None:
+        self._app = app
+        self._origin = origin
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._app, name)
+
+    def post(self, value: Shown) -> None:
+        if self._app.runtime is not None:
+            self._app.runtime.post(value, origin=self._origin)
+
+    async def ask(self, question: Asked) -> Reply:
+        from smith.ui import refused
+
+        if self._app.runtime is None:
+            return refused("the app is switching sessions", "tui")
+        return await self._app.runtime.ask(question, origin=self._origin)
+
+
 def _role(content: object) -> object:
     return content.get("role") if isinstance(content, dict) else None
 
@@ -223,3 +267,49 @@ def _first_text(content: object) -> str:
         if isinstance(part, dict) and part.get("type") == "text":
             return str(part.get("text", "")).splitlines()[0] if part.get("text") else ""
     return ""
+
+
+def template_commands(
+    templates: Mapping[str, Template], plugins: Sequence[Plugin]
+) -> list[Command]:
+    """A command for each prompt template whose name no plugin's command takes: it sends
+    `/NAME args` as typed, for the runtime to expand (as `smith eval` and RPC do)."""
+    from smith.runtime import ops
+    from smith.sdk import Command
+
+    taken = {c.name for p in plugins for c in p.commands}
+
+    def sender(name: str) -> Callable[[CommandHost, str], object]:
+        def send(host: CommandHost, arg: str) -> object:
+            return host.runtime.submit(ops.Prompt(f"/{name} {arg}".rstrip()))
+
+        return send
+
+    return [
+        Command(
+            t.name,
+            t.description or f"prompt template ({t.source})",
+            sender(t.name),
+            t.argument_hint,
+        )
+        for t in templates.values()
+        if t.name not in taken
+    ]
+
+
+class CommandSuggester(Suggester):
+    """Completes `/na` to the first command (or template) whose name starts so, shown
+    in the input as a suggestion (Right arrow takes it)."""
+
+    def __init__(self, app: CommandHostMixin) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.app = app
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value.startswith("/") or " " in value or value.startswith("//"):
+            return None
+        typed = value[1:]
+        for command in self.app.plugin_commands:
+            if command.name.startswith(typed) and command.name != typed:
+                return f"/{command.name}"
+        return None

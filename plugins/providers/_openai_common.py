@@ -1,6 +1,7 @@
 """What OpenAI's two wire formats (Chat Completions and Responses) and the servers that
-imitate them share: the error object, tool-call arguments, message parts, token usage and
-the reasoning effort. Pure functions, no I/O.
+imitate them share: the error object, tool-call arguments, message parts, token usage,
+the reasoning effort and the model list (`MODEL_LIST`: GET {base}/models, one page of
+{"data": [{"id": ...}]}). Pure functions, no I/O.
 
 Error bodies come in several dialects, all handled by `error_detail`:
 
@@ -31,7 +32,10 @@ from smith.providers import (
     status_kind,
     thinking_level,
 )
+from smith.sdk import ListedModel, ModelList
 from smith.text import loads
+
+from ._wirekit import limit, list_body
 
 # Error types and codes that say more than the HTTP status: kind, retryable.
 _CODES: dict[str, tuple[str, bool]] = {
@@ -262,3 +266,26 @@ def strict_schema(schema: object) -> bool:
         if isinstance(schema.get(key), Mapping):
             subschemas += schema[key].values()
     return all(strict_schema(s) for s in subschemas)
+
+
+# -- the model list ----------------------------------------------------------------------
+
+
+def models_page(base_url: str, key: str | None, token: str | None) -> tuple[str, dict[str, str]]:
+    """GET {base}/models, with the key (if any) as a bearer token: OpenAI's list, and
+    that of the servers speaking its API (llama.cpp, Ollama, vLLM). It has one page."""
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    return f"{base_url.rstrip('/')}/models", headers
+
+
+def parse_models(data: object) -> tuple[list[ListedModel], str | None]:
+    """{"data": [{"id": ...}, ...]}: vLLM says each model's context length
+    (max_model_len); OpenAI and llama.cpp say neither limit."""
+    found = []
+    for item in list_body(data, "data")[1]:
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            found.append(ListedModel(item["id"], limit(item.get("max_model_len"))))
+    return found, None
+
+
+MODEL_LIST = ModelList(models_page, parse_models)

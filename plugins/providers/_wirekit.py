@@ -1,7 +1,8 @@
 """What the Anthropic and Google wire formats share beyond smith.providers._wire (HTTP
 errors, thinking levels, the extras merge): terminal events for errors inside a stream
 and for a cut-off stream, the request's sampling settings, tool arguments parsed once,
-and the neutral message form read defensively. Pure functions, no vendor knowledge.
+the neutral message form read defensively, and the numbers of a model list. Pure
+functions, no vendor knowledge.
 """
 
 from __future__ import annotations
@@ -82,3 +83,25 @@ def check_arguments(value: object) -> tuple[dict[str, object] | None, str | None
         return value, None
     shown = type(value).__name__ if not isinstance(value, list) else "array"
     return None, f"the arguments were a JSON {shown}, not an object"
+
+
+# -- model lists -------------------------------------------------------------------------
+
+
+def limit(value: object) -> int | None:
+    """A token limit as a model list states it: a positive integer (at most 10**9), else
+    None (not said, or not believable)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 10**9:
+        return None
+    return value
+
+
+def list_body(data: object, field: str) -> tuple[dict[str, object], list[object]]:
+    """A model list's page as an object, and its array `field`; ValueError (its message
+    shown) for a body of another shape."""
+    if not isinstance(data, dict):
+        raise ValueError("the model list is not a JSON object")
+    items = data.get(field)
+    if not isinstance(items, list):
+        raise ValueError(f'the model list has no "{field}" array')
+    return data, items

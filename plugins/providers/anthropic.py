@@ -42,6 +42,8 @@ Choices this plugin makes, and why:
 - Stop reasons: end_turn and stop_sequence are success, tool_use is tool_use,
   max_tokens, model_context_window_exceeded and pause_turn (the API stopped a long turn
   early) are limit, refusal is a non-retryable error.
+- The model list (`smith models --refresh`): GET /v1/models, paged by after_id, whose
+  entries say their limits in newer API versions.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ from smith.providers import (
     merge_body,
     thinking_level,
 )
-from smith.sdk import Plugin, ProviderSpec
+from smith.sdk import ListedModel, ModelList, Plugin, ProviderSpec
 from smith.text import loads
 
 from . import _wirekit as kit
@@ -574,8 +576,29 @@ def _usage(raw: dict[str, Any], *, output: bool) -> Usage:
     )
 
 
-# What this module contributes: the provider, for the model registry (its credential
-# hooks are this module's CREDENTIAL_ENV and NAME).
+def models_page(base_url: str, key: str | None, token: str | None) -> tuple[str, dict[str, str]]:
+    """One page of the model list: up to 1000 models, after the last one of the page before."""
+    from urllib.parse import quote
+
+    after = f"&after_id={quote(token)}" if token else ""
+    headers = {"x-api-key": key, "anthropic-version": API_VERSION} if key else {}
+    return f"{base_url.rstrip('/')}/models?limit=1000{after}", headers
+
+
+def parse_models(data: object) -> tuple[list[ListedModel], str | None]:
+    """{"data": [{"id", "max_input_tokens", "max_tokens"}], "has_more", "last_id"}."""
+    page, items = kit.list_body(data, "data")
+    found = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            context, output = item.get("max_input_tokens"), item.get("max_tokens")
+            found.append(ListedModel(item["id"], kit.limit(context), kit.limit(output)))
+    last = page.get("last_id") if page.get("has_more") is True else None
+    return found, last if isinstance(last, str) and last else None
+
+
+# What this module contributes: the provider, for the model registry, with its facts
+# (smith.plugins.PROVIDER_FACTS repeats those smith reads before importing this module).
 PLUGIN = Plugin(
     NAME,
     providers={
@@ -584,6 +607,10 @@ PLUGIN = Plugin(
             default_model=DEFAULT_MODEL,
             default_base_url=DEFAULT_BASE_URL,
             hooks=sys.modules[__name__],
+            api=Messages.api,
+            credential_env=CREDENTIAL_ENV,
+            first_party=True,
+            list_models=ModelList(models_page, parse_models),
         )
     },
 )

@@ -42,6 +42,8 @@ Choices this plugin makes, and why:
 - Finish reasons: STOP is success (tool_use when the response made function calls),
   MAX_TOKENS is limit, the content filters (SAFETY, RECITATION, BLOCKLIST, ...) are
   non-retryable errors, and malformed or unexpected function calls are retryable ones.
+- The model list (`smith models --refresh`): GET /v1beta/models, paged by pageToken;
+  only the models that can generateContent are chat models.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ from smith.providers import (
     merge_body,
     thinking_level,
 )
-from smith.sdk import Plugin, ProviderSpec
+from smith.sdk import ListedModel, ModelList, Plugin, ProviderSpec
 from smith.text import loads
 
 from . import _wirekit as kit
@@ -511,8 +513,41 @@ def _stream_error(error: Mapping[str, Any]) -> End:
     return replace(end, retry_after=delay) if delay is not None else end
 
 
-# What this module contributes: the provider, for the model registry (its credential
-# hooks are this module's CREDENTIAL_ENV and NAME).
+def models_page(base_url: str, key: str | None, token: str | None) -> tuple[str, dict[str, str]]:
+    """One page of the model list: up to 1000 models, from the page token given before."""
+    from urllib.parse import quote
+
+    after = f"&pageToken={quote(token)}" if token else ""
+    headers = {"x-goog-api-key": key} if key else {}
+    return f"{base_url.rstrip('/')}/models?pageSize=1000{after}", headers
+
+
+def parse_models(data: object) -> tuple[list[ListedModel], str | None]:
+    """{"models": [{"name": "models/ID", "inputTokenLimit", "outputTokenLimit",
+    "supportedGenerationMethods", "thinking"}], "nextPageToken"}; embedding and image
+    models (which cannot generateContent) are left out."""
+    page, items = kit.list_body(data, "models")
+    found = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        methods = item.get("supportedGenerationMethods") or []
+        if isinstance(methods, list) and "generateContent" not in methods:
+            continue
+        found.append(
+            ListedModel(
+                item["name"].removeprefix("models/"),
+                kit.limit(item.get("inputTokenLimit")),
+                kit.limit(item.get("outputTokenLimit")),
+                tuple(BUDGETS) if item.get("thinking") is True else None,  # every level
+            )
+        )
+    token = page.get("nextPageToken")
+    return found, token if isinstance(token, str) and token else None
+
+
+# What this module contributes: the provider, for the model registry, with its facts
+# (smith.plugins.PROVIDER_FACTS repeats those smith reads before importing this module).
 PLUGIN = Plugin(
     NAME,
     providers={
@@ -521,6 +556,10 @@ PLUGIN = Plugin(
             default_model=DEFAULT_MODEL,
             default_base_url=DEFAULT_BASE_URL,
             hooks=sys.modules[__name__],
+            api=Gemini.api,
+            credential_env=CREDENTIAL_ENV,
+            first_party=True,
+            list_models=ModelList(models_page, parse_models),
         )
     },
 )

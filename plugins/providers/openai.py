@@ -63,6 +63,7 @@ from smith.text import loads
 
 from ._openai_chat import ChatCompletions, request_headers
 from ._openai_common import (
+    MODEL_LIST,
     count,
     http_error,
     image_note,
@@ -456,8 +457,8 @@ _HANDLERS = {
 }
 
 
-# What this module contributes: the provider, for the model registry (its credential
-# hooks are this module's CREDENTIAL_ENV and NAME).
+# What this module contributes: the provider, for the model registry, with its facts
+# (smith.plugins.PROVIDER_FACTS repeats those smith reads before importing this module).
 PLUGIN = Plugin(
     NAME,
     providers={
@@ -466,6 +467,10 @@ PLUGIN = Plugin(
             default_model=DEFAULT_MODEL,
             default_base_url=DEFAULT_BASE_URL,
             hooks=sys.modules[__name__],
+            api=Responses.api,  # a catalog entry may say openai-chat instead
+            credential_env=CREDENTIAL_ENV,
+            first_party=True,
+            list_models=MODEL_LIST,
         )
     },
 )

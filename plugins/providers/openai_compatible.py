@@ -9,6 +9,7 @@ back as `reasoning_content` so a template can keep it between tool calls. A key 
 optional and never borrowed: a server gets one only when one is configured for it
 (providers.NAME.api-key-env, or `smith auth login NAME`); without one no Authorization
 header is sent at all. OPENAI_API_KEY is OpenAI's, and is never sent to another server.
+Its model list is OpenAI's shape (GET {base}/models), read where one is configured.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from smith.providers import Provider, ProviderHost
 from smith.sdk import Plugin, ProviderSpec
 
 from ._openai_chat import ChatCompletions
+from ._openai_common import MODEL_LIST
 
 NAME = "openai-compatible"
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"  # where llama-server listens by default
@@ -46,11 +48,19 @@ def wire(base_url: str = DEFAULT_BASE_URL) -> ChatCompletions:
     )
 
 
-# What this module contributes: the provider, for the model registry (its credential
-# hooks are this module's CREDENTIAL_ENV and NAME).
+# What this module contributes: the provider, for the model registry, with its facts
+# (smith.plugins.PROVIDER_FACTS repeats those smith reads before importing this module):
+# not first-party, so unknown model ids are assumed and a key is optional.
 PLUGIN = Plugin(
     NAME,
     providers={
-        NAME: ProviderSpec(create, default_base_url=DEFAULT_BASE_URL, hooks=sys.modules[__name__])
+        NAME: ProviderSpec(
+            create,
+            default_base_url=DEFAULT_BASE_URL,
+            hooks=sys.modules[__name__],
+            api=ChatCompletions.api,
+            credential_env=CREDENTIAL_ENV,
+            list_models=MODEL_LIST,
+        )
     },
 )

@@ -45,18 +45,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _providers(config: Config, stored: list[str]) -> list[str]:
-    """Declared providers, configured ones, and any the auth file holds."""
-    from smith.providers import DECLARED
+    """The built-in providers that take a credential (every one but the offline ones),
+    configured ones, and any the auth file holds."""
+    from smith.sdk import provider_facts
 
+    online = {name for name, facts in provider_facts().items() if not facts.offline}
     configured = {rest.partition(".")[0] for rest in config.subtree("providers")}
-    return sorted(set(DECLARED) | configured | set(stored))
+    return sorted(online | configured | set(stored))
 
 
 def plugin_for(provider: str) -> object:
-    """The credential hooks of the plugin offering `provider`; None if none offers it."""
-    from smith.sdk import resolve_plugins
+    """The credential hooks of the built-in plugin offering `provider` (importing that
+    plugin alone); None if none offers it."""
+    from smith.sdk import provider_spec
 
-    spec = resolve_plugins().providers.get(provider)
+    spec = provider_spec(provider)
     return None if spec is None else spec.hooks
 
 
@@ -68,7 +71,7 @@ def _status_of(provider: str, ctx: Context, config: Config) -> dict[str, object]
 
     plugin = plugin_for(provider)
     named = configured_env(config, provider)
-    looked = [named[0]] if named else list(declared_env(provider, plugin))
+    looked = [named[0]] if named else list(declared_env(provider))
     record: dict[str, object] = {"provider": provider, "env": looked}
     try:
         found = find_credential(

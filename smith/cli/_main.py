@@ -74,12 +74,16 @@ class Context:
         self._config: Config | None = None
 
     def config(self, *, warn: bool = True, strict: bool = True, fresh: bool = False) -> Config:
-        """Resolve configuration (once, unless `fresh`); print its warnings to stderr
+        """Resolve configuration (once, unless `fresh`) with the checks of the sections
+        smith.providers owns (catalog, models, providers); print its warnings to stderr
         unless `warn` is False. `strict=False` tolerates errors (see `resolve`)."""
         if self._config is None or fresh or (strict and self._config.errors):
             from smith.config import resolve
+            from smith.providers import CONFIG_CHECKS
 
-            self._config = resolve(env=self.env, flags=self.flags, cwd=self.cwd, strict=strict)
+            self._config = resolve(
+                env=self.env, flags=self.flags, cwd=self.cwd, strict=strict, checks=CONFIG_CHECKS
+            )
             if warn:
                 for warning in self._config.warnings:
                     self.print_diagnostic(warning)

@@ -54,10 +54,12 @@ def _keys(ctx: Context, config: Config, names: list[str]) -> dict[str, str | Non
 def _refresh(ctx: Context, config: Config) -> tuple[Catalog, list[Outcome]]:
     import asyncio
 
-    from smith.providers import DECLARED, CatalogStore, limits_from, shared_engine, targets_from
+    from smith.providers import CatalogStore, limits_from, shared_engine, targets_from
+    from smith.sdk import provider_facts
 
     configured = {rest.partition(".")[0] for rest in config.subtree("providers")}
-    names = sorted(set(DECLARED) | configured)
+    online = {name for name, facts in provider_facts().items() if not facts.offline}
+    names = sorted(online | configured)
     targets = targets_from(config, _keys(ctx, config, names))
     store = CatalogStore(config)
     engine = shared_engine(limits_from(config))

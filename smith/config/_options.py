@@ -15,28 +15,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from smith.diagnostics import Source
-
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+PROVIDERS = "smith.providers"  # the owner of the open sections catalog, providers, models
 MIB = 1024 * 1024
-
-
-def _check_catalog(key: str, value: object, source: Source) -> object:
-    from smith.providers import check_override  # only when such keys exist
-
-    return check_override(key, value, source)
-
-
-def _check_route(key: str, value: object, source: Source) -> object:
-    from smith.providers import check_route
-
-    return check_route(key, value, source)
-
-
-def _check_provider(key: str, value: object, source: Source) -> object:
-    from smith.providers import check_provider_setting
-
-    return check_provider_setting(key, value, source)
 
 
 def _tool_options(add: Callable[[Option], object]) -> None:
@@ -64,8 +45,8 @@ def _tool_options(add: Callable[[Option], object]) -> None:
             Strings(),
             [],
             doc="Provider credential variables that bash commands inherit. By default "
-            "none: every variable that holds a provider key (ANTHROPIC_API_KEY, "
-            "OPENAI_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY and those named by "
+            "none: every variable that holds a provider key (those the provider plugins "
+            "declare, such as ANTHROPIC_API_KEY or GEMINI_API_KEY, and those named by "
             "providers.NAME.api-key-env) is removed from their environment. A variable "
             "passed through is still redacted from what the model and the session see.",
         )
@@ -183,13 +164,15 @@ def product_schema() -> Schema:
         )
     )
     # Open sections: the keys below them are names the user chooses (docs/providers.md).
+    # smith.providers owns them and contributes the checks of their values
+    # (smith.providers.CONFIG_CHECKS, passed to resolve): configuration imports no provider.
     schema.add_section(
         Section(
             "catalog",
             "open",
             'model catalog overrides, one block per model: catalog { "provider/model" { '
             "context-window 32768; }; }",
-            check=_check_catalog,
+            PROVIDERS,
         )
     )
     schema.add_section(
@@ -198,7 +181,7 @@ def product_schema() -> Schema:
             "open",
             "one block per provider or account: providers { NAME { base-url ...; "
             "api-key-env ...; }; }",
-            check=_check_provider,
+            PROVIDERS,
         )
     )
     schema.add_section(
@@ -208,7 +191,7 @@ def product_schema() -> Schema:
             "model aliases and groups (ordered fallbacks): models { alias { fast "
             '"anthropic/claude-haiku-4-5"; }; group { best "anthropic/claude-sonnet-4-5" '
             '"openai/gpt-5"; }; }',
-            check=_check_route,
+            PROVIDERS,
         )
     )
     add = schema.add

@@ -11,6 +11,12 @@ Lowest to highest:
     flag      --<key>                                     "--<key>"
 
 Every problem in every layer is collected before failing, so one run shows them all.
+
+The values of an open section (`catalog`, `models`, `providers`) are checked by the check
+its owner contributes: `resolve(checks=smith.providers.CONFIG_CHECKS)`, as the command
+line does, or later `Config.apply_checks(...)`, as the runtime's assembly does for a
+Config resolved without them. Without a check an open section's values are kept as given
+(`Config.checked` says which sections were checked).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    from smith.config._schema import Option, Schema, Section
+    from smith.config._schema import OpenCheck, Option, Schema, Section
     from smith.diagnostics import Diagnostic
 
 LAYERS = ("default", "builtin", "plugin", "user", "project", "env", "flag")
@@ -147,6 +153,7 @@ class Config:
         self.project_trusted = project_trusted
         self.errors: list[Diagnostic] = []  # filled when resolved with strict=False
         self.open: dict[str, Setting] = {}  # keys under open sections (see subtree)
+        self.checked: frozenset[str] = frozenset()  # open sections whose values were checked
 
     def __getitem__(self, key: str) -> object:
         return self._settings[key].value
@@ -167,6 +174,30 @@ class Config:
             for key, setting in sorted(self.open.items())
             if key.startswith(start)
         }
+
+    def apply_checks(self, checks: Mapping[str, OpenCheck]) -> None:
+        """Check the values of the open sections in `checks` that were not checked when
+        this Config was resolved (keeping what each check returns), as `resolve(checks=)`
+        would have; raises ConfigError listing every problem. A no-op for sections
+        already checked, so callers that need checked values may always call it."""
+        errors: list[Diagnostic] = []
+        done = set(self.checked)
+        for prefix in sorted(set(checks) - self.checked):
+            check = checks[prefix]
+            start = prefix + "."
+            for key, setting in sorted(self.open.items()):
+                if not key.startswith(start):
+                    continue
+                try:
+                    value = check(key, setting.value, setting.source)
+                except SmithError as exc:
+                    errors.append(exc.diagnostic)
+                    continue
+                self.open[key] = Setting(key, value, setting.layer, setting.source)
+            done.add(prefix)
+        if errors:
+            raise ConfigError(errors)
+        self.checked = frozenset(done)
 
     @property
     def home(self) -> str:
@@ -221,8 +252,11 @@ def invalid(
 
 
 class _Resolver:
-    def __init__(self, schema: Schema, cwd: str, home_dir: str) -> None:
+    def __init__(
+        self, schema: Schema, cwd: str, home_dir: str, checks: Mapping[str, OpenCheck]
+    ) -> None:
         self.schema = schema
+        self.checks = checks  # open section prefix -> the check its owner contributed
         self.cwd = cwd
         self.home_dir = home_dir  # the user's home, for ~ in paths
         self.settings: dict[str, Setting] = {}
@@ -279,9 +313,10 @@ class _Resolver:
         self, section: Section, key: str, value: object, layer: str, source: Source
     ) -> None:
         """A key under an open section: kept as given once the section's check accepts it."""
-        if section.check is not None:
+        check = self.checks.get(section.prefix, section.check)
+        if check is not None:
             try:
-                value = section.check(key, value, source)
+                value = check(key, value, source)
             except SmithError as exc:
                 self.report(exc.diagnostic)
                 return
@@ -385,6 +420,7 @@ def resolve(
     contributions: Iterable[Contribution] = (),
     schema: Schema = SCHEMA,
     strict: bool = True,
+    checks: Mapping[str, OpenCheck] | None = None,
 ) -> Config:
     """Resolve every option. With `strict` (the default) any error raises `ConfigError`
     listing every problem found; otherwise invalid values are left out (the layer below
@@ -392,11 +428,19 @@ def resolve(
     configuration (`config set`, `trust`) can still run.
 
     `flags` maps option keys to command-line values (text, or bool for switches).
+    `checks` maps the prefix of an open section to the check of its values, contributed
+    by the section's owner (smith.providers.CONFIG_CHECKS); a section with neither such
+    a check nor its own keeps its values unchecked (see `Config.checked`).
     """
     env = os.environ if env is None else env
     flags = {} if flags is None else flags
     cwd = os.getcwd() if cwd is None else cwd
-    r = _Resolver(schema, cwd, env.get("HOME") or os.path.expanduser("~"))
+    checks = {} if checks is None else checks
+    open_sections = {s.prefix: s for s in schema.sections() if s.unknown == "open"}
+    for prefix in checks:
+        if prefix not in open_sections:
+            raise ValueError(f"a check was given for {prefix!r}, which is not an open section")
+    r = _Resolver(schema, cwd, env.get("HOME") or os.path.expanduser("~"), checks)
 
     for option in schema:
         default = option.default_value(env)
@@ -444,4 +488,9 @@ def resolve(
     config = Config(schema, r.settings, r.warnings, user_file, root, project_file, trusted)
     config.errors = r.errors
     config.open = r.open
+    config.checked = frozenset(
+        prefix
+        for prefix, section in open_sections.items()
+        if prefix in checks or section.check is not None
+    )
     return config

@@ -8,7 +8,9 @@ prefix: an error with a did-you-mean for keys smith owns, a warning where anothe
 schema (a plugin's) has the final word, or "open" where the user names the keys
 (`catalog.<provider/model>.context-window`, `providers.<name>.base-url`): every
 key under an open prefix is kept, with its layer and source, and read back as a subtree
-(`Config.subtree("catalog")`); the section's `check` validates each value.
+(`Config.subtree("catalog")`). Configuration declares an open section (its prefix, doc
+and owner); the check of its values may come with it (`Section.check`) or from its
+owner above configuration, as `resolve(checks={prefix: check})`.
 
 Loaded on the `smith --help` path: no imports beyond the standard library's cheapest.
 """
@@ -109,6 +111,8 @@ class Section:
     (it may normalize it) or raises a SmithError whose diagnostic names what is wrong;
     text from the command line arrives as `str`, for `check` to parse. Values from the
     environment cannot reach an open key: a variable name cannot spell it back.
+    A section whose values another package checks (its `owner`, e.g. smith.providers)
+    has no `check` of its own: the owner contributes it to `resolve(checks=...)`.
     """
 
     __slots__ = ("check", "doc", "owner", "prefix", "unknown")
@@ -161,6 +165,9 @@ class Schema:
 
     def __len__(self) -> int:
         return len(self._options)
+
+    def sections(self) -> list[Section]:
+        return [self._sections[prefix] for prefix in sorted(self._sections)]
 
     def section_for(self, key: str) -> Section:
         """The most specific section whose prefix owns `key` (the root owns everything)."""

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from smith.effects._outputs import Mask
     from smith.session import Session
+    from smith.ui import ToolUi
 
 
 class ToolResult:
@@ -181,6 +182,11 @@ class ToolContext:
         self.withhold = withhold
         # Reports progress of a running call (a `tool_update` event); safe from any thread.
         self.progress: Callable[[dict[str, object]], None] = lambda update: None
+        # The user, through UI intents (smith.ui.ToolUi): ui.show(Notify(...)) and
+        # ui.ask(Question(...)), which blocks until it is answered or refused. Set per
+        # call by the runtime and the tool host; by default nobody: nothing is shown and
+        # every question is refused.
+        self.ui: ToolUi = _no_ui()
 
     def for_call(self) -> ToolContext:
         """A copy for one call, with its own cancellation flag."""
@@ -225,3 +231,9 @@ class ToolContext:
         from smith.effects._paths import relative
 
         return relative(path, self.root)
+
+
+def _no_ui() -> ToolUi:
+    from smith.ui import NO_UI
+
+    return NO_UI

@@ -1,27 +1,18 @@
 """The vendor-neutral provider contract: requests, the normalized stream, model routing.
 
 Vendor knowledge lives only in provider plugins (smith.plugins.providers.*); the runtime
-talks to them through `Provider.stream(Request)` and sees only the events below.
+talks to them through `Provider.stream(Request)` and sees only the normalized events
+(TextDelta, ThinkingDelta, ToolCall, End).
+
+Every name is exported on first use (PEP 562), so importing the package costs nothing:
+configuration takes `CONFIG_CHECKS` from it while it is resolved, before any provider
+module is needed.
 """
 
 from smith._lazy import lazy_exports
-from smith.providers._auth import credential_variables, read_credentials, watch_credentials
-from smith.providers._registry import resolve_model
-from smith.providers._stream import (
-    OUTCOMES,
-    End,
-    Pricing,
-    Provider,
-    Request,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCall,
-    Usage,
-)
 
 __all__ = [
-    "DECLARED",
+    "CONFIG_CHECKS",
     "OUTCOMES",
     "AuthFile",
     "Catalog",
@@ -46,9 +37,6 @@ __all__ = [
     "ToolCall",
     "Usage",
     "WireFormat",
-    "check_override",
-    "check_provider_setting",
-    "check_route",
     "configured_env",
     "content_parts",
     "credential_variables",
@@ -73,31 +61,41 @@ __all__ = [
 
 
 TYPE_CHECKING = False
-# Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
     from smith.providers._auth import AuthFile as AuthFile
     from smith.providers._auth import Credential as Credential
     from smith.providers._auth import configured_env as configured_env
+    from smith.providers._auth import credential_variables as credential_variables
     from smith.providers._auth import declared_env as declared_env
     from smith.providers._auth import find_credential as find_credential
+    from smith.providers._auth import read_credentials as read_credentials
     from smith.providers._auth import resolve_credential as resolve_credential
+    from smith.providers._auth import watch_credentials as watch_credentials
     from smith.providers._catalog import Catalog as Catalog
     from smith.providers._catalog import describe as describe
     from smith.providers._catalog import load_catalog as load_catalog
+    from smith.providers._checks import CONFIG_CHECKS as CONFIG_CHECKS
     from smith.providers._failover import Group as Group
     from smith.providers._http import limits_from as limits_from
     from smith.providers._http import shared_engine as shared_engine
     from smith.providers._http_provider import HttpProvider as HttpProvider
-    from smith.providers._known import DECLARED as DECLARED
-    from smith.providers._known import check_provider_setting as check_provider_setting
     from smith.providers._model import ModelInfo as ModelInfo
-    from smith.providers._overrides import check_override as check_override
     from smith.providers._refresh import CatalogStore as CatalogStore
     from smith.providers._refresh import Outcome as RefreshOutcome
     from smith.providers._refresh import targets_from as targets_from
     from smith.providers._registry import Registry as Registry
-    from smith.providers._routing import check_route as check_route
+    from smith.providers._registry import resolve_model as resolve_model
+    from smith.providers._stream import OUTCOMES as OUTCOMES
+    from smith.providers._stream import End as End
     from smith.providers._stream import Outcome as Outcome
+    from smith.providers._stream import Pricing as Pricing
+    from smith.providers._stream import Provider as Provider
+    from smith.providers._stream import Request as Request
+    from smith.providers._stream import StreamEvent as StreamEvent
+    from smith.providers._stream import TextDelta as TextDelta
+    from smith.providers._stream import ThinkingDelta as ThinkingDelta
+    from smith.providers._stream import ToolCall as ToolCall
+    from smith.providers._stream import Usage as Usage
     from smith.providers._stream import content_parts as content_parts
     from smith.providers._wire import HttpCall as HttpCall
     from smith.providers._wire import ProviderHost as ProviderHost
@@ -112,7 +110,21 @@ if TYPE_CHECKING:
 
 
 _LAZY = {
-    "DECLARED": "smith.providers._known",
+    "CONFIG_CHECKS": "smith.providers._checks",
+    "End": "smith.providers._stream",
+    "OUTCOMES": "smith.providers._stream",
+    "Pricing": "smith.providers._stream",
+    "Provider": "smith.providers._stream",
+    "Request": "smith.providers._stream",
+    "StreamEvent": "smith.providers._stream",
+    "TextDelta": "smith.providers._stream",
+    "ThinkingDelta": "smith.providers._stream",
+    "ToolCall": "smith.providers._stream",
+    "Usage": "smith.providers._stream",
+    "credential_variables": "smith.providers._auth",
+    "read_credentials": "smith.providers._auth",
+    "resolve_model": "smith.providers._registry",
+    "watch_credentials": "smith.providers._auth",
     "AuthFile": "smith.providers._auth",
     "Catalog": "smith.providers._catalog",
     "CatalogStore": "smith.providers._refresh",
@@ -127,9 +139,6 @@ _LAZY = {
     "ProviderSettings": "smith.providers._wire",
     "Registry": "smith.providers._registry",
     "WireFormat": "smith.providers._wire",
-    "check_override": "smith.providers._overrides",
-    "check_provider_setting": "smith.providers._known",
-    "check_route": "smith.providers._routing",
     "configured_env": "smith.providers._auth",
     "content_parts": "smith.providers._stream",
     "declared_env": "smith.providers._auth",

@@ -5,8 +5,8 @@ Sources, first found wins:
     1. configuration   providers.NAME.api-key-env names the variable holding the key
                        (an unset variable is an error, not a fall-through: it would
                        silently use another account's key)
-    2. environment     the provider's declared variables (smith.providers._known):
-                       ANTHROPIC_API_KEY; OPENAI_API_KEY; GEMINI_API_KEY, GOOGLE_API_KEY
+    2. environment     the variables its plugin declares (ProviderSpec.credential_env,
+                       known before the plugin loads: smith.sdk.provider_facts)
     3. auth file       $SMITH_HOME/auth.json, written by `smith auth login`
     4. plugin          the provider plugin's `find_credential(provider, env)`, if it has one
 
@@ -38,11 +38,11 @@ import weakref
 from collections.abc import Callable, Mapping
 
 from smith.diagnostics import DiagnosticKind, Source, register_secret
-from smith.providers._known import DECLARED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from smith.config import Config
+    from smith.sdk import ProviderFacts
 
 AUTH_FILE = "auth.json"
 Record = dict[str, object]
@@ -268,19 +268,20 @@ class AuthFile:
 # -- resolving ---------------------------------------------------------------------------
 
 
-def declared_env(provider: str, plugin: object = None) -> tuple[str, ...]:
-    """The environment variables that hold `provider`'s key: the plugin's own
-    CREDENTIAL_ENV if it declares one, else the table's. An account over a plugin under
-    another name (`providers { work { plugin "anthropic"; }; }`) has none: its key is
-    only the one configured for it (api-key-env, or the auth file's record of its name),
-    never the plugin's own provider's, which would go to the account's server."""
-    owned = getattr(plugin, "CREDENTIAL_ENV", None)
-    if getattr(plugin, "NAME", provider) != provider:
+def declared_env(provider: str, facts: ProviderFacts | None = None) -> tuple[str, ...]:
+    """The environment variables that hold `provider`'s key: those its plugin declares.
+    `facts` are those of the plugin `provider` is over (default: the built-in provider
+    of that name, if there is one). An account over a plugin under another name
+    (`providers { work { plugin "anthropic"; }; }`) has none: its key is only the one
+    configured for it (api-key-env, or the auth file's record of its name), never the
+    plugin's own provider's, which would go to the account's server."""
+    if facts is None:
+        from smith.sdk import provider_facts
+
+        facts = provider_facts().get(provider)
+    if facts is None or facts.name != provider:
         return ()
-    if isinstance(owned, tuple) and all(isinstance(n, str) for n in owned):
-        return owned
-    declaration = DECLARED.get(provider)
-    return declaration.env if declaration is not None else ()
+    return facts.credential_env
 
 
 def configured_env(config: Config | None, provider: str) -> tuple[str, Source] | None:
@@ -319,15 +320,18 @@ def find_credential(
     home: str,
     config: Config | None = None,
     plugin: object = None,
+    facts: ProviderFacts | None = None,
 ) -> Credential | None:
     """The first credential the sources hold for `provider`, as it is: an expired
-    renewable one is returned expired (see `resolve_credential`). No network."""
+    renewable one is returned expired (see `resolve_credential`). No network.
+    `plugin`: the credential hooks of the plugin it is over (ProviderSpec.hooks);
+    `facts`: that plugin's facts (see `declared_env`)."""
     named = configured_env(config, provider)
     if named is not None:
         name, where = named
         if env.get(name):
             return Credential(provider, env[name], f"env {name} (named at {where})", name=name)
-        fallback = " or ".join(declared_env(provider, plugin)) or "the auth file"
+        fallback = " or ".join(declared_env(provider, facts)) or "the auth file"
         raise AUTH_ENV_UNSET.error(
             field=f"providers.{provider}.api-key-env",
             source=where,
@@ -335,7 +339,7 @@ def find_credential(
             name=name,
             fallback=fallback,
         )
-    for name in declared_env(provider, plugin):
+    for name in declared_env(provider, facts):
         if env.get(name):
             return Credential(provider, env[name], f"env {name}", name=name)
     store = AuthFile(home)
@@ -353,11 +357,16 @@ def find_credential(
 
 
 def credential_variables(config: Config | None) -> set[str]:
-    """Every environment variable that holds a provider key: the declared providers'
-    and those named by providers.NAME.api-key-env."""
-    names = {name for declaration in DECLARED.values() for name in declaration.env}
+    """Every environment variable that holds a provider key: those every built-in
+    provider declares (its plugin enabled or not, read without importing it) and those
+    named by providers.NAME.api-key-env."""
+    from smith.sdk import provider_facts
+
+    names = {name for facts in provider_facts().values() for name in facts.credential_env}
     if config is not None:
-        for key, setting in config.subtree("providers").items():
+        from smith.providers._checks import checked
+
+        for key, setting in checked(config).subtree("providers").items():
             if key.endswith(".api-key-env") and isinstance(setting.value, str):
                 names.add(setting.value)
     return names
@@ -402,12 +411,13 @@ def require_credential(
     home: str,
     config: Config | None = None,
     plugin: object = None,
+    facts: ProviderFacts | None = None,
 ) -> Credential:
     """`find_credential`, or the diagnostic saying how to provide one."""
-    found = find_credential(provider, env=env, home=home, config=config, plugin=plugin)
+    found = find_credential(provider, env=env, home=home, config=config, plugin=plugin, facts=facts)
     if found is not None:
         return found
-    names = declared_env(provider, plugin)
+    names = declared_env(provider, facts)
     looked = ", ".join([*names, "the auth file"])
     raise AUTH_MISSING.error(
         source=Source("argument", provider),
@@ -424,13 +434,14 @@ async def resolve_credential(
     home: str,
     config: Config | None = None,
     plugin: object = None,
+    facts: ProviderFacts | None = None,
     now: float | None = None,
 ) -> Credential | None:
     """`find_credential`, with an expired renewable credential renewed first through
     the plugin's `refresh_credential` and written back to the auth file."""
     import asyncio
 
-    found = find_credential(provider, env=env, home=home, config=config, plugin=plugin)
+    found = find_credential(provider, env=env, home=home, config=config, plugin=plugin, facts=facts)
     if found is None or not found.expired(now):
         return found
     store = AuthFile(home)

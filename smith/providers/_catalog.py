@@ -35,14 +35,15 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from smith.diagnostics import DiagnosticKind, Source, did_you_mean
-from smith.providers._known import DECLARED
 from smith.providers._model import APIS, ModelInfo
 from smith.providers._overrides import CACHES, INPUTS, LEVELS, Override, overrides_from
 from smith.providers._stream import Pricing
+from smith.sdk import ListedModel as Listed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from smith.config import Config
+    from smith.sdk import ProviderFacts
 
 BUNDLED = "bundled catalog"
 ASSUMED = "assumed: unknown model on an openai-compatible endpoint"
@@ -90,16 +91,6 @@ UNKNOWN_MODEL = DiagnosticKind(
     'describe a model smith does not know: catalog {{ "{provider}/{model}" {{ '
     "context-window N; max-output N; }}; }} (see docs/providers.md)",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Listed:
-    """One model as a provider's model list reported it; None where it did not say."""
-
-    id: str
-    context_window: int | None = None
-    max_output: int | None = None
-    thinking: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,16 +239,20 @@ def _build(provider: str, model_id: str, values: Mapping[str, tuple[object, str]
     )
 
 
-def _default_api(provider: str) -> str:
-    declaration = DECLARED.get(provider)
-    return declaration.api if declaration is not None else "openai-chat"
+def _provider_facts(provider: str) -> ProviderFacts | None:
+    """The facts of a built-in provider (its plugin declares them: ProviderSpec)."""
+    from smith.sdk import provider_facts
+
+    return provider_facts().get(provider)
 
 
-def _assumed(provider: str) -> dict[str, tuple[object, str]]:
-    declaration = DECLARED.get(provider)
-    label = ASSUMED if declaration is None or not declaration.first_party else ASSUMED_DEFAULT
+def _assumed(provider: str, facts: ProviderFacts | None = None) -> dict[str, tuple[object, str]]:
+    """The assumptions about a model nobody described, on `provider` (`facts`: its
+    plugin's, default the built-in's): its plugin's wire format, else Chat Completions."""
+    facts = facts if facts is not None else _provider_facts(provider)
+    label = ASSUMED if facts is None or not facts.first_party else ASSUMED_DEFAULT
     values = {name: (value, label) for name, value in ASSUMPTIONS.items()}
-    values["api"] = (_default_api(provider), label)
+    values["api"] = ((facts.api if facts is not None else None) or "openai-chat", label)
     return values
 
 
@@ -314,10 +309,17 @@ class Catalog:
             | {p for p, s in self._snapshots if s == model_id}
         )
 
-    def assumed(self, provider: str, model_id: str, *, plugin: str | None = None) -> ModelInfo:
+    def assumed(
+        self,
+        provider: str,
+        model_id: str,
+        *,
+        plugin: str | None = None,
+        facts: ProviderFacts | None = None,
+    ) -> ModelInfo:
         """The conservative entry of a model nobody described, on `provider` (an account
-        or endpoint over `plugin`, which decides its wire format)."""
-        return _build(provider, model_id, _assumed(plugin or provider))
+        or endpoint over `plugin`, whose `facts` decide its wire format)."""
+        return _build(provider, model_id, _assumed(plugin or provider, facts))
 
 
 def build(
@@ -377,8 +379,8 @@ def build(
             if key not in base:
                 start = unknown(key)
                 described = "context_window" in said and "max_output" in said
-                declaration = DECLARED.get(provider)
-                first_party = declaration is not None and declaration.first_party
+                facts = _provider_facts(provider)
+                first_party = facts is not None and facts.first_party
                 guessed = not start["api"][1].startswith("assumed")
                 if first_party and not described and not guessed:
                     listed.setdefault(provider, set()).add(item.id)  # exists, facts unknown
@@ -435,18 +437,20 @@ def model_info(
     *,
     plugin: str | None = None,
     source: Source | None = None,
+    facts: ProviderFacts | None = None,
 ) -> ModelInfo:
     """The entry a provider uses for `model_id`. `provider` may be an account or endpoint
     configured over the `plugin` (default: itself); the entry is looked up under both.
     An id nobody described is assumed on a provider that is not first-party (an
-    openai-compatible endpoint), and a diagnostic on one that is."""
+    openai-compatible endpoint), and a diagnostic on one that is (`facts`: the plugin's,
+    default the built-in's of that name)."""
     plugin = plugin or provider
     info = catalog.lookup(provider, model_id) or catalog.lookup(plugin, model_id)
     if info is not None:
         return replace(info, provider=provider) if info.provider != provider else info
-    declaration = DECLARED.get(plugin)
-    if declaration is None or not declaration.first_party:
-        return catalog.assumed(provider, model_id, plugin=plugin)
+    facts = facts if facts is not None else _provider_facts(plugin)
+    if facts is None or not facts.first_party:
+        return catalog.assumed(provider, model_id, plugin=plugin, facts=facts)
     ids = catalog.ids(plugin)
     if model_id in catalog.listed.get(plugin, ()):
         known = (

@@ -210,11 +210,14 @@ class Override:
 
 
 def overrides_from(config: Config | None) -> dict[tuple[str, str], list[Override]]:
-    """Every model's configured fields, by (provider, model id). The section's check has
-    accepted each value already."""
+    """Every model's configured fields, by (provider, model id), each value accepted by
+    the section's check (applied now if resolving did not)."""
+    from smith.providers._checks import checked
+
     found: dict[tuple[str, str], list[Override]] = {}
     if config is None:
         return found
+    checked(config)
     for rest, setting in config.subtree("catalog").items():
         provider, model, field = split_key("catalog." + rest, setting.source)
         attribute = FIELDS[field][0]

@@ -1,9 +1,11 @@
 """Refreshing the catalog from the providers' model-list endpoints (`smith models
 --refresh`), and the cache the refreshed lists live in.
 
-    GET {base}/models    anthropic (paged by after_id), openai, openai-compatible endpoints
-                         (llama.cpp, Ollama, vLLM: {"data": [{"id": ...}]}), google
-                         (/v1beta/models, paged by pageToken)
+How each vendor's list is asked for and read (its URL, authentication headers, paging
+and response shape) is its provider plugin's `ProviderSpec.list_models` (a
+`smith.sdk.ModelList`); this module is the vendor-neutral rest: which providers to ask,
+the requests through the HTTP engine (body limit, page limit, errors without keys), the
+cache and publishing the merged catalog.
 
 A refresh is optional and never needed to start: catalogs are built from files only
 (bundled data, $SMITH_HOME/catalog-cache.json, configuration). What it fetches goes to
@@ -28,7 +30,6 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote
 
 from smith.providers._catalog import Catalog, Listed, Refreshed, load_catalog
 from smith.providers._overrides import LEVELS
@@ -38,11 +39,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from smith.config import Config
     from smith.providers._http import HttpEngine
+    from smith.sdk import ModelList
 
 CACHE_FILE = "catalog-cache.json"
 MAX_BODY = 8 * 1024 * 1024  # one page of a model list; real ones are a few hundred KiB
 MAX_PAGES = 50
-ANTHROPIC_VERSION = "2023-06-01"
 
 
 class RefreshFailed(Exception):
@@ -54,12 +55,12 @@ class Target:
     """One model list to fetch."""
 
     name: str  # the provider (or endpoint) whose list it is: the cache key
-    listing: str  # the response shape: anthropic, openai, google
-    base_url: str  # e.g. https://api.anthropic.com/v1, http://127.0.0.1:8080/v1
+    listing: ModelList  # how its plugin asks for and reads it (ProviderSpec.list_models)
+    base_url: str  # the API root the list is under, e.g. http://127.0.0.1:8080/v1
     key: str | None = None  # the credential, if the endpoint needs one
 
     def __repr__(self) -> str:  # never the key
-        return f"Target({self.name!r}, {self.listing!r}, {self.base_url!r})"
+        return f"Target({self.name!r}, {self.base_url!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,76 +86,10 @@ class Outcome:
 # -- one provider's list -----------------------------------------------------------------
 
 
-def _headers(target: Target) -> dict[str, str]:
-    headers = {"accept": "application/json"}
-    if target.key is None:
-        return headers
-    if target.listing == "anthropic":
-        headers.update({"x-api-key": target.key, "anthropic-version": ANTHROPIC_VERSION})
-    elif target.listing == "google":
-        headers["x-goog-api-key"] = target.key
-    else:
-        headers["authorization"] = f"Bearer {target.key}"
-    return headers
-
-
-def _page_url(target: Target, token: str | None) -> str:
-    url = f"{target.base_url.rstrip('/')}/models"
-    if target.listing == "anthropic":
-        return url + "?limit=1000" + (f"&after_id={quote(token)}" if token else "")
-    if target.listing == "google":
-        return url + "?pageSize=1000" + (f"&pageToken={quote(token)}" if token else "")
-    return url
-
-
 def _limit(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 10**9:
         return None
     return value
-
-
-def parse_page(listing: str, data: object) -> tuple[list[Listed], str | None]:
-    """The models of one page of a model list, and the token of the next page (None at
-    the end). Raises RefreshFailed for a body of the wrong shape."""
-    if not isinstance(data, dict):
-        raise RefreshFailed("the model list is not a JSON object")
-    found: list[Listed] = []
-    if listing == "google":
-        models = data.get("models", [])
-        if not isinstance(models, list):
-            raise RefreshFailed('the model list has no "models" array')
-        for item in models:
-            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                continue
-            methods = item.get("supportedGenerationMethods") or []
-            if isinstance(methods, list) and "generateContent" not in methods:
-                continue  # embeddings, image generation: not chat models
-            thinking = LEVELS if item.get("thinking") is True else None
-            found.append(
-                Listed(
-                    item["name"].removeprefix("models/"),
-                    _limit(item.get("inputTokenLimit")),
-                    _limit(item.get("outputTokenLimit")),
-                    thinking,
-                )
-            )
-        token = data.get("nextPageToken")
-        return found, token if isinstance(token, str) and token else None
-    items = data.get("data")
-    if not isinstance(items, list):
-        raise RefreshFailed('the model list has no "data" array')
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            continue
-        if listing == "anthropic":  # newer API versions say the limits too
-            context, output = item.get("max_input_tokens"), item.get("max_tokens")
-        else:  # vLLM says its context length; OpenAI and llama.cpp say neither
-            context, output = item.get("max_model_len"), None
-        found.append(Listed(item["id"], _limit(context), _limit(output)))
-    if listing == "anthropic" and data.get("has_more") is True:
-        last = data.get("last_id")
-        return found, last if isinstance(last, str) and last else None
-    return found, None
 
 
 async def fetch_models(engine: HttpEngine, target: Target) -> list[Listed]:
@@ -166,9 +101,9 @@ async def fetch_models(engine: HttpEngine, target: Target) -> list[Listed]:
     token: str | None = None
     for _ in range(MAX_PAGES):
         try:
-            async with engine.request(
-                "GET", _page_url(target, token), headers=_headers(target)
-            ) as r:
+            url, headers = target.listing.page(target.base_url, target.key, token)
+            headers = {"accept": "application/json", **headers}
+            async with engine.request("GET", url, headers=headers) as r:
                 body = await r.read(MAX_BODY)
                 status, outcome, error = r.status, r.outcome, r.error
         except SmithError as exc:  # no response: connect, timeout, bad URL
@@ -182,7 +117,10 @@ async def fetch_models(engine: HttpEngine, target: Target) -> list[Listed]:
             data = loads(body)
         except ValueError as exc:
             raise RefreshFailed(f"the model list is not JSON ({exc})") from None
-        page, token = parse_page(target.listing, data)
+        try:
+            page, token = target.listing.parse(data)
+        except ValueError as exc:  # a body of the wrong shape, said by the plugin
+            raise RefreshFailed(str(exc) or "the model list has an unknown shape") from None
         models.extend(page)
         if token is None:
             return models
@@ -327,25 +265,39 @@ class CatalogStore:
 
 
 def targets_from(config: Config, keys: Mapping[str, str | None]) -> list[Target]:
-    """What `smith models --refresh` fetches: each declared first-party provider with a
-    key (`keys`: provider -> key), and each provider configured with a base-url (an
-    openai-compatible endpoint, or a first-party provider's proxy)."""
-    from smith.providers._known import DECLARED
+    """What `smith models --refresh` fetches: each first-party provider with a key
+    (`keys`: provider -> key) at its default base URL, and each provider or account
+    configured with a base-url (an openai-compatible endpoint, a first-party provider's
+    proxy), read as the plugin it is over reads its list. A plugin without a model
+    list (`ProviderSpec.list_models`) is not asked."""
+    from smith.providers._checks import checked
+    from smith.providers._registry import ACCOUNT_PLUGIN
+    from smith.sdk import provider_facts, provider_spec
 
+    facts = provider_facts()
     configured: dict[str, str] = {}
-    for rest, setting in config.subtree("providers").items():
+    over: dict[str, str] = {}  # account -> the plugin it is over (providers.NAME.plugin)
+    for rest, setting in checked(config).subtree("providers").items():
         name, _, setting_name = rest.partition(".")
         if setting_name == "base-url" and isinstance(setting.value, str):
             configured[name] = setting.value
+        elif setting_name == "plugin" and isinstance(setting.value, str):
+            over[name] = setting.value
     found: list[Target] = []
-    for name in sorted(set(DECLARED) | set(configured)):
-        declaration = DECLARED.get(name)
-        base = configured.get(name) or (declaration.base_url if declaration else None)
+    offered = {name for name, f in facts.items() if not f.offline}
+    for name in sorted(offered | set(configured)):
+        plugin = over.get(name) or (name if name in facts else ACCOUNT_PLUGIN)
+        own = facts.get(plugin)
+        first_party = own is not None and own.first_party
+        default = own.default_base_url if own is not None and plugin == name else None
+        base = configured.get(name) or (default if first_party else None)
         if base is None:
-            continue
+            continue  # a server you run is asked only where configured
         key = keys.get(name)
-        if declaration is not None and declaration.first_party and not key:
+        if first_party and not key:
             continue  # first-party lists need a key; nothing to ask without one
-        listing = declaration.listing if declaration is not None else "openai"
-        found.append(Target(name, listing, base, key))
+        spec = provider_spec(plugin)
+        if spec is None or spec.list_models is None:
+            continue
+        found.append(Target(name, spec.list_models, base, key))
     return found

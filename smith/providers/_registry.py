@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 # Chosen when no model is configured: the first of these with a credential.
 DEFAULT_ORDER = ("anthropic", "openai", "google")
+# The plugin a configured name that is no provider is over, unless it names one: a
+# server you run (providers { lab { base-url "http://..."; }; }).
+ACCOUNT_PLUGIN = "openai-compatible"
 
 UNKNOWN_PROVIDER = DiagnosticKind(
     "model.unknown-provider",
@@ -140,7 +143,7 @@ def accounts_from(
     disabled: dict[str, Account] = {}
     for name, values in grouped.items():
         offered = name in known or plugins.disabled_provider(name) is not None
-        plugin = str(values.get("plugin") or (name if offered else "openai-compatible"))
+        plugin = str(values.get("plugin") or (name if offered else ACCOUNT_PLUGIN))
         if plugin not in known and plugins.disabled_provider(plugin) is None:
             raise UNKNOWN_PLUGIN.error(
                 value=plugin,
@@ -216,8 +219,12 @@ class Registry:
 
     @classmethod
     def from_config(cls, config: Config, plugins: PluginList | None = None, **kw: Any) -> Registry:
+        """The registry of `config`: its routes and accounts, checked (providers' own
+        sections, smith.providers.CONFIG_CHECKS) if resolving did not check them."""
+        from smith.providers._checks import checked
         from smith.sdk import resolve_plugins
 
+        checked(config)
         plugins = plugins if plugins is not None else resolve_plugins(config)
         accounts, disabled = accounts_from(config, plugins)
         base = config["base-url"]
@@ -368,7 +375,12 @@ class Registry:
                 continue  # its plugin is disabled
             try:
                 found = find_credential(
-                    name, env=self.env, home=self.home or "", config=self.config, plugin=spec.hooks
+                    name,
+                    env=self.env,
+                    home=self.home or "",
+                    config=self.config,
+                    plugin=spec.hooks,
+                    facts=spec.facts(name),
                 )
             except Exception:
                 continue
@@ -385,6 +397,7 @@ class _Host:
         self.account = account
         self.spec = spec
         self.module = spec.hooks  # the plugin's credential hooks
+        self.facts = spec.facts(account.plugin)  # its key variables, first-party or not
         self.source = source
 
     @property
@@ -407,23 +420,24 @@ class _Host:
             model_id,
             plugin=self.account.plugin,
             source=self.source,
+            facts=self.facts,
         )
 
     def settings(self, provider: str) -> ProviderSettings:
         from smith.providers._auth import find_credential, require_credential
-        from smith.providers._known import DECLARED
         from smith.providers._wire import ProviderSettings
 
         account, registry = self.account, self.registry
-        declared = DECLARED.get(account.plugin)
-        base, origin = self._base_url(declared is None or declared.first_party)
-        find = require_credential if declared is None or declared.first_party else find_credential
+        first_party = self.facts.first_party
+        base, origin = self._base_url(first_party)
+        find = require_credential if first_party else find_credential  # else a key is optional
         credential: Credential | None = find(
             account.name,
             env=registry.env,
             home=registry.home or "",
             config=registry.config,
             plugin=self.module,
+            facts=self.facts,
         )
         settings = ProviderSettings(
             name=account.name,
@@ -442,7 +456,7 @@ class _Host:
         own endpoint): --base-url (or the base-url setting), providers.NAME.base-url
         (checked with configuration), or the plugin's default. A URL that is not http(s)
         fails here, before anything runs, naming the value and where it was set."""
-        from smith.providers._known import http_url
+        from smith.providers._settings import http_url
 
         account, registry = self.account, self.registry
         name = account.name
@@ -471,7 +485,7 @@ class _Host:
         )
 
     def _renewer(self, credential: Credential) -> Any:
-        registry, account, module = self.registry, self.account, self.module
+        registry, account, module, facts = self.registry, self.account, self.module, self.facts
         current = [credential]
 
         async def renew() -> str | None:
@@ -485,6 +499,7 @@ class _Host:
                     home=registry.home or "",
                     config=registry.config,
                     plugin=module,
+                    facts=facts,
                 )
                 if found is not None:
                     current[0] = found

@@ -70,6 +70,7 @@ __all__ = [
     "RedactingFilter",
     "Runtime",
     "SecretProxy",
+    "Template",
     "ToolHost",
     "build",
     "context_limit",
@@ -92,10 +93,12 @@ TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
     from smith.runtime._compaction import context_limit as context_limit
+    from smith.runtime._templates import Template as Template
 
 
 _LAZY = {
     "context_limit": "smith.runtime._compaction",
+    "Template": "smith.runtime._templates",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY)

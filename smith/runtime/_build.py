@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from smith.runtime._prompt import Part, PromptConfig
     from smith.runtime._runtime import Limits, Runtime
     from smith.runtime._secrets import SecretProxy
+    from smith.runtime._templates import Template
     from smith.sdk import Plugin
     from smith.session import Session, SessionStore
 
@@ -108,6 +109,23 @@ class Assembly:
         self.is_demo = is_demo  # no model configured: the offline demo model
         self.warn = warn
         self.prompt = prompt  # prompt.system and prompt.append, read (None: not read yet)
+        self.templates: dict[str, Template] = {}  # prompt templates by name (load_templates)
+
+    def load_templates(self) -> dict[str, Template]:
+        """The prompt templates, by name: the plugins' (the product plugin's /init), the
+        user's ($SMITH_CONFIG_HOME/prompts) and the trusted project's (.smith/prompts),
+        each shadowing the earlier with a notice (said through `warn`)."""
+        from smith.runtime._templates import load
+
+        contributed = {p.name: p.templates for p in self.plugin_list.active if p.templates}
+        self.templates = load(
+            contributed,
+            str(self.config["config-home"]),
+            self.config.project_root,
+            trusted=self.config.project_trusted,
+            warn=self.warn,
+        )
+        return self.templates
 
     @property
     def thinking(self) -> str:
@@ -246,6 +264,7 @@ class Assembly:
             secrets=self.secrets,
             plugins=plugins,  # the assembly's own are in its plugin list
             surface=self.surface,
+            templates=self.templates,
             **options,
         )
 
@@ -260,8 +279,13 @@ class Assembly:
         context = tool_context(self.config, self.cwd, session)
         settings = self.options["history"]
         history = FileHistory(settings, session, context.root) if settings.enabled else None
+        plugins = self.plugin_list.active  # the caller's (smith.Agent's) are in it
         tools = {t.name: t for t in self.tools()}
-        return ToolHost(session, tools, context, self.secrets, history=history, warn=self.warn)
+        # The tools plugins contribute run here too, as they would in a turn.
+        origins = {t.name: p.name for p in plugins for t in p.tools if t.name not in tools}
+        tools.update({t.name: t for p in plugins for t in p.tools if t.name in origins})
+        return ToolHost(session, tools, context, self.secrets, history=history,
+                        warn=self.warn, origins=origins)  # fmt: skip
 
     # -- logs ----------------------------------------------------------------------------
 
@@ -332,7 +356,7 @@ def build(
         say(MISSING_SECRET(name=name))
     for name, reason in from_config.rejected.items():
         say(REJECTED_SECRET(name=name, reason=reason))
-    return Assembly(
+    assembly = Assembly(
         config,
         cwd=cwd,
         surface=surface,
@@ -343,6 +367,9 @@ def build(
         warn=say,
         prompt=prompt,
     )
+    if model:  # the modes that prompt a model take prompt templates (said here)
+        assembly.load_templates()
+    return assembly
 
 
 __all__ = ["Assembly", "build"]

@@ -94,11 +94,15 @@ def render(messages: list[tuple[str, dict[str, Any]]]) -> str:
     return "\n\n".join(lines)
 
 
-async def compact(rt: LoopContext, reason: str) -> bool:
-    """Summarise the older context; True if a compaction entry was recorded."""
-    rt.emit(event("compaction_start", reason=reason))
+async def compact(rt: LoopContext, reason: str, focus: str | None = None) -> bool:
+    """Summarise the older context (keeping `focus` above all, when given); True if a
+    compaction entry was recorded."""
+    start = event("compaction_start", reason=reason)
+    if focus:
+        start["focus"] = str(rt.secrets.redact(focus))
+    rt.emit(start)
     try:
-        ok, fields = await _summarise(rt, reason)
+        ok, fields = await _summarise(rt, reason, focus)
     except asyncio.CancelledError:
         rt.emit(
             event("compaction_end", reason=reason, ok=False, error="aborted; history is unchanged")
@@ -111,13 +115,18 @@ async def compact(rt: LoopContext, reason: str) -> bool:
     return ok
 
 
-async def _summarise(rt: LoopContext, reason: str) -> tuple[bool, dict[str, Any]]:
+async def _summarise(
+    rt: LoopContext, reason: str, focus: str | None = None
+) -> tuple[bool, dict[str, Any]]:
     messages = rt.context_cache.get(rt.session)
     cut = _cut(messages, rt.limits.keep_recent)
     if cut == 0:
         return False, {"error": "nothing to compact: the context is already short"}
     gen = rt.current
     text = render(messages[:cut])
+    ask = "Summarise this conversation so far"
+    if focus:  # the user's /compact FOCUS: what the summary must keep above all
+        ask += f", keeping above all everything about: {focus}"
     request = Request(
         model=gen.model_id,
         system=SUMMARY_SYSTEM,
@@ -127,9 +136,7 @@ async def _summarise(rt: LoopContext, reason: str) -> tuple[bool, dict[str, Any]
                 "content": [
                     {
                         "type": "text",
-                        "text": (
-                            "Summarise this conversation so far:\n\n" + str(rt.secrets.redact(text))
-                        ),
+                        "text": str(rt.secrets.redact(f"{ask}:\n\n{text}")),
                     }
                 ],
             }
@@ -169,6 +176,7 @@ async def _summarise(rt: LoopContext, reason: str) -> tuple[bool, dict[str, Any]
         "summary": rt.secrets.redact(summary),
         "first_kept": messages[cut][0],
         "reason": reason,
+        **({"focus": rt.secrets.redact(focus)} if focus else {}),
         "tokens_before": before,
         "usage": None if usage is None else usage.to_dict(),
     }

@@ -32,6 +32,11 @@ TYPES = (
     "input_handled",  # a plugin took user input as a command: {plugin, mode, text, reply}
     "environment",  # the environment block was recorded: {entry_id, text, cwd, date, ...}
     "instructions",  # an instruction file reached later was recorded: {entry_id, path, ...}
+    # UI intents (smith.ui, docs/ui.md): a plugin's notice, progress or status, and how
+    # each question ended (also recorded in the session, entry kind `question`).
+    "ui",  # {intent: notify|progress|status, origin, ...the intent's fields}
+    "intent_answered",  # {ask_id, intent, origin, text, choice, frontend}
+    "intent_refused",  # {ask_id, intent, origin, text, frontend, reason}
     # Hooks: handed to plugin handlers only, never emitted (smith.runtime._hooks).
     "input",  # before a user message is recorded: {text, mode}
     "tool_call",  # before a call runs: {tool_call_id, name, arguments, turn}

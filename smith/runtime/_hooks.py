@@ -38,6 +38,7 @@ from smith.sdk import (
     RewriteArguments,
     TransformInput,
 )
+from smith.ui import SHOWN_TYPES
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
@@ -90,13 +91,31 @@ async def dispatch(rt: LoopContext, ev: Event) -> None:
 
 
 async def answers(rt: LoopContext, ev: Event) -> list[tuple[str, object]]:
-    """(plugin, what its handler returned) for each plugin handling `ev`, in order."""
+    """(plugin, what its handler returned) for each plugin handling `ev`, in order. UI
+    intents in a batch (Notify, Progress, Status) are sent out at once and taken out:
+    they are part of no decision and never conflict."""
     found: list[tuple[str, object]] = []
     for plugin in rt.plugins:
         handler = plugin.handlers.get(ev["type"])
         if handler is not None:
-            found.append((plugin.name, await call_handler(rt, plugin, handler, ev)))
+            batch = await call_handler(rt, plugin, handler, ev)
+            found.append((plugin.name, _post_intents(rt, plugin.name, batch)))
     return found
+
+
+def _post_intents(rt: LoopContext, plugin: str, batch: object) -> object:
+    if isinstance(batch, SHOWN_TYPES):
+        rt.post(batch, origin=plugin)
+        return None
+    if not isinstance(batch, list | tuple):
+        return batch
+    rest = []
+    for item in batch:
+        if isinstance(item, SHOWN_TYPES):
+            rt.post(item, origin=plugin)
+        else:
+            rest.append(item)
+    return rest
 
 
 async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event) -> object:
@@ -110,9 +129,12 @@ async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event)
     import copy
     import threading
 
+    from smith.runtime._intents import Gate
+
     deadline = rt.limits.handler_deadline
     done: concurrent.futures.Future[object] = concurrent.futures.Future()
-    view = rt.view(plugin)
+    gate = Gate()  # the deadline leaves out the time spent waiting for answers
+    view = rt.view(plugin, gate)
     ev = copy.deepcopy(ev)  # the handler's own: recorded messages stay untouched
 
     def call() -> None:
@@ -131,12 +153,15 @@ async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event)
                 done.set_exception(outcome[1])
 
     threading.Thread(target=call, name=f"plugin {plugin.name}", daemon=True).start()
+    answer = asyncio.wrap_future(done)
     try:
-        return await asyncio.wait_for(asyncio.wrap_future(done), deadline)
+        return await _within(answer, deadline, gate)
     except TimeoutError:
         reason = f"no answer within {deadline} s"
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
+    finally:
+        answer.cancel()  # abandoned (or done): a late answer is nobody's
     rt.error(
         HANDLER_FAILED(
             value=plugin.name,
@@ -148,6 +173,31 @@ async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event)
         )
     )
     return None
+
+
+async def _within(answer: asyncio.Future[object], deadline: float, gate: Any) -> object:
+    """The handler's answer, waiting at most `deadline` seconds of its own time: while
+    it waits for a question to be answered the clock stops (TimeoutError past it)."""
+    import time
+
+    start = time.monotonic()
+    while True:
+        if answer.done():
+            return answer.result()
+        if gate.pending:
+            quiet = asyncio.ensure_future(gate.quiet.wait())
+            try:
+                await asyncio.wait({answer, quiet}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                quiet.cancel()
+            continue
+        remaining = deadline - gate.used(start)
+        if remaining <= 0:
+            raise TimeoutError
+        try:
+            return await asyncio.wait_for(asyncio.shield(answer), remaining)
+        except TimeoutError:
+            continue
 
 
 async def _decide(rt: LoopContext, ev: Event) -> list[tuple[str, HookAction]]:
@@ -223,45 +273,65 @@ async def start_session(rt: LoopContext) -> None:
     await dispatch(rt, ev)
 
 
+Notes = dict[str, object]  # what a user message records about how it came to be
+_AS_TYPED: Notes = {}  # shared, never changed: the notes of input sent as typed
+
+
 async def accept_inputs(
     rt: LoopContext, texts: Sequence[str], mode: str = "prompt"
-) -> list[tuple[str, dict[str, str] | None]]:
-    """The user messages to record for `texts`, each with the note of a transformation
-    (None: as typed); inputs handled as commands are left out (`input_handled` says so).
-    The first run also starts the session (`session_start`). An abort meanwhile keeps
-    what is not decided yet as typed: the loop records it and then sees the abort."""
-    kept: list[tuple[str, dict[str, str] | None]] = []
+) -> list[tuple[str, Notes]]:
+    """The user messages to record for `texts`, each with its notes: the prompt template
+    it invoked (`template`: name, source, what was typed), a plugin's transformation
+    (`transformed`); inputs handled as commands are left out (`input_handled` says so).
+    A template is expanded first, so plugins see what will be sent. The first run also
+    starts the session (`session_start`). An abort meanwhile keeps what is not decided
+    yet as typed: the loop records it and then sees the abort."""
+    kept: list[tuple[str, Notes]] = []
+    typed = [_expand(rt, text) for text in texts]
     try:
         if mode == "prompt" and rt.abort_reason is None:
             await start_session(rt)
-        for text in texts:
+        for pair in typed:
             if rt.abort_reason is not None or "input" not in rt.handled:
-                kept.append((text, None))
+                kept.append(pair)
                 continue
+            text, notes = pair
             accepted = await _accept(rt, text, mode)
             if accepted is not None:
-                kept.append(accepted)
+                sent, transformed = accepted
+                kept.append((sent, {**notes, **transformed}))
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        kept += [(text, None) for text in texts[len(kept) :]]
+        kept += typed[len(kept) :]
     return kept
 
 
-async def _accept(
-    rt: LoopContext, text: str, mode: str
-) -> tuple[str, dict[str, str] | None] | None:
+def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:
+    """`text` with the prompt template it invokes (`/NAME args`) expanded, and the note
+    saying so; as it was when it invokes none."""
+    from smith.runtime._templates import match
+
+    found = match(rt.templates, text) if rt.templates and text[:1] in "/ \t\n" else None
+    if found is None:
+        return text, _AS_TYPED
+    template, arguments = found
+    note = {"name": template.name, "source": template.source, "typed": text}
+    return template.expand(arguments), {"template": note}
+
+
+async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes] | None:
     shown = str(rt.secrets.redact(text))
     actions = _distinct(await _decide(rt, event("input", text=shown, mode=mode)))
     if len(actions) > 1:
         _conflict(rt, "input", "the input", actions)
-        return text, None
+        return text, {}
     if not actions:
-        return text, None
+        return text, {}
     plugin, action = actions[0]
     if isinstance(action, TransformInput):
-        return action.text, {"plugin": plugin, "original": shown}
+        return action.text, {"transformed": {"plugin": plugin, "original": shown}}
     assert isinstance(action, HandleInput)
     reply = None if action.reply is None else str(rt.secrets.redact(action.reply))
     # Recorded (never sent to the model: the context is built from messages only), so

@@ -37,6 +37,7 @@ class ToolHost:
         *,
         history: FileHistory | None,
         warn: Callable[[Diagnostic], None],
+        origins: Mapping[str, str] | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.providers import watch_credentials
@@ -47,6 +48,9 @@ class ToolHost:
         self.secrets = secrets
         self.history = history
         self.warn = warn
+        # The plugin that contributed each tool (not the built-ins): named as the origin
+        # of what the tool shows or asks (smith.ui).
+        self.origins = dict(origins or {})
         self.journal = EffectJournal(session)
         # Every credential read in this process, now or later, is masked like a secret.
         watch_credentials(secrets.protect)

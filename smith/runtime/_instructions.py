@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from smith.diagnostics import Diagnostic
 
-TOO_BIG = DiagnosticKind(
+INSTRUCTIONS_TOO_BIG = DiagnosticKind(
     "context.file-too-big",
     severity="warning",
     what="the instruction file {path} is {size} bytes, over context.max-bytes ({limit}); "
@@ -34,7 +34,7 @@ TOO_BIG = DiagnosticKind(
     "(context.max-bytes is set at {where})",
     fix="shorten {path}, or raise context.max-bytes to at least {size}",
 )
-UNREADABLE = DiagnosticKind(
+INSTRUCTIONS_UNREADABLE = DiagnosticKind(
     "context.file-unreadable",
     severity="warning",
     what="the instruction file {path} cannot be read: {reason}; it was not loaded",
@@ -42,7 +42,7 @@ UNREADABLE = DiagnosticKind(
     "first reached",
     fix="make {path} a readable UTF-8 file, or remove it",
 )
-BAD_NAME = DiagnosticKind(
+INSTRUCTIONS_BAD_NAME = DiagnosticKind(
     "config.context-file-name",
     what="context.files has '{name}', which is not a file name",
     why="context.files names the instruction files looked for in each directory (set at "
@@ -76,7 +76,7 @@ class InstructionSettings:
         """Raise config.context-file-name for a name that has a directory in it."""
         for name in self.names:
             if not name or "/" in name or name in (".", ".."):
-                raise BAD_NAME.error(
+                raise INSTRUCTIONS_BAD_NAME.error(
                     value=name, source=names_source, name=name, where=str(names_source)
                 )
 
@@ -149,21 +149,28 @@ class Instructions:
         try:
             with open(path, "rb") as f:
                 data = f.read(limit + 1)
-                size = os.fstat(f.fileno()).st_size
+                size = max(os.fstat(f.fileno()).st_size, len(data))
         except OSError as exc:
-            problems.append(UNREADABLE(value=path, source=source, path=path,
-                                       reason=exc.strerror or str(exc)))  # fmt: skip
+            reason = exc.strerror or str(exc)
+            problems.append(
+                INSTRUCTIONS_UNREADABLE(value=path, source=source, path=path, reason=reason)
+            )
             return None
         if len(data) > limit:
             where = str(self.settings.max_bytes_source)
-            problems.append(TOO_BIG(value=path, source=source, path=path, size=max(size, len(data)),
-                                    limit=limit, where=where))  # fmt: skip
+            problems.append(
+                INSTRUCTIONS_TOO_BIG(
+                    value=path, source=source, path=path, size=size, limit=limit, where=where
+                )
+            )
             return None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            problems.append(UNREADABLE(value=path, source=source, path=path,
-                                       reason="it is not UTF-8 text"))  # fmt: skip
+            reason = "it is not UTF-8 text"
+            problems.append(
+                INSTRUCTIONS_UNREADABLE(value=path, source=source, path=path, reason=reason)
+            )
             return None
         return InstructionFile(path, directory if label is None else label, text)
 

@@ -53,8 +53,8 @@ async def run_agent(rt: LoopContext, texts: list[str]) -> None:
         finally:
             if due is not None:
                 record_note(rt, "environment", due)
-            for text, transformed in inputs:
-                add_user(rt, text, transformed=transformed)
+            for text, notes in inputs:
+                add_user(rt, text, notes=notes)
         rt.check_abort()
         await rt.dispatch(start)
         rt.turn = 0
@@ -89,7 +89,7 @@ async def _round(rt: LoopContext, run: _Run) -> None:
     rt.check_abort()
     await rt.context_cache.prepare(rt.session, within=context_limit(rt))
     if rt.take_compact_request():
-        await compact(rt, "manual")
+        await compact(rt, "manual", rt.compact_focus)
     elif needs_compaction(rt):
         await compact(rt, "auto")
     if rt.turn >= rt.limits.max_iterations:
@@ -144,6 +144,6 @@ async def _deliver(rt: LoopContext, mode: str) -> bool:
     if not items:
         return False
     inputs = await accept_inputs(rt, [item.text for item in items], mode)
-    for text, transformed in inputs:
-        add_user(rt, text, queued=mode, transformed=transformed)
+    for text, notes in inputs:
+        add_user(rt, text, queued=mode, notes=notes)
     return bool(inputs)

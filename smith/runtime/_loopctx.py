@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from smith.diagnostics import Diagnostic, Surface
     from smith.effects import EffectJournal, ToolContext
     from smith.memory import RuntimeScopes
@@ -25,8 +27,10 @@ if TYPE_CHECKING:
     from smith.runtime._queue import InputQueue
     from smith.runtime._runtime import Limits
     from smith.runtime._secrets import SecretProxy
+    from smith.runtime._templates import Template
     from smith.sdk import Plugin, RuntimeView
     from smith.session import Session
+    from smith.ui import Asked, Reply, Shown
     from smith.vcs import FileHistory
 
 
@@ -50,6 +54,7 @@ class LoopContext(Protocol):
     plugins: tuple[Plugin, ...]
     handled: frozenset[str]  # the event types some plugin handles
     entries_at_start: int
+    templates: Mapping[str, Template]  # prompt templates by name (`/NAME args`)
 
     # What the loop keeps as it goes.
     turn: int
@@ -78,7 +83,14 @@ class LoopContext(Protocol):
 
     def take_compact_request(self) -> bool: ...
 
-    def view(self, plugin: Plugin | None = None) -> RuntimeView: ...
+    @property
+    def compact_focus(self) -> str | None: ...
+
+    def view(self, plugin: Plugin | None = None, gate: Any = None) -> RuntimeView: ...
+
+    def post(self, value: Shown, *, origin: str) -> None: ...  # a plugin's Notify/...
+
+    async def ask(self, question: Asked, *, origin: str) -> Reply: ...  # to the frontend
 
     def resolve(self, model: str) -> tuple[Provider, str]: ...
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from smith.config import Config
     from smith.diagnostics import Diagnostic
     from smith.effects import ToolSpec
+    from smith.runtime._runtime import Runtime
     from smith.sdk import Plugin
     from smith.session import Session
 
@@ -151,6 +152,17 @@ def generation_parts(parts: Sequence[Part], system_prompt: str) -> list[Part]:
         added = system_prompt[len(composed) :].strip("\n")
         return [*parts, Part("appended", "plugin handlers (AppendSystemPrompt)", added)]
     return [Part("system prompt", "plugin handlers (SetSystemPrompt)", system_prompt)]
+
+
+def live_parts(rt: Runtime, *, upcoming: bool = True) -> list[Part]:
+    """A live runtime's parts: the system prompt's as its generation has them (plugin
+    handlers may have changed it), its tools, the notes in its context, and with
+    `upcoming` the environment block its next prompt would record if it differs."""
+    gen = rt.current
+    system = generation_parts(rt.prompt_parts, gen.system_prompt)
+    notes = recorded_notes(rt.session, rt.context_cache)
+    env = rt.project.environment(gen.model) if upcoming and rt.project else None
+    return context_parts(system, gen.tools, notes, env)
 
 
 def context_parts(

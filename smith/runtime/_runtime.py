@@ -11,14 +11,18 @@ Operations: `prompt`, `steer`, `follow_up`, `abort`, `compact`, `set_model`,
 `set_thinking`, queue listing and removal, or `submit({"op": ...})` with the same names.
 Events are the dicts of docs/events.md. The loop itself (one prompt until an explicit
 stop) is in `_loop.py`; provider streaming and tool execution in `_steps.py`.
+
+A frontend consumes a runtime through `attach(frontend)` (smith.ui): its events as UI
+intents, and the questions plugins ask (`ask`); `post` sends a plugin's notice,
+progress or status out as a `ui` event (`_intents.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -37,9 +41,12 @@ if TYPE_CHECKING:
     from smith.diagnostics import Surface
     from smith.effects import ToolContext, ToolSpec
     from smith.providers import Provider
+    from smith.runtime._intents import Pending
     from smith.runtime._project import ProjectContext
     from smith.runtime._secrets import SecretProxy
+    from smith.runtime._templates import Template
     from smith.session import Session
+    from smith.ui import Asked, Frontend, Reply, Shown
     from smith.vcs import FileHistory, HistorySettings
 
 log = logging.getLogger("smith.runtime")
@@ -86,6 +93,8 @@ class Limits:
 
 
 class Runtime:
+    frontend: Frontend | None = None  # where questions go (attach)
+
     def __init__(
         self,
         session: Session,
@@ -106,6 +115,7 @@ class Runtime:
         resolve: Callable[[str], tuple[Provider, str]] | None = None,
         history: HistorySettings | None = None,
         surface: Surface = "library",
+        templates: Mapping[str, Template] | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.memory import RuntimeScopes
@@ -128,6 +138,8 @@ class Runtime:
         self.plugins = (*self.plugin_list.active, *plugins)
         self.handled = frozenset(t for p in self.plugins for t in p.handlers)  # event types
         self.entries_at_start = len(session)  # 0: a new session (session_start says)
+        # Prompt templates by name: input `/NAME args` is sent as NAME's expansion.
+        self.templates: Mapping[str, Template] = dict(templates or {})
         self.session_started = False
         self.cost = CostMeter()
         self._resolve = resolve or (resolve_model)
@@ -135,10 +147,7 @@ class Runtime:
         provider, model_id = self._resolve(model) if isinstance(model, str) else model
         setting = model if isinstance(model, str) else f"{provider.name}:{model_id}"
         active = (*tools, *(t for p in self.plugins for t in p.tools))
-        # What the model is told besides the conversation (docs/context.md): the system
-        # prompt's parts, composed once (a caller's own prompt replaces the default
-        # ones); with a project context also its instruction files, and the loop's notes
-        # (environment, instruction files reached later).
+        # What the model is told besides the conversation (docs/context.md), composed once.
         self.project = project
         self.prompt_parts = tuple(
             prompt_parts(project, self.plugins, [t.name for t in active], system_prompt)
@@ -171,19 +180,27 @@ class Runtime:
         self.context_cache = ContextCache()
         self.compaction_failed_at: int | None = None  # context tokens then
         self.last_message: dict[str, Any] | None = None  # the latest assistant message
+        self._init_running_state()
+        # Every provider credential read in this process, now or later (a renewed
+        # token), is redacted from what the model is sent and the session records.
+        watch_credentials(self.secrets.protect)
+        self.secrets.record(session)
+
+    def _init_running_state(self) -> None:
+        """What the runtime keeps about the task it runs and who listens."""
         self._subscribers: list[asyncio.Queue[Event | None]] = []
         self._callbacks: list[Callable[[Event], object]] = []
+        # The questions waiting for the frontend (each with the reason it was withdrawn,
+        # once it is).
+        self.asking: dict[asyncio.Future[Reply], Pending] = {}
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
         self._abort_reason: str | None = None
         self._started = False  # whether the current task has begun running
         self._compact_requested = False
+        self._compact_focus: str | None = None  # what the asked-for compaction must keep
         self._closed = False
-        # Every provider credential read in this process, now or later (a renewed
-        # token), is redacted from what the model is sent and the session records.
-        watch_credentials(self.secrets.protect)
-        self.secrets.record(session)
 
     # -- the published generation (what handlers may read: smith.sdk.RuntimeView) ----
 
@@ -256,6 +273,38 @@ class Runtime:
     def error(self, diagnostic: Diagnostic) -> None:
         self.emit(event("error", diagnostic=diagnostic.to_dict()))
 
+    # -- UI intents (smith.ui) -----------------------------------------------------------
+
+    def attach(self, frontend: Frontend) -> Callable[[], None]:
+        """The one way a frontend consumes this runtime: every event goes through
+        `smith.ui.deliver` to it, and questions to its `ask`. Returns a function that
+        detaches it again."""
+        from smith.ui import deliver
+
+        self.frontend = frontend
+        stop = self.on_event(lambda ev: deliver(frontend, ev))
+
+        def detach() -> None:
+            stop()
+            if self.frontend is frontend:
+                self.frontend = None
+
+        return detach
+
+    def post(self, value: Shown, *, origin: str) -> None:
+        """Send a plugin's Notify, Progress or Status out as a `ui` event."""
+        from smith.runtime._intents import post
+
+        post(self, value, origin=origin)
+
+    async def ask(self, question: Asked, *, origin: str) -> Reply:
+        """Ask the attached frontend a Question or Confirm on behalf of `origin` (a
+        plugin's name): its answer, or a refusal when nobody can or did answer. The
+        outcome is recorded (entry kind `question`) and emitted."""
+        from smith.runtime._intents import ask
+
+        return await ask(self, question, origin=origin)
+
     # -- operations in ----------------------------------------------------------------
 
     def prompt(self, text: str) -> str:
@@ -288,6 +337,10 @@ class Runtime:
             self._abort_reason = reason
             if self._started:  # else _guard cancels once the task runs (see there)
                 self._task.cancel()
+            if self.asking:  # questions of the run are refused, never left waiting
+                from smith.runtime._intents import ABORTED, withdraw
+
+                withdraw(self, ABORTED)
         return True
 
     @property
@@ -296,9 +349,15 @@ class Runtime:
         return self._abort_reason
 
     def take_compact_request(self) -> bool:
-        """Whether a compaction was asked for while busy (the request is then taken)."""
+        """Whether a compaction was asked for while busy (the request is then taken;
+        `compact_focus` is what it must keep)."""
         asked, self._compact_requested = self._compact_requested, False
         return asked
+
+    @property
+    def compact_focus(self) -> str | None:
+        """What the compaction asked for last must keep above all (`/compact FOCUS`)."""
+        return self._compact_focus
 
     def resolve(self, model: str) -> tuple[Provider, str]:
         """The provider and model id a model setting names (the registry's routing)."""
@@ -311,8 +370,10 @@ class Runtime:
         if self._abort_reason is not None:
             raise asyncio.CancelledError
 
-    def compact(self) -> None:
-        """Compact now when idle, else at the next safe point."""
+    def compact(self, focus: str | None = None) -> None:
+        """Compact now when idle, else at the next safe point; `focus`: what the summary
+        must keep above all."""
+        self._compact_focus = focus.strip() or None if focus else None
         if self.busy:
             self._compact_requested = True
             return
@@ -360,17 +421,11 @@ class Runtime:
 
     def context_parts(self, *, upcoming: bool = True) -> list[Part]:
         """What the model is told besides the conversation, part by part, in the order
-        the next request sends it (docs/context.md): the system prompt's parts as the
-        current generation has them, the tool definitions, the notes recorded in the
-        context and, with `upcoming`, the environment block the next prompt would
-        record if it differs (that reads git: call this off the event loop)."""
-        from smith.runtime._project import context_parts, generation_parts, recorded_notes
+        the next request sends it (docs/context.md; `_project.live_parts`). `upcoming`
+        reads git for the next environment block: call this off the event loop."""
+        from smith.runtime._project import live_parts
 
-        gen = self._gen
-        system = generation_parts(self.prompt_parts, gen.system_prompt)
-        notes = recorded_notes(self.session, self.context_cache)
-        env = self.project.environment(gen.model) if upcoming and self.project else None
-        return context_parts(system, gen.tools, notes, env)
+        return live_parts(self, upcoming=upcoming)
 
     # -- file history (smith/vcs) ----------------------------------------------------------
 
@@ -413,6 +468,10 @@ class Runtime:
     async def close(self) -> None:
         """Abort anything running, wait for it, and end every `events()` stream."""
         self.abort("abort")
+        if self.asking:
+            from smith.runtime._intents import CLOSED, withdraw
+
+            withdraw(self, CLOSED)
         await self.wait_idle()
         self._closed = True
         for queue in self._subscribers:
@@ -485,7 +544,7 @@ class Runtime:
 
         try:
             self.check_abort()
-            await compact(self, "manual")
+            await compact(self, "manual", self._compact_focus)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
@@ -499,14 +558,19 @@ class Runtime:
 
         await dispatch(self, ev)
 
-    def view(self, plugin: Plugin | None = None) -> RuntimeView:
+    def view(self, plugin: Plugin | None = None, gate: Any = None) -> RuntimeView:
         """A frozen snapshot for `plugin`'s handlers (they run in threads of their own),
-        with that plugin's own settings."""
+        with that plugin's own settings; its `ask` asks on behalf of `plugin`, pausing
+        `gate` (its deadline) meanwhile."""
+        from smith.runtime._intents import HandlerAsker
+
+        name = plugin.name if plugin is not None else ""
         settings = MappingProxyType(
             self.plugin_list.settings_for(plugin) if plugin is not None else {}
         )
         return _View(self.generation, self.model, self.thinking, self.system_prompt,
-                     self.tool_names, self.turn, settings)  # fmt: skip
+                     self.tool_names, self.turn, settings,
+                     HandlerAsker(self, name, gate))  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False
@@ -545,3 +609,7 @@ class _View:
     tool_names: tuple[str, ...]
     turn: int
     settings: Mapping[str, object]
+    asker: Callable[[Asked], Awaitable[Reply]] = field(repr=False, compare=False)
+
+    async def ask(self, question: Asked) -> Reply:
+        return await self.asker(question)

@@ -29,6 +29,8 @@ from smith.session import calls_pair, new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from smith.effects import ToolSpec
     from smith.runtime._loopctx import LoopContext
     from smith.runtime._runtime import Limits
@@ -41,17 +43,18 @@ def add_user(
     text: str,
     *,
     queued: str | None = None,
-    transformed: dict[str, str] | None = None,
+    notes: Mapping[str, object] | None = None,
 ) -> None:
     # The one way a prompt enters, whatever gave it (argument, stdin, RPC, TUI, library):
-    # what cannot be encoded is replaced here, with a note, never a failed turn. An input
-    # plugin's transformation (smith.runtime._hooks) notes the original.
+    # what cannot be encoded is replaced here, with a note, never a failed turn. `notes`
+    # say how the text came to be (smith.runtime._hooks): the prompt template it invoked,
+    # an input plugin's transformation with the original.
     text, replaced = replace_surrogates(text)
     message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
     if queued:
         message["queued"] = queued
-    if transformed:
-        message["transformed"] = transformed
+    if notes:
+        message.update(notes)
     if replaced:
         message["replaced"] = replaced
     message = rt.secrets.redact(message)  # type: ignore[assignment]
@@ -429,6 +432,11 @@ async def _execute(rt: LoopContext, call: dict[str, Any], spec: ToolSpec) -> dic
         loop.call_soon_threadsafe(rt.emit, ev)
 
     ctx.progress = progress
+    from smith.runtime._intents import ToolPort
+
+    # What the tool shows or asks goes out in the name of the plugin that contributed it.
+    origin = next((p.name for p in rt.plugins if spec in p.tools), spec.name)
+    ctx.ui = ToolPort(rt, ctx, origin)
     ctx.mask = rt.secrets  # output saved to a file is masked as the result is
     prepare = None
     if spec.name in AUTHORISED:

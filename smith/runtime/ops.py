@@ -104,12 +104,14 @@ class Abort(Operation):
 
 @dataclass(frozen=True)
 class Compact(Operation):
-    """Compact the context now when idle, else at the next safe point."""
+    """Compact the context now when idle, else at the next safe point; `focus` says what
+    the summary must keep above all (`/compact FOCUS`)."""
 
+    focus: str | None = None
     op: ClassVar[str] = "compact"
 
     def apply(self, rt: Runtime) -> object:
-        rt.compact()
+        rt.compact(self.focus)
         return None
 
 

@@ -16,7 +16,10 @@ from smith.sdk._contract import (
     HandleInput,
     Handler,
     HookAction,
+    ListedModel,
+    ModelList,
     Plugin,
+    ProviderFacts,
     ProviderSpec,
     QueuedItem,
     QueuePolicy,
@@ -31,7 +34,17 @@ from smith.sdk._contract import (
     SetThinking,
     TransformInput,
 )
-from smith.sdk._resolve import LoadedPlugin, PluginList, builtin_plugins, resolve_plugins
+from smith.sdk._resolve import (
+    LoadedPlugin,
+    PluginList,
+    builtin_plugins,
+    provider_facts,
+    provider_spec,
+    resolve_plugins,
+)
+
+# What plugins speak to the user with (smith.ui, docs/ui.md).
+from smith.ui import Confirm, Notify, Progress, Question, Reply, Status
 
 __all__ = [
     "ACTION_TYPES",
@@ -44,19 +57,27 @@ __all__ = [
     "AppendSystemPrompt",
     "Command",
     "CommandHost",
+    "Confirm",
     "DenyCall",
     "Enqueue",
     "HandleInput",
     "Handler",
     "HookAction",
+    "ListedModel",
     "LoadedPlugin",
+    "ModelList",
+    "Notify",
     "Plugin",
     "PluginList",
+    "Progress",
+    "ProviderFacts",
     "ProviderSpec",
+    "Question",
     "QueuePolicy",
     "QueuedItem",
     "RemoveTool",
     "ReplaceResult",
+    "Reply",
     "RewriteArguments",
     "RuntimeHandle",
     "RuntimeView",
@@ -64,7 +85,10 @@ __all__ = [
     "SetSetting",
     "SetSystemPrompt",
     "SetThinking",
+    "Status",
     "TransformInput",
     "builtin_plugins",
+    "provider_facts",
+    "provider_spec",
     "resolve_plugins",
 ]

@@ -32,8 +32,13 @@ contract. A plugin is a name plus contributions:
 - `tools`: extra tools (ToolSpecs) the plugin makes available.
 - `commands`, `keybindings`, `theme`: what an interactive frontend offers (the built-in
   product plugin, smith.plugins.product, contributes the standard ones).
-- `providers`: provider name -> `ProviderSpec`, how smith's model registry creates it
-  (each module of smith.plugins.providers contributes its own).
+- `providers`: provider name -> `ProviderSpec`, how smith's model registry creates it,
+  and the vendor's facts (wire format, key variables, base URL, model list) that the
+  rest of smith reads from it (each module of smith.plugins.providers contributes its
+  own; `smith.sdk.provider_facts()` gives the built-ins' without importing them).
+- `templates`: prompt templates, name -> Markdown text (optional front matter with
+  `description` and `argument-hint`; `$1`..`$9`, `$ARGUMENTS`): input `/NAME args`
+  is sent as its expansion (user and project templates of the same name win).
 - `prompts`: name -> text. `system.NAME` entries are parts of the system prompt, in
   plugin order and then in the mapping's order (the product plugin contributes the
   default ones); `tool.NAME` is a line of guidance for tool NAME, sent under the
@@ -46,6 +51,17 @@ contract. A plugin is a name plus contributions:
   when it is resolved (an unknown key is a warning, a bad value an error naming where
   it was set) and a handler reads them, defaults filled in, as `view.settings`.
 - `version`: the plugin's version; a built-in's is smith's own.
+
+Plugins speak to the user through UI intents (smith.ui, docs/ui.md), whatever the
+frontend: any handler may return `Notify(text, level)`, `Progress(label, done, total)`
+or `Status(text, key)` in its batch (they are sent out as `ui` events, never conflict
+and are not part of the generation), and ask with `await view.ask(Question(text,
+choices))` or `await view.ask(Confirm(text))` from a coroutine handler. Commands do the
+same through their host (`host.post(...)`, `await host.ask(...)`), tools through
+`ToolContext.ui`. A question ends with a `Reply`: the choice, or a refusal (the
+frontend cannot ask, nobody answered in time, an abort), so it never waits for an
+answer that cannot come.
+While a handler waits for an answer its deadline is paused.
 
 Which plugins are in use is resolved once from configuration (`plugins.disabled`) by
 `smith.sdk.resolve_plugins`, and every mode takes them from that one list.
@@ -72,6 +88,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from smith.ui import Asked, Reply, Shown
 
 if TYPE_CHECKING:
     from smith.config import Option
@@ -271,9 +289,14 @@ class RuntimeView(Protocol):
         """The handler's plugin's own settings (its `options`, defaults filled in)."""
         ...
 
+    # Ask the user (the plugin is named as the asker); the answer or a refusal. The
+    # handler's deadline is paused while it waits.
+    async def ask(self, question: Asked) -> Reply: ...
 
-# What a handler returns: a batch, one action, or None (nothing to do; allow).
-Answer = Sequence[Action | HookAction] | Action | HookAction | None
+
+# What a handler returns: a batch, one action, or None (nothing to do; allow). UI
+# intents (Notify, Progress, Status) may be part of any batch.
+Answer = Sequence[Action | HookAction | Shown] | Action | HookAction | Shown | None
 Handler = Callable[[dict[str, Any], RuntimeView], Answer | Awaitable[Answer]]
 
 
@@ -311,6 +334,10 @@ class CommandHost(Protocol):
     def runtime(self) -> RuntimeHandle: ...
 
     def tell(self, text: str, *, error: bool = False) -> None: ...  # a notice to the user
+    # UI intents (smith.ui): a Notify, Progress or Status, sent out as a `ui` event and
+    # shown by the frontend's policy; a Question or Confirm, answered or refused.
+    def post(self, value: Shown) -> None: ...
+    async def ask(self, question: Asked) -> Reply: ...
     def edit(self, text: str) -> None: ...  # put text in the input for the user to edit
     def show(self, title: str, lines: Sequence[str]) -> None: ...
     def choose(self, title: str, options: Sequence[tuple[str, str]],
@@ -334,19 +361,78 @@ class Command:
 
     name: str
     description: str
-    run: Callable[[CommandHost, str], object]  # (host, the text after the name)
+    # (host, the text after the name); a coroutine function may await host.ask(...)
+    run: Callable[[CommandHost, str], object]
     usage: str = ""  # e.g. "MODEL"
 
 
 @dataclass(frozen=True, slots=True)
+class ListedModel:
+    """One model as a provider's model list reported it; None where it did not say."""
+
+    id: str
+    context_window: int | None = None
+    max_output: int | None = None
+    thinking: tuple[str, ...] | None = None  # the thinking levels it takes, if it said
+
+
+@dataclass(frozen=True, slots=True)
+class ModelList:
+    """How `smith models --refresh` reads a provider's model list, one page at a time.
+
+    `page(base_url, key, token)` gives the URL and headers of one page (`token` None for
+    the first, else what `parse` gave for the next; `key` None when there is none);
+    `parse(data)` gives the models of one page's JSON body and the next page's token,
+    None at the end, and raises ValueError (its message shown to the user) for a body of
+    the wrong shape. smith does the rest: the request through its HTTP engine, limits,
+    redaction, the page count, the cache and merging into the catalog.
+    """
+
+    page: Callable[[str, str | None, str | None], tuple[str, Mapping[str, str]]]
+    parse: Callable[[object], tuple[Sequence[ListedModel], str | None]]
+
+
+# The facts of a ProviderSpec that smith reads before the plugin's module is imported
+# (ProviderFacts); a built-in gives them again in smith.plugins.PROVIDER_FACTS.
+FACTS = ("api", "credential_env", "default_base_url", "first_party", "offline")
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderFacts:
+    """What smith knows of a provider without creating it, or importing its module: the
+    facts of its ProviderSpec (see there), under the provider's name."""
+
+    name: str
+    api: str | None = None
+    credential_env: tuple[str, ...] = ()
+    default_base_url: str | None = None
+    first_party: bool = False
+    offline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ProviderSpec:
-    """A provider a plugin offers: what the model registry needs to create it.
+    """A provider a plugin offers: what the model registry needs to create it, and the
+    facts about the vendor that the rest of smith reads (they live here, not in smith).
 
     `create(model, host)` builds an HTTP provider from its `ProviderHost` (catalog entry,
     settings, engine); an `offline` one (no network, no credentials) takes `create(model)`.
-    `hooks` carries the provider's credential hooks, read by smith.providers' credential
-    lookup: `CREDENTIAL_ENV`, `NAME` and optionally `find_credential` and
-    `refresh_credential` (a built-in passes its own module).
+    The facts:
+
+    - `api`: the wire format of its models when the catalog does not say
+      (smith.providers' APIS: anthropic-messages, openai-responses, openai-chat, ...);
+    - `credential_env`: the environment variables that hold its key, in order of
+      preference (also withheld from commands the model runs, and redacted);
+    - `default_base_url`: where its API is unless configuration says otherwise;
+    - `first_party`: a vendor's own API, with a fixed list of models and a key always
+      needed: a model id the catalog does not know is an error, and `smith models
+      --refresh` asks it only with a key. Otherwise (a server you run) unknown ids are
+      assumed, a key is optional, and refresh asks it only where configured;
+    - `list_models`: how its model list is read (`ModelList`), if it has one.
+
+    `hooks` carries the provider's optional credential hooks, read by smith.providers'
+    credential lookup: `find_credential(provider, env)` and `refresh_credential(record)`
+    (a built-in passes its own module).
     """
 
     create: Callable[..., Any]
@@ -354,6 +440,14 @@ class ProviderSpec:
     default_base_url: str | None = None
     offline: bool = False
     hooks: object = None
+    api: str | None = None
+    credential_env: tuple[str, ...] = ()
+    first_party: bool = False
+    list_models: ModelList | None = None
+
+    def facts(self, name: str) -> ProviderFacts:
+        """Its facts, as provider `name` (the name its plugin offers it under)."""
+        return ProviderFacts(name, **{fact: getattr(self, fact) for fact in FACTS})
 
 
 def _smith_version() -> str:
@@ -374,6 +468,7 @@ class Plugin:
     theme: str | None = None  # a Textual theme name
     providers: Mapping[str, ProviderSpec] = field(default_factory=dict)
     prompts: Mapping[str, str] = field(default_factory=dict)
+    templates: Mapping[str, str] = field(default_factory=dict)  # name -> Markdown
     # smith's own configuration keys the plugin owns (e.g. "queue.steer"), with defaults.
     settings: Mapping[str, object] = field(default_factory=dict)
     # Its own configuration, plugins.<name>.<key>: Options (type, default, doc).
@@ -389,6 +484,7 @@ class Plugin:
             "keybindings": list(self.keybindings),
             "themes": [self.theme] if self.theme else [],
             "prompts": list(self.prompts),
+            "templates": list(self.templates),
             "queue_policies": list(self.queue_policies),
             "tools": [t.name for t in self.tools],
             "settings": [*self.settings, *(f"plugins.{self.name}.{o.key}" for o in self.options)],

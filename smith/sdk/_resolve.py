@@ -11,6 +11,11 @@ offer one provider of their own name and nothing else, so the list knows them be
 their modules are imported: a provider module is imported when its provider is first
 used (as a model, or for its credential hooks) or when the list is shown, and the runtime
 and the app, which take no providers, never take them (`active`).
+What smith needs to know of a built-in provider before its module is imported (its key
+variables, wire format, base URL, whether it is first-party) is in the index
+`smith.plugins.PROVIDER_FACTS` (held equal to each module's ProviderSpec by
+tests/test_plugins_list.py): `provider_facts()` reads it, and `provider_spec(name)`
+imports the one module that offers `name`.
 `plugins.disabled` (a list of names) turns built-ins off. A name that is no plugin is a
 warning naming the value and where it was set; turning off the queue plugin (the runtime
 delivers queued input through its policies) or every provider plugin (no model could
@@ -22,10 +27,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
-from smith.sdk._contract import Plugin, ProviderSpec
+from smith.sdk._contract import Plugin, ProviderFacts, ProviderSpec
 
 if TYPE_CHECKING:
     from smith.config import Config, Setting
@@ -274,6 +279,37 @@ def _builtin_entries() -> tuple[tuple[str, str | None], ...]:
     names: Sequence[str] = package.BUILTIN
     provider_only: Mapping[str, str] = package.PROVIDER_ONLY
     return tuple((module, provider_only.get(module)) for module in names)
+
+
+@functools.cache
+def _indexed_facts() -> Mapping[str, ProviderFacts]:
+    import importlib
+    from types import MappingProxyType
+
+    table: Mapping[str, Mapping[str, Any]] = importlib.import_module("smith.plugins").PROVIDER_FACTS
+    return MappingProxyType({name: ProviderFacts(name, **facts) for name, facts in table.items()})
+
+
+def provider_facts() -> Mapping[str, ProviderFacts]:
+    """The facts of every built-in provider (its plugin enabled or not), by name, from
+    the index smith.plugins.PROVIDER_FACTS: no provider module is imported. A plugin
+    that is not built in gives its facts through its ProviderSpec (`spec.facts(name)`)."""
+    return _indexed_facts()
+
+
+def provider_spec(name: str) -> ProviderSpec | None:
+    """The ProviderSpec of the built-in provider `name` (its plugin enabled or not),
+    importing only the module that offers it; None if no built-in offers it."""
+    import importlib
+
+    for module, provider in _builtin_entries():
+        if provider == name:
+            plugin: Plugin = importlib.import_module(module).PLUGIN
+            return plugin.providers[name]
+    for item in _defaults():  # the built-ins that contribute more than one provider
+        if not item.provider_only and name in item.provides:
+            return item.plugin.providers[name]
+    return None
 
 
 def _entry(module: str, provider: str | None, disabled: Mapping[str, Source]) -> LoadedPlugin:

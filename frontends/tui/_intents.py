@@ -1,0 +1,126 @@
+"""The app as a UI frontend (smith.ui): what it shows of plugins' intents and how it
+asks their questions.
+
+The app attaches to its runtime with `AppFrontend` (`Runtime.attach`), so every event
+reaches `SmithApp._show` through `smith.ui.deliver`, and every question a plugin asks
+(from a handler, a command or a tool) comes to `AppFrontend.ask`:
+
+- a Question or Confirm is a modal overlay (`QuestionScreen`) listing the choices; it
+  owns focus until it is answered (Enter) or dismissed (Escape: a question is refused,
+  a confirmation answered no);
+- a plugin's Notify is a Textual notification (its level as the severity); the
+  runtime's own notices (errors, retries) stay in the transcript as before;
+- a plugin's Status and unfinished Progress are kept in the status line;
+- how each question ended is recorded in the session (entry kind `question`) and shown
+  in the transcript from that record, like every recorded entry.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from smith.text import inert
+from smith.ui import QUESTIONS, Capabilities, Intent, Reply, refused
+
+from ._screens import ChoiceScreen
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from ._app import SmithApp
+
+DISMISSED = "the user dismissed it"
+SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
+
+
+class QuestionScreen(ChoiceScreen):
+    """A plugin's question: its text and choices; Escape picks nothing."""
+
+    def __init__(self, intent: Intent) -> None:
+        data = intent.data
+        title = f"{data.get('origin') or 'smith'} asks: {data.get('text', '')}"
+        options = [(str(c["key"]), str(c["label"])) for c in data.get("choices", [])]
+        super().__init__(title, options)
+        self.intent = intent
+
+
+class AppFrontend:
+    name = "tui"
+    capabilities = Capabilities(asks=frozenset(QUESTIONS))
+
+    def __init__(self, app: SmithApp) -> None:
+        self.app = app
+
+    def show(self, intent: Intent) -> None:
+        self.app._show(intent)
+
+    async def ask(self, intent: Intent) -> Reply:
+        import asyncio
+
+        answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+
+        def picked(key: str | None) -> None:
+            if not answered.done():
+                answered.set_result(key)
+
+        screen = QuestionScreen(intent)
+        # Through the app's queue: the question may come from any task (a handler's or a
+        # tool's thread brings it to the loop without the app's context).
+        self.app.call_later(self.app.push_screen, screen, picked)
+        try:
+            key = await answered
+        except asyncio.CancelledError:  # withdrawn (an abort, its timeout): close it
+            self.app.call_later(_close, self.app, screen)
+            raise
+        if key is not None:
+            return Reply(key, frontend=self.name)
+        if intent.kind == "request_confirm":
+            return Reply("no", frontend=self.name)  # Escape denies
+        return refused(DISMISSED, self.name)
+
+
+def _close(app: SmithApp, screen: QuestionScreen) -> None:
+    if app.screen is screen:  # (beneath another overlay, it stays until that closes)
+        screen.dismiss(None)
+
+
+def show_plugin(app: SmithApp, intent: Intent) -> None:
+    """A plugin's notice, status or progress (its data names its `origin`)."""
+    data = intent.data
+    origin = str(data.get("origin", ""))
+    if intent.kind == "notify":
+        level = str(data.get("level", "info"))
+        app.notify(inert(str(data.get("text", ""))), title=inert(origin),
+                   severity=SEVERITY.get(level, "information"), markup=False)  # type: ignore[arg-type]  # fmt: skip
+        return
+    key = (origin, intent.kind, str(data.get("key") or data.get("label") or ""))
+    if intent.kind == "status":
+        text = str(data.get("text", ""))
+    else:  # progress: shown until it is done
+        done, total = data.get("done"), data.get("total")
+        over = done is not None and total is not None and done >= total
+        amount = f" {done:g}/{total:g}" if done is not None and total is not None else ""
+        text = "" if over else f"{data.get('label', '')}{amount}"
+    if text:
+        app.plugin_status[key] = inert(text)
+    else:
+        app.plugin_status.pop(key, None)
+    app._status()
+
+
+def render_question(content: dict[str, Any]) -> RenderableType:
+    """A recorded question and how it ended, as a transcript line."""
+    asked = f"{content.get('origin') or 'smith'} asked: {content.get('text', '')}"
+    if content.get("refused") is None:
+        labels = {c.get("key"): c.get("label") for c in content.get("choices") or []}
+        choice = content.get("choice")
+        how = f"{labels.get(choice) or choice} ({content.get('frontend')})"
+    else:
+        how = f"refused by {content.get('frontend')}: {content.get('refused')}"
+    return Text(inert(f"? {asked} → {how}"), style="dim")
+
+
+def question_text(content: dict[str, Any]) -> str:
+    return f"{content.get('text', '')} {content.get('choice') or content.get('refused') or ''}"

@@ -1,0 +1,112 @@
+"""The frontend's side: what a frontend declares, and the one path intents take to it.
+
+    deliver(frontend, event)        # a runtime event: mapped, then shown or degraded
+    reply = await ask(frontend, intent)   # a question: the frontend's answer, or refused
+
+Every frontend (the app, and so the web; eval; rpc; mcp; replay) consumes intents
+through these two functions and nothing else: `deliver` maps the event to its intent and
+shows it if the frontend declares the kind in `Capabilities.shows`, else applies the
+kind's policy (drop: it was decoration; persist: the session holds it anyway). `ask`
+gives a question to a frontend that declares it in `Capabilities.asks`, bounded by the
+question's timeout; one that does not, or a missing frontend, gets a refusal at once,
+so nothing waits for an answer no one can give.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from smith.ui._kinds import QUESTIONS, SHOWN, Intent, Reply, intent_for, refused
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from smith.ui._kinds import Asked, Shown
+
+Delivered = Literal["shown", "drop", "persist"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a frontend takes: the kinds it shows and the questions it can ask;
+    `cannot_ask` is the reason its refusals give."""
+
+    shows: frozenset[str] = frozenset(SHOWN)
+    asks: frozenset[str] = frozenset()
+    cannot_ask: str = "this frontend cannot ask the user"
+
+
+class Frontend(Protocol):
+    name: str  # eval, rpc, tui, mcp, replay: named in refusals and answers
+    capabilities: Capabilities
+
+    def show(self, intent: Intent) -> None: ...  # a kind it declared in `shows`
+    async def ask(self, intent: Intent) -> Reply: ...  # a kind it declared in `asks`
+
+
+def deliver(frontend: Frontend, event: Mapping[str, Any]) -> Delivered | None:
+    """Map a runtime event to its intent and give it to `frontend` if it shows that
+    kind, else degrade it by the kind's policy. None: the event stands for no intent."""
+    intent = intent_for(event)
+    if intent is None:
+        return None
+    return show(frontend, intent)
+
+
+def show(frontend: Frontend, intent: Intent) -> Delivered:
+    if intent.kind in frontend.capabilities.shows:
+        frontend.show(intent)
+        return "shown"
+    policy = intent.unsupported
+    return "persist" if policy == "persist" else "drop"
+
+
+async def ask(frontend: Frontend | None, intent: Intent) -> Reply:
+    """The frontend's answer to a question intent, or a refusal: when there is no
+    frontend, it cannot ask this kind, it fails, it gives a key that is no choice, or
+    nobody answers within the question's timeout. Cancelling this cancels the frontend's
+    question (its overlay closes, its request is withdrawn)."""
+    import asyncio
+
+    assert intent.kind in QUESTIONS, intent.kind
+    if frontend is None:
+        return refused("no frontend is attached to ask the user", "none")
+    if intent.kind not in frontend.capabilities.asks:
+        return refused(frontend.capabilities.cannot_ask, frontend.name)
+    timeout = intent.data.get("timeout")
+    try:
+        reply = await asyncio.wait_for(frontend.ask(intent), timeout)
+    except TimeoutError:
+        return refused(f"nobody answered within {timeout:g} s", frontend.name)
+    except Exception as exc:  # a frontend's failure is a refusal, never a hang
+        return refused(f"the {frontend.name} frontend failed: {type(exc).__name__}: {exc}",
+                       frontend.name)  # fmt: skip
+    keys = [c["key"] for c in intent.data.get("choices", [])]
+    if reply.refused is None and reply.choice not in keys:
+        return refused(f"the answer {reply.choice!r} is not one of {', '.join(keys)}",
+                       reply.frontend or frontend.name)  # fmt: skip
+    return reply if reply.frontend else Reply(reply.choice, reply.refused, frontend.name)
+
+
+class ToolUi(Protocol):
+    """What a tool may do with the user while it runs (`ToolContext.ui`), from the tool's
+    own thread: show a notice, progress or status, and ask a question (blocking until
+    it is answered or refused)."""
+
+    def show(self, value: Shown) -> None: ...
+    def ask(self, question: Asked) -> Reply: ...
+
+
+class NoUi:
+    """The tool UI where there is nobody: shows nothing, refuses every question."""
+
+    def show(self, value: Shown) -> None:
+        pass
+
+    def ask(self, question: Asked) -> Reply:
+        return refused("no frontend is attached to ask the user", "none")
+
+
+NO_UI = NoUi()

@@ -1,0 +1,263 @@
+"""The intent kinds, what produces each, and the values producers hand the runtime.
+
+An `Intent` is what a frontend is given: a kind and its data (and the runtime event it
+stands for, when it came from one). Producers never build intents themselves: the
+runtime's events map to them (`intent_for`), and plugins, commands and tools hand the
+runtime typed values (`Notify`, `Progress`, `Status`, `Question`, `Confirm`), which it
+turns into intents and sends out on the event stream (`ui` events) or to the frontend's
+`ask` (questions). docs/ui.md has the table with each frontend's policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Unsupported = Literal["drop", "refuse", "persist"]
+Level = Literal["info", "warning", "error"]
+LEVELS = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    unsupported: Unsupported  # what a frontend that cannot honour it does
+    producers: str  # who emits it (docs/ui.md lists the same)
+
+
+_TABLE = (
+    Kind("transcript_append", "persist", "runtime: message_end (a recorded message), "
+         "environment and instructions (a recorded note the model is told)"),
+    Kind("message_delta", "drop", "runtime: message_start, message_delta"),
+    Kind("tool_activity", "drop", "runtime: tool_start, tool_update, tool_end"),
+    Kind("status", "drop", "runtime: session_start, agent_start, turn_start, turn_end, "
+         "agent_end, queue_changed, settled, input_handled without a reply; plugins: Status"),
+    Kind("notify", "drop", "runtime: error, retry, failover, input_handled's reply; "
+         "plugins: Notify"),
+    Kind("progress", "drop", "runtime: compaction_start, compaction_end; plugins: Progress"),
+    Kind("request_choice", "refuse", "plugins: Question (handlers, commands, tools)"),
+    Kind("request_confirm", "refuse", "plugins: Confirm (handlers, commands, tools)"),
+    Kind("answer", "persist", "runtime: intent_answered, intent_refused (how a question "
+         "ended; recorded in the session)"),
+)  # fmt: skip
+KINDS_TABLE: Mapping[str, Kind] = {k.name: k for k in _TABLE}
+KINDS = tuple(KINDS_TABLE)
+UNSUPPORTED: Mapping[str, Unsupported] = {k.name: k.unsupported for k in _TABLE}
+QUESTIONS = ("request_choice", "request_confirm")
+SHOWN = tuple(k for k in KINDS if k not in QUESTIONS)  # what `show` takes
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+    # The runtime event it stands for (frontends that print events print this one).
+    event: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def unsupported(self) -> Unsupported:
+        return UNSUPPORTED[self.kind]
+
+
+# -- what producers hand the runtime ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """A passing notice for the user."""
+
+    text: str
+    level: Level = "info"
+
+    kind = "notify"
+
+    def fields(self) -> dict[str, Any]:
+        return {"level": self.level if self.level in LEVELS else "info", "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far a piece of work has come: `done` of `total` (either may be unknown);
+    `done == total` says it is over."""
+
+    label: str
+    done: float | None = None
+    total: float | None = None
+
+    kind = "progress"
+
+    def fields(self) -> dict[str, Any]:
+        return {"label": self.label, "done": self.done, "total": self.total}
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A line of state to keep in view (one per `key` of a producer; empty text clears
+    it)."""
+
+    text: str
+    key: str = ""
+
+    kind = "status"
+
+    def fields(self) -> dict[str, Any]:
+        return {"key": self.key, "text": self.text}
+
+
+Shown = Notify | Progress | Status
+SHOWN_TYPES = (Notify, Progress, Status)
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question with choices: (key, label) pairs; the answer is a key. `timeout`
+    (seconds): refused when nobody answered by then (None: the frontend's own bound)."""
+
+    text: str
+    choices: Sequence[tuple[str, str]]
+    timeout: float | None = None
+
+    kind = "request_choice"
+
+    def __post_init__(self) -> None:
+        keys = [k for k, _ in self.choices]
+        if not keys or len(set(keys)) != len(keys):
+            raise ValueError("a question needs choices with distinct keys")
+        object.__setattr__(self, "choices", tuple((str(k), str(v)) for k, v in self.choices))
+
+
+CONFIRM_CHOICES = (("yes", "Yes"), ("no", "No"))
+
+
+@dataclass(frozen=True, slots=True)
+class Confirm:
+    """A yes-or-no question; `Reply.confirmed` is true only for an explicit yes."""
+
+    text: str
+    timeout: float | None = None
+
+    kind = "request_confirm"
+
+    @property
+    def choices(self) -> tuple[tuple[str, str], ...]:
+        return CONFIRM_CHOICES
+
+
+Asked = Question | Confirm
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """How a question ended: answered with a `choice` (a key), or `refused` with the
+    reason nobody answered (the frontend cannot ask, a timeout, an abort, the user
+    dismissed it). `frontend` names who answered or refused."""
+
+    choice: str | None = None
+    refused: str | None = None
+    frontend: str = ""
+
+    @property
+    def answered(self) -> bool:
+        return self.refused is None
+
+    @property
+    def confirmed(self) -> bool:
+        return self.refused is None and self.choice == "yes"
+
+
+def refused(reason: str, frontend: str = "") -> Reply:
+    return Reply(None, reason, frontend)
+
+
+# -- intents from producers' values, and their events and records ---------------------------
+
+
+def shown_intent(value: Shown, *, origin: str) -> Intent:
+    """The intent of a plugin's notice, progress or status (`origin`: who sent it)."""
+    data = {"origin": origin, **value.fields()}
+    return Intent(value.kind, data, {"type": "ui", "intent": value.kind, **data})
+
+
+def question_intent(value: Asked, *, origin: str, ask_id: str) -> Intent:
+    data = {
+        "ask_id": ask_id,
+        "origin": origin,
+        "text": value.text,
+        "choices": [{"key": k, "label": label} for k, label in value.choices],
+        "timeout": value.timeout,
+    }
+    return Intent(value.kind, data)
+
+
+def answer_record(intent: Intent, reply: Reply) -> dict[str, Any]:
+    """What the session keeps of a question and how it ended (entry kind `question`)."""
+    data = intent.data
+    return {
+        "ask_id": data.get("ask_id"),
+        "intent": intent.kind,
+        "origin": data.get("origin"),
+        "text": data.get("text"),
+        "choices": data.get("choices", []),
+        "choice": reply.choice,
+        "refused": reply.refused,
+        "frontend": reply.frontend,
+    }
+
+
+def answer_event(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The event of a question's end: `intent_answered` or `intent_refused`."""
+    common = {k: record.get(k) for k in ("ask_id", "intent", "origin", "text", "choices")}
+    if record.get("refused") is None:
+        return {"type": "intent_answered", **common, "choice": record.get("choice"),
+                "frontend": record.get("frontend")}  # fmt: skip
+    return {"type": "intent_refused", **common, "frontend": record.get("frontend"),
+            "reason": record.get("refused")}  # fmt: skip
+
+
+# -- runtime events -> intents ---------------------------------------------------------------
+
+_STATUS = ("session_start", "agent_start", "agent_end", "turn_start", "turn_end",
+           "queue_changed", "settled")  # fmt: skip
+
+
+def intent_for(event: Mapping[str, Any]) -> Intent | None:
+    """The one intent a runtime event (docs/events.md) stands for; None for what is no
+    runtime event (a hook event, a frontend's own record such as eval's `result`)."""
+    ev = dict(event)
+    kind = ev.get("type")
+    if kind == "message_end":
+        data = {k: ev.get(k) for k in ("message", "entry_id", "message_id")}
+        return Intent("transcript_append", data, ev)
+    if kind in ("environment", "instructions"):  # a recorded note (docs/context.md)
+        data = {"entry_id": ev.get("entry_id"), "note": kind, "text": ev.get("text")}
+        return Intent("transcript_append", data, ev)
+    if kind == "message_start":
+        data = {"start": True, "role": ev["role"], "message_id": ev["message_id"]}
+        return Intent("message_delta", data, ev)
+    if kind == "message_delta":
+        return Intent("message_delta", {k: ev[k] for k in ("message_id", "channel", "delta")}, ev)
+    if kind in ("tool_start", "tool_update", "tool_end"):
+        return Intent("tool_activity", {"phase": kind[5:], **ev}, ev)
+    if kind == "input_handled":  # a plugin's command: its reply, if it gave one
+        reply = ev.get("reply")
+        if reply:
+            return Intent("notify", {"level": "info", "text": reply}, ev)
+        return Intent("status", {"event": kind, **ev}, ev)
+    if kind in _STATUS:
+        return Intent("status", {"event": kind, **ev}, ev)
+    if kind in ("compaction_start", "compaction_end"):
+        return Intent("progress", {"event": kind, **ev}, ev)
+    if kind == "retry":
+        return Intent("notify", {"level": "warning", "text": f"retrying: {ev['error']}"}, ev)
+    if kind == "failover":
+        text = f"{ev['from_model']} failed ({ev['error']}); {ev['to_model']} answers instead"
+        return Intent("notify", {"level": "warning", "text": text}, ev)
+    if kind == "error":
+        return Intent("notify", {"level": "error", "diagnostic": ev["diagnostic"]}, ev)
+    if kind == "ui" and ev.get("intent") in SHOWN:
+        data = {k: v for k, v in ev.items() if k not in ("type", "intent")}
+        return Intent(str(ev["intent"]), data, ev)
+    if kind in ("intent_answered", "intent_refused"):
+        return Intent("answer", {k: v for k, v in ev.items() if k != "type"}, ev)
+    return None
