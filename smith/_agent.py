@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source
 from smith.effects import ToolSpec
 from smith.providers import Provider
-from smith.runtime import DEFAULT_SYSTEM_PROMPT, Event, Limits, SecretProxy
+from smith.runtime import Event, Limits, SecretProxy
 from smith.sdk import Plugin
 from smith.session import Session, SessionStore
 
@@ -78,7 +78,7 @@ class Agent:
         store: SessionStore | str | None = None,
         cwd: str | None = None,
         name: str = "library",
-        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        system_prompt: str | None = None,
         thinking: str = "off",
         plugins: Sequence[Plugin] = (),
         limits: Limits | None = None,
@@ -86,7 +86,9 @@ class Agent:
         config: Config | None = None,
     ) -> None:
         """`tools`: the tools the model may call (default: the built-in ones; pass
-        `[*smith.builtin_tools(), my_tool]` to add to them). `store`: a SessionStore or
+        `[*smith.builtin_tools(), my_tool]` to add to them). `system_prompt`: replaces
+        smith's default system prompt (docs/context.md); the project's instruction
+        files, prompt.append and the environment block are still sent. `store`: a SessionStore or
         its directory (default: smith's data directory). `config`: smith's configuration
         (default: resolved as the `smith` command resolves it, for `cwd`, with `store` as
         its data directory): the runtime is built by the same assembly as every mode's

@@ -272,7 +272,7 @@ def test_the_layer_scan_finds_an_upward_import(tmp_path: Path) -> None:
     assert upward_imports(tmp_path) == ["smith.session._x:1 imports smith.runtime"]
 
 
-LOOP_MODULES = ("_loop", "_steps", "_response", "_compaction", "_hooks")
+LOOP_MODULES = ("_loop", "_steps", "_response", "_compaction", "_hooks", "_notes")
 
 
 def test_the_agent_loop_works_on_its_narrow_context_not_the_runtime() -> None:

@@ -91,8 +91,11 @@ def test_prompt_from_stdin_and_continuing_a_named_session(
     )  # fmt: skip
     assert second.returncode == 0, second.stderr
     requests = [json.loads(line) for line in log.read_text().splitlines()]
-    texts = [m["content"][0]["text"] for m in requests[-1]["messages"]]
+    messages = requests[-1]["messages"]
+    texts = [m["content"][0]["text"] for m in messages if not m.get("context")]
     assert texts == ["first question\n", "one", "again"]
+    # The environment block was recorded by the first run; the second found it unchanged.
+    assert [m["context"] for m in messages if m.get("context")] == ["environment"]
 
 
 def test_an_error_stop_exits_1_and_says_why(
@@ -129,8 +132,11 @@ def test_sigterm_aborts_cleanly_with_exit_130_and_a_consistent_session(
         cwd=project, env=senv.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
+    streaming = False  # the assistant's message has begun: wait for its first delta
     for line in proc.stdout:
-        if json.loads(line)["type"] == "message_delta" and '"role"' not in line:
+        ev = json.loads(line)
+        streaming = streaming or (ev["type"] == "message_start" and ev["role"] == "assistant")
+        if streaming and ev["type"] == "message_delta":
             break
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
@@ -139,7 +145,8 @@ def test_sigterm_aborts_cleanly_with_exit_130_and_a_consistent_session(
     assert result["stop"] == "abort"
     show = smith_process("sessions", "show", result["session"]["id"], "--json", cwd=project)
     assert show.code == 0, show.err
-    assert json.loads(show.out)["entry_count"] == 2  # the prompt and the partial answer
+    # The prompt, the environment block the model was told, and the partial answer.
+    assert json.loads(show.out)["entry_count"] == 3
 
 
 def test_an_empty_prompt_is_a_usage_error(

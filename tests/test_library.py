@@ -152,6 +152,6 @@ def test_an_agent_over_a_provider_object_expands_templates_and_says_config_warni
         run(main)
     finally:
         logging.getLogger("smith").removeHandler(handler)
-    sent = fake.requests[0].messages[0]["content"][0]["text"]  # type: ignore[index]
+    sent = fake.requests[0].messages[-1]["content"][0]["text"]  # type: ignore[index]
     assert sent.startswith("Write an AGENTS.md") and "stress the tests" in sent
     assert any("SMITH_BOGUS" in message for message in seen)

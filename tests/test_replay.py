@@ -295,6 +295,10 @@ def test_the_human_transcript_numbers_the_turns_of_the_range(
     assert r.code == 0, r.err
     assert r.out.startswith("── turn 3 ")
     assert "> prompt 3\nanswer 3\n" in r.out and "prompt 2" not in r.out
+    # Before the prompt, the environment the model was told (each run had its own
+    # script: another model, so a block of its own).
+    told = r.out.split("\n", 1)[1]
+    assert told.startswith("[the model was told its environment]\n  Working directory: ")
 
 
 @pytest.mark.parametrize(

@@ -119,7 +119,7 @@ def test_steer_during_a_turn_is_delivered_before_the_next_request(senv: SmithEnv
         ]
         assert [texts_of(m) for m in steered] == ["answer in French"]
         requests = [json.loads(line) for line in log.read_text().splitlines()]
-        roles = [m["role"] for m in requests[1]["messages"]]
+        roles = [m["role"] for m in requests[1]["messages"] if not m.get("context")]
         # After the whole tool batch, before the next request.
         assert roles == ["user", "assistant", "tool_result", "user"]
         assert requests[1]["messages"][-1]["content"][0]["text"] == "answer in French"
@@ -150,10 +150,11 @@ def test_queued_steers_arrive_one_at_a_time_by_default(senv: SmithEnv) -> None:
             released.write("go\n")
         rpc.call("wait_idle")
         requests = [json.loads(line) for line in log.read_text().splitlines()]
-        users = [
-            [m["content"][0]["text"] for m in r["messages"] if m["role"] == "user"]
+        users = [  # what the user said (not the environment block smith adds)
+            [m["content"][0]["text"] for m in r["messages"]
+             if m["role"] == "user" and not m.get("context")]
             for r in requests
-        ]
+        ]  # fmt: skip
         # The oldest after the tool batch, the next at the safe point after its answer.
         assert users == [["start"], ["start", "one"], ["start", "one", "two"]]
         assert [m["role"] for m in requests[2]["messages"]][-3:] == ["user", "assistant", "user"]
@@ -169,7 +170,9 @@ def test_abort_stops_the_turn_and_the_queue_can_be_listed_and_edited(senv: Smith
     rpc = Rpc(senv, project, "--model", model)
     try:
         _started(rpc, "prompt", "talk slowly")
-        rpc.event("message_delta", channel="text")
+        # The answer streaming (the prompt has a delta of its own before it).
+        streaming = rpc.event("message_start", role="assistant")
+        rpc.event("message_delta", message_id=streaming["message_id"])
         first = _started(rpc, "follow_up", "one more thing")
         second = _started(rpc, "prompt", "and another")  # busy: queued as a follow-up
         third = _started(rpc, "steer", "and a steer")
@@ -332,7 +335,8 @@ def test_sessions_can_be_created_listed_and_switched_when_idle(senv: SmithEnv) -
         listed = rpc.call("session.list")["sessions"]
         assert {(s["name"], s["current"]) for s in listed} == {("alpha", False), ("beta", True)}
         back = rpc.call("session.switch", {"session": "alpha"})
-        assert back["id"] == alpha["id"] and back["entries"] == 2
+        # The prompt, the environment block the model was told, the answer.
+        assert back["id"] == alpha["id"] and back["entries"] == 3
         assert rpc.call("session.switch", {"session": alpha["id"]}) == back  # already there
         said = [m["message"]["content"][0]["text"] for m in rpc.call("get_messages")["messages"]]
         assert said == ["one", "first answer"]
@@ -366,17 +370,22 @@ def test_a_fork_continues_from_an_entry_and_branches_can_be_selected(senv: Smith
         rpc.call("wait_idle")
         user_entry = rpc.call("get_messages")["messages"][0]["entry_id"]
         fork = rpc.call("session.fork", {"entry": user_entry, "name": "gamma"})
-        assert fork["forked_from"] == alpha["id"] and fork["entries"] == 1
+        # The environment block the prompt was told, and the prompt.
+        assert fork["forked_from"] == alpha["id"] and fork["entries"] == 2
         assert (fork["name"], fork["leaf"]) == ("gamma", user_entry)
         assert rpc.call("get_state")["session"]["id"] == fork["id"]
         tree = rpc.call("get_tree")
-        assert [(e["id"], e["role"], e["preview"]) for e in tree["entries"]] == [
+        assert [(e["id"], e["role"], e["preview"]) for e in _messages(tree)] == [
             (user_entry, "user", "one")
         ]
         _started(rpc, "prompt", "three")  # a second user message after "one": a new branch
         rpc.call("wait_idle")
         tree = rpc.call("get_tree")
-        assert [e["preview"] for e in tree["entries"]] == ["one", "three", "first answer"]
+        assert [e["preview"] for e in _messages(tree)] == ["one", "three", "first answer"]
+        # The fork kept the environment block before "one": the next prompt found it
+        # unchanged, so recorded none.
+        kinds = [e["kind"] for e in tree["entries"]]
+        assert kinds == ["environment", "message", "message", "message"]
         assert tree["leaves"] == [tree["leaf"]]
         selected = rpc.call("session.select", {"leaf": user_entry})
         assert selected["leaf"] == user_entry
@@ -392,6 +401,10 @@ def test_a_fork_continues_from_an_entry_and_branches_can_be_selected(senv: Smith
     assert code == 0, err
 
 
+def _messages(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in tree["entries"] if e["kind"] == "message"]
+
+
 def test_shutdown_answers_then_exits_0_with_the_session_closed(senv: SmithEnv) -> None:
     from smith.session import Session
 
@@ -400,7 +413,9 @@ def test_shutdown_answers_then_exits_0_with_the_session_closed(senv: SmithEnv) -
     with Rpc(senv, project, "--model", model) as rpc:
         path = rpc.call("get_state")["session"]["path"]
         _started(rpc, "prompt", "talk")
-        rpc.event("message_delta", channel="text")
+        # The answer streaming (the prompt has a delta of its own before it).
+        streaming = rpc.event("message_start", role="assistant")
+        rpc.event("message_delta", message_id=streaming["message_id"])
         waiting = rpc.request("wait_idle")
         done = rpc.request("shutdown")
         assert rpc.answer(waiting)["result"]["busy"] is False  # answered before the end
@@ -408,7 +423,7 @@ def test_shutdown_answers_then_exits_0_with_the_session_closed(senv: SmithEnv) -
         assert rpc.event("agent_end")["stop"] == "abort"
         assert rpc.proc.wait(10) == 0
     with Session.open(path) as session:  # unlocked: the server closed it
-        assert [e.content["role"] for e in session.branch()] == ["user", "assistant"]
+        assert [e.content["role"] for e in session.branch(kind="message")] == ["user", "assistant"]
 
 
 def test_end_of_input_and_sigterm_abort_and_exit_cleanly(senv: SmithEnv) -> None:
@@ -417,7 +432,9 @@ def test_end_of_input_and_sigterm_abort_and_exit_cleanly(senv: SmithEnv) -> None
         model = script(senv, [{"text": "slow " * 40, "delay_ms": 40}])
         with Rpc(senv, project, "--model", model) as rpc:
             _started(rpc, "prompt", "talk")
-            rpc.event("message_delta", channel="text")
+            # The answer streaming (the prompt has a delta of its own before it).
+            streaming = rpc.event("message_start", role="assistant")
+            rpc.event("message_delta", message_id=streaming["message_id"])
             if ending == "eof":
                 assert rpc.proc.stdin is not None
                 rpc.proc.stdin.close()

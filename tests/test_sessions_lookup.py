@@ -175,8 +175,8 @@ def test_two_evals_of_one_prompt_in_one_second_get_two_sessions(
         assert r.code == 0, r.err
     requests = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(requests) == 2
-    texts = [m["content"][0]["text"] for m in requests[1]["messages"]]
+    texts = [m["content"][0]["text"] for m in requests[1]["messages"] if not m.get("context")]
     assert texts == ["same prompt"]
     listed = _sessions(smith, project)
     assert len(listed) == 2 and listed[0]["name"] == listed[1]["name"]
-    assert {s["entry_count"] for s in listed} == {2}
+    assert {s["entry_count"] for s in listed} == {3}  # prompt, environment block, answer

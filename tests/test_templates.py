@@ -33,7 +33,8 @@ def _script(senv: SmithEnv, name: str = "s") -> tuple[str, Path]:
 
 
 def _user_texts(request: dict[str, Any]) -> list[str]:
-    return [p["text"] for m in request["messages"] if m["role"] == "user" for p in m["content"]]
+    users = [m for m in request["messages"] if m["role"] == "user" and not m.get("context")]
+    return [p["text"] for m in users for p in m["content"]]  # not smith's notes (context)
 
 
 def test_front_matter_is_read_and_left_out_of_the_body() -> None:

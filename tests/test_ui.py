@@ -100,6 +100,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "error": {"diagnostic": {"code": "x"}},
     "settled": {"queue": 0},
     "input_handled": {"plugin": "p", "mode": "prompt", "text": "/x", "reply": None},
+    "environment": {"entry_id": "e", "text": "<environment>...</environment>", "cwd": "/"},
+    "instructions": {"entry_id": "e", "path": "/p/AGENTS.md", "directory": "/p", "text": "x"},
     "ui": {"intent": "notify", "origin": "p", "level": "info", "text": "hi"},
     "intent_answered": {"ask_id": "a", "intent": "request_choice", "choice": "x"},
     "intent_refused": {"ask_id": "a", "intent": "request_confirm", "reason": "no"},

@@ -36,6 +36,7 @@ class Transcript:
         self.role = ""
         self.channel = ""
         self.at_line_start = True
+        self.told: set[str] = set()  # the lines of the last environment block shown
 
     def write(self, text: str) -> None:
         if text:
@@ -65,6 +66,10 @@ class Transcript:
             self.tool_end(item)
         elif kind == "compaction_end":
             self.line(f"[compacted the context; {item.get('tokens_before')} tokens before]")
+        elif kind == "environment":
+            self.environment(str(item["text"]))
+        elif kind == "instructions":
+            self.line(f"[told the model the instructions of {item.get('path')}]")
         elif kind == "agent_end" and item["stop"] not in ("end", "done"):
             error = f": {item['error']}" if item.get("error") else ""
             self.line(f"[stopped: {item['stop']}{error}]")
@@ -72,6 +77,16 @@ class Transcript:
             self.line(answered(item))
         elif kind == "reexecute":
             self.report(item)
+
+    def environment(self, text: str) -> None:
+        """The block the model was told: whole the first time, then what changed."""
+        lines = [line for line in text.strip().splitlines() if not line.startswith("<")]
+        changed = [line for line in lines if line not in self.told]
+        first = not self.told
+        self.told = set(lines)
+        if changed:
+            head = "[the model was told its environment]" if first else "[environment now]"
+            self.line("\n  ".join([head, *changed]))
 
     def delta(self, item: dict[str, Any]) -> None:
         text = str(item["delta"])
@@ -161,6 +176,9 @@ def markdown(timeline: Timeline, *, title: str) -> str:
             out += [f"**Result** of `{ev['name']}` ({state}):", "", _fence(result["text"]), ""]
         elif kind == "compaction_end":
             out += ["**Compacted:**", "", str(ev.get("summary") or ""), ""]
+        elif kind in ("environment", "instructions"):
+            what = "Environment" if kind == "environment" else f"Instructions ({ev.get('path')})"
+            out += [f"**{what}** (told the model):", "", _fence(str(ev.get("text", ""))), ""]
         elif kind in ("intent_answered", "intent_refused"):
             out += [f"*{answered(ev)}*", ""]
         elif kind == "agent_end" and ev["stop"] not in ("end", "done"):

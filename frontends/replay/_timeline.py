@@ -10,7 +10,8 @@ events are derived from the records the way the runtime derived its records from
 
 - a user message that is not a delivered steer or follow-up (`queued`) starts a prompt
   (`agent_start`), unless the prompt has not reached the model yet (several texts
-  queued behind an abort start one prompt together);
+  queued behind an abort start one prompt together); so does an `environment` entry,
+  which a prompt records just before its message;
 - an assistant message is one provider round: `turn_start` and `message_start` when the
   previous record was written (the request went out then), one delta per part and
   `message_end` when it was recorded, then `tool_start` for each of its calls;
@@ -254,6 +255,12 @@ class _Builder:
         elif kind == "input_handled":  # a plugin's command: what it was and its reply
             fields = {k: content.get(k) for k in ("plugin", "mode", "text", "reply")}
             self.emit("input_handled", entry_id=entry.id, **fields)
+        elif kind == "environment":  # recorded as a prompt starts, before its message
+            if not (self.in_run and not self.answered):
+                self.start_run(entry.id)
+            self.emit(kind, entry_id=entry.id, **content)
+        elif kind == "instructions":  # a file of a directory a tool batch reached
+            self.emit(kind, entry_id=entry.id, **content)
         elif kind == "vcs" and content.get("op") == "snapshot":
             self.state["snapshots"] += 1
         elif kind == "question":  # how a plugin's question ended (smith.ui)

@@ -80,7 +80,9 @@ def create(model: str) -> DemoProvider:
 
 def answer(request: Request) -> list[StreamEvent]:
     """The demo's whole response to `request`, as stream events."""
-    messages = request.messages
+    # What the runtime told the model besides the user's words (the environment block,
+    # instruction files: messages marked `context`) is not something to answer.
+    messages = [m for m in request.messages if not m.get("context")]
     first = not any(m.get("role") == "assistant" for m in messages)
     results: list[dict[str, object]] = []
     for message in reversed(messages):

@@ -162,6 +162,17 @@ COMMANDS: tuple[Command, ...] = (
         "model lists (a failure keeps the cached or bundled list); --json shows where each "
         "fact came from and where sources disagree.",
     ),
+    Command(
+        "context",
+        "Show what the model would be told, part by part",
+        module="smith.cli._context",
+        description="Show what the model would be told now besides the conversation, in "
+        "the order a request sends it: the system prompt's parts (identity, tool guidance, "
+        "rules, reporting, prompt.system and prompt.append, instruction files), the tool "
+        "definitions and the environment block, each with its source (a plugin, a file, a "
+        "configuration key, the environment) and its size in estimated tokens. --session "
+        "adds the notes a session recorded; --json prints the parts with their text.",
+    ),
     Command("tools", "List the built-in tools or run one", module="smith.cli._tools"),
     Command(
         "plugins",

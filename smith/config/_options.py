@@ -107,6 +107,50 @@ def _tool_options(add: Callable[[Option], object]) -> None:
     )
 
 
+def _context_options(add: Callable[[Option], object]) -> None:
+    """What the model is told besides the conversation (docs/context.md)."""
+    add(
+        Option(
+            "prompt.system",
+            String(),
+            None,
+            doc="A file whose text replaces smith's default system prompt (identity, tool "
+            "guidance, rules, reporting); instruction files, prompt.append and the "
+            "environment block still follow. Relative to the configuration file's directory "
+            "(the project root for the project's file), else the working directory.",
+        )
+    )
+    add(
+        Option(
+            "prompt.append",
+            Strings(),
+            [],
+            doc="Added to the system prompt after the default (or prompt.system): each value "
+            "is a file (a path starting with /, ~/, ./ or ../, or one word with a / or "
+            "ending in .md or .txt) or else the text itself.",
+        )
+    )
+    add(
+        Option(
+            "context.files",
+            Strings(),
+            ["AGENTS.md", "CLAUDE.md"],
+            doc="Instruction files, by name: in smith's configuration directory and in each "
+            "directory from the project root to the working directory (and below it once "
+            "the agent works there), the first of these names that exists is loaded.",
+        )
+    )
+    add(
+        Option(
+            "context.max-bytes",
+            Integer(1, 16 * MIB, "bytes"),
+            32 * 1024,
+            doc="Largest instruction file loaded; a larger one is refused whole, with a "
+            "warning, never cut.",
+        )
+    )
+
+
 def product_schema() -> Schema:
     schema = Schema()
     schema.add_section(Section("", "error", "smith's own settings"))
@@ -293,6 +337,7 @@ def product_schema() -> Schema:
         )
     )
     _tool_options(add)
+    _context_options(add)
 
     add(
         Option(

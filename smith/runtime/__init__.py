@@ -10,6 +10,10 @@ Every mode assembles its runtime the same way, from configuration (`build`, `Ass
 
     assembly = build(config, cwd=cwd, surface="eval", warn=print_diagnostic)
     runtime = assembly.runtime(assembly.new_session("eval"))
+
+What the model is told besides the conversation (docs/context.md) is listed part by part
+(`Part`: name, source, text, tokens) by `Assembly.context_parts(session)` and a live
+runtime's `Runtime.context_parts()`.
 """
 
 from smith._lazy import lazy_exports
@@ -28,7 +32,9 @@ from smith.runtime._events import TYPES as EVENT_TYPES
 from smith.runtime._events import Event
 from smith.runtime._generation import Generation
 from smith.runtime._host import AUTHORISED, ToolHost
-from smith.runtime._runtime import DEFAULT_SYSTEM_PROMPT, THINKING_LEVELS, Limits, Runtime
+from smith.runtime._project import ProjectContext
+from smith.runtime._prompt import Part
+from smith.runtime._runtime import THINKING_LEVELS, Limits, Runtime
 from smith.runtime._secrets import RedactingFilter, SecretProxy
 from smith.runtime._setup import (
     DEMO_BANNER,
@@ -45,7 +51,6 @@ from smith.runtime.ops import OPERATIONS, Operation, parse_op
 
 __all__ = [
     "AUTHORISED",
-    "DEFAULT_SYSTEM_PROMPT",
     "DEMO_BANNER",
     "EVENT_TYPES",
     "MISSING_SECRET",
@@ -60,6 +65,8 @@ __all__ = [
     "Generation",
     "Limits",
     "Operation",
+    "Part",
+    "ProjectContext",
     "RedactingFilter",
     "Runtime",
     "SecretProxy",

@@ -4,10 +4,11 @@
     session = assembly.new_session("eval 2026-12-02 prompt")
     runtime = assembly.runtime(session)        # the agent loop over it
     host = assembly.tool_host(session)         # or: tools run outside a turn (MCP, tools run)
+    parts = assembly.context_parts(session)    # what the model is told (`smith context`)
 
 `build` checks everything a run depends on before anything is created (the model and its
-route, the context policy, the limits), reads every credential (so the secret proxy
-redacts them all), registers the secrets of `secrets.env` (what cannot be protected is
+route, the context policy, the limits, the prompt files), reads every credential (so the
+secret proxy redacts them all), registers the secrets of `secrets.env` (what cannot be protected is
 warned about, in every mode), and keeps the plugin list. Every mode then gets its
 runtime, tool host, sessions and log handler from the assembly, so the modes cannot
 drift apart: the same secrets, snapshots, confinement and redaction everywhere.
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from smith.effects import ToolSpec
     from smith.providers import Provider
     from smith.runtime._host import ToolHost
+    from smith.runtime._project import ProjectContext
+    from smith.runtime._prompt import Part, PromptConfig
     from smith.runtime._runtime import Limits, Runtime
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._templates import Template
@@ -95,6 +98,7 @@ class Assembly:
         model: str,
         is_demo: bool,
         warn: Warn,
+        prompt: PromptConfig | None = None,
     ) -> None:
         self.config = config
         self.cwd = cwd
@@ -104,6 +108,7 @@ class Assembly:
         self.model = model
         self.is_demo = is_demo  # no model configured: the offline demo model
         self.warn = warn
+        self.prompt = prompt  # prompt.system and prompt.append, read (None: not read yet)
         self.templates: dict[str, Template] = {}  # prompt templates by name (load_templates)
 
     def load_templates(self) -> dict[str, Template]:
@@ -199,6 +204,36 @@ class Assembly:
         if (damaged := session.damage_warning()) is not None:
             self.warn(damaged)
 
+    def project(self) -> ProjectContext:
+        """What the model is told about the project (docs/context.md), read now: the
+        instruction files (warnings about refused ones go to `warn`) and the prompt
+        files configuration names."""
+        from smith.runtime._project import ProjectContext
+
+        project = ProjectContext.from_config(self.config, self.cwd, self.prompt)
+        for problem in project.problems:
+            self.warn(problem)
+        return project
+
+    def context_parts(self, session: Session | None = None) -> list[Part]:
+        """What the model would be told now besides the conversation, part by part, in
+        the order a request sends it: the system prompt's parts (each with its source:
+        a plugin, a file, a configuration key), the tool definitions, the notes recorded
+        in `session`'s context (environment blocks, instruction files reached later)
+        and the environment block the next prompt would record. Reads git for the
+        environment: call it off the event loop. A live runtime has its own
+        (`Runtime.context_parts`), which also shows what plugin handlers changed."""
+        from smith.runtime._project import context_parts, recorded_notes
+
+        project = self.project()
+        from smith.runtime._setup import tool_limits
+
+        builtin = self.tools(tool_limits(self.config))
+        tools = [*builtin, *(t for p in self.plugin_list.active for t in p.tools)]
+        system = project.system_parts(self.plugin_list.active, [t.name for t in tools])
+        notes = recorded_notes(session) if session is not None else []
+        return context_parts(system, tools, notes, project.environment(self.model))
+
     def runtime(
         self,
         session: Session,
@@ -211,9 +246,11 @@ class Assembly:
         limits: Limits | None = None,
     ) -> Runtime:
         """The agent loop over `session` (prepared first), with this assembly's tools,
-        secrets, plugins, limits and file history; a caller (smith.Agent) may give its
-        own model (a name, or a provider and model id), tools, system prompt, limits and
-        plugins (after those of the assembly's plugin list)."""
+        secrets, plugins, limits, file history and what the model is told about the
+        project (`project`); a caller (smith.Agent) may give its own model (a name, or a
+        provider and model id), tools, system prompt (it replaces the default parts;
+        instruction files and prompt.append still follow), limits and plugins (after
+        those of the assembly's plugin list)."""
         from smith.runtime._runtime import Runtime
         from smith.runtime._setup import tool_context
 
@@ -232,6 +269,7 @@ class Assembly:
             model=model or self.model,
             tools=[t.for_limits(context.limits) for t in given],
             context=context,
+            project=self.project(),
             secrets=self.secrets,
             plugins=plugins,  # the assembly's own are in its plugin list
             surface=self.surface,
@@ -314,10 +352,14 @@ def build(
     where the secrets of `secrets.env` are read (default: the process's environment).
     `secrets`: a proxy of the caller's own (smith.Agent), then also holding those of
     `secrets.env`."""
+    from smith.runtime._prompt import PromptConfig
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._setup import model_setting, plugin_list, runtime_options
 
     say = warn or _ignore
+    # The prompt files: one that cannot be read is an error before anything runs (modes
+    # that run no model never read them).
+    prompt = PromptConfig.from_config(config, cwd) if model else None
     # Resolved once, with the caller's plugins (their settings checked the same way):
     # its warnings are said here.
     listed = plugin_list(config, warn=say, extra=plugins)
@@ -348,6 +390,7 @@ def build(
         model=setting,
         is_demo=is_demo,
         warn=say,
+        prompt=prompt,
     )
     if model:  # the modes that prompt a model take prompt templates (said here)
         assembly.load_templates()

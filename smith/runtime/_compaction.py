@@ -81,6 +81,8 @@ def render(messages: list[tuple[str, dict[str, Any]]]) -> str:
     """A plain transcript of messages for the summariser."""
     lines = []
     for _, m in messages:
+        if m.get("context"):  # a note (environment, instructions): recorded again if needed
+            continue
         role = m.get("role")
         for part in m.get("content", []):
             kind = part.get("type")

@@ -11,6 +11,11 @@ stands for everything before the message it keeps first.
 
 A tool result is sent as the model first saw it (`as_presented`): when a plugin replaced
 its text, the replacement, so a resumed or replayed session sends what was sent before.
+
+Besides `message` entries, the context holds the notes the runtime recorded for the model
+(`NOTE_KINDS`: the environment block, instruction files of directories reached later),
+each sent at its place in the history as a user-role message marked `context`
+(docs/context.md).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from smith.session import Session, content_size
 
 OFF_LOOP = 2_000  # entries: a history this long is first decoded in a worker thread
+NOTE_KINDS = ("environment", "instructions")  # entries sent as context messages
 SUMMARY_PREFIX = "The conversation so far, summarised (earlier messages are not shown):\n\n"
 
 
@@ -140,6 +146,7 @@ class ContextCache:
         self._summary: tuple[str, dict[str, object]] | None = None
         self._indices: list[int] = []  # record indices of the messages since the boundary
         self._tokens: list[int] = []  # the estimate of each
+        self._notes: list[int] = []  # those of them that are notes (NOTE_KINDS)
         self._total = 0
         # Decoded: messages [_from:] as (entry id, message), None where a message gives
         # the provider nothing (an empty failure, content that is not a message).
@@ -150,6 +157,12 @@ class ContextCache:
     def built(self) -> bool:
         """Whether anything of the context has been decoded yet (by a request)."""
         return self._leaf is not None and self._from < len(self._indices)
+
+    def notes(self, session: Session) -> list[int]:
+        """Record indices of the notes (NOTE_KINDS entries) in the context, oldest first,
+        from the records alone."""
+        self._sync(session)
+        return list(self._notes)
 
     def tokens(self, session: Session) -> int:
         """The estimated tokens of the whole context (for automatic compaction and status
@@ -224,11 +237,10 @@ class ContextCache:
         if not grown or len(records.of_kind("compaction", new)):
             self._rebuild(session, path)
         else:
-            found = records.of_kind("message", new)
             decoded = self._from < len(self._indices)
-            self._add(session, found)
+            found = self._add(session, new)
             if decoded:
-                self._items += [self._read(session, int(i)) for i in found]
+                self._items += [self._read(session, i) for i in found]
             else:
                 self._from = len(self._indices)
         self._leaf, self._depth = leaf, len(path)
@@ -237,6 +249,7 @@ class ContextCache:
     def _rebuild(self, session: Session, path: memoryview) -> None:
         records = session.records
         self._summary, self._indices, self._tokens, self._total = None, [], [], 0
+        self._notes.clear()
         compactions = records.of_kind("compaction", path)
         start = 0
         if len(compactions):
@@ -250,28 +263,52 @@ class ContextCache:
                 if depth < len(path) and int(path[depth]) == kept:
                     start = depth
             self._summary = (records.id(at), summary_message(str(content.get("summary", ""))))
-        self._add(session, records.of_kind("message", path[start:]))
+        self._add(session, path[start:])
         self._from, self._items = len(self._indices), []
 
-    def _add(self, session: Session, found: memoryview) -> None:
+    def _add(self, session: Session, among: memoryview) -> list[int]:
+        """Add the context entries among these path indices; returns their indices."""
+        records = session.records
+        found = records.of_kind("message", among)
+        if len(found) < len(among):  # other kinds here: notes, perhaps (they are rare)
+            notes = [i for k in NOTE_KINDS for i in records.of_kind(k, among).tolist()]
+            if notes:
+                self._notes += sorted(notes)
+                # In path order: indices grow along a path.
+                indices = sorted([*found.tolist(), *notes])
+                sizes = [records.content_size(i) for i in indices]
+                return self._count(indices, sizes)
+        return self._count(found.tolist(), records.content_sizes(found).tolist())
+
+    def _count(self, indices: list[int], sizes: list[int]) -> list[int]:
         # size_tokens, inline: this runs once per message of a resumed session
-        tokens = [max(s, 0) // 4 + 1 for s in session.records.content_sizes(found).tolist()]
-        self._indices += found.tolist()
+        tokens = [max(s, 0) // 4 + 1 for s in sizes]
+        self._indices += indices
         self._tokens += tokens
         self._total += sum(tokens)
+        return indices
 
     def _decode(self, session: Session, start: int) -> None:
         if start < self._from:
             self._items[:0] = [self._read(session, i) for i in self._indices[start : self._from]]
             self._from = start
 
-    @staticmethod
-    def _read(session: Session, index: int) -> tuple[str, dict[str, object]] | None:
+    def _read(self, session: Session, index: int) -> tuple[str, dict[str, object]] | None:
         entry = session.at(index)
         message = entry.content
+        if self._notes and index in self._notes:
+            text = message.get("text") if isinstance(message, dict) else None
+            return (entry.id, note_message(entry.kind, text)) if isinstance(text, str) else None
         if isinstance(message, dict) and not is_empty_failure(message):
             return entry.id, as_presented(message)
         return None
+
+
+def note_message(kind: str, text: str) -> dict[str, object]:
+    """A recorded note (environment, instructions) as the model is sent it: a user-role
+    message marked `context`, so a provider sends it as part of the user's turn and
+    whatever reads the conversation knows the user did not type it."""
+    return {"role": "user", "context": kind, "content": [{"type": "text", "text": text}]}
 
 
 def as_presented(message: dict[str, object]) -> dict[str, object]:

@@ -30,6 +30,8 @@ TYPES = (
     "error",  # {diagnostic: {...}}
     "settled",  # the runtime is idle: {queue} items still queued (kept after an abort)
     "input_handled",  # a plugin took user input as a command: {plugin, mode, text, reply}
+    "environment",  # the environment block was recorded: {entry_id, text, cwd, date, ...}
+    "instructions",  # an instruction file reached later was recorded: {entry_id, path, ...}
     # UI intents (smith.ui, docs/ui.md): a plugin's notice, progress or status, and how
     # each question ended (also recorded in the session, entry kind `question`).
     "ui",  # {intent: notify|progress|status, origin, ...the intent's fields}

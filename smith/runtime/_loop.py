@@ -1,6 +1,7 @@
 """The agent loop: one prompt (and what is queued behind it) until an explicit stop.
 
     agent_start
+      (the environment block, when it changed) -> the prompt's message(s)
       turn_start -> provider stream (message_*) -> tool batch (tool_*) -> turn_end
       ... steer delivered here, before the next provider request ...
       ... follow-up delivered here, when the agent would otherwise stop ...
@@ -20,6 +21,7 @@ from smith.runtime._compaction import compact, context_limit, needs_compaction
 from smith.runtime._context import estimate_tokens
 from smith.runtime._events import event
 from smith.runtime._hooks import accept_inputs
+from smith.runtime._notes import environment_due, record_note
 from smith.runtime._steps import add_user, respond, run_tools, skip_tools
 from smith.session import new_id
 
@@ -42,8 +44,17 @@ async def run_agent(rt: LoopContext, texts: list[str]) -> None:
     rt.emit(start)
     rt.last_message = None
     try:
-        for text, notes in inputs:  # recorded first: an abort never loses it
-            add_user(rt, text, notes=notes)
+        # The environment block, when it differs from the context's, goes just before
+        # the prompt (what the model reads last is what the user asked); the prompt is
+        # recorded whatever happens while the block is read, so an abort never loses it.
+        due = None
+        try:
+            due = await environment_due(rt)
+        finally:
+            if due is not None:
+                record_note(rt, "environment", due)
+            for text, notes in inputs:
+                add_user(rt, text, notes=notes)
         rt.check_abort()
         await rt.dispatch(start)
         rt.turn = 0

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from smith.runtime._cost import CostMeter
     from smith.runtime._events import Event
     from smith.runtime._generation import Generation
+    from smith.runtime._project import ProjectContext
     from smith.runtime._queue import InputQueue
     from smith.runtime._runtime import Limits
     from smith.runtime._secrets import SecretProxy
@@ -47,6 +48,7 @@ class LoopContext(Protocol):
     cost: CostMeter
     journal: EffectJournal
     history: FileHistory | None  # snapshots around mutating batches; None when off
+    project: ProjectContext | None  # environment and instruction notes; None: none
     queue: InputQueue  # queued steering and follow-up input
     memory: RuntimeScopes
     plugins: tuple[Plugin, ...]

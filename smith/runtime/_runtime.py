@@ -31,6 +31,8 @@ from smith.runtime._context import ContextCache, ContextPolicy
 from smith.runtime._cost import CostMeter
 from smith.runtime._events import Event, event
 from smith.runtime._generation import Generation
+from smith.runtime._project import prompt_parts
+from smith.runtime._prompt import Part, compose
 from smith.runtime._queue import InputQueue
 from smith.runtime.ops import OPERATIONS, Operation, parse_op
 from smith.sdk import Plugin, PluginList, QueuedItem, RuntimeView, resolve_plugins
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from smith.effects import ToolContext, ToolSpec
     from smith.providers import Provider
     from smith.runtime._intents import Pending
+    from smith.runtime._project import ProjectContext
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._templates import Template
     from smith.session import Session
@@ -48,10 +51,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("smith.runtime")
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You are smith, a coding agent working in the user's project. Use the tools to read, "
-    "search, edit and run code; prefer small, verifiable steps; say what you changed."
-)
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 OP_BUSY = DiagnosticKind(
@@ -103,7 +102,8 @@ class Runtime:
         model: str | tuple[Provider, str],
         tools: Sequence[ToolSpec],
         context: ToolContext,
-        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        system_prompt: str | None = None,
+        project: ProjectContext | None = None,
         thinking: str = "off",
         settings: Mapping[str, object] | None = None,
         plugins: Sequence[Plugin] = (),
@@ -144,22 +144,17 @@ class Runtime:
         self.cost = CostMeter()
         self._resolve = resolve or (resolve_model)
         _check_thinking(thinking)
-        if isinstance(model, str):
-            provider, model_id = self._resolve(model)
-            setting = model
-        else:
-            provider, model_id = model
-            setting = f"{provider.name}:{model_id}"
-        extra = tuple(t for p in self.plugins for t in p.tools)
+        provider, model_id = self._resolve(model) if isinstance(model, str) else model
+        setting = model if isinstance(model, str) else f"{provider.name}:{model_id}"
+        active = (*tools, *(t for p in self.plugins for t in p.tools))
+        # What the model is told besides the conversation (docs/context.md), composed once.
+        self.project = project
+        self.prompt_parts = tuple(
+            prompt_parts(project, self.plugins, [t.name for t in active], system_prompt)
+        )
+        system = compose(self.prompt_parts)
         self._gen = Generation(
-            0,
-            setting,
-            model_id,
-            provider,
-            thinking,
-            system_prompt,
-            (*tools, *extra),
-            dict(settings or {}),
+            0, setting, model_id, provider, thinking, system, active, dict(settings or {})
         )
         policies = {k: v for p in self.plugins for k, v in p.queue_policies.items()}
         self.queue = InputQueue(
@@ -423,6 +418,14 @@ class Runtime:
             },
             "memory": self.memory.status(),
         }
+
+    def context_parts(self, *, upcoming: bool = True) -> list[Part]:
+        """What the model is told besides the conversation, part by part, in the order
+        the next request sends it (docs/context.md; `_project.live_parts`). `upcoming`
+        reads git for the next environment block: call this off the event loop."""
+        from smith.runtime._project import live_parts
+
+        return live_parts(self, upcoming=upcoming)
 
     # -- file history (smith/vcs) ----------------------------------------------------------
 

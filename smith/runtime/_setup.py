@@ -36,6 +36,16 @@ def _strings(value: object) -> list[str]:
     return [str(v) for v in value]
 
 
+def tool_limits(config: Config) -> dict[str, int]:
+    """The built-in tools' configured bounds (ToolContext.limits)."""
+    return {
+        "read.max-lines": config.integer("tools.read.max-lines"),
+        "read.max-bytes": config.integer("tools.read.max-bytes"),
+        "bash.timeout": config.integer("tools.bash.timeout"),
+        "bash.outputs-max-bytes": config.integer("tools.bash.outputs-max-bytes"),
+    }
+
+
 def tool_context(config: Config, cwd: str, session: Session | None) -> ToolContext:
     from smith.effects import ToolContext, prune_outputs
     from smith.providers import credential_variables
@@ -47,12 +57,7 @@ def tool_context(config: Config, cwd: str, session: Session | None) -> ToolConte
         root=config.project_root,
         cwd=cwd,
         session=session,
-        limits={
-            "read.max-lines": config.integer("tools.read.max-lines"),
-            "read.max-bytes": config.integer("tools.read.max-bytes"),
-            "bash.timeout": config.integer("tools.bash.timeout"),
-            "bash.outputs-max-bytes": saved_max,
-        },
+        limits=tool_limits(config),
         spill_dir=outputs,
         ignore=tuple(_strings(config["tools.ignore"])),
         protected=tuple(_strings(config["tools.protected"])),

@@ -23,6 +23,7 @@ from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.runtime._hooks import present, review_calls
 from smith.runtime._host import AUTHORISED
+from smith.runtime._notes import record_instructions
 from smith.runtime._response import Response
 from smith.session import calls_pair, new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
@@ -293,6 +294,7 @@ async def run_tools(rt: LoopContext, calls: list[dict[str, Any]]) -> bool:
     results, interrupted = await present(rt, calls, [t.result() for t in tasks])
     aborted = aborted or interrupted
     _record_results(rt, list(zip(calls, results, strict=True)))
+    record_instructions(rt, calls, specs)  # of directories the calls reached first
     if aborted:  # the calls had all ended: their results are recorded, then the abort
         raise asyncio.CancelledError
     return any(r.get("details", {}).get("done") is True and r["ok"] for r in results)

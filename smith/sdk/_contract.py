@@ -39,8 +39,12 @@ contract. A plugin is a name plus contributions:
 - `templates`: prompt templates, name -> Markdown text (optional front matter with
   `description` and `argument-hint`; `$1`..`$9`, `$ARGUMENTS`): input `/NAME args`
   is sent as its expansion (user and project templates of the same name win).
-- `prompts`: name -> text; `settings`: smith's own configuration keys the plugin owns
-  (e.g. queue.steer), with their defaults.
+- `prompts`: name -> text. `system.NAME` entries are parts of the system prompt, in
+  plugin order and then in the mapping's order (the product plugin contributes the
+  default ones); `tool.NAME` is a line of guidance for tool NAME, sent under the
+  `system.tools` heading only while that tool is active (docs/context.md). Other names
+  are left to what reads them. `settings`: smith's own configuration keys the plugin
+  owns (e.g. queue.steer), with their defaults.
 - `options`: the plugin's own configuration, `plugins.NAME.KEY` in config.kdl
   (`plugins { NAME { KEY VALUE; }; }`): each a `smith.config.Option` whose key is KEY,
   with its type (the validation), default and doc. The plugin list checks the values

@@ -32,6 +32,8 @@ KINDS = (
     "label",
     "session_info",
     "input_handled",  # a user input a plugin handled as a command (never sent to the model)
+    "environment",  # the environment block the model was told (docs/context.md)
+    "instructions",  # an instruction file of a directory the agent reached later
     "question",  # how a plugin's question ended (smith.ui; docs/events.md)
 )
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""

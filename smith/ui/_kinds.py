@@ -27,7 +27,8 @@ class Kind:
 
 
 _TABLE = (
-    Kind("transcript_append", "persist", "runtime: message_end (a recorded message)"),
+    Kind("transcript_append", "persist", "runtime: message_end (a recorded message), "
+         "environment and instructions (a recorded note the model is told)"),
     Kind("message_delta", "drop", "runtime: message_start, message_delta"),
     Kind("tool_activity", "drop", "runtime: tool_start, tool_update, tool_end"),
     Kind("status", "drop", "runtime: session_start, agent_start, turn_start, turn_end, "
@@ -227,6 +228,9 @@ def intent_for(event: Mapping[str, Any]) -> Intent | None:
     kind = ev.get("type")
     if kind == "message_end":
         data = {k: ev.get(k) for k in ("message", "entry_id", "message_id")}
+        return Intent("transcript_append", data, ev)
+    if kind in ("environment", "instructions"):  # a recorded note (docs/context.md)
+        data = {"entry_id": ev.get("entry_id"), "note": kind, "text": ev.get("text")}
         return Intent("transcript_append", data, ev)
     if kind == "message_start":
         data = {"start": True, "role": ev["role"], "message_id": ev["message_id"]}

@@ -19,9 +19,11 @@ from smith.vcs._settings import HistorySettings
 __all__ = [
     "HISTORY_OFF",
     "FileHistory",
+    "GitState",
     "HistorySettings",
     "ShadowRepo",
     "Snapshot",
+    "git_state",
     "needed_trees",
 ]
 
@@ -32,11 +34,15 @@ if TYPE_CHECKING:
     from smith.vcs._history import HISTORY_OFF as HISTORY_OFF
     from smith.vcs._ops import needed_trees as needed_trees
     from smith.vcs._repo import ShadowRepo as ShadowRepo
+    from smith.vcs._status import GitState as GitState
+    from smith.vcs._status import git_state as git_state
 
 
 _LAZY = {
     "HISTORY_OFF": "smith.vcs._history",
     "ShadowRepo": "smith.vcs._repo",
+    "GitState": "smith.vcs._status",
+    "git_state": "smith.vcs._status",
     "needed_trees": "smith.vcs._ops",
 }
 
