@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from smith.runtime import ops
+from smith.runtime import context_table, ops
 from smith.sdk import Command, CommandHost, Plugin
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -59,6 +59,16 @@ def _tree(host: CommandHost, arg: str) -> None:
 
 def _fork(host: CommandHost, arg: str) -> None:
     host.fork()
+
+
+async def _context(host: CommandHost, arg: str) -> None:
+    """/context: what the model is told now, part by part, as `smith context` shows it."""
+    import asyncio
+
+    # The next environment block reads git (bounded): off the app's loop.
+    parts = await asyncio.to_thread(host.runtime.submit, ops.Context())
+    assert isinstance(parts, list)
+    host.show("What the model is told", context_table(parts))
 
 
 def _compact(host: CommandHost, arg: str) -> None:
@@ -185,6 +195,7 @@ COMMANDS = (
     Command(
         "compact", "summarise older context to free room (FOCUS: what to keep)", _compact, "[FOCUS]"
     ),
+    Command("context", "what the model is told now, part by part, with sizes", _context),
     Command("model", "show or change the model", _model, "[MODEL]"),
     Command("thinking", "show or change the thinking level", _thinking, "[LEVEL]"),
     Command("undo", "undo the file changes of the last turn", _op("undo"), "[--force]"),

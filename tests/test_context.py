@@ -383,7 +383,7 @@ def test_smith_context_lists_every_part_with_its_source_and_tokens(
     assert requests[0]["system"] == system
     assert requests[0]["tools"] == json.loads(parts[-2]["text"])
     human = smith("context", "--model", model, cwd=project / "mid" / "sub").out.splitlines()
-    assert human[0].split() == ["PART", "SOURCE", "SENT", "AS", "TOKENS"]
+    assert human[0].split() == ["PART", "SENT", "AS", "TOKENS", "SOURCE"]
     assert human[-1].split() == ["total", f"{data['tokens']:,}"]
     assert any(line.startswith("instructions ") and "mid/CLAUDE.md" in line for line in human)
 
@@ -529,3 +529,18 @@ def test_an_abort_while_the_environment_is_read_still_records_the_prompt(tmp_pat
     (end,) = [e for e in seen if e["type"] == "agent_end"]
     assert end["stop"] == "abort"
     assert [e["delta"] for e in seen if e["type"] == "message_delta"] == ["keep me"]
+
+
+def test_rpc_get_context_returns_the_parts_of_the_running_session(senv: SmithEnv) -> None:
+    from tests.rpc_kit import Rpc, script
+
+    project = senv.make_project()
+    (project / "AGENTS.md").write_text("Use tabs.\n")
+    with Rpc(senv, project, "--model", script(senv, [{"text": "hi"}])) as rpc:
+        answer = rpc.call("get_context")
+        code, err = rpc.close()
+    assert code == 0, err
+    names = [p["name"] for p in answer["parts"]]
+    assert names[:4] == ["identity", "tools", "rules", "reporting"]
+    assert "instructions" in names and names[-1] == "environment"
+    assert answer["tokens"] == sum(p["tokens"] for p in answer["parts"])

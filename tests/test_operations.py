@@ -20,7 +20,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "steer": {"text": "also this"},
     "follow_up": {"text": "then that"},
     "abort": {},
-    "compact": {},
+    "compact": {"focus": "the parser"},
     "set_model": {"model": "demo"},
     "set_thinking": {"level": "high"},
     "queue_remove": {"id": "q-1"},
@@ -30,6 +30,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "restore": {"target": "a1b2", "conversation": True},
     "diff": {"a": "a1b2"},
     "history": {},
+    "context": {"upcoming": False},
 }
 
 

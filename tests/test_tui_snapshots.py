@@ -108,3 +108,19 @@ def test_selected_text(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=ask)
+
+
+def test_context_overlay(snap_compare: Any, tmp_path: Path) -> None:
+    """/context: what the model is told, part by part, with sources and sizes (the same
+    table as `smith context`; a runtime without project context sends no environment
+    block, so the picture does not depend on the machine or the day)."""
+
+    async def ask(pilot: Any) -> None:
+        await _ask(pilot, "/context")
+        for _ in range(100):  # the table is read off the app's loop
+            await pilot.pause(0.02)
+            if len(pilot.app.screen_stack) > 1:
+                break
+        _steady(pilot.app)
+
+    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=ask)

@@ -135,6 +135,17 @@ async def get_state(server: Server) -> object:
     return await _views.state(server.runtime)
 
 
+@method("get_context")
+async def get_context(server: Server) -> object:
+    """What the model is told now, part by part (the Context operation; it reads git for
+    the next environment block, so off the loop)."""
+    import asyncio
+
+    parts = await asyncio.to_thread(_submit, server, ops.Context())
+    assert isinstance(parts, list)
+    return {"parts": parts, "tokens": sum(int(p["tokens"]) for p in parts)}
+
+
 @method("get_messages", Param("leaf", "string"))
 async def get_messages(server: Server, leaf: str | None = None) -> object:
     try:

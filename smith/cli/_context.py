@@ -8,7 +8,6 @@ if TYPE_CHECKING:
     import argparse
 
     from smith.cli._main import Context
-    from smith.runtime import Part
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,24 +43,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         ctx.out(json.dumps({"parts": [p.to_dict() for p in parts], "tokens": total}, indent=2))
         return 0
-    for line in table(parts, total):
+    from smith.runtime import context_table
+
+    for line in context_table([p.to_dict() for p in parts]):
         ctx.out(line)
     return 0
-
-
-def table(parts: list[Part], total: int) -> list[str]:
-    rows = [("PART", "SOURCE", "SENT AS", "TOKENS")]
-    rows += [(p.name, p.source, _sent(p.sent), f"{p.tokens:,}") for p in parts]
-    rows.append(("total", "", "", f"{total:,}"))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    width = max(len(row[3]) for row in rows)
-    return [
-        "  ".join(
-            [*(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)), row[3].rjust(width)]
-        )
-        for row in rows
-    ]
-
-
-def _sent(sent: str) -> str:
-    return {"system": "system prompt", "tools": "tool definitions", "message": "message"}[sent]

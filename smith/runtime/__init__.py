@@ -74,6 +74,7 @@ __all__ = [
     "ToolHost",
     "build",
     "context_limit",
+    "context_table",
     "entered_name",
     "format_cost",
     "model_setting",
@@ -93,11 +94,13 @@ TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
     from smith.runtime._compaction import context_limit as context_limit
+    from smith.runtime._prompt import context_table as context_table
     from smith.runtime._templates import Template as Template
 
 
 _LAZY = {
     "context_limit": "smith.runtime._compaction",
+    "context_table": "smith.runtime._prompt",
     "Template": "smith.runtime._templates",
 }
 

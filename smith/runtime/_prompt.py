@@ -23,7 +23,7 @@ from smith.diagnostics import DiagnosticKind
 from smith.runtime._context import estimate_tokens, note_message, size_tokens
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from smith.config import Config, Setting
     from smith.sdk import Plugin
@@ -170,3 +170,24 @@ def _read(path: str, value: str, setting: Setting) -> str:
             reason=reason,
             where=str(setting.source),
         ) from None
+
+
+_SENT = {"system": "system prompt", "tools": "tool definitions", "message": "message"}
+
+
+def context_table(parts: Sequence[Mapping[str, object]]) -> list[str]:
+    """The table `smith context` prints and the app's /context shows: each part (as
+    `Part.to_dict()` gives it), how it is sent, its estimated tokens and, last (the
+    column that may be long), where it comes from; then the total."""
+    total = sum(int(str(p["tokens"])) for p in parts)
+    rows = [("PART", "SENT AS", "TOKENS", "SOURCE")]
+    for p in parts:
+        sent = str(p["sent"])
+        tokens = f"{int(str(p['tokens'])):,}"
+        rows.append((str(p["name"]), _SENT.get(sent, sent), tokens, str(p["source"])))
+    rows.append(("total", "", f"{total:,}", ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return [
+        f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip()
+        for row in rows
+    ]

@@ -210,6 +210,20 @@ class History(Operation):
         return rt.files("history").history()
 
 
+@dataclass(frozen=True)
+class Context(Operation):
+    """What the model is told besides the conversation, part by part, in the order the
+    next request sends it: `[{name, source, sent, tokens, text}]` (docs/context.md).
+    `upcoming` reads git for the next environment block (up to its timeout): run it off
+    the event loop."""
+
+    upcoming: bool = True
+    op: ClassVar[str] = "context"
+
+    def apply(self, rt: Runtime) -> object:
+        return [part.to_dict() for part in rt.context_parts(upcoming=self.upcoming)]
+
+
 OPERATIONS: dict[str, type[Operation]] = {
     cls.op: cls
     for cls in (
@@ -227,6 +241,7 @@ OPERATIONS: dict[str, type[Operation]] = {
         Restore,
         Diff,
         History,
+        Context,
     )
 }
 ALIASES = {"restore": {"entry": "target"}}  # older spellings of a field
