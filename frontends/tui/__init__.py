@@ -93,6 +93,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         models=lambda: catalog_choices(config, ctx.env),
         show_memory=memory.enabled(),  # --memory-accounting / SMITH_MEMORY_ACCOUNTING=1
         templates=assembly.templates,  # prompt templates are commands too
+        notify=config["tui.notify"] is True,
         debug=config["debug"] is True,
     )
     tell.append(lambda d: app.tell(d.render(), error=True))

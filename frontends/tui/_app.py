@@ -97,6 +97,7 @@ class SmithApp(CommandHostMixin, App[int]):
         show_memory: bool = False,
         debug: bool = False,
         templates: Mapping[str, Template] | None = None,
+        notify: bool = True,
     ) -> None:
         super().__init__()
         self.tracebacks = debug  # an internal error shows its traceback (--debug) or one line
@@ -112,6 +113,7 @@ class SmithApp(CommandHostMixin, App[int]):
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
         # Prompt templates are commands too (/help, the palette, completion); the runtime
         # expands them, so the app sends `/NAME args` as typed.
+        self.notify_away = notify  # tui.notify: tell the user when they are elsewhere
         self.template_commands = template_commands(templates or {}, self.plugins)
         self._hidden = hidden_templates(templates or {}, self.plugins)
         self.session_source = session_source
@@ -343,6 +345,8 @@ class SmithApp(CommandHostMixin, App[int]):
         elif intent.kind == "status":
             if data["event"] == "turn_start" and not self._context_frozen:
                 self._freeze_context()
+            if data["event"] == "agent_end":
+                self.signal_away(f"smith: done ({data.get('stop', 'end')})")
             if data["event"] in ("agent_start", "settled", "turn_end", "queue_changed"):
                 self._busy = data["event"] != "settled"
                 if data["event"] in ("turn_end", "settled"):
@@ -354,6 +358,21 @@ class SmithApp(CommandHostMixin, App[int]):
             ok = "compacted the context" if data["ok"] else f"compaction failed: {data['error']}"
             key = self.transcript.unique("compaction")
             self.transcript.add(key, lambda: render_notice(ok, "dim"))
+
+    def signal_away(self, text: str) -> None:
+        """Tell the user `text` through the terminal if it is not in front (_notify)."""
+        if not self.notify_away or self.app_focus:
+            return
+        import os
+
+        from ._notify import sequence
+
+        seq = "\a" if self.is_web else sequence(text, os.environ)
+        driver = self._driver
+        if seq == "\a" or driver is None:
+            self.bell()
+        else:
+            driver.write(seq)
 
     def _freeze_context(self) -> None:
         """The runtime has just decoded a long history for its first request (in a

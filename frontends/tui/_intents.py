@@ -66,6 +66,7 @@ class AppFrontend:
                 answered.set_result(key)
 
         screen = QuestionScreen(intent)
+        self.app.signal_away("smith needs an answer: " + str(intent.data.get("text", "")))
         # Through the app's queue: the question may come from any task (a handler's or a
         # tool's thread brings it to the loop without the app's context).
         self.app.call_later(self.app.push_screen, screen, picked)

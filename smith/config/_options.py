@@ -397,6 +397,15 @@ def product_schema() -> Schema:
             "that do not know them may show stray characters.",
         )
     )
+    add(
+        Option(
+            "tui.notify",
+            Boolean(),
+            True,
+            doc="When a turn ends or smith needs an answer while the terminal is not in "
+            "front, ask it for a desktop notification (OSC 9 or OSC 777, else the bell).",
+        )
+    )
     for action, what in (
         ("abort", "abort the running prompt"),
         ("quit", "quit (on an empty input line)"),
