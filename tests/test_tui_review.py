@@ -11,6 +11,7 @@ from rich.color import Color
 from textual.geometry import Region
 
 from smith.effects import ToolContext, builtin_tools
+from smith.frontends.tui._render import render_tool_activity
 from smith.frontends.tui._review import call_line, counts, duration, lexer_for
 from smith.frontends.tui._transcript import Transcript
 from smith.session import Session
@@ -205,6 +206,9 @@ def test_counts_durations_lexers_and_call_lines() -> None:
     assert call_line("bash", {"command": "make\nmake test"}) == "bash make …"
     assert call_line("write", {"path": "a\x1b[31m"}) == "write a␛[31m"
     assert call_line("ls", {"path": "."}) is None
+    # a running call's live line says the same
+    assert render_tool_activity("bash", {"command": "pytest -q"}, "…").plain == "… bash pytest -q"
+    assert render_tool_activity("ls", {"path": "."}, "…").plain == '… ls {"path": "."}'
 
 
 def test_write_and_bash_record_what_the_review_shows(tmp_path: Path) -> None:

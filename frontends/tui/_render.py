@@ -110,5 +110,7 @@ def render_notice(text: str, style: str = "bold yellow") -> RenderableType:
 
 
 def render_tool_activity(name: str, arguments: Any, state: str) -> RenderableType:
-    args = inert(json.dumps(arguments, ensure_ascii=False))[:160]
-    return Text(f"{state} {inert(name)} {args}", style="yellow")
+    line = call_line(inert(name), arguments)  # edit PATH, bash COMMAND
+    if line is None:
+        line = f"{inert(name)} {inert(json.dumps(arguments, ensure_ascii=False))[:160]}"
+    return Text(f"{state} {line}", style="yellow")
