@@ -226,3 +226,31 @@ def test_write_and_bash_record_what_the_review_shows(tmp_path: Path) -> None:
     ran = tools["bash"].run(ctx, {"command": "echo hi; exit 3"})
     assert ran.details["command"] == "echo hi; exit 3" and ran.details["exit_status"] == 3
     assert isinstance(ran.details["duration"], float) and 0 <= ran.details["duration"] < 30
+
+
+def test_tools_that_really_ran_are_reviewed(tmp_path: Path) -> None:
+    """Through the runtime: the tools' recorded details make the summary lines."""
+    from tests.runtime_kit import Fake, call, say
+    from tests.test_tui import _settle, _type
+
+    edit = {"path": "src/app.py", "old_text": "'hello'", "new_text": "'hi'"}
+    write = {"path": "src/new.py", "content": "A = 1\nB = 2\n"}
+    fake = Fake(
+        call(("edit", edit), ("write", write), ("bash", {"command": "echo hi"})), say("done")
+    )
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=(100, 50)) as pilot:
+            await _type(pilot, "change it")
+            await _settle(app)
+            await pilot.pause()
+            shown = visible(app)
+            assert "✓ edit  src/app.py +1 -1" in shown
+            assert "✓ write  src/new.py +2 (click" in shown
+            assert "✓ bash  echo hi  exit 0  " in shown and " s  1 line (click" in shown
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            assert "+    return 'hi'" in visible(app) and "+B = 2" in visible(app)
+
+    run(main())
