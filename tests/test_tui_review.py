@@ -4,6 +4,7 @@ output; collapsed until clicked or Ctrl+O."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +224,9 @@ def test_write_and_bash_record_what_the_review_shows(tmp_path: Path) -> None:
     (tmp_path / "b.bin").write_bytes(b"\xff\xfe")
     binary = tools["write"].run(ctx, {"path": "b.bin", "content": "text"})
     assert "diff" not in binary.details  # the old content was not text: no diff
+    os.mkfifo(tmp_path / "pipe")  # replaced, never read (opening it would block)
+    piped = tools["write"].run(ctx, {"path": "pipe", "content": "x\n"})
+    assert "diff" not in piped.details and (tmp_path / "pipe").read_text() == "x\n"
     ran = tools["bash"].run(ctx, {"command": "echo hi; exit 3"})
     assert ran.details["command"] == "echo hi; exit 3" and ran.details["exit_status"] == 3
     assert isinstance(ran.details["duration"], float) and 0 <= ran.details["duration"] < 30

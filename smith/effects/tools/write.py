@@ -51,7 +51,7 @@ def _old_text(path: str) -> str | None:
     """What the file held before, as text, to diff against (None: too big, not UTF-8 or
     unreadable; the write goes ahead all the same)."""
     try:
-        if os.path.getsize(path) > _OLD_LIMIT:
+        if not os.path.isfile(path) or os.path.getsize(path) > _OLD_LIMIT:  # never a FIFO
             return None
         with open(path, "rb") as f:
             return f.read().decode("utf-8")
