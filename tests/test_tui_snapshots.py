@@ -124,3 +124,26 @@ def test_context_overlay(snap_compare: Any, tmp_path: Path) -> None:
         _steady(pilot.app)
 
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=ask)
+
+
+def test_changes_and_commands_collapsed(snap_compare: Any, tmp_path: Path) -> None:
+    """Summary lines: `edit PATH +2 -1`, `write PATH +2`, `bash CMD exit N 1.2 s` (a
+    recorded session: its durations are fixed)."""
+    from tests.test_tui_review import REVIEW
+
+    async def steady(pilot: Any) -> None:
+        _steady(pilot.app)
+
+    assert snap_compare(_app(tmp_path, REVIEW), terminal_size=(100, 40), run_before=steady)
+
+
+def test_a_diff_expanded(snap_compare: Any, tmp_path: Path) -> None:
+    """Ctrl+O: the diffs in the files' syntax colours, the commands' output."""
+    from tests.test_tui_review import REVIEW
+
+    async def expand(pilot: Any) -> None:
+        _steady(pilot.app)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path, REVIEW), terminal_size=(100, 40), run_before=expand)

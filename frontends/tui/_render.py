@@ -13,6 +13,8 @@ from rich.text import Text
 
 from smith.text import inert
 
+from ._review import call_line, render_review
+
 TOOL_LINES = 6  # lines of a tool result shown under its call
 HYPERLINKS = False  # OSC 8 links in answers (tui.hyperlinks)
 EXPANDED_LINES = 500  # ... when expanded (the full output is in the session)
@@ -75,9 +77,12 @@ def _assistant(message: dict[str, Any], expanded: bool, streaming: bool = False)
             parts.append(Markdown(inert(text), hyperlinks=HYPERLINKS))
     for part in _parts(message):
         if part.get("type") == "tool_call":
-            args = inert(json.dumps(part.get("arguments"), ensure_ascii=False, default=str))
             name = inert(str(part.get("name", "?")))
-            parts.append(Text(f"→ {name} {args[:160]}", style="yellow"))
+            line = call_line(name, part.get("arguments"))
+            if line is None:
+                args = inert(json.dumps(part.get("arguments"), ensure_ascii=False, default=str))
+                line = f"{name} {args[:160]}"
+            parts.append(Text(f"→ {line}", style="yellow"))
     stop = message.get("stop")
     if stop in ("error", "abort", "limit"):
         why = inert(str(message.get("error") or stop))
@@ -86,6 +91,9 @@ def _assistant(message: dict[str, Any], expanded: bool, streaming: bool = False)
 
 
 def _tool_result(message: dict[str, Any], expanded: bool) -> RenderableType:
+    review = render_review(message, _texts(message, "text"), expanded, EXPANDED_LINES)
+    if review is not None:  # an edit, write or bash: a summary line over its diff or output
+        return review
     text = inert(_texts(message, "text")).rstrip("\n")
     lines = text.splitlines()
     limit = EXPANDED_LINES if expanded else TOOL_LINES
@@ -102,5 +110,7 @@ def render_notice(text: str, style: str = "bold yellow") -> RenderableType:
 
 
 def render_tool_activity(name: str, arguments: Any, state: str) -> RenderableType:
-    args = inert(json.dumps(arguments, ensure_ascii=False))[:160]
-    return Text(f"{state} {inert(name)} {args}", style="yellow")
+    line = call_line(inert(name), arguments)  # edit PATH, bash COMMAND
+    if line is None:
+        line = f"{inert(name)} {inert(json.dumps(arguments, ensure_ascii=False))[:160]}"
+    return Text(f"{state} {line}", style="yellow")

@@ -142,6 +142,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     if not os.path.isdir(cwd):
         raise ToolError(f"cwd {ctx.show(cwd)} is not a directory")
     output = _Output(ctx)
+    started = time.monotonic()
     try:
         job = Job([*_shell(), command], cwd=cwd, env=ctx.process_env())
     except OSError as exc:
@@ -157,9 +158,13 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         job.proc.stdout.close()
         output.close()
     code = job.wait()
+    duration = round(time.monotonic() - started, 3)
     text = output.text()
     details: dict[str, object] = {
+        # what ran (a plugin may have rewritten the call), cut short for a summary line
+        "command": command if len(command) <= COMMAND_SHOWN else command[:COMMAND_SHOWN] + "…",
         "exit_status": code,
+        "duration": duration,  # seconds
         "cwd": ctx.show(cwd),
         "output_bytes": output.total,
         "full_output": output.path,
@@ -178,6 +183,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
 
 
 TIMEOUT_DEFAULT = 120  # tools.bash.timeout
+COMMAND_SHOWN = 500  # characters of the command kept in the result's details
 
 
 def _spec(timeout: int = TIMEOUT_DEFAULT) -> ToolSpec:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 
 from smith.effects._filestate import digest
@@ -17,6 +18,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     if os.path.isdir(path):
         raise ToolError(f"{shown} is a directory; give a file path")
     existed = os.path.exists(path)
+    before = _old_text(path) if existed else ""
     try:
         write_atomic(path, content)  # creates missing parents (inside the root: confined)
     except OSError as exc:  # the temporary file is gone and any old file untouched
@@ -24,11 +26,37 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         raise ToolError(f"{shown} cannot be written: {reason}") from None
     data = content.encode("utf-8")
     verb = "replaced" if existed else "created"
-    return ToolResult(
-        f"{verb} {shown} ({len(data)} bytes)",
-        mutation="applied",
-        details={"path": shown, "sha256": digest(data), "bytes": len(data), "created": not existed},
-    )
+    details: dict[str, object] = {
+        "path": shown, "sha256": digest(data), "bytes": len(data), "created": not existed,
+    }  # fmt: skip
+    if before is not None:
+        diff = "".join(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                content.splitlines(keepends=True),
+                fromfile=f"a/{shown}" if existed else "/dev/null",
+                tofile=f"b/{shown}",
+            )
+        )
+        if len(diff) <= DIFF_LIMIT:  # what a review shows (the app); a bigger one is left out
+            details["diff"] = diff
+    return ToolResult(f"{verb} {shown} ({len(data)} bytes)", mutation="applied", details=details)
+
+
+DIFF_LIMIT = 64 * 1024  # characters of diff recorded in a write's details
+_OLD_LIMIT = 1024 * 1024  # an older file bigger than this is not diffed
+
+
+def _old_text(path: str) -> str | None:
+    """What the file held before, as text, to diff against (None: too big, not UTF-8 or
+    unreadable; the write goes ahead all the same)."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > _OLD_LIMIT:  # never a FIFO
+            return None
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 SPEC = ToolSpec(

@@ -1,0 +1,190 @@
+"""How changes and commands look in the transcript: an edit or write is a summary line
+(`edit src/app.py +3 -1`) over a unified diff in the file's syntax colours, a bash call
+one line with its command, exit status and duration over its output. Collapsed, only the
+summary is built; the diff is highlighted only when the block is expanded and drawn (the
+transcript caches what it drew)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.style import Style
+from rich.syntax import Syntax
+from rich.text import Text
+
+from smith.text import inert
+
+HINT = " (click or Ctrl+O to show)"
+THEME = "ansi_dark"  # the terminal's own palette, light or dark
+ADDED = Style(color="green", bold=True)
+REMOVED = Style(color="red", bold=True)
+ADDED_LINE = Style(bgcolor="#12301a")
+REMOVED_LINE = Style(bgcolor="#3a1418")
+
+
+def counts(diff: str) -> tuple[int, int]:
+    """Lines added and removed by a unified diff (its ---/+++ headers not counted)."""
+    added = removed = 0
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++ "):
+            added += 1
+        elif line.startswith("-") and not line.startswith("--- "):
+            removed += 1
+    return added, removed
+
+
+@functools.lru_cache(maxsize=256)
+def lexer_for(path: str) -> str:
+    """The pygments lexer for a file name ("text" when none fits); by name only, never by
+    guessing from content (slow, and wrong on fragments)."""
+    from pygments.lexers import get_lexer_for_filename  # type: ignore[import-untyped]
+    from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+
+    try:
+        aliases: list[str] = get_lexer_for_filename(os.path.basename(path)).aliases
+    except ClassNotFound:
+        return "text"
+    return aliases[0] if aliases else "text"
+
+
+def colour_diff(diff: str, path: str, limit: int) -> Text:
+    """`diff` with its +/- lines marked and their code in the syntax colours of `path`'s
+    language; at most `limit` lines (then how many more there are)."""
+    lines = inert(diff).rstrip("\n").split("\n")
+    shown = lines[:limit]
+    # Highlight the code of every line at once (strings and comments spanning lines
+    # come out right more often than line by line), then put the markers back.
+    code = "\n".join(line[1:] if line[:1] in "+- " else "" for line in shown)
+    syntax = Syntax("", lexer_for(path), theme=THEME)
+    highlighted = syntax.highlight(code).split("\n", allow_blank=True)
+    out = Text()
+    for n, line in enumerate(shown):
+        if n:
+            out.append("\n")
+        if line.startswith(("--- ", "+++ ")):
+            out.append(f"  {line}", style="bold")
+        elif line.startswith("@@"):
+            out.append(f"  {line}", style="cyan")
+        elif line[:1] in "+- " and n < len(highlighted):
+            mark = line[:1]
+            body = highlighted[n]
+            body.rstrip()
+            row = Text("  ")
+            row.append(mark, style=ADDED if mark == "+" else REMOVED if mark == "-" else "")
+            row.append_text(body)
+            if mark in "+-":
+                row.stylize(ADDED_LINE if mark == "+" else REMOVED_LINE, 2)
+            out.append_text(row)
+        else:
+            out.append(f"  {line}", style="dim")
+    if len(lines) > limit:
+        out.append(f"\n  … {len(lines) - limit} more lines (the full diff is in the session)",
+                   style="dim")  # fmt: skip
+    return out
+
+
+def call_line(name: str, arguments: Any) -> str | None:
+    """A call of edit, write or bash as the assistant's message shows it (`edit PATH`,
+    `bash COMMAND`), or None for any other: its arguments are shown as JSON."""
+    if not isinstance(arguments, dict):
+        return None
+    if name in ("edit", "write") and isinstance(arguments.get("path"), str):
+        return f"{name} {inert(arguments['path'])}"
+    if name == "bash" and isinstance(arguments.get("command"), str):
+        command = inert(arguments["command"]).strip()
+        first = command.split("\n", 1)[0]
+        return f"bash {first[:120]}{' …' if len(first) > 120 or chr(10) in command else ''}"
+    return None
+
+
+def _head(message: dict[str, Any], *words: str) -> Text:
+    mark, style = ("✗", "red") if message.get("is_error") else ("✓", "green")
+    head = Text()
+    head.append(f"{mark} ", style=style)
+    head.append(inert(str(message.get("tool_name", "?"))), style=f"bold {style}")
+    for word in words:
+        head.append(f"  {word}" if word else "")
+    return head
+
+
+def duration(seconds: float) -> str:
+    """A bash call's time as its summary line shows it: 0.04 s, 1.2 s, 73 s, 2 min 5 s."""
+    if seconds < 0.1:
+        return f"{seconds:.2f} s"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def _output(text: str, expanded: bool, limit: int) -> tuple[str, str]:
+    """(the body shown, a note for the summary line)."""
+    lines = text.splitlines()
+    if not lines:
+        return "", ""
+    if not expanded:
+        return "", f"{len(lines)} line{'s' * (len(lines) != 1)}{HINT}"
+    body = "\n".join(f"  {line}" for line in lines[:limit])
+    if len(lines) > limit:
+        body += f"\n  … {len(lines) - limit} more lines (the full output is in the session)"
+    return body, ""
+
+
+def render_review(message: dict[str, Any], text: str, expanded: bool, limit: int
+                  ) -> RenderableType | None:  # fmt: skip
+    """An edit, write or bash result as a review block, or None for any other (or one
+    recorded without the details this needs: it is shown as a plain tool result)."""
+    name = message.get("tool_name")
+    details = message.get("details")
+    if not isinstance(details, dict):
+        return None
+    if name in ("edit", "write") and isinstance(details.get("diff"), str):
+        return _change(message, details, expanded, limit)
+    if name == "bash" and isinstance(details.get("exit_status"), int):
+        return _command(message, details, text, expanded, limit)
+    return None
+
+
+def _change(message: dict[str, Any], details: dict[str, Any], expanded: bool, limit: int
+            ) -> RenderableType:  # fmt: skip
+    path = str(details.get("path") or "?")
+    diff = str(details["diff"])
+    added, removed = counts(diff)
+    head = _head(message, inert(path))
+    head.append(f" +{added}", style=ADDED)
+    if removed or message.get("tool_name") == "edit":
+        head.append(f" -{removed}", style=REMOVED)
+    if not diff:
+        head.append("  (no change)", style="dim")
+        return head
+    if not expanded:
+        head.append(HINT, style="dim")
+        return head
+    return Group(head, colour_diff(diff, path, limit))
+
+
+def _command(message: dict[str, Any], details: dict[str, Any], text: str, expanded: bool,
+             limit: int) -> RenderableType:  # fmt: skip
+    command = inert(str(details.get("command") or "")).strip()
+    first = command.split("\n", 1)[0]
+    if len(first) > 80 or "\n" in command:
+        first = first[:80] + " …"
+    code = int(details["exit_status"])
+    status = "timed out" if details.get("timed_out") else (
+        f"signal {-code}" if code < 0 else f"exit {code}")  # fmt: skip
+    took = details.get("duration")
+    head = _head(message, first)
+    head.append(f"  {status}", style="green" if code == 0 else "bold red")
+    if isinstance(took, int | float):
+        head.append(f"  {duration(float(took))}", style="dim")
+    body, note = _output(inert(text).rstrip("\n"), expanded, limit)
+    if note:
+        head.append(f"  {note}", style="dim")
+    if not body:
+        return head
+    return Group(head, Text(body, style="dim"))
