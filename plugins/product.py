@@ -136,7 +136,9 @@ def _diff(host: CommandHost, arg: str) -> None:
         host.tell("no file changes")
         return
     head = f"{len(changed)} files, +{result['insertions']} -{result['deletions']} lines"
-    host.show(f"Changes: {result['title']}", [head, "", *str(result["patch"]).splitlines()])
+    title, patch = f"Changes: {result['title']}", str(result["patch"])
+    if not host.show_diff(title, head, patch):
+        host.show(title, [head, "", *patch.splitlines()])
 
 
 def _history(host: CommandHost, arg: str) -> None:

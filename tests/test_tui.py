@@ -291,7 +291,6 @@ def test_commands_report_problems_as_notices(tmp_path: Path) -> None:
 
 
 def test_undo_redo_diff_and_history_work_from_the_input(tmp_path: Path) -> None:
-    from smith.frontends.tui._screens import InfoScreen
     from smith.vcs import HistorySettings
 
     project = _project(tmp_path)
@@ -312,9 +311,11 @@ def test_undo_redo_diff_and_history_work_from_the_input(tmp_path: Path) -> None:
             assert (project / "notes.txt").read_text() == "remember the milk\n"
             await _type(pilot, "/diff")
             await pilot.pause()
-            assert isinstance(app.screen, InfoScreen)
-            body = str(app.screen.query_one("#info-body", Static).render())
-            assert "+remember the milk" in body and "notes.txt" in body
+            from smith.frontends.tui._pager import DiffScreen
+
+            assert isinstance(app.screen, DiffScreen)  # the pager, file by file
+            body = "\n".join(str(s.render()) for s in app.screen.query(Static))
+            assert "+remember the milk" in body and "notes.txt  +1 -0" in body
             await pilot.press("escape")
             await _type(pilot, "/history")
             await pilot.pause()
@@ -764,3 +765,46 @@ def test_the_status_shows_live_memory_when_accounting_is_on(tmp_path: Path) -> N
         assert re.search(r"mem [\d.]+ (B|KiB|MiB) \(turn -?[\d.]+ (B|KiB|MiB)\)", shown), shown
     else:
         assert "mem " not in shown
+
+
+def test_the_diff_pager_goes_file_by_file(tmp_path: Path) -> None:
+    import json as _json
+
+    from smith.frontends.tui._pager import DiffScreen, split_files
+    from smith.vcs import HistorySettings
+
+    project = _project(tmp_path)
+    script = tmp_path / "two.json"
+    writes = [{"name": "write", "arguments": {"path": f"f{n}.py", "content": f"x = {n}\n"}}
+              for n in range(2)]  # fmt: skip
+    script.write_text(_json.dumps({"responses": [{"tool_calls": writes}, {"text": "done"}]}))
+    settings = HistorySettings(str(tmp_path / "home"))
+
+    def factory(session: Session) -> Runtime:
+        ctx = ToolContext(root=str(project), cwd=str(project), session=session)
+        tools = list(builtin_tools().values())
+        model = f"scripted:{script}"
+        return Runtime(session, model=model, tools=tools, context=ctx, history=settings)
+
+    session = Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(project))
+
+    async def main() -> None:
+        app = SmithApp(factory, session)
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "write two files")
+            await _settle(app)
+            await _type(pilot, "/diff")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, DiffScreen)
+            assert [path for path, _ in screen.files] == ["f0.py", "f1.py"]
+            await pilot.press("n")
+            assert screen.at == 1
+            await pilot.press("n", "p")
+            assert screen.at == 0
+            await pilot.press("q")
+            await pilot.pause()
+            assert not isinstance(app.screen, DiffScreen)
+
+    run(main())
+    assert split_files("") == [] and split_files("+x\n") == [("changes", "+x\n")]

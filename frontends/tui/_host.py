@@ -115,6 +115,13 @@ class CommandHostMixin:
     def show(self, title: str, lines: Sequence[str]) -> None:
         self.push_screen(InfoScreen(title, lines))
 
+    def show_diff(self, title: str, summary: str, patch: str) -> bool:
+        """A pager over `patch`, file by file (frontends/tui/_pager.py)."""
+        from ._pager import DiffScreen
+
+        self.push_screen(DiffScreen(title, summary, patch))
+        return True
+
     def choose(self, title: str, options: Sequence[tuple[str, str]],
                then: Callable[[str], object]) -> None:  # fmt: skip
         self.push_screen(ChoiceScreen(title, options), self._picked(then))

@@ -340,6 +340,9 @@ class CommandHost(Protocol):
     async def ask(self, question: Asked) -> Reply: ...
     def edit(self, text: str) -> None: ...  # put text in the input for the user to edit
     def show(self, title: str, lines: Sequence[str]) -> None: ...
+    # A unified diff to page through file by file; False: the frontend has no pager
+    # (then show the patch's lines instead).
+    def show_diff(self, title: str, summary: str, patch: str) -> bool: ...
     def choose(self, title: str, options: Sequence[tuple[str, str]],
                then: Callable[[str], object]) -> None: ...  # fmt: skip
     # The frontend's own navigator, if it has one: "tree" (then: an entry id to select)
