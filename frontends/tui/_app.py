@@ -37,9 +37,11 @@ from ._intents import AppFrontend, question_text, render_question, show_plugin
 from ._models import ModelChoice, model_choices
 from ._render import (
     plain_text,
+    render_markdown,
     render_message,
     render_notice,
     render_tool_activity,
+    settle_point,
 )
 from ._screens import SmithCommands
 from ._transcript import Transcript
@@ -416,7 +418,7 @@ class SmithApp(CommandHostMixin, App[int]):
         content = self._live["content"]
         if len(content) == 1 and content[0]["type"] == "text":
             text = content[0]["text"]
-            cut = text.rfind("\n\n", self._live_done + SETTLE) + 2
+            cut = settle_point(text, self._live_done, SETTLE)
             if cut > 1:
                 part = text[self._live_done : cut]
                 key = f"{tail}-{len(self._live_keys)}"
@@ -545,5 +547,7 @@ def _entry_text(entry: Any) -> str:
 
 
 def _settled(part: str, first: bool) -> RenderableType:
-    body = Text(inert(part.rstrip("\n")))
+    """A settled part of a streaming answer: whole paragraphs (and whole code blocks),
+    so it is drawn as Markdown once, as the recorded answer will be."""
+    body = render_markdown(part.rstrip("\n"))
     return Group(Text("smith", style="bold green"), body) if first else body

@@ -74,7 +74,7 @@ def _assistant(message: dict[str, Any], expanded: bool, streaming: bool = False)
         if streaming:
             parts.append(Text(inert(text)))
         else:
-            parts.append(Markdown(inert(text), hyperlinks=HYPERLINKS))
+            parts.append(render_markdown(text if expanded else fold_code(text)))
     for part in _parts(message):
         if part.get("type") == "tool_call":
             name = inert(str(part.get("name", "?")))
@@ -103,6 +103,46 @@ def _tool_result(message: dict[str, Any], expanded: bool) -> RenderableType:
     mark, style = ("✗", "red") if message.get("is_error") else ("✓", "green")
     head = Text(f"{mark} {inert(str(message.get('tool_name', '?')))}", style=style)
     return Group(head, Text(shown + more, style="dim"))
+
+
+CODE_LINES = 30  # lines of a code block shown before it folds (Ctrl+O shows it all)
+CODE_THEME = "monokai"
+
+
+def render_markdown(text: str) -> RenderableType:
+    """An answer's Markdown, with fenced code in its language's colours."""
+    return Markdown(inert(text), hyperlinks=HYPERLINKS, code_theme=CODE_THEME)
+
+
+def fold_code(text: str, limit: int = CODE_LINES) -> str:
+    """`text` with each fenced code block longer than `limit` lines cut to its first
+    `limit`, and a line saying how many more there are (the block stays closed)."""
+    if "```" not in text:
+        return text
+    out: list[str] = []
+    inside, seen, hidden = False, 0, 0
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            if inside and hidden:
+                out.append(f"… {hidden} more lines (click or Ctrl+O to show)")
+            inside, seen, hidden = not inside, 0, 0
+            out.append(line)
+        elif inside and seen >= limit:
+            hidden += 1
+        else:
+            seen += inside
+            out.append(line)
+    return "\n".join(out)
+
+
+def settle_point(text: str, done: int, least: int) -> int:
+    """Where a streaming answer may be cut into a settled part: just after the last
+    paragraph end at least `least` characters past `done` that is outside any fenced
+    code block (a part drawn as Markdown must not end inside one); 1 when none is."""
+    cut = text.rfind("\n\n", done + least)
+    while cut >= done + least and text.count("```", done, cut) % 2:
+        cut = text.rfind("\n\n", done + least, cut)
+    return cut + 2 if cut >= done + least else 1
 
 
 def render_notice(text: str, style: str = "bold yellow") -> RenderableType:
