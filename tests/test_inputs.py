@@ -1,0 +1,145 @@
+"""The user's input as every mode sends it: `@path` attachments (smith/runtime/_attach.py)
+and the user's own shell commands, `!command` and `!!command` (ops.Shell)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from smith.runtime._attach import mentions
+from tests.conftest import Result, SmithEnv
+from tests.rpc_kit import Rpc
+
+
+def _project(senv: SmithEnv) -> Path:
+    project = senv.make_project()
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("def app():\n    return 'hello'\n")
+    return project
+
+
+def _script(senv: SmithEnv, responses: list[dict[str, Any]] | None = None) -> tuple[str, Path]:
+    log = senv.root / "requests.jsonl"
+    log.unlink(missing_ok=True)
+    script = senv.root / "script.json"
+    script.write_text(
+        json.dumps({"responses": responses or [{"text": "ok"}] * 3, "requests_log": str(log)})
+    )
+    return f"scripted:{script}", log
+
+
+def _requests(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _users(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in request["messages"] if m["role"] == "user" and not m.get("context")]
+
+
+def _events(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _warnings(events: list[dict[str, Any]], code: str) -> list[dict[str, Any]]:
+    return [e["diagnostic"] for e in events if e.get("type") == "error"
+            and e["diagnostic"]["code"] == code]  # fmt: skip
+
+
+# -- @path ----------------------------------------------------------------------------
+
+
+def test_mentions_are_words_starting_with_at_without_trailing_punctuation() -> None:
+    assert mentions("explain @src/app.py, then @README.md.") == ["src/app.py", "README.md"]
+    assert mentions("@a and @a again; mail me@example.com or @ alone") == ["a"]
+    assert mentions("(see @docs/x.md)") == ["docs/x.md"]
+    assert mentions("x@docs/x.md (@y)") == []  # not after whitespace: left alone
+    assert mentions("no attachments here") == []
+
+
+def test_eval_attaches_a_file_after_the_typed_text_and_records_it_as_a_read(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    model, log = _script(senv)
+    r = smith("eval", "--json", "--model", model, "explain @src/app.py", cwd=project)
+    assert r.code == 0, r.err
+    (request,) = _requests(log)
+    (user,) = _users(request)
+    typed, attached = user["content"]
+    assert typed["text"] == "explain @src/app.py"  # as typed
+    assert attached["text"] == (
+        '<attached path="src/app.py" lines="1-2 of 2">\n'
+        "def app():\n    return 'hello'\n</attached>"
+    )
+    # Noted on the recorded message, and no tool call was needed.
+    events = _events(r.out)
+    (message,) = [e["message"] for e in events if e.get("type") == "message_end"
+                  and e["message"]["role"] == "user"]  # fmt: skip
+    assert message["attached"] == [{"path": "src/app.py", "lines": "1-2 of 2", "bytes": 30,
+                                    "cut": False}]  # fmt: skip
+    assert not [e for e in events if e.get("type") == "tool_start"]
+
+
+def test_an_attached_file_counts_as_read_for_a_later_edits_staleness_check(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    change = {"name": "bash", "arguments": {"command": "echo '# more' >> src/app.py"}}
+    edit = {"name": "edit", "arguments": {"path": "src/app.py", "old_text": "hello",
+                                          "new_text": "bye"}}  # fmt: skip
+    responses = [{"tool_calls": [change]}, {"tool_calls": [edit]}, {"text": "done"}]
+    model, _ = _script(senv, responses)
+    r = smith("eval", "--json", "--model", model, "fix @src/app.py", cwd=project)
+    assert r.code == 0, r.err
+    ends = [e for e in _events(r.out) if e.get("type") == "tool_end" and e["name"] == "edit"]
+    assert "changed since it was last read" in ends[0]["result"]["text"]
+    assert "hello" in (project / "src" / "app.py").read_text()
+
+
+def test_a_long_file_is_cut_to_the_read_window_and_says_so(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    (project / "long.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    model, log = _script(senv)
+    r = smith("eval", "--json", "--model", model, "see @long.txt", cwd=project,
+              env={"SMITH_TOOLS_READ_MAX_LINES": "4"})  # fmt: skip
+    assert r.code == 0, r.err
+    (user,) = _users(_requests(log)[0])
+    text = user["content"][1]["text"]
+    assert text.startswith('<attached path="long.txt" lines="1-4 of 10" cut="yes">\nline 1\n')
+    assert "line 5" not in text and "continue with offset=5" in text
+
+
+def test_paths_that_cannot_be_attached_are_left_as_typed_with_a_warning(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    (project / "blob.bin").write_bytes(b"\0\1\2")
+    outside = senv.root / "secret.txt"
+    outside.write_text("not yours\n")
+    model, log = _script(senv)
+    typed = f"look at @missing.py @blob.bin @{outside} @src"
+    r = smith("eval", "--json", "--model", model, typed, cwd=project)
+    assert r.code == 0, r.err
+    (user,) = _users(_requests(log)[0])
+    assert user["content"] == [{"type": "text", "text": typed}]
+    warned = _warnings(_events(r.out), "input.attach-failed")
+    values = [json.loads(w["value"]) for w in warned]
+    assert values == ["missing.py", "blob.bin", str(outside), "src"]
+    assert all(w["severity"] == "warning" for w in warned)
+    assert "binary" in warned[1]["what"] and "outside the project" in warned[2]["what"]
+
+
+def test_rpc_prompts_attach_files_too(senv: SmithEnv) -> None:
+    project = _project(senv)
+    model, log = _script(senv)
+    with Rpc(senv, project, "--model", model) as rpc:
+        rpc.call("prompt", {"text": "what does @src/app.py return?"})
+        rpc.event("agent_end")
+        code, err = rpc.close()
+    assert code == 0, err
+    (user,) = _users(_requests(log)[0])
+    assert user["content"][1]["text"].startswith('<attached path="src/app.py"')
