@@ -143,3 +143,100 @@ def test_rpc_prompts_attach_files_too(senv: SmithEnv) -> None:
     assert code == 0, err
     (user,) = _users(_requests(log)[0])
     assert user["content"][1]["text"].startswith('<attached path="src/app.py"')
+
+
+# -- !command and !!command -------------------------------------------------------------
+
+
+def _contexts(request: dict[str, Any], kind: str) -> list[str]:
+    return ["".join(p["text"] for p in m["content"]) for m in request["messages"]
+            if m.get("context") == kind]  # fmt: skip
+
+
+def test_a_bang_command_is_the_users_effect_told_to_the_model_and_undone_by_smith_undo(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    (project / "notes.txt").write_text("hello\n")
+    model, log = _script(senv)
+    command = "echo changed > notes.txt; echo ran-it"
+    with Rpc(senv, project, "--model", model) as rpc:
+        started = rpc.call("shell", {"command": command})
+        call_id = started["tool_call_id"]
+        start = rpc.event("tool_start", tool_call_id=call_id)
+        end = rpc.event("tool_end", tool_call_id=call_id)
+        rpc.call("wait_idle")
+        rpc.call("prompt", {"text": "what happened?"})
+        rpc.event("agent_end")
+        code, err = rpc.close()
+    assert code == 0, err
+    assert started["status"] == "started"
+    assert (start["name"], start["arguments"], start["shell"]) == (
+        "bash", {"command": command}, {"context": True}
+    )  # fmt: skip
+    assert end["result"]["text"] == "ran-it\n" and end["shell"] == {"context": True}
+    assert (project / "notes.txt").read_text() == "changed\n"
+    # The model is told, just before the next message, as smith's note (not the user's).
+    (request,) = _requests(log)
+    (told,) = _contexts(request, "shell")
+    assert told == f"The user ran this command in the project's shell:\n$ {command}\nran-it\n"
+    assert [m.get("context") for m in request["messages"]] == ["shell", "environment", None]
+    # Its file change is a unit of undo of its own.
+    r = smith("undo", cwd=project)
+    assert r.code == 0, r.err
+    assert f"the command !{command}" in r.out + r.err
+    assert (project / "notes.txt").read_text() == "hello\n"
+
+
+def test_a_double_bang_command_runs_but_the_model_never_sees_it(senv: SmithEnv) -> None:
+    project = _project(senv)
+    model, log = _script(senv)
+    with Rpc(senv, project, "--model", model) as rpc:
+        call_id = rpc.call("shell", {"command": "echo quiet-marker", "context": False})[
+            "tool_call_id"
+        ]
+        end = rpc.event("tool_end", tool_call_id=call_id)
+        rpc.call("wait_idle")
+        rpc.call("prompt", {"text": "hi"})
+        rpc.event("agent_end")
+        blank = rpc.error("shell", {"command": "  "})
+        code, err = rpc.close()
+    assert code == 0, err
+    assert end["result"]["text"] == "quiet-marker\n" and end["shell"] == {"context": False}
+    (request,) = _requests(log)
+    assert "quiet-marker" not in json.dumps(request)
+    assert (blank["code"], blank["data"]["code"]) == (-32602, "runtime.empty-command")
+
+
+def test_a_shell_command_is_refused_while_the_agent_works(tmp_path: Path) -> None:
+    import pytest
+
+    from smith.diagnostics import SmithError
+    from smith.runtime.ops import Shell
+    from tests.runtime_kit import Fake, Gate, World, run, say
+
+    w = World(tmp_path)
+    gate = Gate()
+
+    async def main() -> None:
+        rt = w.runtime(Fake([gate, *say("ok")]))
+        rt.prompt("go")
+        await gate.reached.wait()
+        with pytest.raises(SmithError) as refused:
+            rt.submit(Shell("ls"))
+        assert refused.value.diagnostic.code == "runtime.busy"
+        assert json.loads(refused.value.diagnostic.to_dict()["value"]) == "shell"
+        gate.opened.set()
+        await rt.wait_idle()
+        await rt.close()
+
+    run(main)
+
+
+def test_compaction_summarises_a_shell_note_as_the_users_command() -> None:
+    from smith.runtime._compaction import render
+    from smith.runtime._context import note_message
+
+    messages = [("e", note_message("environment", "<environment>")),
+                ("s", note_message("shell", "$ make\nok"))]  # fmt: skip
+    assert render(messages) == "[user's command] $ make\nok"

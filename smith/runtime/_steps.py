@@ -424,7 +424,11 @@ def _tool_end(rt: LoopContext, call: dict[str, Any], result: dict[str, Any]) -> 
     )
 
 
-async def _execute(rt: LoopContext, call: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
+async def _execute(
+    rt: LoopContext, call: dict[str, Any], spec: ToolSpec, cause: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run one call as a recorded effect; `cause`: what to record as its cause (default:
+    this call of this turn; the user's own command gives its own, smith.runtime._shell)."""
     from smith.effects import JournalError, run_tool
 
     ctx = rt.context.for_call()
@@ -446,7 +450,7 @@ async def _execute(rt: LoopContext, call: dict[str, Any], spec: ToolSpec) -> dic
     if spec.name in AUTHORISED:
         ctx.env = rt.secrets.env()
         prepare = rt.secrets.restore_args
-    cause = {"tool_call": call["id"], "turn": rt.turn}
+    cause = cause or {"tool_call": call["id"], "turn": rt.turn}
     if "rewritten" in call:  # the arguments recorded are the plugin's
         cause["rewritten_by"] = call["rewritten"]
 
