@@ -240,3 +240,36 @@ def test_compaction_summarises_a_shell_note_as_the_users_command() -> None:
     messages = [("e", note_message("environment", "<environment>")),
                 ("s", note_message("shell", "$ make\nok"))]  # fmt: skip
     assert render(messages) == "[user's command] $ make\nok"
+
+
+def test_the_app_runs_bang_input_as_the_users_command(senv: SmithEnv) -> None:
+    import asyncio
+
+    from smith.config import resolve
+    from smith.frontends.tui._app import SmithApp
+    from smith.runtime import build
+    from tests.test_tui import visible
+
+    project = _project(senv)
+    model, log = _script(senv)
+    config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
+    session = assembly.new_session("smith")
+
+    async def main() -> None:
+        app = SmithApp(assembly.runtime, session, templates=assembly.templates)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app._send("!!echo quiet > made.txt")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if (project / "made.txt").exists() and app.runtime and not app.runtime.busy:
+                    break
+            app._send("!   ")
+            await pilot.pause(0.1)
+            assert "the shell command is empty" in visible(app)
+        session.close()
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    assert (project / "made.txt").read_text() == "quiet\n"
+    assert not log.exists()  # the model was asked nothing
