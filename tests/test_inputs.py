@@ -273,3 +273,53 @@ def test_the_app_runs_bang_input_as_the_users_command(senv: SmithEnv) -> None:
     asyncio.run(asyncio.wait_for(main(), 60))
     assert (project / "made.txt").read_text() == "quiet\n"
     assert not log.exists()  # the model was asked nothing
+
+
+def test_a_shell_command_gets_secrets_restored_and_its_output_and_note_masked(
+    tmp_path: Path,
+) -> None:
+    from smith.runtime._secrets import SecretProxy
+    from tests.runtime_kit import Fake, World, run
+
+    w = World(tmp_path)
+    secrets = SecretProxy()
+    secrets.register("TOKEN", "tok-abcdef-123456", source="test")
+
+    async def main() -> None:
+        rt = w.runtime(Fake(), secrets=secrets)
+        rt.shell('echo "$TOKEN"; echo {{secret:TOKEN}} | tr a-z A-Z')
+        await rt.wait_idle()
+        await rt.close()
+
+    run(main)
+    (end,) = w.of("tool_end")
+    # The command saw the value (in its environment, and in its arguments restored); what
+    # comes back and what is recorded holds the placeholder only.
+    assert end["result"]["text"] == "{{secret:TOKEN}}\nTOK-ABCDEF-123456\n"
+    (note,) = [e.content for e in w.reopened().branch() if e.kind == "shell"]
+    assert "{{secret:TOKEN}}" in note["text"]  # type: ignore[index]
+    assert "tok-abcdef-123456" not in Path(w.path).read_bytes().decode("utf-8", "replace")
+
+
+def test_an_aborted_shell_command_ends_and_says_so(tmp_path: Path) -> None:
+    import asyncio
+    import time
+
+    from tests.runtime_kit import Fake, World, run
+
+    w = World(tmp_path)
+
+    async def main() -> None:
+        rt = w.runtime(Fake())
+        rt.shell("sleep 30")
+        await w.until("tool_start")
+        await asyncio.sleep(0.2)
+        assert rt.abort()
+        await rt.wait_idle()
+        await rt.close()
+
+    began = time.monotonic()
+    run(main)
+    assert time.monotonic() - began < 10
+    (end,) = w.of("tool_end")
+    assert end["outcome"] == "cancelled" and end["shell"] == {"context": True}
