@@ -323,3 +323,32 @@ def test_an_aborted_shell_command_ends_and_says_so(tmp_path: Path) -> None:
     assert time.monotonic() - began < 10
     (end,) = w.of("tool_end")
     assert end["outcome"] == "cancelled" and end["shell"] == {"context": True}
+
+
+def test_replay_shows_a_shell_command_and_an_attachment_as_the_live_run_did(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    model, _ = _script(senv)
+    with Rpc(senv, project, "--model", model) as rpc:
+        sid = rpc.call("get_state")["session"]["id"]
+        call_id = rpc.call("shell", {"command": "echo out", "context": False})["tool_call_id"]
+        rpc.event("tool_end", tool_call_id=call_id)
+        rpc.call("wait_idle")
+        rpc.call("prompt", {"text": "see @src/app.py"})
+        rpc.event("agent_end")
+        assert rpc.close()[0] == 0
+    live = [e for e in rpc.events if e["type"] in ("tool_start", "tool_end", "message_delta")
+            and e.get("channel", "text") == "text"]  # fmt: skip
+    r = smith("replay", sid, "--json", "--instant", cwd=project)
+    assert r.code == 0, r.err
+    replayed = [e for e in _events(r.out) if e["type"] in ("tool_start", "tool_end",
+                "message_delta") and e.get("channel", "text") == "text"]  # fmt: skip
+
+    def same(events: list[dict[str, Any]]) -> list[Any]:
+        return [(e["type"], e.get("tool_call_id"), e.get("shell"), e.get("delta"),
+                 (e.get("result") or {}).get("text")) for e in events]  # fmt: skip
+
+    assert same(replayed) == same(live)
+    assert same(live)[0] == ("tool_start", call_id, {"context": False}, None, None)
+    assert ("message_delta", None, None, "see @src/app.py", None) in same(live)

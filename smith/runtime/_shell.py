@@ -1,10 +1,10 @@
 """The user's own shell command: `!command` and `!!command` (ops.Shell).
 
 The command runs through the bash tool as an effect of the user, the way a model's call
-runs (smith.runtime._steps): recorded in the effect journal (cause `shell`, with the
-command), with registered secrets restored for it and masked in what it returns,
-bounded by tools.bash.timeout, and between two snapshots of the files, so `smith undo`
-takes back what it changed, as a unit of its own (smith.vcs). Frontends see it as
+runs (smith.runtime._steps): recorded in the effect journal (cause `shell`: the call id,
+with `command` and `context`), with registered secrets restored for it and masked in
+what it returns, bounded by tools.bash.timeout, and between two snapshots of the files,
+so `smith undo` takes back what it changed, as a unit of its own (smith.vcs). Frontends see it as
 `tool_start` / `tool_end` events of `bash` whose `shell` field says it was the user's
 (`{"context": true|false}`), so they show its output as they show a call's.
 
@@ -63,7 +63,7 @@ async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: st
     arguments = {"command": command}
     call: dict[str, Any] = {"id": call_id, "name": "bash", "arguments": arguments}
     marker = {"context": context}
-    cause: dict[str, Any] = {"shell": call_id, "command": command}
+    cause: dict[str, Any] = {"shell": call_id, "command": command, "context": context}
     start = event("tool_start", tool_call_id=call_id, name="bash", arguments=arguments)
     rt.emit({**start, "shell": marker})
     base = None
