@@ -166,6 +166,7 @@ def test_a_bang_command_is_the_users_effect_told_to_the_model_and_undone_by_smit
         start = rpc.event("tool_start", tool_call_id=call_id)
         end = rpc.event("tool_end", tool_call_id=call_id)
         rpc.call("wait_idle")
+        parts = rpc.call("get_context")["parts"]  # what `smith context` lists
         rpc.call("prompt", {"text": "what happened?"})
         rpc.event("agent_end")
         code, err = rpc.close()
@@ -181,6 +182,8 @@ def test_a_bang_command_is_the_users_effect_told_to_the_model_and_undone_by_smit
     (told,) = _contexts(request, "shell")
     assert told == f"The user ran this command in the project's shell:\n$ {command}\nran-it\n"
     assert [m.get("context") for m in request["messages"]] == ["shell", "environment", None]
+    (listed,) = [p for p in parts if p["name"] == "shell"]
+    assert listed["source"].startswith(f"!{command} (entry ") and listed["text"] == told
     # Its file change is a unit of undo of its own.
     r = smith("undo", cwd=project)
     assert r.code == 0, r.err
