@@ -19,6 +19,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "prompt": {"text": "hi"},
     "steer": {"text": "also this"},
     "follow_up": {"text": "then that"},
+    "shell": {"command": "git status", "context": False},
     "abort": {},
     "compact": {"focus": "the parser"},
     "set_model": {"model": "demo"},

@@ -273,10 +273,15 @@ class _Builder:
             self.start_run(entry.id)
         self.end_turn()
         self.waiting = True
-        text = "".join(
-            str(p.get("text", ""))
-            for p in message.get("content") or []
-            if isinstance(p, dict) and p.get("type") == "text"
+        # What was typed, as the live run streams it: its first text part (the parts
+        # after it are files its `@path`s attached, in `message_end`).
+        text = next(
+            (
+                str(p.get("text", ""))
+                for p in message.get("content") or []
+                if isinstance(p, dict) and p.get("type") == "text"
+            ),
+            "",
         )
         self.state["messages"] += 1
         self.emit("message_start", role="user", message_id=entry.id)
@@ -342,16 +347,17 @@ class _Builder:
         if effect is None or effect.entry != entry.id:
             return
         self.state["effects"] += 1
-        if effect.call is None and effect.kind == "tool":
+        # A read a message's `@path` attached showed no call live (its message says it).
+        if effect.call is None and effect.kind == "tool" and "attached" not in effect.cause:
             self.standalone[effect.id] = effect
-            self.emit(
-                "tool_start", tool_call_id=effect.id, name=effect.name, arguments=effect.input
-            )
+            self.emit("tool_start", tool_call_id=_shown(effect), name=effect.name,
+                      arguments=effect.input, **_marked(effect))  # fmt: skip
         if effect.completion is None:  # it never ended: shown where it began, never re-run
             self.state["unknown_effects"].append(effect.id)
             self.effect(effect)
             if effect.id in self.standalone:
-                self.emit("tool_end", **_unknown_end(effect.id, effect.name))
+                self.emit("tool_end", **_unknown_end(_shown(effect), effect.name),
+                          **_marked(effect))  # fmt: skip
 
     def completion(self, entry: Entry, content: dict[str, Any]) -> None:
         effect = self.links.effects.get(str(content.get("effect", entry.pair or "")))
@@ -360,7 +366,7 @@ class _Builder:
         if not effect.complete:  # cancelled part-way, or recovered as unknown on resume
             self.state["unknown_effects"].append(effect.id)
         if effect.id in self.standalone:
-            self.tool_end(effect.id, effect.name, _result_of(content))
+            self.tool_end(_shown(effect), effect.name, _result_of(content), **_marked(effect))
         elif effect.complete and self.turn is not None and effect.call in self.turn.calls:
             call = self.turn.calls[effect.call]
             if call.effect is effect and not call.ended:
@@ -426,7 +432,7 @@ class _Builder:
             result = _result_of(effect.completion)
         self.tool_end(call.id, call.name, result)
 
-    def tool_end(self, call_id: str, name: str, result: dict[str, Any]) -> None:
+    def tool_end(self, call_id: str, name: str, result: dict[str, Any], **extra: Any) -> None:
         self.emit(
             "tool_end",
             tool_call_id=call_id,
@@ -434,6 +440,7 @@ class _Builder:
             result=result,
             outcome=result["outcome"],
             is_error=not result["ok"],
+            **extra,
         )
 
     def end_turn(self) -> None:
@@ -500,6 +507,20 @@ def _unknown_end(call_id: str, name: str) -> dict[str, Any]:
         "outcome": "unknown",
         "is_error": True,
     }
+
+
+def _shown(effect: Effect) -> str:
+    """The call id a standalone effect's events had live: the user's own command's
+    (`!command`, cause `shell`), else the effect's own id."""
+    shell = effect.cause.get("shell")
+    return shell if isinstance(shell, str) else effect.id
+
+
+def _marked(effect: Effect) -> dict[str, Any]:
+    """The `shell` marker of the user's own command's events, as live; else nothing."""
+    if not isinstance(effect.cause.get("shell"), str):
+        return {}
+    return {"shell": {"context": effect.cause.get("context") is not False}}
 
 
 def _result_of(completion: dict[str, Any]) -> dict[str, Any]:

@@ -108,6 +108,18 @@ async def follow_up(server: Server, text: str) -> object:
     return _accepted(_submit(server, ops.FollowUp(_text("follow_up", text))))
 
 
+@method("shell", Param("command", "string", required=True, example='{"command": "git status"}'),
+        Param("context", "boolean"))  # fmt: skip
+async def shell(server: Server, command: str, context: bool = True) -> object:
+    try:
+        call_id = _submit(server, ops.Shell(command, context=context))
+    except SmithError as exc:
+        if exc.diagnostic.code == "runtime.empty-command":
+            raise invalid(exc) from None
+        raise
+    return {"status": "started", "tool_call_id": call_id}
+
+
 @method("abort")
 async def abort(server: Server) -> object:
     return {"aborted": _submit(server, ops.Abort())}

@@ -241,6 +241,16 @@ class SmithApp(CommandHostMixin, App[int]):
         if self.runtime is None:
             return  # switching sessions: a moment
         self.transcript.latest()
+        if text.startswith("!"):  # the user's own command: `!cmd` tells the model, `!!cmd` not
+            from smith.diagnostics import SmithError
+            from smith.runtime.ops import Shell
+
+            context = not text.startswith("!!")
+            try:
+                self.runtime.submit(Shell(text[1 if context else 2 :], context=context))
+            except SmithError as exc:  # busy, or no command
+                self.tell(f"{exc.diagnostic.what}\n  fix: {exc.diagnostic.fix}", error=True)
+            return
         self.runtime.prompt(text)  # queued as a follow-up while the agent works
 
     def action_interrupt(self) -> None:

@@ -81,9 +81,10 @@ def render(messages: list[tuple[str, dict[str, Any]]]) -> str:
     """A plain transcript of messages for the summariser."""
     lines = []
     for _, m in messages:
-        if m.get("context"):  # a note (environment, instructions): recorded again if needed
+        note = m.get("context")
+        if note and note != "shell":  # environment, instructions: recorded again if needed
             continue
-        role = m.get("role")
+        role = "user's command" if note == "shell" else m.get("role")
         for part in m.get("content", []):
             kind = part.get("type")
             if kind == "text":

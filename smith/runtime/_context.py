@@ -13,7 +13,8 @@ A tool result is sent as the model first saw it (`as_presented`): when a plugin 
 its text, the replacement, so a resumed or replayed session sends what was sent before.
 
 Besides `message` entries, the context holds the notes the runtime recorded for the model
-(`NOTE_KINDS`: the environment block, instruction files of directories reached later),
+(`NOTE_KINDS`: the environment block, instruction files of directories reached later,
+the output of the user's own `!command`s),
 each sent at its place in the history as a user-role message marked `context`
 (docs/context.md).
 """
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from smith.session import Session, content_size
 
 OFF_LOOP = 2_000  # entries: a history this long is first decoded in a worker thread
-NOTE_KINDS = ("environment", "instructions")  # entries sent as context messages
+NOTE_KINDS = ("environment", "instructions", "shell")  # entries sent as context messages
 SUMMARY_PREFIX = "The conversation so far, summarised (earlier messages are not shown):\n\n"
 
 

@@ -275,17 +275,21 @@ async def start_session(rt: LoopContext) -> None:
 
 Notes = dict[str, object]  # what a user message records about how it came to be
 _AS_TYPED: Notes = {}  # shared, never changed: the notes of input sent as typed
+Part = dict[str, Any]  # a content part of a user message
+_NO_PARTS: list[Part] = []  # shared, never changed: no parts after the text
 
 
 async def accept_inputs(
     rt: LoopContext, texts: Sequence[str], mode: str = "prompt"
-) -> list[tuple[str, Notes]]:
-    """The user messages to record for `texts`, each with its notes: the prompt template
-    it invoked (`template`: name, source, what was typed), a plugin's transformation
-    (`transformed`); inputs handled as commands are left out (`input_handled` says so).
-    A template is expanded first, so plugins see what will be sent. The first run also
-    starts the session (`session_start`). An abort meanwhile keeps what is not decided
-    yet as typed: the loop records it and then sees the abort."""
+) -> list[tuple[str, Notes, list[Part]]]:
+    """The user messages to record for `texts`, each with its notes and the content
+    parts that go after its text: the prompt template it invoked (`template`: name,
+    source, what was typed), a plugin's transformation (`transformed`), the files its
+    `@path`s attach (`attached`, smith.runtime._attach); inputs handled as commands are
+    left out (`input_handled` says so). A template is expanded first, so plugins see
+    what will be sent. The first run also starts the session (`session_start`). An abort
+    meanwhile keeps what is not decided yet as typed: the loop records it and then sees
+    the abort."""
     kept: list[tuple[str, Notes]] = []
     typed = [_expand(rt, text) for text in texts]
     try:
@@ -305,7 +309,23 @@ async def accept_inputs(
         if task is not None:
             task.uncancel()
         kept += typed[len(kept) :]
-    return kept
+    return [await _attach(rt, text, notes) for text, notes in kept]
+
+
+async def _attach(rt: LoopContext, text: str, notes: Notes) -> tuple[str, Notes, list[Part]]:
+    """The input with the files its `@path`s name (none: as it was, at no cost)."""
+    if "@" not in text or rt.abort_reason is not None:
+        return text, notes, _NO_PARTS
+    from smith.runtime._attach import attachments
+
+    try:
+        parts, attached = await attachments(rt, text)
+    except asyncio.CancelledError:  # aborted meanwhile: sent as typed, the loop sees it
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        return text, notes, _NO_PARTS
+    return (text, {**notes, "attached": attached}, parts) if parts else (text, notes, parts)
 
 
 def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:

@@ -53,8 +53,8 @@ async def run_agent(rt: LoopContext, texts: list[str]) -> None:
         finally:
             if due is not None:
                 record_note(rt, "environment", due)
-            for text, notes in inputs:
-                add_user(rt, text, notes=notes)
+            for text, notes, parts in inputs:
+                add_user(rt, text, notes=notes, parts=parts)
         rt.check_abort()
         await rt.dispatch(start)
         rt.turn = 0
@@ -144,6 +144,6 @@ async def _deliver(rt: LoopContext, mode: str) -> bool:
     if not items:
         return False
     inputs = await accept_inputs(rt, [item.text for item in items], mode)
-    for text, notes in inputs:
-        add_user(rt, text, queued=mode, notes=notes)
+    for text, notes, parts in inputs:
+        add_user(rt, text, queued=mode, notes=notes, parts=parts)
     return bool(inputs)

@@ -137,7 +137,13 @@ def recorded_notes(session: Session, cache: ContextCache | None = None) -> list[
         if entry.kind not in NOTE_KINDS or not isinstance(content, dict):
             continue
         text = str(content.get("text", ""))
-        source = "environment" if entry.kind == "environment" else str(content.get("path"))
+        source = (
+            "environment"
+            if entry.kind == "environment"
+            else f"!{content.get('command')}"
+            if entry.kind == "shell"
+            else str(content.get("path"))
+        )
         parts.append(Part(entry.kind, f"{source} (entry {entry.id})", text, "message"))
     return parts
 

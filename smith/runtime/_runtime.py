@@ -315,6 +315,15 @@ class Runtime:
         self._start([text])
         return "run"
 
+    def shell(self, command: str, *, context: bool = True) -> str:
+        """Run the user's own `command` (`!command`; `!!command`: context=False), refused
+        while busy (smith.runtime._shell). Returns its call id."""
+        from smith.runtime._shell import run_shell, shell_call
+
+        call_id = shell_call(command, busy=self.busy, source=Source(self.surface, "shell"))
+        self._launch(run_shell(self, command, context=context, call_id=call_id))
+        return call_id
+
     def steer(self, text: str) -> str:
         if not self.busy:
             return self.prompt(text)

@@ -29,7 +29,7 @@ from smith.session import calls_pair, new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from smith.effects import ToolSpec
     from smith.runtime._loopctx import LoopContext
@@ -44,13 +44,17 @@ def add_user(
     *,
     queued: str | None = None,
     notes: Mapping[str, object] | None = None,
+    parts: Sequence[Mapping[str, object]] = (),
 ) -> None:
     # The one way a prompt enters, whatever gave it (argument, stdin, RPC, TUI, library):
     # what cannot be encoded is replaced here, with a note, never a failed turn. `notes`
     # say how the text came to be (smith.runtime._hooks): the prompt template it invoked,
-    # an input plugin's transformation with the original.
+    # an input plugin's transformation with the original, the files it attached, whose
+    # content `parts` are (after the text: smith.runtime._attach).
     text, replaced = replace_surrogates(text)
     message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
+    if parts:
+        message["content"] += [dict(part) for part in parts]
     if queued:
         message["queued"] = queued
     if notes:
@@ -420,7 +424,11 @@ def _tool_end(rt: LoopContext, call: dict[str, Any], result: dict[str, Any]) -> 
     )
 
 
-async def _execute(rt: LoopContext, call: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
+async def _execute(
+    rt: LoopContext, call: dict[str, Any], spec: ToolSpec, cause: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run one call as a recorded effect; `cause`: what to record as its cause (default:
+    this call of this turn; the user's own command gives its own, smith.runtime._shell)."""
     from smith.effects import JournalError, run_tool
 
     ctx = rt.context.for_call()
@@ -442,7 +450,7 @@ async def _execute(rt: LoopContext, call: dict[str, Any], spec: ToolSpec) -> dic
     if spec.name in AUTHORISED:
         ctx.env = rt.secrets.env()
         prepare = rt.secrets.restore_args
-    cause = {"tool_call": call["id"], "turn": rt.turn}
+    cause = cause or {"tool_call": call["id"], "turn": rt.turn}
     if "rewritten" in call:  # the arguments recorded are the plugin's
         cause["rewritten_by"] = call["rewritten"]
 

@@ -93,6 +93,21 @@ class FollowUp(Operation):
 
 
 @dataclass(frozen=True)
+class Shell(Operation):
+    """Run `command` in the project's shell as the user's own effect (`!command`): journaled,
+    snapshotted (undo takes it back), shown as a bash call; `context`: its output goes
+    into the context of the next message (`!!command`: false, the model never sees it).
+    Refused while busy. Returns the call id of its tool_start/tool_end events."""
+
+    command: str
+    context: bool = True
+    op: ClassVar[str] = "shell"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.shell(self.command, context=self.context)
+
+
+@dataclass(frozen=True)
 class Abort(Operation):
     """Cancel the current work; True if there was any."""
 
@@ -230,6 +245,7 @@ OPERATIONS: dict[str, type[Operation]] = {
         Prompt,
         Steer,
         FollowUp,
+        Shell,
         Abort,
         Compact,
         SetModel,
@@ -320,6 +336,7 @@ __all__ = [
     "Restore",
     "SetModel",
     "SetThinking",
+    "Shell",
     "Steer",
     "Undo",
     "parse_op",

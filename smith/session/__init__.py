@@ -35,6 +35,7 @@ KINDS = (
     "environment",  # the environment block the model was told (docs/context.md)
     "instructions",  # an instruction file of a directory the agent reached later
     "question",  # how a plugin's question ended (smith.ui; docs/events.md)
+    "shell",  # the output of the user's own `!command`, told to the model (docs/context.md)
 )
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""
 

@@ -4,7 +4,8 @@ and what is undone.
 Every snapshot and every operation is one session entry of kind `vcs`; its content has
 `op` and `tree` (the state of the files after it), and:
 
-- `op: snapshot`: `phase` — `before` (taken before a batch of mutating tool calls, when
+- `op: snapshot`: `phase` — `before` (taken before a batch of mutating tool calls, or
+  the user's own command, `!cmd`, whose snapshots' `cause` has `shell` and `command`, when
   the files differ from the last recorded state: changes made outside smith), `after`
   (after that batch, when it changed something; `base` is the tree before it), or `user`
   (before an operation, recording changes made since) — and `prompt`, the user message
@@ -103,11 +104,19 @@ class Stacks:
             if op == "snapshot" and content.get("phase") == "after":
                 prompt = content.get("prompt")
                 prompt = prompt if isinstance(prompt, str) else None
-                if running is not None and prompt is not None and running.prompt == prompt:
+                # The user's own command (`!cmd`, cause `shell`) is a unit of its own,
+                # never part of the turn before or after it.
+                cause = content.get("cause")
+                alone = isinstance(cause, dict) and "shell" in cause
+                extends = running is not None and prompt is not None and running.prompt == prompt
+                if extends and not alone:
+                    assert running is not None
                     running.tree, running.last = tree, entry.id
                     continue
                 running = Unit("turn", entry.id, entering(content), tree, prompt, entry.ts)
                 self._push(running)
+                if alone:
+                    running = None
             elif op == "snapshot" and content.get("phase") == "before":
                 # Files changed outside smith between two batches of a turn (the user
                 # typing while it ran): the turn's later batches are a unit of their own,

@@ -217,6 +217,10 @@ def _title(history: FileHistory, unit: _model.Unit) -> str:
     """How a unit is named to the user: the turn's entry and prompt, or the restore."""
     if unit.kind == "restore":
         return f"the restore to entry {_target(history.session, unit.id)}"
+    content = history.session.entry(unit.id).content
+    cause = content.get("cause") if isinstance(content, dict) else None
+    if isinstance(cause, dict) and "shell" in cause:  # the user's own `!command`
+        return f"the command !{cause.get('command', '')}"
     text = _model.prompt_text(history.session, unit.prompt)
     return f"turn {unit.last}" + (f" ({text})" if text else "")
 

@@ -1,0 +1,102 @@
+"""`@path` attachments: a file named in a sent message goes with it to the model.
+
+Every mode sends input through `smith.runtime._hooks.accept_inputs`, and that is where
+this runs (after templates and the input hook, on the text as it will be sent), so the
+app, `smith eval "explain @src/app.py"`, RPC prompts and the library all do the same.
+
+A word `@PATH` (at the start or after whitespace; trailing punctuation .,;:!?)]}'"
+is not part of it) names a file. It is read with the read tool, through the effect
+journal with the user as its cause, so it is confined to the project and bounded like
+any read (tools.read.max-lines, tools.read.max-bytes) and recorded like one: a later
+edit's staleness check knows the file was seen. What is attached goes into the user
+message as one more text part per file, after the typed text (which stays as typed):
+
+    <attached path="src/app.py" lines="1-40 of 40">
+    ...the file's lines...
+    </attached>
+
+(a window the bounds cut says `cut="yes"` and ends with the read tool's hint to
+continue with an offset)
+and the message notes it: `"attached": [{"path", "lines", "bytes", "cut"}]`. A path
+that cannot be attached (missing, a directory, binary, outside the project) stays as
+typed and a warning (`input.attach-failed`) says why. Input with no `@` costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import DiagnosticKind, Source
+
+if TYPE_CHECKING:
+    from smith.runtime._loopctx import LoopContext
+
+ATTACH_FAILED = DiagnosticKind(
+    "input.attach-failed",
+    severity="warning",
+    what="'@{path}' was not attached: {reason}",
+    why="an @path attaches a readable text file inside the project, read as the read tool reads it",
+    fix="name a text file inside the project (relative to the working directory); the "
+    "message was sent with '@{path}' as typed",
+)
+
+_MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
+_TRAILING = ".,;:!?)]}'\""
+
+Part = dict[str, Any]
+Attached = dict[str, object]
+
+
+def mentions(text: str) -> list[str]:
+    """The paths `text` names with `@PATH`, each once, in order."""
+    found: dict[str, None] = {}
+    for match in _MENTION.finditer(text):
+        path = match.group(1).rstrip(_TRAILING)
+        if path:
+            found.setdefault(path, None)
+    return list(found)
+
+
+async def attachments(rt: LoopContext, text: str) -> tuple[list[Part], list[Attached]]:
+    """The content parts and notes of the files `text` names; ([], []) for none."""
+    parts: list[Part] = []
+    notes: list[Attached] = []
+    for path in mentions(text):
+        found = await asyncio.to_thread(_read, rt, path)
+        if isinstance(found, str):
+            source = Source(rt.surface, "prompt")
+            rt.error(ATTACH_FAILED(value=path, source=source, path=path, reason=found))
+            continue
+        parts.append(found[0])
+        notes.append(found[1])
+    return parts, notes
+
+
+def _read(rt: LoopContext, path: str) -> tuple[Part, Attached] | str:
+    """The part and note of `path`, read as a recorded read effect of the user; or why
+    it cannot be attached."""
+    from smith.effects import run_tool
+    from smith.effects.tools.read import SPEC
+
+    ctx = rt.context.for_call()
+    outcome = run_tool(rt.journal, SPEC, {"path": path}, ctx, cause={"attached": True})
+    result = outcome.result
+    if not result.ok:
+        return str(rt.secrets.redact(result.text))
+    details = result.details
+    shown = str(details.get("path", path))
+    total, last = details.get("lines", 0), details.get("last", 0)
+    body = result.text  # a cut window ends with the read tool's hint to continue
+    cut = last != total or "[... line cut:" in body
+    text = str(rt.secrets.redact(body))
+    lines = f"1-{last} of {total}"
+    mark = ' cut="yes"' if cut else ""
+    tag = f'<attached path="{shown}" lines="{lines}"{mark}>'
+    part: Part = {"type": "text", "text": f"{tag}\n{text.rstrip(chr(10))}\n</attached>"}
+    note: Attached = {"path": shown, "lines": lines, "bytes": len(body.encode()), "cut": cut}
+    return part, note
+
+
+__all__ = ["ATTACH_FAILED", "attachments", "mentions"]
