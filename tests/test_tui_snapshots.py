@@ -37,10 +37,10 @@ def _app(tmp_path: Path, entries: list[dict[str, Any]] | None = None) -> SmithAp
 def _steady(app: SmithApp) -> None:
     """Cursors that do not blink: what a snapshot shows must not depend on how long it
     took to get there."""
-    from textual.widgets import Input
+    from textual.widgets import Input, TextArea
 
     for screen in app.screen_stack:
-        for field in screen.query(Input):
+        for field in [*screen.query(Input), *screen.query(TextArea)]:
             field.cursor_blink = False
 
 

@@ -94,6 +94,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         show_memory=memory.enabled(),  # --memory-accounting / SMITH_MEMORY_ACCOUNTING=1
         templates=assembly.templates,  # prompt templates are commands too
         notify=config["tui.notify"] is True,
+        editor_lines=_int(config["tui.editor.max-lines"], 8),
         debug=config["debug"] is True,
     )
     tell.append(lambda d: app.tell(d.render(), error=True))
@@ -211,3 +212,7 @@ def play_replay(
                     max_gap=max_gap)  # fmt: skip
     code = app.run()
     return int(code or 0)
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) else default

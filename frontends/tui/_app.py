@@ -18,7 +18,7 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Input, Static
+from textual.widgets import Input, Static, TextArea
 
 from smith.runtime import Runtime, Template, format_cost
 from smith.sdk import Plugin, resolve_plugins
@@ -26,6 +26,7 @@ from smith.session import Session
 from smith.text import inert
 from smith.ui import Intent
 
+from ._editor import Editor
 from ._host import (
     CommandHostMixin,
     CommandSuggester,
@@ -62,7 +63,7 @@ class SmithApp(CommandHostMixin, App[int]):
     #status { height: 1; background: $panel; color: $text; }
     #search { display: none; }
     #search.shown { display: block; }
-    Input { height: 3; }
+    #search { height: 3; }
     """
     # Keys of the app's actions come from the product plugin and configuration (see
     # on_mount); these are fixed.
@@ -98,6 +99,7 @@ class SmithApp(CommandHostMixin, App[int]):
         debug: bool = False,
         templates: Mapping[str, Template] | None = None,
         notify: bool = True,
+        editor_lines: int = 8,
     ) -> None:
         super().__init__()
         self.tracebacks = debug  # an internal error shows its traceback (--debug) or one line
@@ -114,6 +116,7 @@ class SmithApp(CommandHostMixin, App[int]):
         # Prompt templates are commands too (/help, the palette, completion); the runtime
         # expands them, so the app sends `/NAME args` as typed.
         self.notify_away = notify  # tui.notify: tell the user when they are elsewhere
+        self.editor_lines = editor_lines  # tui.editor.max-lines: the editor's most rows
         self.template_commands = template_commands(templates or {}, self.plugins)
         self._hidden = hidden_templates(templates or {}, self.plugins)
         self.session_source = session_source
@@ -153,13 +156,21 @@ class SmithApp(CommandHostMixin, App[int]):
         yield Static("", id="queue", markup=False)
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
-        yield Input(placeholder="Ask smith…  (Enter sends; while it works, Enter queues)",
-                    id="input", suggester=CommandSuggester(self))  # fmt: skip
+        yield Editor(
+            placeholder="Ask smith…  (Enter sends, Ctrl+J: new line; while it works, Enter queues)",
+            id="input",
+            suggest=CommandSuggester(self),
+            max_lines=self.editor_lines,
+        )
         yield Static("", id="status", markup=False)
 
     @property
     def transcript(self) -> Transcript:
         return self.query_one(Transcript)
+
+    @property
+    def editor(self) -> Editor:
+        return self.query_one("#input", Editor)
 
     async def on_mount(self) -> None:
         loop = __import__("asyncio").get_running_loop()
@@ -187,7 +198,7 @@ class SmithApp(CommandHostMixin, App[int]):
 
             gc.freeze()
         self._status()
-        self.query_one("#input", Input).focus()
+        self.editor.focus()
         if self.first_prompt:
             self._send(self.first_prompt)
 
@@ -199,13 +210,15 @@ class SmithApp(CommandHostMixin, App[int]):
 
     _match: int | None = None  # the block of the current search match
 
-    @on(Input.Submitted, "#input")
-    def _submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
+    @on(Editor.Submitted, "#input")
+    def _submitted(self, event: Editor.Submitted) -> None:
+        editor = event.editor
+        # Strip what was typed around the text; a paste (a chip) is sent as pasted.
+        text = editor.expand_pastes(editor.text.strip())
         if self._switching:
             self.tell("switching sessions: a moment (your text is kept)")
             return
-        event.input.clear()
+        editor.clear_text()
         if text:
             self._send(text)
 
@@ -254,7 +267,7 @@ class SmithApp(CommandHostMixin, App[int]):
         """Copy the selected text (of the transcript, an overlay, or the focused input)
         to the clipboard and let the selection go, so the next Ctrl+C aborts again."""
         field = self.focused
-        if isinstance(field, Input) and field.selected_text:
+        if isinstance(field, (Input, TextArea)) and field.selected_text:
             text = field.selected_text
         else:
             text = self.screen.get_selected_text() or ""
@@ -269,9 +282,11 @@ class SmithApp(CommandHostMixin, App[int]):
         """Ctrl+D: quit on an empty input line, as a shell does; else delete forward in
         whichever input has focus."""
         field = self.focused
-        if isinstance(field, Input) and field.value:
+        if (isinstance(field, Input) and field.value) or (
+            isinstance(field, TextArea) and field.text
+        ):
             field.action_delete_right()
-        elif field is self.query_one("#input", Input) or not isinstance(field, Input):
+        elif field is self.editor or not isinstance(field, (Input, TextArea)):
             self.exit(0)
 
     def action_abort(self) -> None:
@@ -314,7 +329,7 @@ class SmithApp(CommandHostMixin, App[int]):
         search.clear()
         self.transcript.search_query = ""
         self.transcript.refresh()
-        self.query_one("#input", Input).focus()
+        self.editor.focus()
 
     def action_command(self, name: str) -> None:
         self.run_command(name, "")

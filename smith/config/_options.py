@@ -406,6 +406,14 @@ def product_schema() -> Schema:
             "front, ask it for a desktop notification (OSC 9 or OSC 777, else the bell).",
         )
     )
+    add(
+        Option(
+            "tui.editor.max-lines",
+            Integer(1, 1000, "lines"),
+            8,
+            doc="Rows the app's editor grows to with its text; longer text scrolls in it.",
+        )
+    )
     for action, what in (
         ("abort", "abort the running prompt"),
         ("quit", "quit (on an empty input line)"),

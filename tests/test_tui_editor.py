@@ -1,0 +1,84 @@
+"""The app's editor through Pilot: multi-line input, completion, paste, steering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.runtime_kit import Fake, say
+from tests.test_tui import SIZE, _app, _settle, run
+
+
+def _user_texts(fake: Fake) -> list[str]:
+    """The text of each user message of the last request (smith's notes left out)."""
+    messages = fake.requests[-1].messages
+    users: list[Any] = [m for m in messages if m["role"] == "user" and not m.get("context")]
+    return [p["text"] for m in users for p in m["content"]]
+
+
+def test_enter_sends_ctrl_j_and_shift_enter_insert_newlines_and_the_editor_grows(
+    tmp_path: Path,
+) -> None:
+    fake = Fake(say("ok"))
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"), editor_lines=4)
+        async with app.run_test(size=SIZE) as pilot:
+            editor = app.editor
+            assert editor.size.height == 1  # one row of text (and its border)
+            await pilot.press(*"one", "ctrl+j", *"two", "shift+enter", *"three")
+            await pilot.pause()
+            assert editor.text == "one\ntwo\nthree" and editor.size.height == 3
+            transcript_height = app.transcript.size.height
+            await pilot.press("ctrl+j", "ctrl+j", "ctrl+j")
+            await pilot.pause()
+            assert editor.size.height == 4  # tui.editor.max-lines, then it scrolls
+            assert app.transcript.size.height == transcript_height - 1
+            await pilot.press("backspace", "backspace", "backspace", "enter")
+            await _settle(app)
+            assert editor.text == "" and editor.size.height == 1
+            assert _user_texts(fake) == ["one\ntwo\nthree"]
+
+    run(main())
+
+
+def test_a_command_name_is_suggested_and_right_takes_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            editor = app.editor
+            await pilot.press(*"/hel")
+            await pilot.pause()
+            assert editor.suggestion == "p"
+            await pilot.press("right")
+            assert editor.text == "/help" and editor.suggestion == ""
+            await pilot.press("ctrl+j", *"/he")
+            await pilot.pause()
+            assert editor.suggestion == ""  # only a one-line command is completed
+
+    run(main())
+
+
+def test_ctrl_d_deletes_forward_and_quits_only_on_an_empty_editor(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"ab", "left", "ctrl+d")
+            assert app.editor.text == "a" and app.is_running
+            await pilot.press("backspace", "ctrl+d")
+            await pilot.pause()
+            assert not app.is_running
+
+    run(main())
+
+
+def test_ctrl_c_copies_the_editors_selection(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            copied: list[str] = []
+            app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+            await pilot.press(*"hello", "shift+home", "ctrl+c")
+            assert copied == ["hello"] and app.is_running
+
+    run(main())
