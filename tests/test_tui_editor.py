@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from textual import events
+
+from tests.conftest import SmithEnv
 from tests.runtime_kit import Fake, say
 from tests.test_tui import SIZE, _app, _settle, run
 
@@ -82,3 +86,64 @@ def test_ctrl_c_copies_the_editors_selection(tmp_path: Path) -> None:
             assert copied == ["hello"] and app.is_running
 
     run(main())
+
+
+def _scripted_app(senv: SmithEnv, responses: list[dict[str, Any]]) -> tuple[Any, Any, Path]:
+    """The app over a real assembly whose model is a scripted one logging its requests."""
+    from smith.config import resolve
+    from smith.frontends.tui._app import SmithApp
+    from smith.runtime import build
+
+    log = senv.root / "requests.jsonl"
+    script = senv.root / "script.json"
+    script.write_text(json.dumps({"responses": responses, "requests_log": str(log)}))
+    project = senv.make_project()
+    config = resolve(env=senv.env, flags={"model": f"scripted:{script}"}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
+    session = assembly.new_session("smith")
+    return SmithApp(assembly.runtime, session), session, log
+
+
+def _requests(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _said(request: dict[str, Any]) -> list[str]:
+    users = [m for m in request["messages"] if m["role"] == "user" and not m.get("context")]
+    return [p["text"] for m in users for p in m["content"]]
+
+
+def test_a_long_paste_is_one_chip_in_the_editor_and_is_sent_whole(senv: SmithEnv) -> None:
+    pasted = "".join(f"line {i}:\t<{'x' * (i % 7)}> ✓\r\n" for i in range(1, 201))
+    app, session, log = _scripted_app(senv, [{"text": "ok"}])
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"see:", "space")
+            app.post_message(events.Paste(pasted))
+            await pilot.pause()
+            assert app.editor.text == "see: [pasted 200 lines]"
+            assert app.editor.size.height == 1  # collapsed: one row, not 200
+            await pilot.press("space", *"thanks", "enter")
+            await _settle(app)
+        session.close()
+
+    run(main())
+    whole = pasted.replace("\r\n", "\n")  # the terminal's line ends, as newlines
+    assert _said(_requests(log)[0]) == [f"see: {whole} thanks"]
+
+
+def test_a_short_paste_is_inserted_as_text(senv: SmithEnv) -> None:
+    app, session, log = _scripted_app(senv, [{"text": "ok"}])
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            app.post_message(events.Paste("a\nb\n\nc  d"))
+            await pilot.pause()
+            assert app.editor.text == "a\nb\n\nc  d" and not app.editor.pastes
+            await pilot.press("enter")
+            await _settle(app)
+        session.close()
+
+    run(main())
+    assert _said(_requests(log)[0]) == ["a\nb\n\nc  d"]

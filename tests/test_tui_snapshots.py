@@ -124,3 +124,19 @@ def test_context_overlay(snap_compare: Any, tmp_path: Path) -> None:
         _steady(pilot.app)
 
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=ask)
+
+
+def test_editor_with_a_collapsed_paste(snap_compare: Any, tmp_path: Path) -> None:
+    """Two lines typed around a 120-line paste: the editor shows the paste as one chip
+    and has grown to the two rows of its text."""
+    from textual import events
+
+    async def write(pilot: Any) -> None:
+        _steady(pilot.app)
+        await pilot.press(*"look", "space", *"at:", "space")
+        pilot.app.post_message(events.Paste("".join(f"row {i}\n" for i in range(120))))
+        await pilot.pause()
+        await pilot.press("ctrl+j", *"and", "space", *"fix", "space", *"it")
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=write)

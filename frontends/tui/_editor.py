@@ -119,7 +119,8 @@ class Editor(TextArea):
         if self.read_only:
             return
         event.prevent_default()  # not TextArea's own insertion
-        text = event.text
+        # Terminals paste line ends as CR (xterm) or CRLF: they are newlines here.
+        text = event.text.replace("\r\n", "\n").replace("\r", "\n")
         lines = len(text.splitlines())
         if lines <= PASTE_LINES:
             self._insert(text)
