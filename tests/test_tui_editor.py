@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import events
+from textual.widgets import Static
 
 from tests.conftest import SmithEnv
 from tests.runtime_kit import Fake, say
@@ -147,3 +148,52 @@ def test_a_short_paste_is_inserted_as_text(senv: SmithEnv) -> None:
 
     run(main())
     assert _said(_requests(log)[0]) == ["a\nb\n\nc  d"]
+
+
+def test_while_it_works_enter_steers_and_alt_enter_queues_a_follow_up(senv: SmithEnv) -> None:
+    """A slow model: Enter's message joins the turn after the tool batch, before the next
+    request; Alt+Enter's waits until the agent would stop. The queue says which is which."""
+    slow = {"text": "looking", "tool_calls": [{"name": "ls", "arguments": {"path": "."}}]}
+    app, session, log = _scripted_app(
+        senv, [{**slow, "delay_ms": 300}, {"text": "steered"}, {"text": "followed"}]
+    )
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"start", "enter")
+            while not (app.runtime is not None and app.runtime.busy):
+                await pilot.pause(0.01)
+            # Pasted, so that the slow response is still streaming when the keys come.
+            app.post_message(events.Paste("now this"))
+            await pilot.press("enter")
+            app.post_message(events.Paste("later"))
+            await pilot.press("alt+enter")
+            await pilot.pause()
+            assert app.runtime.busy
+            queue = str(app.query_one("#queue", Static).render())
+            assert "queued (steer): now this" in queue
+            assert "queued (follow-up): later" in queue
+            await _settle(app)
+        session.close()
+
+    run(main())
+    requests = _requests(log)
+    assert len(requests) == 3
+    assert _said(requests[1]) == ["start", "now this"]  # in the turn, after the ls batch
+    assert _said(requests[2]) == ["start", "now this", "later"]  # once it would stop
+
+
+def test_the_steer_and_follow_up_keys_come_from_configuration(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app(tmp_path, keys={"steer": "ctrl+s", "follow-up": "ctrl+q,f5"})
+        async with app.run_test(size=SIZE):
+            editor = app.editor
+            assert editor.submit_keys == {
+                "enter": "prompt",
+                "ctrl+s": "steer",
+                "ctrl+q": "follow_up",
+                "f5": "follow_up",
+            }
+            assert "Ctrl+S steers, Ctrl+Q queues" in str(editor.placeholder)
+
+    run(main())

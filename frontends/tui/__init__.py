@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from smith.runtime import Assembly
     from smith.session import Session
 
+# The tui.keys.* settings the app reads (the product plugin's KEYBINDINGS name them).
+KEY_ACTIONS = (
+    "abort", "quit", "latest", "palette", "help", "search", "expand", "steer", "follow-up",
+)  # fmt: skip
+
 NO_SESSION = DiagnosticKind(
     "cli.no-session-to-continue",
     what="there is no session of this project to continue ({project})",
@@ -78,7 +83,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         notices.insert(0, DEMO_BANNER)
     keys = {
         action: str(config[f"tui.keys.{action}"])
-        for action in ("abort", "quit", "latest", "palette", "help", "search", "expand")
+        for action in KEY_ACTIONS
         if config[f"tui.keys.{action}"]
     }
     app = SmithApp(

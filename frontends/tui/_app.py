@@ -26,7 +26,7 @@ from smith.session import Session
 from smith.text import inert
 from smith.ui import Intent
 
-from ._editor import Editor
+from ._editor import Editor, placeholder, submit_keys
 from ._host import (
     CommandHostMixin,
     CommandSuggester,
@@ -157,9 +157,10 @@ class SmithApp(CommandHostMixin, App[int]):
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
         yield Editor(
-            placeholder="Ask smith…  (Enter sends, Ctrl+J: new line; while it works, Enter queues)",
+            placeholder=placeholder(self.keys),
             id="input",
             suggest=CommandSuggester(self),
+            submit_keys=submit_keys(self.keys),
             max_lines=self.editor_lines,
         )
         yield Static("", id="status", markup=False)
@@ -220,7 +221,7 @@ class SmithApp(CommandHostMixin, App[int]):
             return
         editor.clear_text()
         if text:
-            self._send(text)
+            self._send(text, event.mode)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While an overlay is open it owns the keys: the app's own actions step aside
@@ -242,7 +243,9 @@ class SmithApp(CommandHostMixin, App[int]):
         self._sync()
         self._status()
 
-    def _send(self, text: str) -> None:
+    def _send(self, text: str, mode: str = "prompt") -> None:
+        """Run `/command`s; send the rest as a prompt, or while the agent works as a
+        steer or a follow-up (`mode`; "prompt" queues a follow-up then)."""
         if text.startswith("/") and len(text) > 1 and not text.startswith("//"):
             name, _, arg = text[1:].partition(" ")
             self.run_command(name, arg.strip())
@@ -252,7 +255,12 @@ class SmithApp(CommandHostMixin, App[int]):
         if self.runtime is None:
             return  # switching sessions: a moment
         self.transcript.latest()
-        self.runtime.prompt(text)  # queued as a follow-up while the agent works
+        if mode == "steer":
+            self.runtime.steer(text)
+        elif mode == "follow_up":
+            self.runtime.follow_up(text)
+        else:
+            self.runtime.prompt(text)
 
     def action_interrupt(self) -> None:
         """Ctrl+C: copy while something is selected, else abort the work or quit."""
@@ -518,7 +526,10 @@ class SmithApp(CommandHostMixin, App[int]):
         self.query_one("#status", Static).update(" · ".join(parts))
         queue = self.query_one("#queue", Static)
         queue.update(
-            "\n".join(f"queued ({i['mode']}): {inert(i['text'])}" for i in status["queue"])
+            "\n".join(
+                f"queued ({i['mode'].replace('_', '-')}): {inert(i['text'])}"
+                for i in status["queue"]
+            )
         )
         queue.set_class(bool(queued), "shown")
 

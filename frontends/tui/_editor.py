@@ -138,3 +138,28 @@ class Editor(TextArea):
         result = self.replace(text, start, end, maintain_selection_offset=False)
         self.move_cursor(result.end_location)
         self.focus()
+
+
+def submit_keys(keys: Mapping[str, str]) -> dict[str, str]:
+    """Editor key -> how it sends, from tui.keys.steer and tui.keys.follow-up."""
+    modes = {"steer": "steer", "follow-up": "follow_up"}
+    return {
+        key.strip(): mode
+        for name, mode in modes.items()
+        for key in keys.get(name, "").split(",")
+        if key.strip()
+    }
+
+
+def placeholder(keys: Mapping[str, str]) -> str:
+    """What the empty editor says, with the keys as configured."""
+
+    def shown(name: str) -> str:
+        key = keys.get(name, "").split(",")[0].strip()
+        return "+".join(part.capitalize() for part in key.split("+") if part)
+
+    steer, follow = shown("steer"), shown("follow-up")
+    later = ", ".join(x for x in (steer and f"{steer} steers", follow and f"{follow} queues") if x)
+    return "Ask smith…  (Enter sends, Ctrl+J: new line" + (
+        f"; while it works {later})" if later else ")"
+    )

@@ -422,6 +422,16 @@ def product_schema() -> Schema:
         ("help", "show the commands and keys"),
         ("search", "find text in the transcript"),
         ("expand", "show thinking and tool output in full (or fold them again)"),
+        (
+            "steer",
+            "send from the editor; while the agent works, steer it (delivered after "
+            "its current tool batch)",
+        ),
+        (
+            "follow-up",
+            "send from the editor; while the agent works, queue a follow-up "
+            "(delivered once it would otherwise stop)",
+        ),
     ):
         add(
             Option(
