@@ -197,3 +197,47 @@ def test_the_steer_and_follow_up_keys_come_from_configuration(tmp_path: Path) ->
             assert "Ctrl+S steers, Ctrl+Q queues" in str(editor.placeholder)
 
     run(main())
+
+
+def test_up_and_down_at_the_editors_edges_walk_the_projects_history(tmp_path: Path) -> None:
+    """What was sent is kept per project across runs; Up at the first row goes back,
+    Down at the last forward and then to what was being written; in between they move
+    the cursor."""
+    from smith.frontends.tui._history import PromptHistory
+
+    home = str(tmp_path / "home")
+    project = str(tmp_path / "project")
+
+    async def first() -> None:
+        app = _app(tmp_path, history=PromptHistory.for_project(home, project))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"/help", "enter", "escape")
+            app.post_message(events.Paste("two\nlines"))
+            await pilot.press("enter")
+            await _settle(app)
+
+    async def second() -> None:
+        (tmp_path / "s.smith").unlink()  # a new session: the history is the project's
+        app = _app(tmp_path, history=PromptHistory.for_project(home, project))
+        async with app.run_test(size=SIZE) as pilot:
+            editor = app.editor
+            await pilot.press(*"draft", "up")
+            assert editor.text == "two\nlines" and editor.cursor_location == (1, 5)
+            await pilot.press("up")  # the first row: the cursor moves
+            assert editor.text == "two\nlines" and editor.cursor_location[0] == 0
+            await pilot.press("up")
+            assert editor.text == "/help"
+            await pilot.press("up")  # the oldest: it stays
+            assert editor.text == "/help"
+            await pilot.press("down")
+            assert editor.text == "two\nlines"
+            await pilot.press("down")
+            assert editor.text == "draft"
+            await pilot.press("down")
+            assert editor.text == "draft"
+
+    run(first())
+    run(second())
+    other = PromptHistory.for_project(home, str(tmp_path / "elsewhere"))
+    assert other.entries == []  # another project's history is its own
+    assert PromptHistory.for_project(home, project).entries == ["/help", "two\nlines"]

@@ -77,6 +77,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     from smith import memory
 
     from ._app import SmithApp
+    from ._history import PromptHistory
     from ._models import catalog_choices
 
     if assembly.is_demo:
@@ -100,6 +101,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         templates=assembly.templates,  # prompt templates are commands too
         notify=config["tui.notify"] is True,
         editor_lines=_int(config["tui.editor.max-lines"], 8),
+        history=PromptHistory.for_project(config.home, config.project_root),
         debug=config["debug"] is True,
     )
     tell.append(lambda d: app.tell(d.render(), error=True))

@@ -27,6 +27,7 @@ from smith.text import inert
 from smith.ui import Intent
 
 from ._editor import Editor, placeholder, submit_keys
+from ._history import PromptHistory
 from ._host import (
     CommandHostMixin,
     CommandSuggester,
@@ -100,6 +101,7 @@ class SmithApp(CommandHostMixin, App[int]):
         templates: Mapping[str, Template] | None = None,
         notify: bool = True,
         editor_lines: int = 8,
+        history: PromptHistory | None = None,
     ) -> None:
         super().__init__()
         self.tracebacks = debug  # an internal error shows its traceback (--debug) or one line
@@ -117,6 +119,7 @@ class SmithApp(CommandHostMixin, App[int]):
         # expands them, so the app sends `/NAME args` as typed.
         self.notify_away = notify  # tui.notify: tell the user when they are elsewhere
         self.editor_lines = editor_lines  # tui.editor.max-lines: the editor's most rows
+        self.history = history  # what was sent, per project (None: this run's only)
         self.template_commands = template_commands(templates or {}, self.plugins)
         self._hidden = hidden_templates(templates or {}, self.plugins)
         self.session_source = session_source
@@ -162,6 +165,7 @@ class SmithApp(CommandHostMixin, App[int]):
             suggest=CommandSuggester(self),
             submit_keys=submit_keys(self.keys),
             max_lines=self.editor_lines,
+            history=self.history,
         )
         yield Static("", id="status", markup=False)
 
@@ -221,6 +225,7 @@ class SmithApp(CommandHostMixin, App[int]):
             return
         editor.clear_text()
         if text:
+            editor.prompts.add(text)
             self._send(text, event.mode)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -18,6 +18,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from ._history import PromptHistory
+
 PASTE_LINES = 5  # a paste of more lines than this is shown collapsed
 NEWLINE_KEYS = ("ctrl+j", "shift+enter")
 
@@ -51,6 +53,7 @@ class Editor(TextArea):
         suggest: Callable[[str], str | None] = lambda text: None,
         submit_keys: Mapping[str, str] | None = None,
         max_lines: int = 8,
+        history: PromptHistory | None = None,
         placeholder: str = "",
         id: str | None = None,
     ) -> None:
@@ -66,6 +69,9 @@ class Editor(TextArea):
         self.submit_keys = {"enter": "prompt", **(submit_keys or {})}
         self.max_lines = max_lines
         self.pastes: dict[str, str] = {}  # chip -> the text it stands for
+        self.prompts = history if history is not None else PromptHistory(None)
+        self._walk: int | None = None  # the history entry shown, while walking it
+        self._draft: tuple[str, dict[str, str]] = ("", {})  # the editor's before a walk
 
     def on_mount(self) -> None:
         # The border takes a row above and below the text.
@@ -80,6 +86,7 @@ class Editor(TextArea):
 
     @value.setter
     def value(self, text: str) -> None:
+        self._walk = None
         self.pastes.clear()
         self.load_text(text)
         self.move_cursor(self.document.end)
@@ -98,6 +105,35 @@ class Editor(TextArea):
         at_end = self.selection.is_empty and self.cursor_location == self.document.end
         full = self._suggest(text) if at_end and "\n" not in text else None
         self.suggestion = full[len(text) :] if full and full.startswith(text) else ""
+
+    # -- history -----------------------------------------------------------------------
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        """Up at the first row shows the previous entry of the history."""
+        if select or not self.navigator.is_first_wrapped_line(self.cursor_location):
+            super().action_cursor_up(select)
+        elif self.prompts.entries and self._walk != 0:
+            self._show_entry(len(self.prompts.entries) if self._walk is None else self._walk)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        """Down at the last row shows the next entry, then what was being written."""
+        last = self.navigator.is_last_wrapped_line(self.cursor_location)
+        if select or self._walk is None or not last:
+            super().action_cursor_down(select)
+        elif self._walk + 1 < len(self.prompts.entries):
+            self._show_entry(self._walk + 2)
+        else:
+            text, pastes = self._draft  # the walk ends where it began
+            self.value = text
+            self.pastes.update(pastes)
+
+    def _show_entry(self, after: int) -> None:
+        """Show the entry before index `after` (walking back from the newest)."""
+        if self._walk is None:
+            self._draft = (self.text, dict(self.pastes))
+        walk = after - 1
+        self.value = self.prompts.entries[walk]
+        self._walk = walk
 
     # -- keys and paste ----------------------------------------------------------------
 
