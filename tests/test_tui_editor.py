@@ -241,3 +241,25 @@ def test_up_and_down_at_the_editors_edges_walk_the_projects_history(tmp_path: Pa
     other = PromptHistory.for_project(home, str(tmp_path / "elsewhere"))
     assert other.entries == []  # another project's history is its own
     assert PromptHistory.for_project(home, project).entries == ["/help", "two\nlines"]
+
+
+def test_backspace_after_a_paste_chip_deletes_it_whole(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            editor = app.editor
+            await pilot.press(*"a", "space")
+            app.post_message(events.Paste("x\n" * 10))
+            await pilot.pause()
+            assert editor.text == "a [pasted 10 lines]" and editor.pastes
+            await pilot.press("backspace")
+            assert editor.text == "a " and not editor.pastes
+            assert editor.value == "a "
+            app.post_message(events.Paste("y\n" * 10))
+            await pilot.pause()
+            await pilot.press("home", "right", "right", "delete")
+            assert editor.text == "a " and not editor.pastes
+            await pilot.press("backspace")
+            assert editor.text == "a"  # ordinary text: one character
+
+    run(main())

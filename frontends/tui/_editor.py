@@ -169,6 +169,29 @@ class Editor(TextArea):
         self.pastes[chip] = text
         self._insert(chip)
 
+    def action_delete_left(self) -> None:
+        """Backspace just after a paste chip deletes the chip (and its paste) whole."""
+        if not self._delete_chip(before=True):
+            super().action_delete_left()
+
+    def action_delete_right(self) -> None:
+        if not self._delete_chip(before=False):
+            super().action_delete_right()
+
+    def _delete_chip(self, *, before: bool) -> bool:
+        if self.read_only or not self.pastes or not self.selection.is_empty:
+            return False
+        row, column = self.cursor_location
+        line = self.document[row]
+        for chip in self.pastes:
+            start = column - len(chip) if before else column
+            if start >= 0 and line[start : start + len(chip)] == chip:
+                self.delete((row, start), (row, start + len(chip)))
+                if chip not in self.text:
+                    del self.pastes[chip]
+                return True
+        return False
+
     def _insert(self, text: str) -> None:
         start, end = self.selection
         result = self.replace(text, start, end, maintain_selection_offset=False)
