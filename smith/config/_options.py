@@ -430,7 +430,9 @@ def product_schema() -> Schema:
         (
             "follow-up",
             "send from the editor; while the agent works, queue a follow-up "
-            "(delivered once it would otherwise stop)",
+            "(delivered once it would otherwise stop; the default Alt+Enter needs a "
+            "terminal that reports it, e.g. with the kitty keyboard protocol: "
+            "elsewhere, and in tmux, it arrives as Enter)",
         ),
     ):
         add(
