@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import (
     bench_cbor,
     bench_config,
+    bench_editor,
     bench_memory,
     bench_resume,
     bench_runtime,
@@ -73,6 +74,7 @@ def main() -> int:
         f"an event per chunk {e['speedup_per_event']:.1f}x)"
     )
     print(bench_tui.line(bench_tui.figures()))
+    print(bench_editor.line(bench_editor.figures()))
     print(bench_vcs.line(bench_vcs.figures()))
     print(bench_memory.line(bench_memory.figures()))
     return 0

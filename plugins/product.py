@@ -226,6 +226,10 @@ KEYBINDINGS = {
     "help": "f1",
     "search": "ctrl+f",
     "expand": "ctrl+o",
+    # In the editor while the agent works (idle, both send): a steer is delivered after
+    # the current tool batch, a follow-up once the agent would otherwise stop.
+    "steer": "enter",
+    "follow-up": "alt+enter",
 }
 
 THEME = "textual-dark"

@@ -556,8 +556,6 @@ def test_terminal_overrides_come_from_configuration(monkeypatch: Any) -> None:
 
 
 def test_a_queued_message_can_be_taken_back_and_edited(tmp_path: Path) -> None:
-    from textual.widgets import Input
-
     gate = Gate()
     fake = Fake([gate, *say("first")], say("second"))
 
@@ -571,7 +569,7 @@ def test_a_queued_message_can_be_taken_back_and_edited(tmp_path: Path) -> None:
             await pilot.pause()
             await pilot.press("enter")  # the only queued item
             await pilot.pause()
-            field = app.query_one("#input", Input)
+            field = app.editor
             assert field.value == "tpyo here" and app.focused is field
             assert app.runtime is not None and len(app.runtime.queue) == 0
             gate.opened.set()

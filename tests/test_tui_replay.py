@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from smith.frontends.replay._playback import Turns
 from smith.frontends.replay._timeline import reconstruct
@@ -51,7 +51,7 @@ def _play(session: Session, turns: Turns, speed: float | None) -> tuple[str, str
                 if app.finished:
                     break
             assert app.finished
-            assert app.query_one("#input", Input).disabled
+            assert app.editor.disabled
             await pilot.press("h", "i", "enter")  # the input is read-only: nothing runs
             await pilot.pause()
             assert app.runtime is not None and not app.runtime.busy

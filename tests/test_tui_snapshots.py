@@ -37,10 +37,10 @@ def _app(tmp_path: Path, entries: list[dict[str, Any]] | None = None) -> SmithAp
 def _steady(app: SmithApp) -> None:
     """Cursors that do not blink: what a snapshot shows must not depend on how long it
     took to get there."""
-    from textual.widgets import Input
+    from textual.widgets import Input, TextArea
 
     for screen in app.screen_stack:
-        for field in screen.query(Input):
+        for field in [*screen.query(Input), *screen.query(TextArea)]:
             field.cursor_blink = False
 
 
@@ -147,3 +147,19 @@ def test_a_diff_expanded(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(_app(tmp_path, REVIEW), terminal_size=(100, 40), run_before=expand)
+
+
+def test_editor_with_a_collapsed_paste(snap_compare: Any, tmp_path: Path) -> None:
+    """Two lines typed around a 120-line paste: the editor shows the paste as one chip
+    and has grown to the two rows of its text."""
+    from textual import events
+
+    async def write(pilot: Any) -> None:
+        _steady(pilot.app)
+        await pilot.press(*"look", "space", *"at:", "space")
+        pilot.app.post_message(events.Paste("".join(f"row {i}\n" for i in range(120))))
+        await pilot.pause()
+        await pilot.press("ctrl+j", *"and", "space", *"fix", "space", *"it")
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=write)

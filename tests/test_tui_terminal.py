@@ -153,3 +153,67 @@ def test_an_internal_error_in_the_app_shows_no_traceback_without_debug(
     else:
         assert "internal error" in shown and "--debug" in shown
         assert "Traceback" not in shown and "sk-local-must-not-show" not in shown
+
+
+def test_a_bracketed_paste_and_ctrl_j_reach_the_request_whole(tmux: Tmux, senv: SmithEnv) -> None:
+    """tmux pastes 200 lines as a bracketed paste (its line ends as CR, as terminals do):
+    the editor shows one chip, Ctrl+J adds a line, and the scripted model's request has
+    every line."""
+    import json
+
+    log = senv.root / "requests.jsonl"
+    script = senv.root / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "ok"}], "requests_log": str(log)}))
+    pasted = "".join(f"line {i}: {'*' * (i % 5)}\n" for i in range(1, 201))
+    (senv.root / "paste.txt").write_text(pasted)
+    tmux("send-keys", "-t", "s", f"smith --model scripted:{script}", "Enter")
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
+    tmux("send-keys", "-t", "s", "-l", "see: ")
+    tmux("load-buffer", str(senv.root / "paste.txt"))
+    tmux("paste-buffer", "-p", "-t", "s")  # bracketed, as the app asked
+    assert tmux.wait(lambda: "see: [pasted 200 lines]" in tmux.screen()), tmux.screen()
+    tmux("send-keys", "-t", "s", "C-j")
+    tmux("send-keys", "-t", "s", "-l", "end")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: log.exists() and "ok" in tmux.screen()), tmux.screen()
+    (request,) = [json.loads(line) for line in log.read_text().splitlines()]
+    users = [m for m in request["messages"] if m["role"] == "user" and not m.get("context")]
+    assert [p["text"] for m in users for p in m["content"]] == [f"see: {pasted}\nend"]
+    tmux("send-keys", "-t", "s", "C-d")
+    _restored(tmux)
+
+
+def _requests_of(log: Path) -> list[dict[str, object]]:
+    import json
+
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_enter_steers_a_slow_turn_in_a_terminal(tmux: Tmux, senv: SmithEnv) -> None:
+    """While a slow scripted response streams, Enter's message is queued as a steer and
+    reaches the next request of the same turn, after the tool batch."""
+    import json
+
+    log = senv.root / "requests.jsonl"
+    script = senv.root / "script.json"
+    slow = {"text": "looking", "tool_calls": [{"name": "ls", "arguments": {"path": "."}}]}
+    responses = [{**slow, "delay_ms": 700}, {"text": "steered"}]
+    script.write_text(json.dumps({"responses": responses, "requests_log": str(log)}))
+    tmux("send-keys", "-t", "s", f"smith --model scripted:{script}", "Enter")
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
+    tmux("send-keys", "-t", "s", "-l", "start")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: "you start" in tmux.screen()), tmux.screen()  # recorded: busy
+    tmux("send-keys", "-t", "s", "-l", "now this")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: "queued (steer): now this" in tmux.screen()), tmux.screen()
+    assert tmux.wait(lambda: "steered" in tmux.screen() and len(_requests_of(log)) == 2)
+    requests = _requests_of(log)
+    said = [
+        [p["text"] for m in r["messages"] if m["role"] == "user" and not m.get("context")
+         for p in m["content"]]
+        for r in requests
+    ]  # fmt: skip
+    assert said == [["start"], ["start", "now this"]]
+    tmux("send-keys", "-t", "s", "C-d")
+    _restored(tmux)

@@ -434,6 +434,45 @@ def test_a_browser_asks_the_demo_model(serve: Callable[..., Served], tmp_path: P
     assert served.stop() == 0
 
 
+def test_a_two_line_prompt_typed_in_the_browser_is_sent_whole(
+    serve: Callable[..., Served], senv: SmithEnv
+) -> None:
+    """Ctrl+J in the browser's terminal is a new line in the editor, Enter sends both
+    lines (what was sent is the project's prompt history)."""
+    assert shutil.which(CHROMIUM), "chromium is needed for the browser test (.ci/run installs it)"
+    from playwright.sync_api import sync_playwright
+
+    served = serve("--model", "demo")
+    timeout = DEADLINE * 1000
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.route(re.compile(rf"^(?!{re.escape(served.origin)}/)"), lambda r: r.abort())
+            page.add_init_script(TAP)
+            page.goto(served.url)
+            page.wait_for_function("smithScreen().includes('Ask smith')", timeout=timeout)
+            (pid,) = served.apps()
+            page.focus(".xterm-helper-textarea")
+            page.keyboard.type("list the files")
+            page.keyboard.press("Control+j")
+            page.keyboard.type("and say hi")
+            page.keyboard.press("Enter")
+            history = Path(senv.env["SMITH_HOME"]) / "history"
+            deadline = time.monotonic() + DEADLINE
+            while not list(history.glob("*.jsonl")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            page.close()
+        finally:
+            browser.close()
+    assert _gone([pid]), "the app outlived its page"
+    assert served.stop() == 0
+    (sent,) = history.glob("*.jsonl")
+    assert [json.loads(line)["text"] for line in sent.read_text().splitlines()] == [
+        "list the files\nand say hi"
+    ]
+
+
 def test_a_question_in_the_browser_is_the_apps_overlay(
     serve: Callable[..., Served], senv: SmithEnv
 ) -> None:

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from smith.runtime import Assembly
     from smith.session import Session
 
+# The tui.keys.* settings the app reads (the product plugin's KEYBINDINGS name them).
+KEY_ACTIONS = (
+    "abort", "quit", "latest", "palette", "help", "search", "expand", "steer", "follow-up",
+)  # fmt: skip
+
 NO_SESSION = DiagnosticKind(
     "cli.no-session-to-continue",
     what="there is no session of this project to continue ({project})",
@@ -72,13 +77,14 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     from smith import memory
 
     from ._app import SmithApp
+    from ._history import PromptHistory
     from ._models import catalog_choices
 
     if assembly.is_demo:
         notices.insert(0, DEMO_BANNER)
     keys = {
         action: str(config[f"tui.keys.{action}"])
-        for action in ("abort", "quit", "latest", "palette", "help", "search", "expand")
+        for action in KEY_ACTIONS
         if config[f"tui.keys.{action}"]
     }
     app = SmithApp(
@@ -94,6 +100,8 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         show_memory=memory.enabled(),  # --memory-accounting / SMITH_MEMORY_ACCOUNTING=1
         templates=assembly.templates,  # prompt templates are commands too
         notify=config["tui.notify"] is True,
+        editor_lines=_int(config["tui.editor.max-lines"], 8),
+        history=PromptHistory.for_project(config.home, config.project_root),
         debug=config["debug"] is True,
     )
     tell.append(lambda d: app.tell(d.render(), error=True))
@@ -211,3 +219,7 @@ def play_replay(
                     max_gap=max_gap)  # fmt: skip
     code = app.run()
     return int(code or 0)
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) else default

@@ -18,7 +18,7 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Input, Static
+from textual.widgets import Input, Static, TextArea
 
 from smith.runtime import Runtime, Template, format_cost
 from smith.sdk import Plugin, resolve_plugins
@@ -26,6 +26,8 @@ from smith.session import Session
 from smith.text import inert
 from smith.ui import Intent
 
+from ._editor import Editor, placeholder, submit_keys
+from ._history import PromptHistory
 from ._host import (
     CommandHostMixin,
     CommandSuggester,
@@ -64,7 +66,7 @@ class SmithApp(CommandHostMixin, App[int]):
     #status { height: 1; background: $panel; color: $text; }
     #search { display: none; }
     #search.shown { display: block; }
-    Input { height: 3; }
+    #search { height: 3; }
     """
     # Keys of the app's actions come from the product plugin and configuration (see
     # on_mount); these are fixed.
@@ -100,6 +102,8 @@ class SmithApp(CommandHostMixin, App[int]):
         debug: bool = False,
         templates: Mapping[str, Template] | None = None,
         notify: bool = True,
+        editor_lines: int = 8,
+        history: PromptHistory | None = None,
     ) -> None:
         super().__init__()
         self.tracebacks = debug  # an internal error shows its traceback (--debug) or one line
@@ -116,6 +120,8 @@ class SmithApp(CommandHostMixin, App[int]):
         # Prompt templates are commands too (/help, the palette, completion); the runtime
         # expands them, so the app sends `/NAME args` as typed.
         self.notify_away = notify  # tui.notify: tell the user when they are elsewhere
+        self.editor_lines = editor_lines  # tui.editor.max-lines: the editor's most rows
+        self.history = history  # what was sent, per project (None: this run's only)
         self.template_commands = template_commands(templates or {}, self.plugins)
         self._hidden = hidden_templates(templates or {}, self.plugins)
         self.session_source = session_source
@@ -155,13 +161,23 @@ class SmithApp(CommandHostMixin, App[int]):
         yield Static("", id="queue", markup=False)
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
-        yield Input(placeholder="Ask smith…  (Enter sends; while it works, Enter queues)",
-                    id="input", suggester=CommandSuggester(self))  # fmt: skip
+        yield Editor(
+            placeholder=placeholder(self.keys),
+            id="input",
+            suggest=CommandSuggester(self),
+            submit_keys=submit_keys(self.keys),
+            max_lines=self.editor_lines,
+            history=self.history,
+        )
         yield Static("", id="status", markup=False)
 
     @property
     def transcript(self) -> Transcript:
         return self.query_one(Transcript)
+
+    @property
+    def editor(self) -> Editor:
+        return self.query_one("#input", Editor)
 
     async def on_mount(self) -> None:
         loop = __import__("asyncio").get_running_loop()
@@ -189,7 +205,7 @@ class SmithApp(CommandHostMixin, App[int]):
 
             gc.freeze()
         self._status()
-        self.query_one("#input", Input).focus()
+        self.editor.focus()
         if self.first_prompt:
             self._send(self.first_prompt)
 
@@ -201,15 +217,18 @@ class SmithApp(CommandHostMixin, App[int]):
 
     _match: int | None = None  # the block of the current search match
 
-    @on(Input.Submitted, "#input")
-    def _submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
+    @on(Editor.Submitted, "#input")
+    def _submitted(self, event: Editor.Submitted) -> None:
+        editor = event.editor
+        # Strip what was typed around the text; a paste (a chip) is sent as pasted.
+        text = editor.expand_pastes(editor.text.strip())
         if self._switching:
             self.tell("switching sessions: a moment (your text is kept)")
             return
-        event.input.clear()
+        editor.clear_text()
         if text:
-            self._send(text)
+            editor.prompts.add(text)
+            self._send(text, event.mode)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While an overlay is open it owns the keys: the app's own actions step aside
@@ -231,7 +250,9 @@ class SmithApp(CommandHostMixin, App[int]):
         self._sync()
         self._status()
 
-    def _send(self, text: str) -> None:
+    def _send(self, text: str, mode: str = "prompt") -> None:
+        """Run `/command`s; send the rest as a prompt, or while the agent works as a
+        steer or a follow-up (`mode`; "prompt" queues a follow-up then)."""
         if text.startswith("/") and len(text) > 1 and not text.startswith("//"):
             name, _, arg = text[1:].partition(" ")
             self.run_command(name, arg.strip())
@@ -251,7 +272,12 @@ class SmithApp(CommandHostMixin, App[int]):
             except SmithError as exc:  # busy, or no command
                 self.tell(f"{exc.diagnostic.what}\n  fix: {exc.diagnostic.fix}", error=True)
             return
-        self.runtime.prompt(text)  # queued as a follow-up while the agent works
+        if mode == "steer":
+            self.runtime.steer(text)
+        elif mode == "follow_up":
+            self.runtime.follow_up(text)
+        else:
+            self.runtime.prompt(text)
 
     def action_interrupt(self) -> None:
         """Ctrl+C: copy while something is selected, else abort the work or quit."""
@@ -266,7 +292,7 @@ class SmithApp(CommandHostMixin, App[int]):
         """Copy the selected text (of the transcript, an overlay, or the focused input)
         to the clipboard and let the selection go, so the next Ctrl+C aborts again."""
         field = self.focused
-        if isinstance(field, Input) and field.selected_text:
+        if isinstance(field, (Input, TextArea)) and field.selected_text:
             text = field.selected_text
         else:
             text = self.screen.get_selected_text() or ""
@@ -281,9 +307,11 @@ class SmithApp(CommandHostMixin, App[int]):
         """Ctrl+D: quit on an empty input line, as a shell does; else delete forward in
         whichever input has focus."""
         field = self.focused
-        if isinstance(field, Input) and field.value:
+        if (isinstance(field, Input) and field.value) or (
+            isinstance(field, TextArea) and field.text
+        ):
             field.action_delete_right()
-        elif field is self.query_one("#input", Input) or not isinstance(field, Input):
+        elif field is self.editor or not isinstance(field, (Input, TextArea)):
             self.exit(0)
 
     def action_abort(self) -> None:
@@ -326,7 +354,7 @@ class SmithApp(CommandHostMixin, App[int]):
         search.clear()
         self.transcript.search_query = ""
         self.transcript.refresh()
-        self.query_one("#input", Input).focus()
+        self.editor.focus()
 
     def action_command(self, name: str) -> None:
         self.run_command(name, "")
@@ -515,7 +543,10 @@ class SmithApp(CommandHostMixin, App[int]):
         self.query_one("#status", Static).update(" · ".join(parts))
         queue = self.query_one("#queue", Static)
         queue.update(
-            "\n".join(f"queued ({i['mode']}): {inert(i['text'])}" for i in status["queue"])
+            "\n".join(
+                f"queued ({i['mode'].replace('_', '-')}): {inert(i['text'])}"
+                for i in status["queue"]
+            )
         )
         queue.set_class(bool(queued), "shown")
 

@@ -7,8 +7,6 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from textual.suggester import Suggester
-
 from smith.diagnostics import SmithError, did_you_mean
 from smith.text import inert
 
@@ -105,11 +103,10 @@ class CommandHostMixin:
         self.transcript.add(key, lambda: render_notice(text, style))
 
     def edit(self, text: str) -> None:
-        from textual.widgets import Input
+        from ._editor import Editor
 
-        field = self.query_one("#input", Input)  # type: ignore[attr-defined]
+        field = self.query_one("#input", Editor)  # type: ignore[attr-defined]
         field.value = text
-        field.cursor_position = len(text)
         field.focus()
 
     def show(self, title: str, lines: Sequence[str]) -> None:
@@ -316,15 +313,14 @@ def template_commands(
     ]
 
 
-class CommandSuggester(Suggester):
+class CommandSuggester:
     """Completes `/na` to the first command (or template) whose name starts so, shown
-    in the input as a suggestion (Right arrow takes it)."""
+    in the editor as a suggestion (Right arrow takes it)."""
 
     def __init__(self, app: CommandHostMixin) -> None:
-        super().__init__(use_cache=False, case_sensitive=True)
         self.app = app
 
-    async def get_suggestion(self, value: str) -> str | None:
+    def __call__(self, value: str) -> str | None:
         if not value.startswith("/") or " " in value or value.startswith("//"):
             return None
         typed = value[1:]

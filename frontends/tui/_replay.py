@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from smith.text import inert
 
@@ -51,7 +51,7 @@ class ReplayApp(SmithApp):
 
     async def on_mount(self) -> None:
         await super().on_mount()
-        field = self.query_one("#input", Input)
+        field = self.editor
         field.placeholder = "replay: read only (Ctrl+C leaves)"
         field.disabled = True
         self.run_worker(self._play(), exclusive=True)

@@ -406,6 +406,14 @@ def product_schema() -> Schema:
             "front, ask it for a desktop notification (OSC 9 or OSC 777, else the bell).",
         )
     )
+    add(
+        Option(
+            "tui.editor.max-lines",
+            Integer(1, 1000, "lines"),
+            8,
+            doc="Rows the app's editor grows to with its text; longer text scrolls in it.",
+        )
+    )
     for action, what in (
         ("abort", "abort the running prompt"),
         ("quit", "quit (on an empty input line)"),
@@ -414,6 +422,18 @@ def product_schema() -> Schema:
         ("help", "show the commands and keys"),
         ("search", "find text in the transcript"),
         ("expand", "show thinking and tool output in full (or fold them again)"),
+        (
+            "steer",
+            "send from the editor; while the agent works, steer it (delivered after "
+            "its current tool batch)",
+        ),
+        (
+            "follow-up",
+            "send from the editor; while the agent works, queue a follow-up "
+            "(delivered once it would otherwise stop; the default Alt+Enter needs a "
+            "terminal that reports it, e.g. with the kitty keyboard protocol: "
+            "elsewhere, and in tmux, it arrives as Enter)",
+        ),
     ):
         add(
             Option(

@@ -1,0 +1,60 @@
+"""What the user sent from the editor, per project and kept across runs:
+$SMITH_HOME/history/<project key>.jsonl, one `{"text", "ts"}` object a line, appended.
+Up at the editor's first row and Down at its last walk it (`_editor.Editor`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+KEEP = 1000  # the most recent entries read back
+
+
+class PromptHistory:
+    def __init__(self, path: Path | None) -> None:
+        """`path` None: a history of this run only (tests, replay)."""
+        self.path = path
+        self.entries: list[str] = self._load()
+
+    @classmethod
+    def for_project(cls, home: str, project: str) -> PromptHistory:
+        from smith.session import project_key
+
+        return cls(Path(home) / "history" / f"{project_key(project)}.jsonl")
+
+    def _load(self) -> list[str]:
+        if self.path is None:
+            return []
+        try:
+            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return []
+        entries = []
+        for line in lines[-KEEP:]:
+            try:
+                text = json.loads(line).get("text")
+            except (ValueError, AttributeError):
+                continue  # a torn or foreign line: skipped, the rest still serve
+            if isinstance(text, str) and text:
+                entries.append(text)
+        return entries
+
+    def add(self, text: str) -> None:
+        """Remember `text` (not twice in a row); a history that cannot be written is kept
+        for this run only."""
+        if not text or (self.entries and self.entries[-1] == text):
+            return
+        self.entries.append(text)
+        del self.entries[:-KEEP]
+        if self.path is None:
+            return
+        line = json.dumps({"text": text, "ts": int(time.time() * 1000)}, ensure_ascii=False)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+        except OSError:
+            self.path = None
