@@ -226,6 +226,7 @@ KEYBINDINGS = {
     "help": "f1",
     "search": "ctrl+f",
     "expand": "ctrl+o",
+    "editor": "ctrl+g",  # the input's text in $VISUAL / $EDITOR
     # In the editor while the agent works (idle, both send): a steer is delivered after
     # the current tool batch, a follow-up once the agent would otherwise stop.
     "steer": "enter",

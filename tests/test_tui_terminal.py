@@ -217,3 +217,30 @@ def test_enter_steers_a_slow_turn_in_a_terminal(tmux: Tmux, senv: SmithEnv) -> N
     assert said == [["start"], ["start", "now this"]]
     tmux("send-keys", "-t", "s", "C-d")
     _restored(tmux)
+
+
+def test_ctrl_g_edits_the_input_in_the_users_editor(tmux: Tmux, senv: SmithEnv) -> None:
+    """Ctrl+G hands the terminal to $EDITOR on the input's text and takes back what was
+    saved, which Enter then sends."""
+    import json
+
+    log = senv.root / "requests.jsonl"
+    script = senv.root / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "ok"}], "requests_log": str(log)}))
+    editor = senv.root / "editor.sh"
+    seen = senv.root / "seen.txt"
+    editor.write_text(f"#!/bin/sh\ncat \"$1\" > '{seen}'\nprintf 'from the editor\\n' > \"$1\"\n")
+    editor.chmod(0o755)
+    tmux("send-keys", "-t", "s", f"EDITOR={editor} smith --model scripted:{script}", "Enter")
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
+    tmux("send-keys", "-t", "s", "-l", "typed first")
+    tmux("send-keys", "-t", "s", "C-g")
+    assert tmux.wait(lambda: "from the editor" in tmux.screen()), tmux.screen()
+    assert seen.read_text() == "typed first"  # the editor got the input's text
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: log.exists() and "ok" in tmux.screen()), tmux.screen()
+    (request,) = _requests_of(log)
+    users = [m for m in request["messages"] if m["role"] == "user" and not m.get("context")]  # type: ignore[attr-defined]
+    assert [p["text"] for m in users for p in m["content"]] == ["from the editor"]  # type: ignore[index]
+    tmux("send-keys", "-t", "s", "C-d")
+    _restored(tmux)

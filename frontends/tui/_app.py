@@ -84,6 +84,7 @@ class SmithApp(CommandHostMixin, App[int]):
         "help": ("command('help')", "help"),
         "search": ("search", "find"),
         "expand": ("expand", "show all"),
+        "editor": ("external_editor", "edit in $EDITOR"),
     }
 
     def __init__(
@@ -278,6 +279,18 @@ class SmithApp(CommandHostMixin, App[int]):
             self.runtime.follow_up(text)
         else:
             self.runtime.prompt(text)
+
+    def action_external_editor(self) -> None:
+        """Ctrl+G: the input's text in $VISUAL (or $EDITOR), the terminal handed over
+        until it exits; what was saved comes back into the editor."""
+        from ._external import edit_externally
+
+        text, problem = edit_externally(self, self.editor.value)
+        if problem is not None:
+            self.tell(problem, error=True)
+        elif text is not None:
+            self.editor.value = text
+        self.editor.focus()
 
     def action_interrupt(self) -> None:
         """Ctrl+C: copy while something is selected, else abort the work or quit."""

@@ -422,6 +422,7 @@ def product_schema() -> Schema:
         ("help", "show the commands and keys"),
         ("search", "find text in the transcript"),
         ("expand", "show thinking and tool output in full (or fold them again)"),
+        ("editor", "edit the input's text in $VISUAL or $EDITOR"),
         (
             "steer",
             "send from the editor; while the agent works, steer it (delivered after "
