@@ -234,6 +234,7 @@ def test_ctrl_g_edits_the_input_in_the_users_editor(tmux: Tmux, senv: SmithEnv) 
     tmux("send-keys", "-t", "s", f"EDITOR={editor} smith --model scripted:{script}", "Enter")
     assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
     tmux("send-keys", "-t", "s", "-l", "typed first")
+    assert tmux.wait(lambda: "typed first" in tmux.screen()), tmux.screen()  # all typed
     tmux("send-keys", "-t", "s", "C-g")
     assert tmux.wait(lambda: "from the editor" in tmux.screen()), tmux.screen()
     assert seen.read_text() == "typed first"  # the editor got the input's text
