@@ -414,18 +414,10 @@ class SmithApp(CommandHostMixin, App[int]):
 
     def signal_away(self, text: str) -> None:
         """Tell the user `text` through the terminal if it is not in front (_notify)."""
-        if not self.notify_away or self.app_focus:
-            return
-        import os
+        if self.notify_away and not self.app_focus:
+            from ._notify import signal
 
-        from ._notify import sequence
-
-        seq = "\a" if self.is_web else sequence(text, os.environ)
-        driver = self._driver
-        if seq == "\a" or driver is None:
-            self.bell()
-        else:
-            driver.write(seq)
+            signal(self, text)
 
     def _freeze_context(self) -> None:
         """The runtime has just decoded a long history for its first request (in a

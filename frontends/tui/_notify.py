@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 OSC9 = ("iTerm.app", "WezTerm", "ghostty")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -30,3 +31,15 @@ def sequence(text: str, env: Mapping[str, str]) -> str:
     if env.get("VTE_VERSION") or program == "foot" or env.get("TERM", "").startswith("rxvt"):
         return f"\x1b]777;notify;smith;{shown}\x07"
     return "\a"
+
+
+def signal(app: Any, text: str) -> None:
+    """Write the notification for `text` to the app's terminal, or ring its bell."""
+    import os
+
+    seq = "\a" if app.is_web else sequence(text, os.environ)
+    driver = app._driver
+    if seq == "\a" or driver is None:
+        app.bell()
+    else:
+        driver.write(seq)

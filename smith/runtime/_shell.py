@@ -57,7 +57,7 @@ def shell_call(command: str, *, busy: bool, source: Source) -> str:
 async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: str) -> None:
     """Run `command` (see the module doc); an abort ends it as a model's call ends."""
     from smith.effects.tools.bash import SPEC
-    from smith.runtime._steps import _after, _execute, _snapshot
+    from smith.runtime._steps import _after, _execute, _snapshot, _tool_end
 
     spec = SPEC.for_limits(rt.context.limits)
     arguments = {"command": command}
@@ -73,12 +73,12 @@ async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: st
             base = await asyncio.shield(taking)
         except asyncio.CancelledError:  # aborted before it ran: nothing was changed
             await asyncio.wait({taking})  # its thread writes to the session
-            _end(rt, call, marker, _NOT_RUN)
+            _tool_end(rt, call, _NOT_RUN, shell=marker)
             return
     result = await _execute(rt, call, spec, cause)
     if rt.history is not None:
         await _after(rt, base, cause)
-    _end(rt, call, marker, result)
+    _tool_end(rt, call, result, shell=marker)
     if context:
         text = f"The user ran this command in the project's shell:\n$ {command}\n{result['text']}"
         note = {"text": text, "command": command, "tool_call_id": call_id}
@@ -94,20 +94,6 @@ _NOT_RUN = {
     "outcome": "cancelled",
     "mutation": "not-applied",
 }
-
-
-def _end(rt: LoopContext, call: dict[str, Any], marker: dict[str, bool], result: Any) -> None:
-    rt.emit(
-        event(
-            "tool_end",
-            tool_call_id=call["id"],
-            name=call["name"],
-            result=result,
-            outcome=result["outcome"],
-            is_error=not result["ok"],
-            shell=marker,
-        )
-    )
 
 
 __all__ = ["EMPTY_COMMAND", "run_shell", "shell_call"]

@@ -411,7 +411,7 @@ async def _one_call(
     return result
 
 
-def _tool_end(rt: LoopContext, call: dict[str, Any], result: dict[str, Any]) -> None:
+def _tool_end(rt: LoopContext, call: dict[str, Any], result: dict[str, Any], **extra: Any) -> None:
     rt.emit(
         event(
             "tool_end",
@@ -420,6 +420,7 @@ def _tool_end(rt: LoopContext, call: dict[str, Any], result: dict[str, Any]) -> 
             result=result,
             outcome=result["outcome"],
             is_error=not result["ok"],
+            **extra,
         )
     )
 
