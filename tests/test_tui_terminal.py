@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,7 +21,9 @@ from tests.conftest import SmithEnv, smith_executable
 class Tmux:
     def __init__(self, root: Path, env: dict[str, str]) -> None:
         assert shutil.which("tmux"), "tmux is needed for terminal tests (.ci/run installs it)"
-        self.cmd = ["tmux", "-L", f"smith-test-{os.getpid()}-{id(self)}"]
+        # A server of the test's own: a name made from id(self) was reused by the next
+        # test, whose new session could land in the previous server as it shut down.
+        self.cmd = ["tmux", "-L", f"smith-test-{uuid.uuid4().hex[:12]}"]
         self.env = env
         self.root = root
 
@@ -66,7 +69,8 @@ def tmux(senv: SmithEnv) -> Iterator[Tmux]:
 
 def _start(tmux: Tmux) -> None:
     tmux("send-keys", "-t", "s", "smith --model demo", "Enter")
-    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "demo" in tmux.screen())
+    started = tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "demo" in tmux.screen())
+    assert started, f"the app did not open; the pane shows:\n{tmux.screen()}"
 
 
 def _restored(tmux: Tmux) -> None:
