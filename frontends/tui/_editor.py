@@ -22,6 +22,9 @@ from ._history import PromptHistory
 
 PASTE_LINES = 5  # a paste of more lines than this is shown collapsed
 NEWLINE_KEYS = ("ctrl+j", "shift+enter")
+# Keys that keep their own meaning while the agent is idle: bound to steer or follow-up,
+# they send only while it works (Tab moves the focus otherwise).
+WHILE_BUSY = frozenset({"tab"})
 
 
 class Editor(TextArea):
@@ -54,6 +57,7 @@ class Editor(TextArea):
         submit_keys: Mapping[str, str] | None = None,
         max_lines: int = 8,
         history: PromptHistory | None = None,
+        busy: Callable[[], bool] = lambda: False,
         placeholder: str = "",
         id: str | None = None,
     ) -> None:
@@ -65,6 +69,7 @@ class Editor(TextArea):
             id=id,
         )
         self._suggest = suggest
+        self._busy = busy
         # key -> the mode it sends in; Enter sends ("prompt") unless it is bound here.
         self.submit_keys = {"enter": "prompt", **(submit_keys or {})}
         self.max_lines = max_lines
@@ -141,7 +146,7 @@ class Editor(TextArea):
         if self.read_only:
             return
         mode = self.submit_keys.get(event.key)
-        if mode is not None:
+        if mode is not None and (event.key not in WHILE_BUSY or self._busy()):
             event.stop()
             event.prevent_default()  # not TextArea's newline
             self.post_message(self.Submitted(self, self.value, mode))

@@ -423,6 +423,7 @@ def product_schema() -> Schema:
         ("search", "find text in the transcript"),
         ("expand", "show thinking and tool output in full (or fold them again)"),
         ("editor", "edit the input's text in $VISUAL or $EDITOR"),
+        ("history", "search the prompt history (type to filter, Enter takes one back)"),
         (
             "steer",
             "send from the editor; while the agent works, steer it (delivered after "
@@ -431,9 +432,10 @@ def product_schema() -> Schema:
         (
             "follow-up",
             "send from the editor; while the agent works, queue a follow-up "
-            "(delivered once it would otherwise stop; the default Alt+Enter needs a "
-            "terminal that reports it, e.g. with the kitty keyboard protocol: "
-            "elsewhere, and in tmux, it arrives as Enter)",
+            "(delivered once it would otherwise stop). The default is Alt+Enter where "
+            "the terminal reports it (the kitty keyboard protocol: elsewhere, and in "
+            "tmux, it arrives as Enter) and Tab in every terminal; Tab sends only "
+            "while the agent works",
         ),
     ):
         add(
