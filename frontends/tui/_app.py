@@ -221,13 +221,12 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
 
     @on(Editor.Submitted, "#input")
     def _submitted(self, event: Editor.Submitted) -> None:
-        editor = event.editor
-        # Strip what was typed around the text; a paste (a chip) is sent as pasted.
-        text = editor.expand_pastes(editor.text.strip())
+        editor, text = event.editor, event.value
         if self._switching:
+            editor.value = event.text  # back, with its chips
+            editor.pastes.update(event.pastes)
             self.tell("switching sessions: a moment (your text is kept)")
             return
-        editor.clear_text()
         if text:
             editor.prompts.add(text)
             self._send(text, event.mode)

@@ -38,13 +38,25 @@ class Editor(TextArea):
     ]
 
     class Submitted(Message):
-        """The user sent the editor's text; `mode` says how (see `submit_keys`)."""
+        """The user sent the editor's text; `mode` says how (see `submit_keys`). The
+        editor is already empty: keys typed after the one that sent are the next
+        message's, however soon they come."""
 
-        def __init__(self, editor: Editor, value: str, mode: str) -> None:
+        def __init__(self, editor: Editor, text: str, pastes: dict[str, str], mode: str) -> None:
             super().__init__()
             self.editor = editor
-            self.value = value
+            self.text = text  # as it stood, chips and all
+            self.pastes = pastes
             self.mode = mode
+
+        @property
+        def value(self) -> str:
+            """What to send: the text stripped of what was typed around it, each chip
+            replaced by its paste (a paste is sent as pasted)."""
+            text = self.text.strip()
+            for chip, pasted in self.pastes.items():
+                text = text.replace(chip, pasted)
+            return text
 
         @property
         def control(self) -> Editor:
@@ -149,7 +161,9 @@ class Editor(TextArea):
         if mode is not None and (event.key not in WHILE_BUSY or self._busy()):
             event.stop()
             event.prevent_default()  # not TextArea's newline
-            self.post_message(self.Submitted(self, self.value, mode))
+            sent = self.Submitted(self, self.text, dict(self.pastes), mode)
+            self.clear_text()
+            self.post_message(sent)
         elif event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
