@@ -17,6 +17,7 @@ from benchmarks import (
     bench_memory,
     bench_resume,
     bench_runtime,
+    bench_sandbox,
     bench_session,
     bench_sse,
     bench_tools,
@@ -77,6 +78,7 @@ def main() -> int:
     print(bench_editor.line(bench_editor.figures()))
     print(bench_vcs.line(bench_vcs.figures()))
     print(bench_memory.line(bench_memory.figures()))
+    print(bench_sandbox.line(bench_sandbox.figures()))
     return 0
 
 

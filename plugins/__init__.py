@@ -18,6 +18,7 @@ imports: this package is imported by the core to read these tables.
 
 BUILTIN = (
     "smith.plugins.queue",
+    "smith.plugins.approval",
     "smith.plugins.product",
     "smith.plugins.providers.anthropic",
     "smith.plugins.providers.openai",

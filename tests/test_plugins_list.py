@@ -18,7 +18,7 @@ from tests.conftest import Result, SmithEnv
 from tests.rpc_kit import Rpc
 
 PROVIDERS = ["anthropic", "openai", "google", "openai-compatible", "scripted", "demo"]
-BUILT_INS = ["queue", "product", *PROVIDERS]
+BUILT_INS = ["queue", "approval", "product", *PROVIDERS]
 
 
 def _listed(smith: Callable[..., Result], *args: str) -> dict[str, Any]:
@@ -49,6 +49,9 @@ def test_a_fresh_home_lists_every_built_in_with_its_contributions(
     queue = plugins["queue"]["contributions"]
     assert queue["queue_policies"] == ["one-at-a-time", "all"]
     assert queue["settings"] == ["queue.steer", "queue.follow-up"]
+    approval = plugins["approval"]["contributions"]
+    assert approval == {"settings": ["approval", "approval.allow", "approval.deny"],
+                        "handlers": ["tool_call"]}  # fmt: skip
 
 
 def test_the_human_list_is_a_table(smith: Callable[..., Result], senv: SmithEnv) -> None:
@@ -126,6 +129,7 @@ def test_an_unknown_name_in_plugins_disabled_is_a_warning(
     ("disabled", "says"),
     [
         (["queue"], "the queue plugin cannot be disabled"),
+        (["approval"], "the approval plugin cannot be disabled"),
         (PROVIDERS, "plugins.disabled turns off every provider plugin"),
     ],
 )
@@ -267,13 +271,13 @@ def test_the_runtime_and_the_app_take_their_plugins_from_the_list(tmp_path: Path
     config = resolve(env=env, flags={}, cwd=str(tmp_path))
     plugins = resolve_plugins(config)
     assert [p.name for p in plugins.enabled] == [n for n in BUILT_INS if n != "product"]
-    assert [p.name for p in plugins.active] == ["queue"]
+    assert [p.name for p in plugins.active] == ["queue", "approval"]
     session = SessionStore(str(tmp_path / "data")).create(name="t", cwd=str(tmp_path))
     context = ToolContext(root=str(tmp_path), cwd=str(tmp_path), session=session)
     listed = Runtime(session, model="demo", tools=[], context=context, plugin_list=plugins)
-    assert [p.name for p in listed.plugins] == ["queue"]
+    assert [p.name for p in listed.plugins] == ["queue", "approval"]
     default = Runtime(session, model="demo", tools=[], context=context)
-    assert [p.name for p in default.plugins] == ["queue", "product"]
+    assert [p.name for p in default.plugins] == ["queue", "approval", "product"]
     from smith.frontends.tui._app import SmithApp
 
     app = SmithApp(lambda s: listed, session, plugins=plugins.active)

@@ -285,3 +285,33 @@ def test_bang_and_double_bang_run_the_users_commands_in_a_terminal(
     assert "kept-25" not in json.dumps(request)
     tmux("send-keys", "-t", "s", "C-d")
     _restored(tmux)
+
+
+def test_an_approval_is_the_apps_overlay_and_escape_denies(tmux: Tmux, senv: SmithEnv) -> None:
+    """`--approval untrusted`: a write asks first in an overlay that owns the keys;
+    Enter approves it once, Escape denies the next."""
+    import json
+
+    log = senv.root / "requests.jsonl"
+    script = senv.root / "script.json"
+    writes = [{"tool_calls": [{"name": "write", "arguments": {"path": f"{n}.txt", "content": "x"}}],
+               "stop": "tool_use"} for n in ("first", "second")]  # fmt: skip
+    responses = [writes[0], {"text": "one done"}, writes[1], {"text": "two done"}]
+    script.write_text(json.dumps({"responses": responses, "requests_log": str(log)}))
+    tmux("send-keys", "-t", "s", f"smith --approval untrusted --model scripted:{script}", "Enter")
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
+    tmux("send-keys", "-t", "s", "-l", "write one")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: "smith wants to write the file first.txt" in tmux.screen())
+    assert "Approve for this session" in tmux.screen() and "Deny" in tmux.screen()
+    tmux("send-keys", "-t", "s", "Enter")  # the first choice: approve once
+    assert tmux.wait(lambda: "one done" in tmux.screen()), tmux.screen()
+    assert (tmux.root / "first.txt").exists()
+    tmux("send-keys", "-t", "s", "-l", "write two")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: "smith wants to write the file second.txt" in tmux.screen())
+    tmux("send-keys", "-t", "s", "Escape")
+    assert tmux.wait(lambda: "two done" in tmux.screen()), tmux.screen()
+    assert not (tmux.root / "second.txt").exists()
+    tmux("send-keys", "-t", "s", "C-d")
+    _restored(tmux)

@@ -157,6 +157,7 @@ class ToolContext:
         protected: tuple[str, ...] = (".git", ".smith"),
         withhold: frozenset[str] = frozenset(),
         sandbox: Sandbox | None = None,
+        approval: str = "never",
     ) -> None:
         import tempfile
 
@@ -196,6 +197,9 @@ class ToolContext:
         # How processes a call starts are confined (sandbox.*: smith.effects._sandbox);
         # the assembly sets it from configuration, a bare context runs them unconfined.
         self.sandbox = sandbox if sandbox is not None else OFF
+        # The approval policy (smith.plugins.approval): bash asks the user (self.ui)
+        # before running outside the sandbox, on-failure or on-request.
+        self.approval = approval
         # Reports progress of a running call (a `tool_update` event); safe from any thread.
         self.progress: Callable[[dict[str, object]], None] = lambda update: None
         # The user, through UI intents (smith.ui.ToolUi): ui.show(Notify(...)) and

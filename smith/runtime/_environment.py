@@ -32,7 +32,7 @@ class Environment:
 
 
 def environment(
-    *, cwd: str, root: str, model: str, now: datetime.datetime | None = None
+    *, cwd: str, root: str, model: str, now: datetime.datetime | None = None, safety: str = ""
 ) -> Environment:
     """The block for a runtime in `cwd` on project `root` using `model`. It reads the
     project's git state (bounded: smith.vcs.git_state), so it may take up to that
@@ -58,6 +58,7 @@ def environment(
         "date": moment.date().isoformat(),
         "timezone": zone,
         "git": None if git is None else git.to_dict(),
+        "safety": safety,
     }
     lines = [
         "<environment>",
@@ -65,6 +66,7 @@ def environment(
         f"Project root: {root}" + (" (the working directory)" if _same(cwd, root) else ""),
         f"Platform: {fields['platform']}; the bash tool runs {fields['shell']}",
         f"smith {__version__}; model: {model}",
+        *([safety] if safety else []),
         f"Date: {fields['date']} ({zone})",
         "Git: " + ("not a repository" if git is None else git.summary()),
         "</environment>",

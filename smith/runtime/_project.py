@@ -47,9 +47,11 @@ class ProjectContext:
         config_home: str,
         prompt: PromptConfig | None = None,
         instructions: InstructionSettings,
+        safety: str = "",
     ) -> None:
         self.root = root
         self.cwd = cwd
+        self.safety = safety  # the environment block's sandbox and approval line
         self.prompt = prompt or PromptConfig()
         self.instructions = Instructions(instructions, root, cwd)
         self.files: list[InstructionFile]
@@ -73,6 +75,7 @@ class ProjectContext:
             config_home=str(config["config-home"]),
             prompt=prompt if prompt is not None else PromptConfig.from_config(config, cwd),
             instructions=settings,
+            safety=safety_line(config),
         )
 
     def system_parts(
@@ -93,7 +96,7 @@ class ProjectContext:
 
     def environment(self, model: str) -> Environment:
         """The environment block now (reads git: call it off the event loop)."""
-        return environment(cwd=self.cwd, root=self.root, model=model)
+        return environment(cwd=self.cwd, root=self.root, model=model, safety=self.safety)
 
     def reached(self, paths: Iterable[str]) -> tuple[list[InstructionFile], list[Diagnostic]]:
         """Instruction files of directories below the root that these real paths are in
@@ -190,3 +193,29 @@ def context_parts(
         source = "environment (recorded when the next prompt starts)" if notes else "environment"
         parts.append(Part("environment", source, upcoming.text, "message"))
     return parts
+
+
+def safety_line(config: Config) -> str:
+    """What the model is told of the sandbox and approvals (docs/safety.md)."""
+    from smith.effects import Sandbox
+
+    sandbox = Sandbox.from_config(config)
+    mode = sandbox.effective
+    said = {
+        "workspace-write": "commands run in a sandbox: only the project"
+        + (", tools.extra-roots" if config["tools.extra-roots"] else "")
+        + " and /tmp are writable, .git is read-only, "
+        + ("the network is open" if sandbox.network else "there is no network"),
+        "read-only": "commands run in a read-only sandbox (only /tmp is writable, "
+        + ("the network is open)" if sandbox.network else "no network)"),
+        "off": "commands run without a sandbox",
+        "refused": "commands cannot run (the sandbox is unavailable here)",
+    }[mode]
+    asks = {
+        "never": "nothing asks the user",
+        "on-failure": "a command the sandbox stopped can be run outside it if the user approves",
+        "on-request": "bash takes unsandboxed and reason to ask the user to run a command "
+        "outside the sandbox",
+        "untrusted": "the user approves each bash, write and edit call first",
+    }[str(config["approval"])]
+    return f"Sandbox: {mode}; {said}. Approval: {config['approval']}; {asks}."

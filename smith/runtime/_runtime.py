@@ -577,7 +577,7 @@ class Runtime:
             self.plugin_list.settings_for(plugin) if plugin is not None else {}
         )
         return _View(self.generation, self.model, self.thinking, self.system_prompt,
-                     self.tool_names, self.turn, settings,
+                     self.tool_names, self.turn, settings, self.session.id,
                      HandlerAsker(self, name, gate))  # fmt: skip
 
     def publish(
@@ -617,6 +617,7 @@ class _View:
     tool_names: tuple[str, ...]
     turn: int
     settings: Mapping[str, object]
+    session_id: str
     asker: Callable[[Asked], Awaitable[Reply]] = field(repr=False, compare=False)
 
     async def ask(self, question: Asked) -> Reply:

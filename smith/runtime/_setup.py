@@ -43,6 +43,8 @@ def tool_limits(config: Config) -> dict[str, int]:
         "read.max-bytes": config.integer("tools.read.max-bytes"),
         "bash.timeout": config.integer("tools.bash.timeout"),
         "bash.outputs-max-bytes": config.integer("tools.bash.outputs-max-bytes"),
+        # on-request: bash takes `unsandboxed` and `reason` (the model may ask).
+        "bash.unsandboxed": int(config["approval"] == "on-request"),
     }
 
 
@@ -68,6 +70,7 @@ def tool_context(config: Config, cwd: str, session: Session | None) -> ToolConte
         # Provider keys stay out of processes the model starts unless passed through.
         withhold=frozenset(credential_variables(config) - set(_strings(config["tools.bash.env"]))),
         sandbox=Sandbox.from_config(config),
+        approval=str(config["approval"]),
     )
 
 

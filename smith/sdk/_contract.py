@@ -286,7 +286,13 @@ class RuntimeView(Protocol):
     def turn(self) -> int: ...
     @property
     def settings(self) -> Mapping[str, object]:
-        """The handler's plugin's own settings (its `options`, defaults filled in)."""
+        """The handler's plugin's own settings (its `options`, defaults filled in), and
+        the values of smith's own settings it owns (`Plugin.settings`)."""
+        ...
+
+    @property
+    def session_id(self) -> str:
+        """The session the runtime records in (what lasts "for this session")."""
         ...
 
     # Ask the user (the plugin is named as the asker); the answer or a refusal. The

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 BUILT_IN = "built-in"
 CALLER = "caller"  # given by the program that runs smith (smith.Agent's plugins=)
-REQUIRED = ("queue",)  # the runtime cannot run without these
+REQUIRED = ("queue", "approval")  # the runtime cannot run (or run safely) without these
 
 UNKNOWN_PLUGIN_NAME = DiagnosticKind(
     "config.plugins-unknown",
@@ -104,6 +104,8 @@ BAD_PLUGIN_SETTING = DiagnosticKind(
 _WHY_NEEDED = {
     "queue": "the runtime delivers queued steering and follow-up messages through the "
     "queue plugin's policies (queue.steer, queue.follow-up)",
+    "approval": "it enforces approval and its approval.deny rules: to ask nothing, set "
+    "approval never instead",
 }
 
 
@@ -113,7 +115,8 @@ class LoadedPlugin:
     A provider-only built-in is given by its `module` and the provider it offers, and
     imported on first use of `plugin`."""
 
-    __slots__ = ("_plugin", "configured", "disabled_by", "module", "name", "provides", "source")
+    __slots__ = ("_plugin", "configured", "disabled_by", "module", "name", "owned", "provides",
+                 "source")  # fmt: skip
 
     def __init__(
         self,
@@ -133,6 +136,8 @@ class LoadedPlugin:
         self.provides = tuple(plugin.providers) if plugin is not None else (name,)
         # Its own settings as configured (plugins.NAME.KEY), checked: key -> Setting.
         self.configured: dict[str, Setting] = {}
+        # The values of smith's own settings it owns (Plugin.settings), as configured.
+        self.owned: dict[str, object] = {}
 
     @property
     def provider_only(self) -> bool:
@@ -157,12 +162,18 @@ class LoadedPlugin:
 
     @property
     def settings(self) -> dict[str, object]:
-        """The plugin's own settings: each of its options, configured or its default."""
+        """The plugin's own settings: each of its options, configured or its default;
+        and smith's settings it owns, as configured."""
         if self.provider_only:
             return {}  # such a plugin declares no options (tests/test_plugins_list.py)
         return {
-            o.key: self.configured[o.key].value if o.key in self.configured else _fresh(o.default)
-            for o in self.plugin.options
+            **self.owned,
+            **{
+                o.key: self.configured[o.key].value
+                if o.key in self.configured
+                else _fresh(o.default)
+                for o in self.plugin.options
+            },
         }
 
     def settings_to_dict(self) -> dict[str, dict[str, object]]:
@@ -404,6 +415,9 @@ def _check_settings(config: Config, loaded: Sequence[LoadedPlugin]) -> list[Diag
     from smith.diagnostics import ConfigError
 
     by_name = {p.name: p for p in loaded}
+    for each in loaded:
+        if not each.provider_only:
+            each.owned = {k: config[k] for k in each.plugin.settings if k in config.schema}
     warnings: list[Diagnostic] = []
     errors: list[Diagnostic] = []
     told: set[str] = set()

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from smith.effects._outputs import MAX_BYTES, MaskedFile, prune
 from smith.effects._procs import Job
+from smith.effects._sandbox import OFF, Sandbox
 from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
 
 TAIL_BYTES = 50 * 1024
@@ -136,7 +137,7 @@ def _pump(job: Job, output: _Output, timeout: float, ctx: ToolContext) -> bool:
 
 
 def _confined(
-    ctx: ToolContext, cwd: str
+    ctx: ToolContext, cwd: str, sandbox: Sandbox
 ) -> tuple[dict[str, str], Callable[[list[str]], list[str]] | None, str]:
     """How the command's Job is started: its environment, what confines it (None: no
     sandbox) and the sandbox mode it runs in; raises ToolError when the sandbox is needed
@@ -145,7 +146,6 @@ def _confined(
 
     from smith.effects._sandbox import SANDBOX_REFUSED
 
-    sandbox = ctx.sandbox
     mode = sandbox.effective
     if mode == "refused":
         cause, remedy = sandbox.problem() or ("unknown", "")
@@ -159,13 +159,82 @@ def _confined(
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+    """The command in the sandbox; what approval allows beyond it (smith.plugins.approval):
+    on-request, the model's `unsandboxed` ask; on-failure, running again outside once the
+    user approves, when the sandbox stopped it."""
     command = str(args["command"])
     timeout = args.get("timeout", ctx.limits.get("bash.timeout", TIMEOUT_DEFAULT))
     assert isinstance(timeout, int | float)
     cwd = ctx.path(str(args["cwd"])) if "cwd" in args else os.path.realpath(ctx.cwd)
     if not os.path.isdir(cwd):
         raise ToolError(f"cwd {ctx.show(cwd)} is not a directory")
-    env, confine, mode = _confined(ctx, cwd)
+    if args.get("unsandboxed") and ctx.sandbox.mode != "off":
+        return _unsandboxed_on_request(
+            ctx, command, cwd, float(timeout), str(args.get("reason", ""))
+        )
+    result = _execute(ctx, command, cwd, float(timeout), ctx.sandbox)
+    stopped = _stopped_by_sandbox(result)
+    if stopped is None or ctx.approval != "on-failure":
+        return result
+    from smith.ui import Confirm
+
+    reply = ctx.ui.ask(Confirm(
+        f"The sandbox stopped this command ({stopped}). Run it again outside the sandbox, "
+        f"with all of your rights?\n\n  {_shown(command)}"
+    ))  # fmt: skip
+    if not reply.confirmed:
+        why = reply.refused or "the user said no"
+        return _noted(result, f"[the sandbox stopped it ({stopped}); not run outside it: {why}]")
+    again = _execute(ctx, command, cwd, float(timeout), OFF)
+    return _noted(again, "[run again outside the sandbox, as the user approved]", first=True)
+
+
+def _unsandboxed_on_request(ctx: ToolContext, command: str, cwd: str, timeout: float,
+                            reason: str) -> ToolResult:  # fmt: skip
+    from smith.ui import Confirm
+
+    if ctx.approval != "on-request":
+        raise ToolError(f"unsandboxed is only for approval on-request, and approval is "
+                        f"{ctx.approval}: run the command in the sandbox")  # fmt: skip
+    reply = ctx.ui.ask(Confirm(
+        f"The model asks to run this command outside the sandbox, with all of your rights"
+        f"{f' ({reason})' if reason else ''}. Allow it?\n\n  {_shown(command)}"
+    ))  # fmt: skip
+    if not reply.confirmed:
+        raise ToolError(f"not run: the user did not allow it outside the sandbox "
+                        f"({reply.refused or 'they said no'}); run it in the sandbox")  # fmt: skip
+    return _noted(_execute(ctx, command, cwd, timeout, OFF),
+                  "[run outside the sandbox, as the user approved]", first=True)  # fmt: skip
+
+
+# What a command prints when the sandbox stopped it: a write outside, the network.
+SANDBOX_SIGNS = (
+    ("Read-only file system", "a write outside the writable roots"),
+    ("Network is unreachable", "the network"),
+    ("Temporary failure in name resolution", "the network"),
+    ("Could not resolve host", "the network"),
+)
+
+
+def _stopped_by_sandbox(result: ToolResult) -> str | None:
+    """What the sandbox stopped, when a sandboxed command failed with its signs."""
+    if result.ok or result.details.get("sandbox") not in ("workspace-write", "read-only"):
+        return None
+    return next((what for sign, what in SANDBOX_SIGNS if sign in result.text), None)
+
+
+def _shown(command: str) -> str:
+    return command if len(command) <= COMMAND_SHOWN else command[:COMMAND_SHOWN] + "…"
+
+
+def _noted(result: ToolResult, note: str, *, first: bool = False) -> ToolResult:
+    text = f"{note}\n{result.text}" if first else f"{result.text}\n{note}"
+    return ToolResult(text, details=result.details, mutation=result.mutation, ok=result.ok)
+
+
+def _execute(ctx: ToolContext, command: str, cwd: str, timeout: float,
+             sandbox: Sandbox) -> ToolResult:  # fmt: skip
+    env, confine, mode = _confined(ctx, cwd, sandbox)
     output = _Output(ctx)
     started = time.monotonic()
     try:
@@ -174,7 +243,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         raise ToolError(f"the shell could not be started: {exc}") from None
     ctx.started(job.identity())
     try:
-        timed_out = _pump(job, output, float(timeout), ctx)
+        timed_out = _pump(job, output, timeout, ctx)
     except BaseException:
         job.end()  # interrupted: leave nothing running
         raise
@@ -212,8 +281,40 @@ TIMEOUT_DEFAULT = 120  # tools.bash.timeout
 COMMAND_SHOWN = 500  # characters of the command kept in the result's details
 
 
-def _spec(timeout: int = TIMEOUT_DEFAULT) -> ToolSpec:
-    """bash as tools.bash.timeout bounds it."""
+UNSANDBOXED = {
+    "unsandboxed": {
+        "type": "boolean",
+        "description": "run outside the sandbox, after the user approves (only when the "
+        "sandbox stops something the task needs: say why in reason)",
+    },
+    "reason": {"type": "string", "description": "why it must run outside the sandbox"},
+}
+
+
+def _spec(timeout: int = TIMEOUT_DEFAULT, on_request: bool = False) -> ToolSpec:
+    """bash as tools.bash.timeout bounds it; `on_request` (approval on-request): the model
+    may ask to run a command outside the sandbox."""
+    properties: dict[str, object] = {
+        "command": {
+            "type": "string",
+            "minLength": 1,
+            "description": "the command line, run by bash -c",
+        },
+        "timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 86400,
+            "description": f"seconds before the command is ended (default {timeout:,}, "
+            "at most 86,400)",
+        },
+        "cwd": {
+            "type": "string",
+            "minLength": 1,
+            "description": "directory to run in: relative to the working directory, "
+            "or absolute inside the project (default: the working directory)",
+        },
+        **(UNSANDBOXED if on_request else {}),
+    }
     return ToolSpec(
         "bash",
         "Run a shell command (bash -c) in `cwd` (default: the working directory), for at "
@@ -224,26 +325,7 @@ def _spec(timeout: int = TIMEOUT_DEFAULT) -> ToolSpec:
         "and run; use read, grep, find and ls rather than cat, grep or find here.",
         {
             "type": "object",
-            "properties": {
-                "command": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "the command line, run by bash -c",
-                },
-                "timeout": {
-                    "type": "number",
-                    "exclusiveMinimum": 0,
-                    "maximum": 86400,
-                    "description": f"seconds before the command is ended (default {timeout:,}, "
-                    "at most 86,400)",
-                },
-                "cwd": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "directory to run in: relative to the working directory, "
-                    "or absolute inside the project (default: the working directory)",
-                },
-            },
+            "properties": properties,
             "required": ["command"],
             "additionalProperties": False,
         },
@@ -251,7 +333,9 @@ def _spec(timeout: int = TIMEOUT_DEFAULT) -> ToolSpec:
         mutating=True,
         touches=lambda args: None,  # a command may touch anything
         confined=False,  # ... anywhere: no path check can confine a shell
-        tuned=lambda limits: _spec(limits.get("bash.timeout", TIMEOUT_DEFAULT)),
+        tuned=lambda limits: _spec(
+            limits.get("bash.timeout", TIMEOUT_DEFAULT), bool(limits.get("bash.unsandboxed"))
+        ),
     )
 
 

@@ -1,0 +1,218 @@
+"""Approvals (smith.plugins.approval, and bash's own asking): the rules, eval's refusal
+and its flags, RPC's `ui.ask` answered by the client, a command the sandbox stopped run
+again outside it once approved (on-failure), the model's own request (on-request), and
+every decision recorded in the session."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smith.plugins.approval import matches
+from tests.conftest import Result, SmithEnv
+from tests.rpc_kit import Rpc, script
+from tests.test_ui_rpc import _asked, _respond
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is needed")
+
+
+@pytest.mark.parametrize(
+    ("rule", "name", "command", "deny", "hit"),
+    [
+        ("write", "write", "", False, True),
+        ("write", "edit", "", False, False),
+        ("git status", "bash", "git status --short", False, True),
+        ("git status", "bash", "git statusx", False, False),  # whole words
+        ("git status", "bash", "git status; curl evil.example", False, False),  # compound
+        ("git status", "bash", "git status > out.txt", False, False),  # a redirection
+        ("git status", "bash", "echo $(git status)", False, False),
+        ("rm -rf", "bash", "make && rm -rf build", True, True),  # deny: any part
+        ("rm -rf", "bash", "echo `rm -rf x`", True, True),
+        ("rm -rf", "bash", "rm -r x", True, False),
+        ("bash", "bash", "anything at all; really", False, True),  # the tool's name
+    ],
+)
+def test_a_rule_is_a_tool_or_a_commands_first_words(
+    rule: str, name: str, command: str, deny: bool, hit: bool
+) -> None:
+    assert matches(rule, name, {"command": command}, deny=deny) is hit
+
+
+def _calls(senv: SmithEnv, *calls: dict[str, Any]) -> str:
+    responses = [{"tool_calls": [c], "stop": "tool_use"} for c in calls]
+    return script(senv, [*responses, {"text": "done", "stop": "end"}])
+
+
+def _ends(out: str) -> list[dict[str, Any]]:
+    return [e for e in map(json.loads, out.splitlines()) if e.get("type") == "tool_end"]
+
+
+WRITE = {"name": "write", "arguments": {"path": "w.txt", "content": "x\n"}}
+
+
+def test_untrusted_refuses_in_eval_with_the_flag_to_change_it(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    model = _calls(senv, WRITE)
+    r = smith("eval", "--json", "--approval", "untrusted", "--model", model, "go", cwd=project)
+    assert r.code == 0, r.err
+    (end,) = _ends(r.out)
+    assert end["is_error"] and not (project / "w.txt").exists()
+    text = end["result"]["text"]
+    assert "approval is untrusted" in text and "--approval never" in text
+    assert "--approval-allow write" in text
+    assert "approval: asked" in r.err  # the refused question, on stderr
+
+    r = smith("eval", "--json", "--approval", "never", "--model", model, "go", cwd=project)
+    assert not _ends(r.out)[0]["is_error"] and (project / "w.txt").exists()
+
+
+def test_allow_skips_asking_and_deny_wins_naming_the_rule(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    model = _calls(senv, WRITE, {"name": "bash", "arguments": {"command": "true && rm -rf x"}})
+    r = smith("eval", "--json", "--approval", "untrusted", "--approval-allow", "write,bash",
+              "--approval-deny", "rm -rf", "--model", model, "go", cwd=project)  # fmt: skip
+    assert r.code == 0, r.err
+    wrote, removed = _ends(r.out)
+    assert not wrote["is_error"] and (project / "w.txt").exists()  # allowed: nobody asked
+    assert removed["is_error"]
+    assert "the approval.deny rule 'rm -rf' matches this bash call" in removed["result"]["text"]
+
+
+def test_over_rpc_the_client_approves_once_for_the_session_or_denies(senv: SmithEnv) -> None:
+    project = senv.make_project()
+    writes = [{"name": "write", "arguments": {"path": f"{n}.txt", "content": "x\n"}}
+              for n in ("once", "denied", "session", "again")]  # fmt: skip
+    model = _calls(senv, *writes)
+    rpc = Rpc(senv, project, "--model", model, "--approval", "untrusted")
+    try:
+        rpc.call("prompt", {"text": "go"})
+        answers = {}
+        for answer in ("once", "deny", "session"):
+            asked = _asked(rpc)
+            params = asked["params"]
+            assert (
+                params["origin"] == "approval" and "smith wants to write the file" in params["text"]
+            )
+            assert [c["key"] for c in params["choices"]] == ["once", "session", "deny"]
+            answers[params["text"]] = answer
+            _respond(rpc, asked["id"], result={"choice": answer})
+        rpc.call("wait_idle")  # the fourth write was not asked: approved for the session
+        asks = [r for r in rpc.records if isinstance(r, dict) and r.get("method") == "ui.ask"]
+        assert len(asks) == 3
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+    assert [(project / f"{n}.txt").exists() for n in ("once", "denied", "session", "again")] == [
+        True, False, True, True,
+    ]  # fmt: skip
+    ends = [e for e in rpc.events if e["type"] == "tool_end"]
+    assert "the user denied this write call" in ends[1]["result"]["text"]
+    _every_decision_is_recorded(senv, ["once", "deny", "session"])
+
+
+def _every_decision_is_recorded(senv: SmithEnv, choices: list[str]) -> None:
+    from smith.session import Session, SessionStore
+
+    [path] = SessionStore(str(senv.data_home)).paths()
+    session = Session.open(path)
+    try:
+        asked = [e.content for e in session.entries() if e.kind == "question"]
+    finally:
+        session.close()
+    assert [q["choice"] for q in asked] == choices
+    assert all(q["origin"] == "approval" for q in asked)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("answer", ["yes", "no"])
+def test_on_failure_a_command_the_sandbox_stopped_runs_outside_once_approved(
+    senv: SmithEnv, answer: str
+) -> None:
+    project = senv.make_project()
+    outside = project / ".git"  # read-only in the sandbox (what is under /tmp is not there)
+    command = f"touch {outside}/made"
+    model = _calls(senv, {"name": "bash", "arguments": {"command": command}})
+    rpc = Rpc(senv, project, "--model", model)
+    try:
+        rpc.call("prompt", {"text": "go"})
+        asked = _asked(rpc)
+        assert asked["params"]["intent"] == "request_confirm"
+        assert "The sandbox stopped this command" in asked["params"]["text"]
+        _respond(rpc, asked["id"], result={"choice": answer})
+        rpc.call("wait_idle")
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+    (end,) = [e for e in rpc.events if e["type"] == "tool_end"]
+    text = end["result"]["text"]
+    if answer == "yes":
+        assert (outside / "made").exists()
+        assert text.startswith("[run again outside the sandbox, as the user approved]")
+        assert end["result"]["details"]["sandbox"] == "off"  # the run that counts
+    else:
+        assert not (outside / "made").exists()
+        assert "not run outside it: the user said no" in text
+
+
+@needs_bwrap
+def test_on_request_the_model_asks_with_a_reason_and_the_user_decides(senv: SmithEnv) -> None:
+    project = senv.make_project()
+    outside = senv.root / "outside"
+    outside.mkdir()
+    ask = {"command": f"touch {outside}/made", "unsandboxed": True, "reason": "to install"}
+    model = _calls(senv, {"name": "bash", "arguments": ask})
+    rpc = Rpc(senv, project, "--model", model, "--approval", "on-request")
+    try:
+        rpc.call("prompt", {"text": "go"})
+        asked = _asked(rpc)
+        assert (
+            "outside the sandbox, with all of your rights (to install)" in asked["params"]["text"]
+        )
+        _respond(rpc, asked["id"], result={"choice": "yes"})
+        rpc.call("wait_idle")
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+    assert (outside / "made").exists()
+
+
+def test_unsandboxed_is_offered_only_on_request() -> None:
+    from smith.effects import builtin_tools
+
+    bash = builtin_tools()["bash"]
+    assert bash.tuned is not None
+    plain = bash.tuned({"bash.unsandboxed": 0}).parameters["properties"]
+    asking = bash.tuned({"bash.unsandboxed": 1}).parameters["properties"]
+    assert "unsandboxed" not in plain and {"unsandboxed", "reason"} <= set(asking)
+
+
+def test_the_model_is_told_the_sandbox_and_the_approval_policy(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    r = smith("context", "--json", "--approval", "untrusted", cwd=project)
+    assert r.code == 0, r.err
+    (env,) = [p["text"] for p in json.loads(r.out)["parts"] if p["name"] == "environment"]
+    assert "Approval: untrusted; the user approves each bash, write and edit call first" in env
+    assert "Sandbox: " in env
+
+
+def test_the_approval_plugin_cannot_be_turned_off(tmp_path: Path) -> None:
+    from smith.config import resolve
+    from smith.diagnostics import SmithError
+    from smith.sdk import resolve_plugins
+
+    env = {"SMITH_HOME": str(tmp_path / "d"), "SMITH_CONFIG_HOME": str(tmp_path / "c"),
+           "SMITH_PLUGINS_DISABLED": "approval"}  # fmt: skip
+    with pytest.raises(SmithError) as caught:
+        resolve_plugins(resolve(env=env, flags={}, cwd=str(tmp_path)))
+    assert "approval never" in caught.value.diagnostic.why
