@@ -36,12 +36,12 @@ TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
     from smith.effects._journal import bounded as bounded
-    from smith.effects.tools._rg import list_files as list_files
+    from smith.effects.tools import list_files as list_files
 
 
 _LAZY = {
     "bounded": "smith.effects._journal",
-    "list_files": "smith.effects.tools._rg",
+    "list_files": "smith.effects.tools",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY)
