@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Static
@@ -52,16 +53,20 @@ class CompletionList(Static):
     }
 
     def show(self, matches: list[Match], chosen: int, note: str) -> None:
-        match = self.get_component_rich_style("completion--match")
-        picked = self.get_component_rich_style("completion--chosen")
+        # Only the colour of a match and the background of the chosen row, so that a
+        # chosen row's matches keep both.
+        found = self.get_component_rich_style("completion--match")
+        match = Style(color=found.color, bold=found.bold)
+        chosen_style = self.get_component_rich_style("completion--chosen")
+        picked = Style(bgcolor=chosen_style.bgcolor, bold=chosen_style.bold)
         rows: list[Text] = []
         for i, (path, positions) in enumerate(matches):
             row = Text("▸ " if i == chosen else "  ")
             row.append(path)
-            for at in positions:
-                row.stylize(match, at + 2, at + 3)
             if i == chosen:
                 row.stylize(picked)
+            for at in positions:
+                row.stylize(match, at + 2, at + 3)
             rows.append(row)
         if note:
             rows.append(Text(note, style=self.get_component_rich_style("completion--note")))
