@@ -148,3 +148,34 @@ def test_escape_with_the_list_open_does_not_abort_the_work(senv: SmithEnv) -> No
         session.close()
 
     run(main())
+
+
+def test_opening_on_a_stale_list_reads_it_again_and_keeps_the_choice(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A file made after the list was read (by a turn, say) is offered once the list is
+    opened again on a stale list; the old list shows until the new one is in."""
+    from smith.frontends.tui import _files
+
+    monkeypatch.setattr(_files, "FRESH", 0.0)  # every opening finds the list stale
+
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            completion = app.editor.completion
+            await pilot.press("@")
+            await _listed(pilot, app)
+            held: list[Any] = []  # the next reading, run when the test says
+            completion.files._spawn = lambda work, then: held.append((work, then))
+            (tmp_path / "project" / "new.txt").write_text("fresh\n")
+            await pilot.press("space", "@")
+            assert completion.files.reading and len(held) == 1
+            assert "new.txt" not in _shown(app) and completion.list.has_class("shown")
+            await pilot.press("down")
+            chosen = _shown(app)[completion.chosen]
+            work, then = held.pop()
+            then(work())
+            assert not completion.files.reading
+            assert "new.txt" in _shown(app) and _shown(app)[completion.chosen] == chosen
+
+    run(main())

@@ -99,8 +99,9 @@ class PathCompletion:
 
     # -- following the text --------------------------------------------------------
 
-    def update(self) -> None:
-        """Show the matches of the `@` word at the cursor, or hide the list."""
+    def update(self, *, keep: bool = False) -> None:
+        """Show the matches of the `@` word at the cursor, or hide the list (`keep`: the
+        chosen path stays chosen if it is still there, as when a new list arrives)."""
         found = self._current_word()
         if found is None:
             self._dismissed = None
@@ -115,22 +116,24 @@ class PathCompletion:
         ctx = self._context()
         if ctx is not None and (self.files.listing is None or (opening and self.files.stale())):
             self.files.start(ctx, self._arrived)
-        self._show(query)
+        self._show(query, keep)
 
-    def _show(self, query: str) -> None:
+    def _show(self, query: str, keep: bool = False) -> None:
         listing = self.files.listing
         if listing is None:
             self.matches = []
             self.list.show([], 0, "listing files…")
             return
+        before = self.matches[self.chosen][0] if keep and self.matches else None
         self.matches = listing.index.top(query, SHOWN, skip=query)
-        self.chosen = 0
+        paths = [path for path, _ in self.matches]
+        self.chosen = paths.index(before) if before in paths else 0
         note = listing.note or ("" if self.matches else f"no path matches '{query}'")
         self.list.show(self.matches, self.chosen, note)
 
     def _arrived(self, listing: Listing) -> None:
         if self.shown:
-            self.update()
+            self.update(keep=True)
 
     def _current_word(self) -> tuple[int, int, int, str] | None:
         """(row, start, end, query) of the word starting with `@` around the cursor,
