@@ -13,8 +13,8 @@ ignoring case unless the query has a capital letter (smart case). The best match
   above `editor/x/y.md`), and matching the basename's first character another;
 - equal scores go to the shorter path, then the alphabetically first.
 
-Scoring every path in Python costs about 5 ms per 1,000 paths, far over the budget at
-100,000 (50 ms for the first suggestions), so frizbee (a SIMD Smith-Waterman matcher in
+Scoring every path in Python costs about 1.5 ms per 1,000 paths, 150 ms at 100,000, three
+times the budget (50 ms for the first suggestions), so frizbee (a SIMD Smith-Waterman matcher in
 Rust, with fzf-like bonuses) ranks the whole list twice, once by whole path and once by
 basename, and only the best `PREFILTER` of each are scored here; benchmarks/bench_complete.py
 measures it against a plain substring filter of the same list.
