@@ -179,3 +179,22 @@ def test_opening_on_a_stale_list_reads_it_again_and_keeps_the_choice(
             assert "new.txt" in _shown(app) and _shown(app)[completion.chosen] == chosen
 
     run(main())
+
+
+def test_a_path_wider_than_the_screen_is_one_row_showing_its_end(tmp_path: Path) -> None:
+    deep = tmp_path / "project" / ("a_long_directory_name/" * 6)
+    deep.mkdir(parents=True)
+    (deep / "target.py").write_text("x\n")
+
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=(60, 20)) as pilot:
+            await pilot.press("@")
+            await _listed(pilot, app)
+            await pilot.press(*"target")
+            rows = _rows(app)
+            assert rows[0].startswith("▸ …") and rows[0].endswith("_directory_name/target.py")
+            assert max(map(len, rows)) <= 60  # and each path a row of its own:
+            assert app.editor.completion.list.size.height == len(_shown(app)) == len(rows)
+
+    run(main())

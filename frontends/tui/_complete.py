@@ -40,7 +40,10 @@ class CompletionList(Static):
     """The matches, one a row, the chosen one marked; a note row below when needed."""
 
     DEFAULT_CSS = """
-    CompletionList { height: auto; display: none; background: $panel; padding: 0 1; }
+    CompletionList {
+        height: auto; display: none; background: $panel; padding: 0 1;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     CompletionList.shown { display: block; }
     CompletionList > .completion--match { color: $accent; text-style: bold; }
     CompletionList > .completion--chosen { background: $boost; text-style: bold; }
@@ -60,13 +63,16 @@ class CompletionList(Static):
         chosen_style = self.get_component_rich_style("completion--chosen")
         picked = Style(bgcolor=chosen_style.bgcolor, bold=chosen_style.bold)
         rows: list[Text] = []
+        room = max(16, self.app.size.width - 6)  # a longer path shows its end: …/name.py
         for i, (path, positions) in enumerate(matches):
+            cut = max(0, len(path) - room)
             row = Text("▸ " if i == chosen else "  ")
-            row.append(path)
+            row.append(f"…{path[cut + 1 :]}" if cut else path)
             if i == chosen:
                 row.stylize(picked)
             for at in positions:
-                row.stylize(match, at + 2, at + 3)
+                if at > cut:
+                    row.stylize(match, at - cut + 2, at - cut + 3)
             rows.append(row)
         if note:
             rows.append(Text(note, style=self.get_component_rich_style("completion--note")))
