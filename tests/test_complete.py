@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from smith.effects import ToolContext, builtin_tools, list_files
-from smith.frontends.tui._files import read_listing
+from smith.frontends.tui._files import Listing, ProjectFiles, read_listing
 from smith.frontends.tui._fuzzy import PathIndex, score
 from smith.runtime import mentionable
 from smith.runtime._attach import mentions
@@ -115,3 +116,16 @@ def test_the_best_match_is_found_among_many_weaker_ones() -> None:
     noise = [f"editor/d{i}/{n}.md" for i in range(300) for n in ("x", "y")]
     paths = [*noise, "deep/down/frontends/tui/_editor.py"]
     assert PathIndex(paths).top("editor.py", 1)[0][0] == "deep/down/frontends/tui/_editor.py"
+
+
+def test_a_list_is_stale_after_three_seconds_or_ten_times_its_reading() -> None:
+    files = ProjectFiles(lambda work, then: None)
+    assert files.stale()  # none yet
+    quick = Listing(PathIndex([]), 0, False, took=0.01)
+    slow = Listing(PathIndex([]), 0, False, took=1.5)
+    for listing, fresh_at, stale_at in ((quick, 2.0, 3.5), (slow, 14.0, 15.5)):
+        files.listing = listing
+        listing.read_at = time.monotonic() - fresh_at
+        assert not files.stale()
+        listing.read_at = time.monotonic() - stale_at
+        assert files.stale()

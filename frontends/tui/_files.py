@@ -8,8 +8,11 @@ paths an `@PATH` can name are kept (smith.runtime.mentionable: no whitespace or 
 them, no punctuation the mention parser leaves off at the end); the rest could never be
 attached, so completing them would only mislead. Reading it runs in a thread, never on
 the app's loop; `ProjectFiles` keeps the latest list and reads a new one when completion
-opens on a list older than FRESH seconds (a turn that created files is seen at the next
-`@` after it), showing the old one until the new one is ready.
+opens on a stale list, showing the old one until the new one is ready: older than FRESH
+seconds, or in a tree so large that reading it took more than a tenth of FRESH, older
+than ten times that (a 100,000-file tree takes about 1.5 s, so it is read again at most
+every 15 s, not on every `@`). A turn that created files is seen at the next `@` after
+that.
 """
 
 from __future__ import annotations
@@ -25,17 +28,21 @@ if TYPE_CHECKING:
 
 MAX_FILES = 200_000  # files listed at most (a note says so when a tree has more)
 FRESH = 3.0  # seconds a list is reused before opening completion reads it again
+SLOWER = 10  # ... or this many times as long as reading it took, if that is longer
 
 
 class Listing:
     """One reading of the project's paths, ready to match."""
 
-    def __init__(self, index: PathIndex, files: int, cut: bool, problem: str = "") -> None:
+    def __init__(
+        self, index: PathIndex, files: int, cut: bool, problem: str = "", took: float = 0.0
+    ) -> None:
         self.index = index
         self.files = files  # how many files (the index also holds their directories)
         self.cut = cut  # the tree has more than MAX_FILES files
         self.problem = problem  # why there is no list (rg failed), or ""
         self.read_at = time.monotonic()
+        self.took = took  # seconds the reading took
 
     @property
     def note(self) -> str:
@@ -52,6 +59,7 @@ def read_listing(ctx: ToolContext, limit: int = MAX_FILES) -> Listing:
     from smith.effects import ToolError, list_files
     from smith.runtime import mentionable
 
+    start = time.monotonic()
     try:
         files, cut = list_files(ctx, limit)
     except (ToolError, OSError) as exc:
@@ -66,7 +74,8 @@ def read_listing(ctx: ToolContext, limit: int = MAX_FILES) -> Listing:
                 break
             directories.add(parent)
             slash = path.rfind("/", 0, slash)
-    return Listing(PathIndex(kept + [d for d in directories if mentionable(d)]), len(kept), cut)
+    index = PathIndex(kept + [d for d in directories if mentionable(d)])
+    return Listing(index, len(kept), cut, took=time.monotonic() - start)
 
 
 Spawn = Callable[[Callable[[], Listing], Callable[[Listing], None]], None]
@@ -84,7 +93,10 @@ class ProjectFiles:
         self.reading = False
 
     def stale(self) -> bool:
-        return self.listing is None or time.monotonic() - self.listing.read_at > FRESH
+        listing = self.listing
+        if listing is None:
+            return True
+        return time.monotonic() - listing.read_at > max(FRESH, SLOWER * listing.took)
 
     def start(self, ctx: ToolContext, done: Callable[[Listing], None]) -> None:
         """Read the list again unless a reading is under way; `done` is called with it."""
