@@ -198,3 +198,27 @@ def test_a_path_wider_than_the_screen_is_one_row_showing_its_end(tmp_path: Path)
             assert app.editor.completion.list.size.height == len(_shown(app)) == len(rows)
 
     run(main())
+
+
+def test_while_it_works_tab_and_enter_accept_rather_than_queue_or_steer(
+    senv: SmithEnv,
+) -> None:
+    """While the agent works Tab queues a follow-up and Enter steers, but not while the
+    list shows matches: then they take the path, and the queue stays empty."""
+    app, session, _ = _scripted_app(senv, [{"text": "working", "delay_ms": 1500}])
+    (senv.root / "project" / "plan.md").write_text("the plan\n")
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"go", "enter", "@")
+            await _listed(pilot, app)
+            assert app.runtime is not None and app.runtime.busy
+            await pilot.press(*"pla", "tab")
+            assert app.editor.text == "@plan.md " and not app.runtime.status()["queue"]
+            await pilot.press("backspace", "backspace", "backspace", "backspace", "enter")
+            assert app.editor.text == "@plan.md " and not app.runtime.status()["queue"]
+            assert app.runtime.busy  # all of it while the agent worked
+            await _settle(app)
+        session.close()
+
+    run(main())
