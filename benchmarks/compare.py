@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import (
     bench_cbor,
+    bench_complete,
     bench_config,
     bench_editor,
     bench_memory,
@@ -76,6 +77,7 @@ def main() -> int:
     )
     print(bench_tui.line(bench_tui.figures()))
     print(bench_editor.line(bench_editor.figures()))
+    print(bench_complete.line(bench_complete.figures()))
     print(bench_vcs.line(bench_vcs.figures()))
     print(bench_memory.line(bench_memory.figures()))
     print(bench_sandbox.line(bench_sandbox.figures()))

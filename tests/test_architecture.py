@@ -22,6 +22,7 @@ ALLOWED = {
     "kdl": ["smith/config/_kdl.py"],
     "cbor2": ["smith/session", "smith/_fast"],
     "zstandard": ["smith/session", "smith/_fast"],
+    "frizbee": ["frontends/tui/_fuzzy.py"],
 }
 
 

@@ -163,3 +163,22 @@ def test_editor_with_a_collapsed_paste(snap_compare: Any, tmp_path: Path) -> Non
         await pilot.pause()
 
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=write)
+
+
+def test_the_completion_list(snap_compare: Any, tmp_path: Path) -> None:
+    """`@a` typed: the paths with an a above the editor, best first, the matched
+    characters highlighted and the first one chosen."""
+    (tmp_path / "project" / "docs").mkdir(parents=True)
+    (tmp_path / "project" / "docs" / "manual.md").write_text("# manual\n")
+    app = _app(tmp_path)
+
+    async def complete(pilot: Any) -> None:
+        _steady(pilot.app)
+        await pilot.press(*"explain", "space", "@")
+        files = pilot.app.editor.completion.files
+        while files.reading or files.listing is None:
+            await pilot.pause(0.01)
+        await pilot.press("a")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=complete)

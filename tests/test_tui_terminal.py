@@ -315,3 +315,32 @@ def test_an_approval_is_the_apps_overlay_and_escape_denies(tmux: Tmux, senv: Smi
     assert not (tmux.root / "second.txt").exists()
     tmux("send-keys", "-t", "s", "C-d")
     _restored(tmux)
+
+
+def test_at_completes_a_path_and_the_file_goes_with_the_message(tmux: Tmux, senv: SmithEnv) -> None:
+    """`@` and part of a name show the list; Tab takes the best match into the input and
+    Enter sends it: the scripted model's request carries the file's content."""
+    import json
+
+    log = senv.root / "requests.jsonl"
+    script = senv.root / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "ok"}], "requests_log": str(log)}))
+    (tmux.root / "src").mkdir()
+    (tmux.root / "src" / "widget_factory.py").write_text("MARKER = 'the factory makes widgets'\n")
+    tmux("send-keys", "-t", "s", f"smith --model scripted:{script}", "Enter")
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
+    tmux("send-keys", "-t", "s", "-l", "explain @wfac")
+    assert tmux.wait(lambda: "▸ src/widget_factory.py" in tmux.screen()), tmux.screen()
+    tmux("send-keys", "-t", "s", "Tab")
+    assert tmux.wait(lambda: "explain @src/widget_factory.py" in tmux.screen()), tmux.screen()
+    assert "▸ src/widget_factory.py" not in tmux.screen()  # accepted: the list is gone
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: log.exists() and "ok" in tmux.screen()), tmux.screen()
+    (request,) = _requests_of(log)
+    users = [m for m in request["messages"] if m["role"] == "user" and not m.get("context")]  # type: ignore[attr-defined]
+    said = [p["text"] for m in users for p in m["content"]]  # type: ignore[index]
+    assert said[0] == "explain @src/widget_factory.py"
+    assert said[1].startswith('<attached path="src/widget_factory.py"')
+    assert "the factory makes widgets" in said[1]
+    tmux("send-keys", "-t", "s", "C-d")
+    _restored(tmux)

@@ -512,3 +512,42 @@ def test_a_question_in_the_browser_is_the_apps_overlay(
             browser.close()
     assert _gone([pid]), "the app outlived its page"
     assert served.stop() == 0
+
+
+def test_at_completes_a_path_in_the_browser(serve: Callable[..., Served], senv: SmithEnv) -> None:
+    """The completion list is the app's own, so the browser's terminal shows it too: `@`
+    and part of a name list the file, Tab takes it, Enter sends it as completed (what was
+    sent is the project's prompt history)."""
+    assert shutil.which(CHROMIUM), "chromium is needed for the browser test (.ci/run installs it)"
+    from playwright.sync_api import sync_playwright
+
+    served = serve("--model", "demo")
+    timeout = DEADLINE * 1000
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.route(re.compile(rf"^(?!{re.escape(served.origin)}/)"), lambda r: r.abort())
+            page.add_init_script(TAP)
+            page.goto(served.url)
+            page.wait_for_function("smithScreen().includes('Ask smith')", timeout=timeout)
+            (pid,) = served.apps()
+            page.focus(".xterm-helper-textarea")
+            page.keyboard.type("read @hello-fr")
+            # The rest of the name, unmatched, is drawn only by the list.
+            page.wait_for_function("smithScreen().includes('om-the-browser.txt')", timeout=timeout)
+            page.keyboard.press("Tab")
+            page.keyboard.press("Enter")
+            history = Path(senv.env["SMITH_HOME"]) / "history"
+            deadline = time.monotonic() + DEADLINE
+            while not list(history.glob("*.jsonl")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            page.close()
+        finally:
+            browser.close()
+    assert _gone([pid]), "the app outlived its page"
+    assert served.stop() == 0
+    (sent,) = history.glob("*.jsonl")
+    assert [json.loads(line)["text"] for line in sent.read_text().splitlines()] == [
+        "read @hello-from-the-browser.txt"
+    ]

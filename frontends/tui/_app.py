@@ -232,9 +232,9 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             self._send(text, event.mode)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While an overlay is open it owns the keys: the app's own actions step aside
-        (Escape then closes the overlay instead of aborting)."""
-        overlay = len(self.screen_stack) > 1
+        """While an overlay (or for Escape, the editor's completion list) is open it owns
+        the keys: the app's own actions step aside (Escape closes it instead of aborting)."""
+        overlay = len(self.screen_stack) > 1 or (action == "abort" and self.editor.completion.shown)
         blocked = ("abort", "latest", "eof", "command", "search", "expand", "history_search")
         return not (overlay and action in blocked)
 

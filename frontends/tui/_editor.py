@@ -5,7 +5,8 @@ terminal reports it, insert a newline. The editor grows with its content up to
 `max_lines` rows (tui.editor.max-lines), then scrolls. `/na` shows the rest of the first
 command named so as a suggestion (Right arrow takes it). A paste of more than
 `PASTE_LINES` lines is shown as one chip (`[pasted 120 lines]`) and sent whole: `value`
-is the text with every chip still in it replaced by its paste.
+is the text with every chip still in it replaced by its paste. `@` completes project
+paths (`completion`, _complete).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from ._complete import PathCompletion
 from ._history import PromptHistory
 
 PASTE_LINES = 5  # a paste of more lines than this is shown collapsed
@@ -89,10 +91,18 @@ class Editor(TextArea):
         self.prompts = history if history is not None else PromptHistory(None)
         self._walk: int | None = None  # the history entry shown, while walking it
         self._draft: tuple[str, dict[str, str]] = ("", {})  # the editor's before a walk
+        self.completion = PathCompletion(self)
 
     def on_mount(self) -> None:
         # The border takes a row above and below the text.
         self.styles.max_height = self.max_lines + 2
+        self.completion.mount()
+
+    def on_text_area_changed(self) -> None:
+        self.completion.update()
+
+    def on_text_area_selection_changed(self) -> None:
+        self.completion.update()
 
     # -- the text ----------------------------------------------------------------------
 
@@ -158,7 +168,10 @@ class Editor(TextArea):
         if self.read_only:
             return
         mode = self.submit_keys.get(event.key)
-        if mode is not None and (event.key not in WHILE_BUSY or self._busy()):
+        if self.completion.key(event.key):  # the open list's keys come first
+            event.stop()
+            event.prevent_default()
+        elif mode is not None and (event.key not in WHILE_BUSY or self._busy()):
             event.stop()
             event.prevent_default()  # not TextArea's newline
             sent = self.Submitted(self, self.text, dict(self.pastes), mode)

@@ -25,6 +25,7 @@ __all__ = [
     "ToolSpec",
     "bounded",
     "builtin_tools",
+    "list_files",
     "lost_result",
     "prune_outputs",
     "run_tool",
@@ -39,12 +40,14 @@ if TYPE_CHECKING:
     from smith.effects._journal import bounded as bounded
     from smith.effects._sandbox import Sandbox as Sandbox
     from smith.effects._sandbox import unavailable as sandbox_unavailable
+    from smith.effects.tools import list_files as list_files
 
 
 _LAZY = {
     "bounded": "smith.effects._journal",
     "Sandbox": "smith.effects._sandbox",
     "sandbox_unavailable": "smith.effects._sandbox",
+    "list_files": "smith.effects.tools",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY, {"sandbox_unavailable": "unavailable"})

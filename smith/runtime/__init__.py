@@ -77,6 +77,7 @@ __all__ = [
     "context_table",
     "entered_name",
     "format_cost",
+    "mentionable",
     "model_setting",
     "named_session",
     "ops",
@@ -93,12 +94,14 @@ __all__ = [
 TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
+    from smith.runtime._attach import mentionable as mentionable
     from smith.runtime._compaction import context_limit as context_limit
     from smith.runtime._prompt import context_table as context_table
     from smith.runtime._templates import Template as Template
 
 
 _LAZY = {
+    "mentionable": "smith.runtime._attach",
     "context_limit": "smith.runtime._compaction",
     "context_table": "smith.runtime._prompt",
     "Template": "smith.runtime._templates",

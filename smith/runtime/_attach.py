@@ -44,6 +44,8 @@ ATTACH_FAILED = DiagnosticKind(
 
 _MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
 _TRAILING = ".,;:!?)]}'\""
+# A path `@PATH` can name: what _MENTION takes whole, not ending in what it leaves off.
+_MENTIONABLE = re.compile(r"[^\s@]*[^\s@" + re.escape(_TRAILING) + "]")
 
 Part = dict[str, Any]
 Attached = dict[str, object]
@@ -57,6 +59,12 @@ def mentions(text: str) -> list[str]:
         if path:
             found.setdefault(path, None)
     return list(found)
+
+
+def mentionable(path: str) -> bool:
+    """Whether `@path` names `path` (no whitespace or @ in it, no punctuation the
+    parser leaves off at its end): the app completes only such paths."""
+    return _MENTIONABLE.fullmatch(path) is not None
 
 
 async def attachments(rt: LoopContext, text: str) -> tuple[list[Part], list[Attached]]:
@@ -99,4 +107,4 @@ def _read(rt: LoopContext, path: str) -> tuple[Part, Attached] | str:
     return part, note
 
 
-__all__ = ["ATTACH_FAILED", "attachments", "mentions"]
+__all__ = ["ATTACH_FAILED", "attachments", "mentionable", "mentions"]

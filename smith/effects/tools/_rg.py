@@ -1,4 +1,5 @@
-"""Running ripgrep (the `ripgrep` wheel ships the rg binary) for find and grep.
+"""Running ripgrep (the `ripgrep` wheel ships the rg binary) for find and grep, and the
+project file list the app completes `@` paths from (`list_files`).
 
 rg runs in the call's working directory with the searched path given relative to it, so
 the paths it prints are relative to where the model is working (after a leading ./), the
@@ -93,3 +94,28 @@ def relative(path: str) -> str:
 def text(raw: bytes) -> str:
     """rg's bytes as text; file names that are not UTF-8 keep their bytes as \\xNN."""
     return raw.decode("utf-8", "backslashreplace")
+
+
+def list_files(ctx: ToolContext, limit: int) -> tuple[list[str], bool]:
+    """The files under the working directory as the find tool sees them (hidden files
+    included, .git and what .gitignore or tools.ignore ignore left out), relative to it,
+    in rg's order: at most `limit`, and whether there were more."""
+    cwd = os.path.realpath(ctx.cwd)
+    excludes = [a for p in ctx.ignore for a in ("--glob", "!" + p.rstrip("/"))]
+    argv = [binary(), *COMMON, *excludes, "--files", "--null", "--", "."]
+    paths: list[str] = []
+    rest = b""
+    cut = False
+    with subprocess.Popen(
+        argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as proc:
+        assert proc.stdout is not None
+        while chunk := os.read(proc.stdout.fileno(), 1 << 16):
+            *names, rest = (rest + chunk).split(b"\0")
+            paths += (relative(text(name)) for name in names)
+            if len(paths) > limit:
+                cut = True
+                proc.kill()
+                break
+        proc.wait()
+    return paths[:limit], cut
