@@ -23,6 +23,7 @@ from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.runtime._hooks import present, review_calls
 from smith.runtime._host import AUTHORISED
+from smith.runtime._images import resolve
 from smith.runtime._notes import record_instructions
 from smith.runtime._response import Response
 from smith.session import calls_pair, new_id
@@ -138,7 +139,8 @@ async def stream_assistant(rt: LoopContext) -> tuple[dict[str, Any], End]:
     gen = rt.current
     request = Request(
         model=gen.model_id,
-        messages=rt.secrets.redact(provider_context(rt)),  # type: ignore[arg-type]
+        # Image parts name their session blob; the bytes are put in for this request only.
+        messages=resolve(rt.session, rt.secrets.redact(provider_context(rt))),  # type: ignore[arg-type]
         system=str(rt.secrets.redact(gen.system_prompt)),
         tools=[t.definition() for t in gen.tools],
         settings={**gen.settings, "thinking": gen.thinking},
