@@ -17,7 +17,7 @@ from smith.diagnostics import SmithError
 from smith.runtime import Image, Limits, load_image, ops
 from smith.runtime._images import resolve, sniff
 from smith.session import Session
-from tests.runtime_kit import Fake, Gate, World, messages, run, say
+from tests.runtime_kit import Fake, Gate, World, call, messages, run, say
 
 
 def png(width: int = 2, height: int = 2, *, seed: int = 0, pad: int = 0) -> bytes:
@@ -283,3 +283,84 @@ def test_blob_frames_survive_fork_and_are_ignored_when_damaged(tmp_path: Path) -
     fork.close()
     session.close()
     assert Session.load(str(tmp_path / "f.smith")).blobs.get(digest) == ("image/png", png())
+
+
+# -- the read tool and @path -------------------------------------------------------------
+
+
+def _shot(world: World, data: bytes | None = None) -> bytes:
+    data = png(seed=7) if data is None else data
+    (world.project / "shot.png").write_bytes(data)
+    return data
+
+
+def _result(session: Session) -> dict[str, Any]:
+    (result,) = [m for m in messages(session) if m["role"] == "tool_result"]
+    return result
+
+
+def test_read_returns_an_image_to_a_model_that_takes_images(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    data = _shot(world)
+    provider = Seeing(call(("read", {"path": "shot.png"})), say("a red pixel"))
+    world.converse(provider)
+    recorded = _result(world.session)
+    text, part = recorded["content"]
+    assert text["text"] == f"[shot.png: image/png image, {len(data)} B]"
+    assert part["blob"] == world.session.blobs.put(data, "image/png")
+    assert recorded["details"]["image"] == "image/png"
+    # The next request carries the bytes in the tool result.
+    sent = provider.requests[1].messages[-1]
+    assert sent["role"] == "tool_result"
+    (image,) = _image_parts(sent)
+    assert base64.b64decode(image["data"]) == data
+    # The effect record holds no bytes: the blob holds them, once.
+    completions = [e for e in world.session.entries("effect_completion")]
+    assert all(not isinstance(v, bytes) and len(str(v)) < 600 for v in
+               (e.content for e in completions))  # fmt: skip
+    assert data not in str(completions[0].content).encode()
+
+
+def test_read_tells_a_model_without_image_input_why_it_sees_no_image(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    _shot(world)
+    provider = Fake(call(("read", {"path": "shot.png"})), say("ok"))
+    world.converse(provider)
+    recorded = _result(world.session)
+    (text,) = recorded["content"]
+    assert (
+        "the image itself is not shown: the model fake:m does not take image input"
+        in (text["text"])
+    )
+    assert len(world.session.blobs) == 0
+
+
+def test_read_refuses_an_image_over_the_bound(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    _shot(world, png(pad=4000))
+    provider = Seeing(call(("read", {"path": "shot.png"})), say("ok"))
+
+    async def main() -> None:
+        rt = world.runtime(provider)
+        rt.context.limits["images.max-bytes"] = 1024
+        rt.prompt("go")
+        await rt.wait_idle()
+
+    run(main)
+    recorded = _result(world.session)
+    assert recorded["is_error"]
+    assert "over images.max-bytes (1 KB); it was not read" in recorded["content"][0]["text"]
+
+
+def test_an_at_path_to_an_image_attaches_the_image(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    data = _shot(world)
+    provider = Seeing(say("seen"))
+    world.converse(provider, prompts=["what is in @shot.png?"])
+    (user,) = [m for m in provider.requests[0].messages if m["role"] == "user"
+               and not m.get("context")]  # fmt: skip
+    text, image = user["content"]
+    assert text["text"] == "what is in @shot.png?"
+    assert base64.b64decode(image["data"]) == data
+    (message,) = [m for m in messages(world.session) if m["role"] == "user"]
+    assert message["attached"] == [{"path": "shot.png", "image": "image/png", "bytes": len(data)}]

@@ -35,14 +35,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, Source
+from smith.media import IMAGE_SUFFIXES as SUFFIXES
+from smith.media import IMAGE_TYPES as MEDIA_TYPES
+from smith.media import human_size
+from smith.media import image_type as sniff
 
 if TYPE_CHECKING:
     from smith.diagnostics import Surface
     from smith.session import Session
 
 MAX_BYTES = 5 * 1024 * 1024  # default of images.max-bytes
-MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 
 IMAGE_UNREADABLE = DiagnosticKind(
     "input.image-unreadable",
@@ -193,30 +195,9 @@ def load_image(
     return Image(image.data, image.media_type, name)
 
 
-def sniff(data: bytes) -> str | None:
-    """The media type `data` starts as (PNG, JPEG, GIF, WebP); None for anything else."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
 def looks_like_image_path(text: str) -> bool:
     """Whether `text` names an image file by its suffix (the app's paste and typed paths)."""
     return text.lower().endswith(SUFFIXES)
-
-
-def human_size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{round(n / 1024)} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
 
 
 def model_inputs(provider: object) -> tuple[str, ...]:
