@@ -220,15 +220,18 @@ def takes_images(provider: object) -> bool:
     return "image" in model_inputs(provider)
 
 
-def refuse(images: Sequence[Image], provider: object, model: str, surface: Surface) -> None:
-    """Raise IMAGES_REFUSED when there are images and the model does not take them."""
+def refuse(
+    images: Sequence[Image], provider: object, model: str, surface: Surface, where: str = "prompt"
+) -> None:
+    """Raise IMAGES_REFUSED when there are images and the model does not take them;
+    `where`: what gave them (`--image`, the prompt)."""
     if not images or takes_images(provider):
         return
     count = f"{len(images)} image" + ("s" if len(images) > 1 else "")
     names = ", ".join(image.name for image in images)
     raise IMAGES_REFUSED.error(
         value=names,
-        source=Source(surface, "prompt"),
+        source=Source(surface, where),
         count=f"{count} ({names})",
         model=model,
         inputs=", ".join(model_inputs(provider)),
