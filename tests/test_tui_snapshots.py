@@ -163,3 +163,22 @@ def test_editor_with_a_collapsed_paste(snap_compare: Any, tmp_path: Path) -> Non
         await pilot.pause()
 
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=write)
+
+
+def test_editor_with_an_image_chip(snap_compare: Any, tmp_path: Path) -> None:
+    """A typed question with a pasted image path: the editor shows the image as a chip
+    naming the file and its size."""
+    from textual import events
+
+    from tests.test_images import png
+
+    app = _app(tmp_path)
+    (tmp_path / "project" / "shot.png").write_bytes(png(pad=34_000))
+
+    async def write(pilot: Any) -> None:
+        _steady(pilot.app)
+        await pilot.press(*"what", "space", *"is", "space", *"wrong", "space", *"here?", "space")
+        pilot.app.post_message(events.Paste("shot.png"))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=write)

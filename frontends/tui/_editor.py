@@ -5,13 +5,16 @@ terminal reports it, insert a newline. The editor grows with its content up to
 `max_lines` rows (tui.editor.max-lines), then scrolls. `/na` shows the rest of the first
 command named so as a suggestion (Right arrow takes it). A paste of more than
 `PASTE_LINES` lines is shown as one chip (`[pasted 120 lines]`) and sent whole: `value`
-is the text with every chip still in it replaced by its paste.
+is the text with every chip still in it replaced by its paste. An image (a pasted or
+typed path to an image file, or Ctrl+V of one on the system clipboard: `_images`) is a
+chip too (`[image 1: shot.png 34 KB]`); `message` gives the text to send, each image chip
+left as `[image N]`, and the images in the order their chips appear.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -19,6 +22,11 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from ._history import PromptHistory
+
+if TYPE_CHECKING:
+    from smith.runtime import Image
+
+    from ._images import ImageInput
 
 PASTE_LINES = 5  # a paste of more lines than this is shown collapsed
 NEWLINE_KEYS = ("ctrl+j", "shift+enter")
@@ -56,6 +64,8 @@ class Editor(TextArea):
         history: PromptHistory | None = None,
         placeholder: str = "",
         id: str | None = None,
+        images: ImageInput | None = None,
+        notice: Callable[[str], None] = lambda text: None,
     ) -> None:
         super().__init__(
             soft_wrap=True,
@@ -69,9 +79,13 @@ class Editor(TextArea):
         self.submit_keys = {"enter": "prompt", **(submit_keys or {})}
         self.max_lines = max_lines
         self.pastes: dict[str, str] = {}  # chip -> the text it stands for
+        self.images: dict[str, Image] = {}  # chip -> the image it stands for
+        self.image_input = images  # where images come from (None: no images)
+        self.notice = notice  # tells the user why an image was not attached
+        self._numbered = 0  # the last image number given in this message
         self.prompts = history if history is not None else PromptHistory(None)
         self._walk: int | None = None  # the history entry shown, while walking it
-        self._draft: tuple[str, dict[str, str]] = ("", {})  # the editor's before a walk
+        self._draft: tuple[str, dict[str, str], dict[str, Image]] = ("", {}, {})  # before a walk
 
     def on_mount(self) -> None:
         # The border takes a row above and below the text.
@@ -88,6 +102,8 @@ class Editor(TextArea):
     def value(self, text: str) -> None:
         self._walk = None
         self.pastes.clear()
+        self.images.clear()
+        self._numbered = 0
         self.load_text(text)
         self.move_cursor(self.document.end)
 
@@ -98,6 +114,82 @@ class Editor(TextArea):
 
     def clear_text(self) -> None:
         self.value = ""
+
+    def message(self, text: str) -> tuple[str, tuple[Image, ...]]:
+        """`text` as sent (pastes expanded, each image chip left as `[image N]`) and the
+        images whose chips it holds, in the order they appear."""
+        found = sorted((text.find(chip), chip) for chip in self.images if chip in text)
+        for _, chip in found:
+            text = text.replace(chip, chip.split(":", 1)[0] + "]")
+        return self.expand_pastes(text), tuple(self.images[chip] for _, chip in found)
+
+    def restore(self, text: str, images: Sequence[Image]) -> None:
+        """Show again a message `message` gave (refused, say): each `[image N]` its chip."""
+        chips = {}
+        for n, image in enumerate(images, 1):
+            chip = f"[image {n}: {image.label()}]"
+            text = text.replace(f"[image {n}]", chip, 1) if f"[image {n}]" in text else text
+            chips[chip] = image
+        self.value = text
+        self.images.update(chips)
+        self._numbered = len(images)
+
+    def attach_image(self, image: Image) -> str:
+        """Show `image` as a chip at the cursor; the chip."""
+        self._numbered = self._numbered + 1 if self.images else 1
+        chip = f"[image {self._numbered}: {image.label()}]"
+        self.images[chip] = image
+        self._insert(chip)
+        return chip
+
+    def _image_from(self, text: str) -> bool:
+        """Attach the image file `text` names (a whole paste or word); False when it
+        names none. One that cannot be sent is a notice saying why."""
+        path = self.image_input.path_of(text) if self.image_input is not None else None
+        if path is None or self.image_input is None:
+            return False
+        found = self.image_input.load(path)
+        if isinstance(found, str):
+            self.notice(found)
+            return False
+        self.attach_image(found)
+        return True
+
+    def _image_word(self) -> None:
+        """The word just before the cursor, when it names an image file, becomes its chip."""
+        if self.image_input is None or not self.selection.is_empty:
+            return
+        row, column = self.cursor_location
+        line = self.document[row][:column]
+        start = max(line.rfind(" "), line.rfind("\t")) + 1
+        word = line[start:]
+        if "." not in word or word in self.images or word.startswith("@"):
+            return  # an @path is attached by the runtime, as a file or as an image
+        path = self.image_input.path_of(word)
+        if path is not None:
+            self.delete((row, start), (row, column))
+            if not self._image_from(word):
+                self._insert(word)  # kept as typed; the notice said why
+
+    def action_paste(self) -> None:
+        """Ctrl+V: an image from the system clipboard where one is reachable, else the
+        app's own clipboard text (TextArea's paste), with a notice saying why. The
+        clipboard is read in a worker, so a slow clipboard tool never stalls the app."""
+        if self.image_input is None or self.read_only:
+            super().action_paste()
+            return
+        self.run_worker(self._paste_image(), group="clipboard", exclusive=True)
+
+    async def _paste_image(self) -> None:
+        import asyncio
+
+        assert self.image_input is not None
+        found = await asyncio.to_thread(self.image_input.clipboard)
+        if isinstance(found, str):
+            self.notice(found)
+            super().action_paste()
+        else:
+            self.attach_image(found)
 
     def update_suggestion(self) -> None:
         """The rest of a command name, while the cursor ends a one-line `/na`."""
@@ -123,14 +215,15 @@ class Editor(TextArea):
         elif self._walk + 1 < len(self.prompts.entries):
             self._show_entry(self._walk + 2)
         else:
-            text, pastes = self._draft  # the walk ends where it began
+            text, pastes, images = self._draft  # the walk ends where it began
             self.value = text
             self.pastes.update(pastes)
+            self.images.update(images)
 
     def _show_entry(self, after: int) -> None:
         """Show the entry before index `after` (walking back from the newest)."""
         if self._walk is None:
-            self._draft = (self.text, dict(self.pastes))
+            self._draft = (self.text, dict(self.pastes), dict(self.images))
         walk = after - 1
         self.value = self.prompts.entries[walk]
         self._walk = walk
@@ -141,6 +234,8 @@ class Editor(TextArea):
         if self.read_only:
             return
         mode = self.submit_keys.get(event.key)
+        if mode is not None or event.key == "space":
+            self._image_word()  # a typed image path becomes its chip once it is whole
         if mode is not None:
             event.stop()
             event.prevent_default()  # not TextArea's newline
@@ -157,6 +252,8 @@ class Editor(TextArea):
         event.prevent_default()  # not TextArea's own insertion
         # Terminals paste line ends as CR (xterm) or CRLF: they are newlines here.
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        if self._image_from(text):  # the whole paste names an image file
+            return
         lines = len(text.splitlines())
         if lines <= PASTE_LINES:
             self._insert(text)
@@ -179,16 +276,19 @@ class Editor(TextArea):
             super().action_delete_right()
 
     def _delete_chip(self, *, before: bool) -> bool:
-        if self.read_only or not self.pastes or not self.selection.is_empty:
+        """Delete the paste or image chip next to the cursor whole; False if none is."""
+        chips = [*self.pastes, *self.images]
+        if self.read_only or not chips or not self.selection.is_empty:
             return False
         row, column = self.cursor_location
         line = self.document[row]
-        for chip in self.pastes:
+        for chip in chips:
             start = column - len(chip) if before else column
             if start >= 0 and line[start : start + len(chip)] == chip:
                 self.delete((row, start), (row, start + len(chip)))
                 if chip not in self.text:
-                    del self.pastes[chip]
+                    self.pastes.pop(chip, None)
+                    self.images.pop(chip, None)
                 return True
         return False
 
