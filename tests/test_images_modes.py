@@ -174,3 +174,27 @@ def test_rpc_refuses_images_for_a_text_model_and_records_nothing(senv: SmithEnv)
     (request,) = _requests(log)
     assert [m["content"] for m in _users(request)] == [[{"type": "text", "text": "hello"}]]
     assert os.path.getsize(_sessions(senv)[0]) < 20_000
+
+
+# -- replay ------------------------------------------------------------------------------
+
+
+def test_replay_shows_each_image_as_a_chip_and_needs_no_bytes_in_events(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    (project / "a.png").write_bytes(png(seed=1))
+    model, _ = _script(senv)
+    live = smith("eval", "--json", "--model", model, "--image", "a.png", "what is it?",
+                 cwd=project)  # fmt: skip
+    assert live.code == 0, live.err
+    sid = live.err.split("(", 1)[1].split(")", 1)[0]
+    shown = smith("replay", sid, "--instant", cwd=project)
+    assert shown.code == 0, shown.err
+    assert "> what is it?\n  [image 1: a.png 73 B]\n" in shown.out
+    replay = smith("replay", sid, "--json", "--instant", cwd=project)
+    (message,) = [e["message"] for e in map(json.loads, replay.out.splitlines())
+                  if e["type"] == "message_end" and e["message"]["role"] == "user"]  # fmt: skip
+    (image,) = [p for p in message["content"] if p["type"] == "image"]
+    assert set(image) == {"type", "media_type", "blob", "name", "bytes"}
+    assert len(replay.out) < 10_000
