@@ -364,3 +364,34 @@ def test_an_at_path_to_an_image_attaches_the_image(tmp_path: Path) -> None:
     assert base64.b64decode(image["data"]) == data
     (message,) = [m for m in messages(world.session) if m["role"] == "user"]
     assert message["attached"] == [{"path": "shot.png", "image": "image/png", "bytes": len(data)}]
+
+
+def test_dump_and_import_keep_the_blobs_and_stay_byte_identical(tmp_path: Path) -> None:
+    from smith.session import SessionStore, dump, import_jsonl
+
+    world = World(tmp_path)
+    provider = Seeing(say("seen"))
+
+    async def main() -> None:
+        rt = world.runtime(provider)
+        rt.prompt("look", (Image(png(seed=5), "image/png", "five.png"),))
+        await rt.wait_idle()
+
+    run(main)
+    lines = list(dump(world.session))
+    assert '"type":"blob"' in lines[-1]
+    path = tmp_path / "dump.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    world.session.close()
+    store = SessionStore(str(tmp_path / "home"))
+    imported = import_jsonl(str(path), store, keep_id=False)
+    (part,) = _image_parts(messages(imported)[0])
+    assert imported.blobs.get(part["blob"]) == ("image/png", png(seed=5))
+    again = list(dump(imported))
+    assert again[1:] == lines[1:]  # the header names the new id
+    # A blob whose bytes are not its digest is refused with the line.
+    bad = lines[-1].replace(part["blob"], "0" * 64)
+    path.write_text("\n".join([*lines[:-1], bad]) + "\n")
+    with pytest.raises(SmithError) as caught:
+        import_jsonl(str(path), store, keep_id=False)
+    assert "do not have the digest" in caught.value.diagnostic.what

@@ -79,6 +79,13 @@ class Blobs:
                 known[digest] = before
         return digest
 
+    def items(self) -> list[tuple[str, str, bytes]]:
+        """(digest, media type, bytes) of every blob, in file order (`dump`)."""
+        with self._lock:
+            frames = sorted(self._known().values())
+        found = [_decode(self._session.records.meta_body(k)) for k in frames]
+        return [blob for blob in found if blob is not None]
+
     def get(self, digest: str) -> tuple[str, bytes] | None:
         """(media type, bytes) of the blob `digest`; None if the session has none."""
         with self._lock:
