@@ -395,3 +395,26 @@ def test_dump_and_import_keep_the_blobs_and_stay_byte_identical(tmp_path: Path) 
     with pytest.raises(SmithError) as caught:
         import_jsonl(str(path), store, keep_id=False)
     assert "do not have the digest" in caught.value.diagnostic.what
+
+
+def test_the_library_sends_images_as_values_or_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import smith
+
+    monkeypatch.setenv("SMITH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SMITH_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "b.png").write_bytes(png(seed=2))
+    provider = Seeing(say("two pictures"))
+
+    async def main() -> None:
+        async with smith.Agent((provider, "m"), cwd=str(tmp_path)) as agent:
+            one = smith.Image(png(seed=1), "image/png", "a.png")
+            await agent.send("compare", [one, "b.png"])
+            with pytest.raises(SmithError):
+                await agent.send("again", ["missing.png"])
+
+    run(main)
+    (request,) = provider.requests
+    sent = [base64.b64decode(p["data"]) for p in _image_parts(request.messages[-1])]
+    assert sent == [png(seed=1), png(seed=2)]
