@@ -159,6 +159,8 @@ def test_a_model_without_image_input_refuses_and_the_message_stays(tmp_path: Pat
         async with app.run_test(size=SIZE) as pilot:
             app.post_message(events.Paste("shot.png"))
             await pilot.pause()
+            said = " ".join(visible(app).split())  # told at once, before sending
+            assert "the model fake:m does not take image input: this message will be" in said
             await pilot.press("enter")
             await pilot.pause()
             screen = " ".join(visible(app).split())  # the notice wraps

@@ -140,6 +140,9 @@ class Editor(TextArea):
         chip = f"[image {self._numbered}: {image.label()}]"
         self.images[chip] = image
         self._insert(chip)
+        note = self.image_input.model_note() if self.image_input is not None else None
+        if note is not None:
+            self.notice(note)
         return chip
 
     def _image_from(self, text: str) -> bool:

@@ -71,6 +71,19 @@ class ImageInput:
         word = os.path.expanduser(word)
         return word if os.path.isfile(os.path.join(cwd, word)) else None
 
+    def model_note(self) -> str | None:
+        """What to say when an image is attached while the model takes none."""
+        from smith.runtime import takes_images
+
+        runtime = self._runtime()
+        if runtime is None or takes_images(runtime.current.provider):
+            return None
+        return (
+            f"the model {runtime.model} does not take image input: this message will be "
+            "refused as it is; pick a model with image input (/model) or remove the image "
+            "(Backspace after its chip)"
+        )
+
     def load(self, path: str) -> Image | str:
         """The image file at `path`; or what to tell the user when it cannot be sent."""
         from smith.runtime import load_image

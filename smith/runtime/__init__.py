@@ -33,7 +33,13 @@ from smith.runtime._events import Event
 from smith.runtime._generation import Generation
 from smith.runtime._host import AUTHORISED, ToolHost
 from smith.runtime._images import SUFFIXES as IMAGE_SUFFIXES
-from smith.runtime._images import Image, human_size, load_image, looks_like_image_path
+from smith.runtime._images import (
+    Image,
+    human_size,
+    load_image,
+    looks_like_image_path,
+    takes_images,
+)
 from smith.runtime._images import chip as image_chip
 from smith.runtime._project import ProjectContext
 from smith.runtime._prompt import Part
@@ -94,6 +100,7 @@ __all__ = [
     "runtime_options",
     "session_name",
     "session_path",
+    "takes_images",
     "tool_context",
     "truncate",
 ]
