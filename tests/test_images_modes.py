@@ -198,3 +198,23 @@ def test_replay_shows_each_image_as_a_chip_and_needs_no_bytes_in_events(
     (image,) = [p for p in message["content"] if p["type"] == "image"]
     assert set(image) == {"type", "media_type", "blob", "name", "bytes"}
     assert len(replay.out) < 10_000
+
+
+# -- MCP ---------------------------------------------------------------------------------
+
+
+def test_mcp_read_of_an_image_returns_image_content(senv: SmithEnv) -> None:
+    from tests.test_mcp import Client, _serve, _with_client
+
+    project = senv.make_project()
+    (project / "shot.png").write_bytes(png(seed=4))
+    got: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        got["read"] = await client.call_tool("read", {"path": "shot.png"})
+
+    _with_client(_serve(senv, project), body)
+    text, image = got["read"].content
+    assert text.text.startswith("[shot.png: image/png image")
+    assert (image.type, image.mime_type) == ("image", "image/png")
+    assert base64.b64decode(image.data) == png(seed=4)
