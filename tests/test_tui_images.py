@@ -53,6 +53,20 @@ def test_a_pasted_image_path_is_a_chip_sent_as_an_image(tmp_path: Path) -> None:
     assert _sent(fake) == (["what is [image 1]"], [png(seed=3)])
 
 
+def test_a_paste_of_several_image_paths_attaches_each(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "b.gif").write_bytes(b"GIF89a" + b"\0" * 20)
+
+    async def main() -> None:
+        app = _app(tmp_path, (Seeing(say("ok")), "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            app.post_message(events.Paste(f"'{project}/shot.png'\nfile://{project}/b.gif\n"))
+            await pilot.pause()
+            assert app.editor.text == "[image 1: shot.png 73 B] [image 2: b.gif 26 B]"
+
+    run(main())
+
+
 def test_a_typed_path_becomes_a_chip_and_backspace_removes_it_whole(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "two.jpg").write_bytes(b"\xff\xd8\xff\xe0" + b"\0" * 60)

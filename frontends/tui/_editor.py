@@ -158,6 +158,27 @@ class Editor(TextArea):
         self.attach_image(found)
         return True
 
+    def _images_pasted(self, text: str) -> bool:
+        """Attach the image files a paste names, when every line of it names one (a file
+        manager pastes several files a line each); False when it is anything else, or
+        one cannot be sent (a notice says why, and the paste stays text)."""
+        source = self.image_input
+        lines = [line for line in text.split("\n") if line.strip()]
+        paths = [source.path_of(line) for line in lines] if source is not None else []
+        if source is None or not paths or None in paths:
+            return False
+        found = [source.load(path) for path in paths if path is not None]
+        for problem in (f for f in found if isinstance(f, str)):
+            self.notice(problem)
+        if any(isinstance(f, str) for f in found):
+            return False
+        for n, image in enumerate(found):
+            assert not isinstance(image, str)
+            if n:
+                self._insert(" ")
+            self.attach_image(image)
+        return True
+
     def _image_word(self) -> None:
         """The word just before the cursor, when it names an image file, becomes its chip."""
         if self.image_input is None or not self.selection.is_empty:
@@ -255,7 +276,7 @@ class Editor(TextArea):
         event.prevent_default()  # not TextArea's own insertion
         # Terminals paste line ends as CR (xterm) or CRLF: they are newlines here.
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
-        if self._image_from(text):  # the whole paste names an image file
+        if self._images_pasted(text):  # the whole paste names image files, one a line
             return
         lines = len(text.splitlines())
         if lines <= PASTE_LINES:
