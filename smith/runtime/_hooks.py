@@ -296,38 +296,40 @@ async def accept_inputs(
     expanded first, so plugins see what will be sent. The first run also starts the
     session (`session_start`). An abort meanwhile keeps what is not decided yet as
     typed: the loop records it and then sees the abort."""
-    kept: list[tuple[str, Notes, Sequence[Image]]] = []
-    attached = [images[i] if i < len(images) else () for i in range(len(texts))]
-    typed = [(*_expand(rt, text), attached[i]) for i, text in enumerate(texts)]
-    done = 0  # inputs decided (kept or handled)
+    kept: list[tuple[str, Notes]] = []
+    pictures: list[Sequence[Image]] = []  # the images of each kept input (when any has)
+    typed = [_expand(rt, text) for text in texts]
+    done = 0  # inputs decided (kept or handled), in order
     try:
         if mode == "prompt" and rt.abort_reason is None:
             await start_session(rt)
-        for triple in typed:
+        for pair in typed:
+            at, done = done, done + 1
             if rt.abort_reason is not None or "input" not in rt.handled:
-                kept.append(triple)
-                done += 1
-                continue
-            text, notes, pictures = triple
-            accepted = await _accept(rt, text, mode)
-            done += 1
-            if accepted is not None:
-                sent, transformed = accepted
-                kept.append((sent, {**notes, **transformed}, pictures))
+                kept.append(pair)
+            else:
+                accepted = await _accept(rt, pair[0], mode)
+                if accepted is None:
+                    continue
+                kept.append((accepted[0], {**pair[1], **accepted[1]}))
+            if images:
+                pictures.append(images[at] if at < len(images) else ())
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
         kept += typed[done:]
-    out = []
-    for typed_text, typed_notes, pictures in kept:
-        text, notes, parts = await _attach(rt, typed_text, typed_notes)
-        if pictures:
-            from smith.runtime._images import image_part
+        if images:
+            pictures += [images[i] if i < len(images) else () for i in range(done, len(typed))]
+    out = [await _attach(rt, text, notes) for text, notes in kept]
+    if not images:  # the usual case: nothing more to do, nothing allocated for it
+        return out
+    from smith.runtime._images import image_part
 
-            parts = [*(image_part(rt.session, image) for image in pictures), *parts]
-        out.append((text, notes, parts))
-    return out
+    return [
+        (text, notes, [*(image_part(rt.session, image) for image in given), *parts])
+        for (text, notes, parts), given in zip(out, pictures, strict=True)
+    ]
 
 
 async def _attach(rt: LoopContext, text: str, notes: Notes) -> tuple[str, Notes, list[Part]]:

@@ -266,18 +266,26 @@ def image_part(session: Session, image: Image) -> dict[str, Any]:
     }
 
 
-def resolve(session: Session, messages: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
+def resolve(session: Session, messages: list[dict[str, object]]) -> list[dict[str, object]]:
     """`messages` with every image part that names a blob given its base64 `data`; a
-    blob the session does not hold becomes a note saying so. Messages without such
-    parts are passed through as they are (no copy)."""
-    out: list[dict[str, object]] = []
-    for message in messages:
-        content = message.get("content")
-        if not isinstance(content, list) or not any(_refers(p) for p in content):
-            out.append(message)  # type: ignore[arg-type]
-            continue
-        out.append({**message, "content": [_resolved(session, p) for p in content]})
-    return out
+    blob the session does not hold becomes a note saying so. Without such parts the
+    list itself comes back (each request runs this: no copy, next to no allocation)."""
+    copied: list[dict[str, object]] | None = None
+    for at, message in enumerate(messages):
+        if _names_blob(message):
+            if copied is None:
+                copied = list(messages)
+            content = message["content"]
+            assert isinstance(content, list)
+            copied[at] = {**message, "content": [_resolved(session, p) for p in content]}
+    return messages if copied is None else copied
+
+
+def _names_blob(message: Mapping[str, object]) -> bool:
+    content = message.get("content")
+    if not isinstance(content, list) or len(content) < 2:  # the text comes first
+        return False
+    return any(_refers(part) for part in content)
 
 
 def _refers(part: object) -> bool:

@@ -516,13 +516,10 @@ class Runtime:
 
         # Input left queued by an aborted run was typed before this: it goes first.
         earlier = self.queue.take_all()
-        self._launch(
-            run_agent(
-                self,
-                [*(item.text for item in earlier), *texts],
-                [*(item.images for item in earlier), *images],
-            )
-        )
+        if earlier:
+            texts = [*(item.text for item in earlier), *texts]
+            images = [*(item.images for item in earlier), *images]
+        self._launch(run_agent(self, texts, images))
 
     def _launch(self, coro: Any) -> None:
         self._idle.clear()

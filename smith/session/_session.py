@@ -206,7 +206,7 @@ class Session:
         # Appends come from the event loop and from tool threads (effect records): one
         # at a time, so ids, parents and the file stay in step.
         self._write_lock = threading.RLock()
-        self.blobs = _blobs.Blobs(self)  # content-addressed bytes (images): smith.session._blobs
+        self._blobs: _blobs.Blobs | None = None
 
     # -- opening ------------------------------------------------------------------
 
@@ -538,6 +538,15 @@ class Session:
         index = self._arena.append(frame)
         self._leaf = None  # an append selects the new entry (see _meta)
         return Entry(self._arena, index)
+
+    @property
+    def blobs(self) -> _blobs.Blobs:
+        """Content-addressed bytes (an attached image's), stored once: smith.session._blobs."""
+        if self._blobs is None:
+            with self._write_lock:
+                if self._blobs is None:
+                    self._blobs = _blobs.Blobs(self)
+        return self._blobs
 
     def append_frame(self, frame: bytes, *, durable: bool = False) -> None:
         """Append one non-entry frame (a blob: `self.blobs`), written first, indexed after."""
