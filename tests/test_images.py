@@ -4,6 +4,7 @@ where they enter, recorded once per session and resolved for each request."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import struct
@@ -418,3 +419,48 @@ def test_the_library_sends_images_as_values_or_paths(
     (request,) = provider.requests
     sent = [base64.b64decode(p["data"]) for p in _image_parts(request.messages[-1])]
     assert sent == [png(seed=1), png(seed=2)]
+
+
+def test_images_stay_with_their_input_through_the_input_hook_and_an_abort(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    from smith.sdk import HandleInput, Plugin, TransformInput
+
+    world = World(tmp_path)
+    called, release = threading.Event(), threading.Event()
+
+    def hook(event: dict[str, Any], view: Any) -> list[Any]:
+        if event["text"] == "a command":
+            return [HandleInput("done")]  # its image goes with it: nothing is recorded
+        if event["text"] == "slow":
+            called.set()
+            release.wait(10)
+        return [TransformInput(event["text"].upper())]
+
+    one, two = (
+        Image(png(seed=1), "image/png", "one.png"),
+        Image(png(seed=2), "image/png", "two.png"),
+    )
+    provider = Seeing(say("ok"), say("ok"))
+
+    async def main() -> None:
+        rt = world.runtime(provider, plugins=[Plugin("p", handlers={"input": hook})],
+                           limits=Limits(handler_deadline=10))  # fmt: skip
+        rt.prompt("a command", (one,))
+        await rt.wait_idle()
+        rt.prompt("look", (two,))
+        await rt.wait_idle()
+        rt.prompt("slow", (one,))
+        assert await asyncio.to_thread(called.wait, 10)
+        rt.abort()
+        await rt.wait_idle()
+        release.set()
+
+    run(main)
+    users = [m for m in messages(world.session) if m["role"] == "user"]
+    assert [(m["content"][0]["text"], [p["name"] for p in _image_parts(m)]) for m in users] == [
+        ("LOOK", ["two.png"]),
+        ("slow", ["one.png"]),  # aborted while the hook ran: recorded as typed, image kept
+    ]

@@ -304,16 +304,15 @@ async def accept_inputs(
         if mode == "prompt" and rt.abort_reason is None:
             await start_session(rt)
         for pair in typed:
-            at, done = done, done + 1
-            if rt.abort_reason is not None or "input" not in rt.handled:
-                kept.append(pair)
-            else:
-                accepted = await _accept(rt, pair[0], mode)
-                if accepted is None:
-                    continue
-                kept.append((accepted[0], {**pair[1], **accepted[1]}))
-            if images:
-                pictures.append(images[at] if at < len(images) else ())
+            keep: tuple[str, Notes] | None = pair
+            if rt.abort_reason is None and "input" in rt.handled:
+                accepted = await _accept(rt, pair[0], mode)  # an abort here keeps it as typed
+                keep = None if accepted is None else (accepted[0], {**pair[1], **accepted[1]})
+            if keep is not None:
+                kept.append(keep)
+                if images:
+                    pictures.append(images[done] if done < len(images) else ())
+            done += 1
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None:
