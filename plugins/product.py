@@ -227,10 +227,13 @@ KEYBINDINGS = {
     "search": "ctrl+f",
     "expand": "ctrl+o",
     "editor": "ctrl+g",  # the input's text in $VISUAL / $EDITOR
+    "history": "ctrl+r",  # search the prompt history
     # In the editor while the agent works (idle, both send): a steer is delivered after
-    # the current tool batch, a follow-up once the agent would otherwise stop.
+    # the current tool batch, a follow-up once the agent would otherwise stop. Alt+Enter
+    # reaches the app only through the kitty keyboard protocol (elsewhere it is Enter), so
+    # Tab queues too, in every terminal, and only while the agent works.
     "steer": "enter",
-    "follow-up": "alt+enter",
+    "follow-up": "alt+enter,tab",
 }
 
 THEME = "textual-dark"

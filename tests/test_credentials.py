@@ -46,7 +46,9 @@ def test_provider_keys_stay_out_of_tool_results_requests_and_the_session(
     senv: SmithEnv, smith_process: Callable[..., Result]
 ) -> None:
     project = senv.make_project()
-    env = {"ANTHROPIC_API_KEY": ENV_KEY}
+    # The sandbox hides the auth file from commands (tests/test_sandbox.py); off, a
+    # command can read it, and its key must still reach no result, request or record.
+    env = {"ANTHROPIC_API_KEY": ENV_KEY, "SMITH_SANDBOX_MODE": "off"}
     login = subprocess_login(senv, smith_process, project)
     assert login.code == 0, login.err
     log = senv.root / "requests.jsonl"
@@ -176,7 +178,8 @@ def test_a_configured_authorization_header_is_redacted_from_tool_output(
     )
     log = senv.root / "requests.jsonl"
     model = _script(senv, 'cat "$SMITH_CONFIG_HOME"/config.kdl', log)
-    r = smith_process("eval", "--json", "--model", model, "look", cwd=project)
+    off = {"SMITH_SANDBOX_MODE": "off"}  # a command that can read the file (see above)
+    r = smith_process("eval", "--json", "--model", model, "look", cwd=project, env=off)
     assert r.code == 0, r.err
     assert "Bearer {{secret:PROXY_HEADER_AUTHORIZATION}}" in _tool_text(r.out)
     assert token not in log.read_text() + r.out + r.err
@@ -206,7 +209,8 @@ def test_smith_mcp_tool_results_carry_no_provider_key(
         stderr=subprocess.PIPE,
         text=True,
         cwd=project,
-        env={**senv.env, "ANTHROPIC_API_KEY": ENV_KEY},
+        # Off: a command that can read the auth file (the sandbox hides it).
+        env={**senv.env, "ANTHROPIC_API_KEY": ENV_KEY, "SMITH_SANDBOX_MODE": "off"},
     )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))

@@ -427,7 +427,7 @@ def test_debug_memory_prints_a_table(smith_process: Callable[..., Result], tmp_p
     assert any(line.startswith("turn ") for line in lines)
 
 
-def test_debug_memory_json_is_one_record_per_scope_and_the_turn_is_deterministic(
+def test_debug_memory_json_is_one_record_per_scope_and_the_turn_is_repeatable(
     smith_process: Callable[..., Result], tmp_path: Path
 ) -> None:
     script = _script(tmp_path)
@@ -450,7 +450,11 @@ def test_debug_memory_json_is_one_record_per_scope_and_the_turn_is_deterministic
         assert turn["count"] > 0 and turn["peak"] >= turn["live"] >= 0
         assert set(turn) >= {"scope", "kind", "count", "allocated", "live", "peak"}
         counts.append(turn["count"])
-    assert counts[0] == counts[1]
+    # Nearly the same: the turn's coroutine steps are charged to it, and how many it
+    # takes depends on timing (a thread's result ready before it is awaited or not: a
+    # few blocks, 509 or 513 on this machine). The hash seed, the model and the work
+    # are the same, so anything more is a real change.
+    assert abs(counts[0] - counts[1]) <= max(8, counts[0] // 100), counts
 
 
 def test_debug_memory_says_why_when_accounting_cannot_start(

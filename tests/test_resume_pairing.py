@@ -62,7 +62,7 @@ def _strict_server(seen: list[dict[str, Any]]) -> Callable[[Recorded], Reply]:
 def _killed_mid_tool(senv: SmithEnv, project: Path, name: str, delay: float | None) -> None:
     """`smith eval --session NAME` with a bash call, killed with SIGKILL `delay` seconds
     after launch, or once the command has started when `delay` is None."""
-    marker = senv.root / f"{name}.started"
+    marker = project / f".{name}.started"  # where the sandboxed command may write
     script = senv.root / f"{name}.json"
     call = {"command": f"echo started > {marker}; sleep 30", "timeout": 60}
     # Random moments fall in the first batch (two calls at once), between batches, or in

@@ -131,7 +131,8 @@ def test_steer_during_a_turn_is_delivered_before_the_next_request(senv: SmithEnv
 
 def test_queued_steers_arrive_one_at_a_time_by_default(senv: SmithEnv) -> None:
     project = _project(senv)
-    gate = senv.root / "gate"  # the tool call blocks reading it until the test writes
+    gate = project / "gate"  # the tool call blocks reading it until the test writes (in the
+    # project: the sandbox shows the command nothing else of /tmp)
     os.mkfifo(gate)
     log = senv.root / "requests.jsonl"
     hold = {"name": "bash", "arguments": {"command": f"read line < '{gate}'"}}

@@ -106,7 +106,7 @@ def test_an_escapee_ends_when_smith_gets_sigterm(senv: SmithEnv, tag: str) -> No
 
 def test_an_escapee_ends_when_smith_eval_is_killed(senv: SmithEnv, tag: str) -> None:
     project = senv.make_project()
-    ready = senv.root / "ready"
+    ready = project / "ready"  # written from inside the sandbox: the project is writable
     command = escapee(tag, str(ready)) + f"exec -a {tag} sleep 300"
     script = senv.root / "script.json"
     calls = [{"name": "bash", "arguments": {"command": command}}]

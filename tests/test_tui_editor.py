@@ -263,3 +263,23 @@ def test_backspace_after_a_paste_chip_deletes_it_whole(tmp_path: Path) -> None:
             assert editor.text == "a"  # ordinary text: one character
 
     run(main())
+
+
+def test_keys_typed_right_after_enter_belong_to_the_next_message(senv: SmithEnv) -> None:
+    """A terminal delivers `now this⏎later` at once: the editor empties when Enter sends,
+    so what follows is not swept into the message sent (it once was, sent as one)."""
+    app, session, log = _scripted_app(senv, [{"text": "ok"}])
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            editor = app.editor
+            editor.value = "now this"
+            for key, char in (("enter", "\r"), ("l", "l"), ("a", "a")):
+                editor.post_message(events.Key(key, char))  # queued together
+            await pilot.pause()
+            assert editor.text == "la"
+            await _settle(app)
+        session.close()
+
+    run(main())
+    assert _said(_requests(log)[0]) == ["now this"]

@@ -193,15 +193,18 @@ def _requests_of(log: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def test_enter_steers_a_slow_turn_in_a_terminal(tmux: Tmux, senv: SmithEnv) -> None:
+def test_enter_steers_and_tab_follows_up_a_slow_turn_in_a_terminal(
+    tmux: Tmux, senv: SmithEnv
+) -> None:
     """While a slow scripted response streams, Enter's message is queued as a steer and
-    reaches the next request of the same turn, after the tool batch."""
+    reaches the next request of the same turn, after the tool batch; Tab's waits until the
+    agent would stop."""
     import json
 
     log = senv.root / "requests.jsonl"
     script = senv.root / "script.json"
     slow = {"text": "looking", "tool_calls": [{"name": "ls", "arguments": {"path": "."}}]}
-    responses = [{**slow, "delay_ms": 700}, {"text": "steered"}]
+    responses = [{**slow, "delay_ms": 1500}, {"text": "steered"}, {"text": "followed"}]
     script.write_text(json.dumps({"responses": responses, "requests_log": str(log)}))
     tmux("send-keys", "-t", "s", f"smith --model scripted:{script}", "Enter")
     assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
@@ -210,15 +213,18 @@ def test_enter_steers_a_slow_turn_in_a_terminal(tmux: Tmux, senv: SmithEnv) -> N
     assert tmux.wait(lambda: "you start" in tmux.screen()), tmux.screen()  # recorded: busy
     tmux("send-keys", "-t", "s", "-l", "now this")
     tmux("send-keys", "-t", "s", "Enter")
+    tmux("send-keys", "-t", "s", "-l", "later")
+    tmux("send-keys", "-t", "s", "Tab")  # Alt+Enter arrives as Enter here: Tab queues
     assert tmux.wait(lambda: "queued (steer): now this" in tmux.screen()), tmux.screen()
-    assert tmux.wait(lambda: "steered" in tmux.screen() and len(_requests_of(log)) == 2)
+    assert tmux.wait(lambda: "queued (follow-up): later" in tmux.screen()), tmux.screen()
+    assert tmux.wait(lambda: "followed" in tmux.screen() and len(_requests_of(log)) == 3)
     requests = _requests_of(log)
     said = [
         [p["text"] for m in r["messages"] if m["role"] == "user" and not m.get("context")
          for p in m["content"]]
         for r in requests
     ]  # fmt: skip
-    assert said == [["start"], ["start", "now this"]]
+    assert said == [["start"], ["start", "now this"], ["start", "now this", "later"]]
     tmux("send-keys", "-t", "s", "C-d")
     _restored(tmux)
 
@@ -247,5 +253,35 @@ def test_ctrl_g_edits_the_input_in_the_users_editor(tmux: Tmux, senv: SmithEnv) 
     (request,) = _requests_of(log)
     users = [m for m in request["messages"] if m["role"] == "user" and not m.get("context")]  # type: ignore[attr-defined]
     assert [p["text"] for m in users for p in m["content"]] == ["from the editor"]  # type: ignore[index]
+    tmux("send-keys", "-t", "s", "C-d")
+    _restored(tmux)
+
+
+def test_bang_and_double_bang_run_the_users_commands_in_a_terminal(
+    tmux: Tmux, senv: SmithEnv
+) -> None:
+    """`!cmd` and `!!cmd` run without asking the model, their output on screen; the next
+    message carries the first's output as smith's note, never the second's."""
+    import json
+
+    log = senv.root / "requests.jsonl"
+    script = senv.root / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "ok"}], "requests_log": str(log)}))
+    tmux("send-keys", "-t", "s", f"smith --model scripted:{script}", "Enter")
+    assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
+    tmux("send-keys", "-t", "s", "-l", "!echo told-$((6*7))")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: "told-42" in tmux.screen()), tmux.screen()
+    tmux("send-keys", "-t", "s", "-l", "!!echo kept-$((5*5))")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: "kept-25" in tmux.screen()), tmux.screen()
+    assert not log.exists()  # the model was asked nothing
+    tmux("send-keys", "-t", "s", "-l", "what did I run?")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: log.exists() and "ok" in tmux.screen()), tmux.screen()
+    (request,) = _requests_of(log)
+    notes = [m for m in request["messages"] if m.get("context") == "shell"]  # type: ignore[attr-defined]
+    assert len(notes) == 1 and "told-42" in json.dumps(notes)
+    assert "kept-25" not in json.dumps(request)
     tmux("send-keys", "-t", "s", "C-d")
     _restored(tmux)

@@ -274,7 +274,7 @@ def _in_the_app(
 
 
 def _reexecutor(config: Config, session: Session) -> Reexecutor:
-    from smith.effects import builtin_tools
+    from smith.effects import Sandbox, builtin_tools
     from smith.vcs import FileHistory, HistorySettings
 
     from ._reexecute import HistorySnapshots, Reexecutor
@@ -298,6 +298,7 @@ def _reexecutor(config: Config, session: Session) -> Reexecutor:
         snapshots=snapshots,
         unavailable=unavailable,
         limits=limits,
+        sandbox=Sandbox.from_config(config),
     )
 
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError
 
 if TYPE_CHECKING:
-    from smith.effects import ToolSpec
+    from smith.effects import Sandbox, ToolSpec
     from smith.vcs import FileHistory
 
     from ._timeline import Effect
@@ -102,6 +102,7 @@ class Reexecutor:
         snapshots: SnapshotSource | None,
         unavailable: str = "",
         limits: dict[str, int] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.session import Session
@@ -111,6 +112,7 @@ class Reexecutor:
         self.snapshots = snapshots
         self.unavailable = unavailable  # why there are no snapshots
         self.limits = dict(limits or {})
+        self.sandbox = sandbox  # commands run in it, the scratch copy their project
         self.base = tempfile.mkdtemp(prefix="smith-replay-")
         self.work = os.path.join(self.base, "work")
         self.spill = os.path.join(self.base, "output")
@@ -219,6 +221,7 @@ class Reexecutor:
             session=self.seen,
             limits=self.limits,
             spill_dir=self.spill,
+            sandbox=self.sandbox,
         )
         args = self.moved(effect.input, root)
         try:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 # The tui.keys.* settings the app reads (the product plugin's KEYBINDINGS name them).
 KEY_ACTIONS = (
-    "abort", "quit", "latest", "palette", "help", "search", "expand", "steer", "follow-up",
+    "abort", "quit", "latest", "palette", "help", "search", "expand", "editor", "history",
+    "steer", "follow-up",
 )  # fmt: skip
 
 NO_SESSION = DiagnosticKind(

@@ -38,6 +38,7 @@ from ._host import (
 from ._images import ImageInput
 from ._intents import AppFrontend, question_text, render_question, show_plugin
 from ._models import ModelChoice, model_choices
+from ._recall import FindMixin
 from ._render import (
     plain_text,
     render_markdown,
@@ -55,7 +56,7 @@ SETTLE = 400  # characters a settled part of a streaming answer has at least
 BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
 
 
-class SmithApp(CommandHostMixin, App[int]):
+class SmithApp(CommandHostMixin, FindMixin, App[int]):
     TITLE = "smith"
     COMMANDS = App.COMMANDS | {SmithCommands}
     CSS = """
@@ -86,6 +87,7 @@ class SmithApp(CommandHostMixin, App[int]):
         "search": ("search", "find"),
         "expand": ("expand", "show all"),
         "editor": ("external_editor", "edit in $EDITOR"),
+        "history": ("history_search", "history"),
     }
 
     def __init__(
@@ -170,6 +172,7 @@ class SmithApp(CommandHostMixin, App[int]):
             submit_keys=submit_keys(self.keys),
             max_lines=self.editor_lines,
             history=self.history,
+            busy=lambda: self._busy,
             images=ImageInput(lambda: self.runtime),
             notice=self.tell,
         )
@@ -219,18 +222,15 @@ class SmithApp(CommandHostMixin, App[int]):
 
     # -- input -------------------------------------------------------------------------
 
-    _match: int | None = None  # the block of the current search match
-
     @on(Editor.Submitted, "#input")
     def _submitted(self, event: Editor.Submitted) -> None:
-        editor = event.editor
-        # Strip what was typed around the text; a paste (a chip) is sent as pasted, an
-        # image chip as an image part.
-        text, images = editor.message(editor.text.strip())
+        editor, (text, images) = event.editor, event.message()  # images: parts of their own
         if self._switching:
+            editor.value = event.text  # back, with its chips
+            editor.pastes.update(event.pastes)
+            editor.images.update(event.images)
             self.tell("switching sessions: a moment (your text is kept)")
             return
-        editor.clear_text()
         if text:
             editor.prompts.add(text)
             self._send(text, event.mode, images)
@@ -239,7 +239,7 @@ class SmithApp(CommandHostMixin, App[int]):
         """While an overlay is open it owns the keys: the app's own actions step aside
         (Escape then closes the overlay instead of aborting)."""
         overlay = len(self.screen_stack) > 1
-        blocked = ("abort", "latest", "eof", "command", "search", "expand")
+        blocked = ("abort", "latest", "eof", "command", "search", "expand", "history_search")
         return not (overlay and action in blocked)
 
     def _attach_runtime(self) -> None:
@@ -316,38 +316,6 @@ class SmithApp(CommandHostMixin, App[int]):
 
     def action_expand(self) -> None:
         self.transcript.toggle_all()
-
-    def action_search(self) -> None:
-        search = self.query_one("#search", Input)
-        search.add_class("shown")
-        search.focus()
-        self._match = None
-
-    @on(Input.Submitted, "#search")
-    def _find(self, event: Input.Submitted) -> None:
-        query = event.value.strip()
-        t = self.transcript
-        if not query:
-            return
-        if query != t.search_query:
-            self._match = None
-        t.search_query = query
-        found = t.find(query, before=self._match)
-        if found is None and self._match is not None:
-            found = t.find(query)  # wrap around to the newest match
-        if found is None:
-            self.tell(f"no match for '{query}'")
-            return
-        self._match = found
-        t.show_block(found)
-
-    def _close_search(self) -> None:
-        search = self.query_one("#search", Input)
-        search.remove_class("shown")
-        search.clear()
-        self.transcript.search_query = ""
-        self.transcript.refresh()
-        self.editor.focus()
 
     def action_command(self, name: str) -> None:
         self.run_command(name, "")

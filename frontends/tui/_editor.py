@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 PASTE_LINES = 5  # a paste of more lines than this is shown collapsed
 NEWLINE_KEYS = ("ctrl+j", "shift+enter")
+# Keys that keep their own meaning while the agent is idle: bound to steer or follow-up,
+# they send only while it works (Tab moves the focus otherwise).
+WHILE_BUSY = frozenset({"tab"})
 
 
 class Editor(TextArea):
@@ -43,13 +46,42 @@ class Editor(TextArea):
     ]
 
     class Submitted(Message):
-        """The user sent the editor's text; `mode` says how (see `submit_keys`)."""
+        """The user sent the editor's text; `mode` says how (see `submit_keys`). The
+        editor is already empty: keys typed after the one that sent are the next
+        message's, however soon they come."""
 
-        def __init__(self, editor: Editor, value: str, mode: str) -> None:
+        def __init__(
+            self,
+            editor: Editor,
+            text: str,
+            pastes: dict[str, str],
+            mode: str,
+            images: dict[str, Image] | None = None,
+        ) -> None:
             super().__init__()
             self.editor = editor
-            self.value = value
+            self.text = text  # as it stood, chips and all
+            self.pastes = pastes
             self.mode = mode
+            self.images = images or {}  # image chip -> its image
+
+        @property
+        def value(self) -> str:
+            """What to send: the text stripped of what was typed around it, each chip
+            replaced by its paste (a paste is sent as pasted), each image chip left as
+            `[image N]` (the image goes as a part of its own: `message`)."""
+            return self.message()[0]
+
+        def message(self) -> tuple[str, tuple[Image, ...]]:
+            """The text to send (`value`) and the images whose chips it holds, in the
+            order they appear."""
+            text = self.text.strip()
+            found = sorted((text.find(chip), chip) for chip in self.images if chip in text)
+            for _, chip in found:
+                text = text.replace(chip, chip.split(":", 1)[0] + "]")
+            for chip, pasted in self.pastes.items():
+                text = text.replace(chip, pasted)
+            return text, tuple(self.images[chip] for _, chip in found)
 
         @property
         def control(self) -> Editor:
@@ -62,6 +94,7 @@ class Editor(TextArea):
         submit_keys: Mapping[str, str] | None = None,
         max_lines: int = 8,
         history: PromptHistory | None = None,
+        busy: Callable[[], bool] = lambda: False,
         placeholder: str = "",
         id: str | None = None,
         images: ImageInput | None = None,
@@ -75,6 +108,7 @@ class Editor(TextArea):
             id=id,
         )
         self._suggest = suggest
+        self._busy = busy
         # key -> the mode it sends in; Enter sends ("prompt") unless it is bound here.
         self.submit_keys = {"enter": "prompt", **(submit_keys or {})}
         self.max_lines = max_lines
@@ -114,14 +148,6 @@ class Editor(TextArea):
 
     def clear_text(self) -> None:
         self.value = ""
-
-    def message(self, text: str) -> tuple[str, tuple[Image, ...]]:
-        """`text` as sent (pastes expanded, each image chip left as `[image N]`) and the
-        images whose chips it holds, in the order they appear."""
-        found = sorted((text.find(chip), chip) for chip in self.images if chip in text)
-        for _, chip in found:
-            text = text.replace(chip, chip.split(":", 1)[0] + "]")
-        return self.expand_pastes(text), tuple(self.images[chip] for _, chip in found)
 
     def restore(self, text: str, images: Sequence[Image]) -> None:
         """Show again a message `message` gave (refused, say): each `[image N]` its chip."""
@@ -258,12 +284,16 @@ class Editor(TextArea):
         if self.read_only:
             return
         mode = self.submit_keys.get(event.key)
-        if mode is not None or event.key == "space":
+        sends = mode is not None and (event.key not in WHILE_BUSY or self._busy())
+        if sends or event.key == "space":
             self._image_word()  # a typed image path becomes its chip once it is whole
-        if mode is not None:
+        if sends:
+            assert mode is not None
             event.stop()
             event.prevent_default()  # not TextArea's newline
-            self.post_message(self.Submitted(self, self.value, mode))
+            sent = self.Submitted(self, self.text, dict(self.pastes), mode, dict(self.images))
+            self.clear_text()
+            self.post_message(sent)
         elif event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()

@@ -1,6 +1,11 @@
 """What the user sent from the editor, per project and kept across runs:
 $SMITH_HOME/history/<project key>.jsonl, one `{"text", "ts"}` object a line, appended.
-Up at the editor's first row and Down at its last walk it (`_editor.Editor`)."""
+Up at the editor's first row and Down at its last walk it (`_editor.Editor`), Ctrl+R
+searches it (`_recall`).
+
+The file is kept bounded: once it holds more than twice `KEEP` lines, the app that reads
+it rewrites it (atomically) with the newest `KEEP`. An entry longer than `MAX_ENTRY`
+characters (a huge paste) is kept for this run only, never written."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import time
 from pathlib import Path
 
 KEEP = 1000  # the most recent entries read back
+MAX_ENTRY = 100_000  # characters: a longer entry is not written to the file
 
 
 class PromptHistory:
@@ -31,6 +37,8 @@ class PromptHistory:
             lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return []
+        if len(lines) > 2 * KEEP:
+            self._trim(lines[-KEEP:])
         entries = []
         for line in lines[-KEEP:]:
             try:
@@ -48,7 +56,7 @@ class PromptHistory:
             return
         self.entries.append(text)
         del self.entries[:-KEEP]
-        if self.path is None:
+        if self.path is None or len(text) > MAX_ENTRY:
             return
         line = json.dumps({"text": text, "ts": int(time.time() * 1000)}, ensure_ascii=False)
         try:
@@ -58,3 +66,15 @@ class PromptHistory:
                 f.write(line + "\n")
         except OSError:
             self.path = None
+
+    def _trim(self, kept: list[str]) -> None:
+        """Rewrite the file with only `kept`, its newest lines. Another app appending at
+        the same moment may lose that one entry: history, not a record."""
+        import contextlib
+
+        from smith._atomic import write_atomic
+
+        assert self.path is not None
+        # A read-only home: the file stays as it was, and is read as before.
+        with contextlib.suppress(OSError):
+            write_atomic(str(self.path), "".join(line + "\n" for line in kept), mode=0o600)

@@ -107,6 +107,63 @@ def _tool_options(add: Callable[[Option], object]) -> None:
     )
 
 
+SANDBOX_MODES = ("workspace-write", "read-only", "off")  # smith.effects._sandbox.MODES
+APPROVAL_POLICIES = ("never", "on-failure", "on-request", "untrusted")
+
+
+def _safety_options(add: Callable[[Option], object]) -> None:
+    """The shell sandbox and approvals (docs/safety.md)."""
+    add(
+        Option(
+            "sandbox.mode",
+            Choice(SANDBOX_MODES),
+            "workspace-write",
+            doc="How every command smith starts is confined (bubblewrap): workspace-write "
+            "(only the project, tools.extra-roots and a private /tmp writable; .git and "
+            ".smith read-only; no network), read-only (only the private /tmp writable), "
+            "or off (commands run with all of your rights).",
+        )
+    )
+    add(
+        Option(
+            "sandbox.network",
+            Boolean(),
+            False,
+            doc="Let sandboxed commands reach the network (off: only their own loopback).",
+        )
+    )
+    add(
+        Option(
+            "sandbox.fallback",
+            Choice(("refuse", "off")),
+            "refuse",
+            doc="Where the sandbox cannot run (no bubblewrap, no user namespaces): refuse "
+            "commands, or run them without it (with a warning at start).",
+        )
+    )
+    add(
+        Option(
+            "approval",
+            Choice(APPROVAL_POLICIES),
+            "on-failure",
+            doc="When smith asks before a tool call: never; on-failure (a command the "
+            "sandbox stopped may be retried outside it once you approve); on-request (the "
+            "model may ask to run a command outside the sandbox, with a reason); "
+            "untrusted (every bash, write and edit call asks first).",
+        )
+    )
+    for which, what in (("allow", "run without asking"), ("deny", "refuse, whatever else")):
+        add(
+            Option(
+                f"approval.{which}",
+                Strings(),
+                [],
+                doc=f"Tool calls to {what}: a tool's name (write, edit, bash) or the start "
+                "of a bash command, whole words (git status, rm -rf). Deny wins over allow.",
+            )
+        )
+
+
 def _context_options(add: Callable[[Option], object]) -> None:
     """What the model is told besides the conversation (docs/context.md)."""
     add(
@@ -349,6 +406,7 @@ def product_schema() -> Schema:
     )
     _tool_options(add)
     _context_options(add)
+    _safety_options(add)
 
     add(
         Option(
@@ -434,6 +492,7 @@ def product_schema() -> Schema:
         ("search", "find text in the transcript"),
         ("expand", "show thinking and tool output in full (or fold them again)"),
         ("editor", "edit the input's text in $VISUAL or $EDITOR"),
+        ("history", "search the prompt history (type to filter, Enter takes one back)"),
         (
             "steer",
             "send from the editor; while the agent works, steer it (delivered after "
@@ -442,9 +501,10 @@ def product_schema() -> Schema:
         (
             "follow-up",
             "send from the editor; while the agent works, queue a follow-up "
-            "(delivered once it would otherwise stop; the default Alt+Enter needs a "
-            "terminal that reports it, e.g. with the kitty keyboard protocol: "
-            "elsewhere, and in tmux, it arrives as Enter)",
+            "(delivered once it would otherwise stop). The default is Alt+Enter where "
+            "the terminal reports it (the kitty keyboard protocol: elsewhere, and in "
+            "tmux, it arrives as Enter) and Tab in every terminal; Tab sends only "
+            "while the agent works",
         ),
     ):
         add(

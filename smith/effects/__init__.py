@@ -17,6 +17,7 @@ __all__ = [
     "EffectJournal",
     "JournalError",
     "Outcome",
+    "Sandbox",
     "ToolCancelled",
     "ToolContext",
     "ToolError",
@@ -27,6 +28,7 @@ __all__ = [
     "lost_result",
     "prune_outputs",
     "run_tool",
+    "sandbox_unavailable",
     "validate",
 ]
 
@@ -35,10 +37,14 @@ TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
     from smith.effects._journal import bounded as bounded
+    from smith.effects._sandbox import Sandbox as Sandbox
+    from smith.effects._sandbox import unavailable as sandbox_unavailable
 
 
 _LAZY = {
     "bounded": "smith.effects._journal",
+    "Sandbox": "smith.effects._sandbox",
+    "sandbox_unavailable": "smith.effects._sandbox",
 }
 
-__getattr__ = lazy_exports(__name__, _LAZY)
+__getattr__ = lazy_exports(__name__, _LAZY, {"sandbox_unavailable": "unavailable"})

@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 MARK = "SMITH_TOOL_RUN"  # set in the command's environment; descendants inherit it
 KILL_WAIT = 2.0  # seconds between SIGTERM and SIGKILL
@@ -145,10 +146,21 @@ class Job:
     """A running command: its process (the `unshare` or the shell itself), how its
     processes are confined, and how to end all of them."""
 
-    def __init__(self, argv: list[str], *, cwd: str, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        confine: Callable[[list[str]], list[str]] | None = None,
+        sandbox: str = "off",
+    ) -> None:
+        """`confine`: what runs the reaper and the command in a sandbox (it makes the PID
+        namespace: smith.effects._sandbox); `sandbox` names its mode for the record."""
         self.token = os.urandom(8).hex()
+        self.sandbox = sandbox
         env = {**env, MARK: self.token}
-        prefix = namespace_prefix()
+        prefix: tuple[str, ...] | None = () if confine is not None else namespace_prefix()
         self.how = "pid-namespace" if prefix is not None else "subreaper"
         parent = os.getpid()
         _prctl()  # loaded here: the child only calls it
@@ -163,6 +175,8 @@ class Job:
         if prefix is not None:
             self.report, write = os.pipe()
             argv = [*prefix, sys.executable, "-S", "-E", "-c", INIT, str(write), *argv]
+            if confine is not None:
+                argv = confine(argv)
             pass_fds = (write,)
         else:
             _set(PR_SET_CHILD_SUBREAPER, 1)  # double-forked escapees come back to smith
@@ -191,7 +205,8 @@ class Job:
     def identity(self) -> dict[str, object]:
         """What identifies this command's processes, for a record: its own process (pid
         and start time) and how the rest are confined."""
-        return {"pid": self.pid, "start": self.start, "how": self.how, "mark": self.token}
+        return {"pid": self.pid, "start": self.start, "how": self.how, "mark": self.token,
+                "sandbox": self.sandbox}  # fmt: skip
 
     def wait(self) -> int:
         """The command's exit status (negative: the signal that ended it)."""

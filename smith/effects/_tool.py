@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from smith.effects._outputs import Mask
+    from smith.effects._sandbox import Sandbox
     from smith.session import Session
     from smith.ui import ToolUi
 
@@ -160,8 +161,11 @@ class ToolContext:
         ignore: tuple[str, ...] = (),
         protected: tuple[str, ...] = (".git", ".smith"),
         withhold: frozenset[str] = frozenset(),
+        sandbox: Sandbox | None = None,
     ) -> None:
         import tempfile
+
+        from smith.effects._sandbox import OFF
 
         self.root = root
         self.cwd = cwd
@@ -195,6 +199,9 @@ class ToolContext:
         self.started: Callable[[dict[str, object]], None] = lambda identity: None
         # Variables of smith's environment that processes do not inherit (provider keys).
         self.withhold = withhold
+        # How processes a call starts are confined (sandbox.*: smith.effects._sandbox);
+        # the assembly sets it from configuration, a bare context runs them unconfined.
+        self.sandbox = sandbox if sandbox is not None else OFF
         # Reports progress of a running call (a `tool_update` event); safe from any thread.
         self.progress: Callable[[dict[str, object]], None] = lambda update: None
         # The user, through UI intents (smith.ui.ToolUi): ui.show(Notify(...)) and

@@ -397,6 +397,7 @@ def build(
     else:
         secrets.add_all(from_config)
     _protect_plugin_secrets(listed, secrets)
+    _say_sandbox(config, say)
     for name in from_config.missing:
         say(MISSING_SECRET(name=name))
     for name, reason in from_config.rejected.items():
@@ -415,6 +416,14 @@ def build(
     if model:  # the modes that prompt a model take prompt templates (said here)
         assembly.load_templates()
     return assembly
+
+
+def _say_sandbox(config: Config, say: Warn) -> None:
+    """At start: the sandbox is off, or cannot run here (smith.effects.Sandbox.warnings)."""
+    from smith.effects import Sandbox
+
+    for warning in Sandbox.from_config(config).warnings(config.origin("sandbox.mode").source):
+        say(warning)
 
 
 __all__ = ["Assembly", "build"]

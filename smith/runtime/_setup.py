@@ -48,7 +48,7 @@ def tool_limits(config: Config) -> dict[str, int]:
 
 
 def tool_context(config: Config, cwd: str, session: Session | None) -> ToolContext:
-    from smith.effects import ToolContext, prune_outputs
+    from smith.effects import Sandbox, ToolContext, prune_outputs
     from smith.providers import credential_variables
 
     outputs = os.path.join(config.home, "outputs")
@@ -68,6 +68,7 @@ def tool_context(config: Config, cwd: str, session: Session | None) -> ToolConte
         ),
         # Provider keys stay out of processes the model starts unless passed through.
         withhold=frozenset(credential_variables(config) - set(_strings(config["tools.bash.env"]))),
+        sandbox=Sandbox.from_config(config),
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Callable
 
 from smith.effects._outputs import MAX_BYTES, MaskedFile, prune
 from smith.effects._procs import Job
@@ -134,6 +135,29 @@ def _pump(job: Job, output: _Output, timeout: float, ctx: ToolContext) -> bool:
                 ctx.progress({"output_bytes": output.total, "tail": tail})
 
 
+def _confined(
+    ctx: ToolContext, cwd: str
+) -> tuple[dict[str, str], Callable[[list[str]], list[str]] | None, str]:
+    """How the command's Job is started: its environment, what confines it (None: no
+    sandbox) and the sandbox mode it runs in; raises ToolError when the sandbox is needed
+    and cannot run here."""
+    import functools
+
+    from smith.effects._sandbox import SANDBOX_REFUSED
+
+    sandbox = ctx.sandbox
+    mode = sandbox.effective
+    if mode == "refused":
+        cause, remedy = sandbox.problem() or ("unknown", "")
+        refused = SANDBOX_REFUSED(cause=cause, mode=sandbox.mode, remedy=remedy)
+        raise ToolError(refused.render(), details={"sandbox": mode})
+    env = sandbox.environment(ctx.process_env())
+    if mode == "off":
+        return env, None, mode
+    confine = functools.partial(sandbox.wrap, roots=ctx.roots, cwd=cwd, protected=ctx.protected)
+    return env, confine, mode
+
+
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     command = str(args["command"])
     timeout = args.get("timeout", ctx.limits.get("bash.timeout", TIMEOUT_DEFAULT))
@@ -141,10 +165,11 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     cwd = ctx.path(str(args["cwd"])) if "cwd" in args else os.path.realpath(ctx.cwd)
     if not os.path.isdir(cwd):
         raise ToolError(f"cwd {ctx.show(cwd)} is not a directory")
+    env, confine, mode = _confined(ctx, cwd)
     output = _Output(ctx)
     started = time.monotonic()
     try:
-        job = Job([*_shell(), command], cwd=cwd, env=ctx.process_env())
+        job = Job([*_shell(), command], cwd=cwd, env=env, confine=confine, sandbox=mode)
     except OSError as exc:
         raise ToolError(f"the shell could not be started: {exc}") from None
     ctx.started(job.identity())
@@ -166,6 +191,7 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         "exit_status": code,
         "duration": duration,  # seconds
         "cwd": ctx.show(cwd),
+        "sandbox": mode,  # how it was confined (sandbox.mode, as it could be had)
         "output_bytes": output.total,
         "full_output": output.path,
     }
