@@ -89,6 +89,21 @@ def test_a_typed_path_becomes_a_chip_and_backspace_removes_it_whole(tmp_path: Pa
     assert _sent(fake) == (["compare [image 1] please"], [png(seed=3)])
 
 
+def test_a_path_typed_last_becomes_an_image_when_enter_sends(tmp_path: Path) -> None:
+    _project(tmp_path)
+    fake = Seeing(say("ok"))
+
+    async def main() -> None:
+        app = _app(tmp_path, (fake, "m"))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"see", "space", *"./shot.png", "enter")
+            await _settle(app)
+            assert app.editor.text == "" and not app.editor.images
+
+    run(main())
+    assert _sent(fake) == (["see [image 1]"], [png(seed=3)])
+
+
 def test_a_path_that_is_no_image_stays_text_with_a_notice(tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "fake.png").write_text("I am text")
