@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from smith.cli import Context
     from smith.diagnostics import Diagnostic
-    from smith.runtime import Assembly, Runtime
+    from smith.runtime import Assembly, Image, Runtime
     from smith.session import Session
     from smith.ui import Intent, Reply
 
@@ -63,6 +63,15 @@ EXIT_ABORTED = 130
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("prompt", metavar="PROMPT", help="what to ask; - reads it from stdin")
     parser.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    parser.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="attach an image (PNG, JPEG, GIF or WebP, at most images.max-bytes) to the "
+        "prompt; repeat for more. Refused before anything runs for a model without image "
+        "input",
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--session", metavar="NAME", help="continue this session (name or id) instead of a new one"
@@ -89,6 +98,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     # Everything is checked before anything is created (smith.runtime.build).
     assembly = build(ctx.config(), cwd=ctx.cwd, surface="eval", warn=ctx.print_diagnostic,
                      env=ctx.env)  # fmt: skip
+    # Images are read and checked against the model before a session is made.
+    images = assembly.load_images(args.image, "flag", "--image")
     if assembly.is_demo and not args.json:
         print(DEMO_BANNER, file=ctx.stderr)
     words = _words(str(assembly.secrets.redact(replace_surrogates(text)[0])))
@@ -103,7 +114,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         assert session is not None
         with session:
             print(inert(f"smith: session {session.name} ({session.id})"), file=ctx.stderr)
-            return asyncio.run(_main(args, ctx, assembly, session, text))
+            return asyncio.run(_main(args, ctx, assembly, session, text, images))
     scratch = _scratch_store(assembly.config.home)
     print(f"smith: no session: recording in {scratch} until this run ends", file=ctx.stderr)
     try:
@@ -112,7 +123,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
         name = session_name("eval", words)
         with SessionStore(scratch).create(name=name, cwd=assembly.config.project_root) as session:
-            code = asyncio.run(_main(args, ctx, assembly, session, text))
+            code = asyncio.run(_main(args, ctx, assembly, session, text, images))
     except BaseException:
         print(f"smith: the temporary session store is kept: {scratch}", file=ctx.stderr)
         raise
@@ -144,7 +155,12 @@ def _words(text: str) -> str:
 
 
 async def _main(
-    args: argparse.Namespace, ctx: Context, assembly: Assembly, session: Session, text: str
+    args: argparse.Namespace,
+    ctx: Context,
+    assembly: Assembly,
+    session: Session,
+    text: str,
+    images: tuple[Image, ...] = (),
 ) -> int:
     import asyncio
     import signal
@@ -160,7 +176,7 @@ async def _main(
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, runtime.abort)
     try:
-        runtime.prompt(text)
+        runtime.prompt(text, images)
         await runtime.wait_idle()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):

@@ -29,6 +29,7 @@ from smith.session import Session, SessionStore
 
 if TYPE_CHECKING:
     from smith.config import Config
+    from smith.runtime import Image
 
 BUSY = DiagnosticKind(
     "agent.busy",
@@ -140,9 +141,13 @@ class Agent:
             limits=limits,
         )
 
-    async def send(self, text: str) -> dict[str, Any]:
-        """Run `text` until the agent stops; the final assistant message. Raises
-        AgentStopped when it ended on an error or an abort."""
+    async def send(self, text: str, images: Sequence[Image | str] = ()) -> dict[str, Any]:
+        """Run `text` (with `images`: `smith.Image` values or image file paths, relative
+        to the agent's directory) until the agent stops; the final assistant message.
+        Raises AgentStopped when it ended on an error or an abort, and a SmithError
+        before anything runs for an image that is not one, too large, or sent to a model
+        without image input."""
+        attached = self._images(images)
         if self.runtime.busy:
             raise BUSY.error(value=text[:40], source=Source("argument", "send"), prompt=text[:40])
         ended: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
@@ -159,7 +164,7 @@ class Agent:
 
         stop_watching = self.runtime.on_event(watch)
         try:
-            self.runtime.prompt(text)
+            self.runtime.prompt(text, attached)
             await self.runtime.wait_idle()
         finally:
             stop_watching()
@@ -169,6 +174,16 @@ class Agent:
         if end["stop"] in ("error", "abort", "deadline"):
             raise AgentStopped(end["stop"], end.get("error"), message)
         return message or {"role": "assistant", "content": []}
+
+    def _images(self, images: Sequence[Image | str]) -> tuple[Image, ...]:
+        from smith.runtime import load_image
+
+        bound = self.runtime.limits.image_bytes
+        cwd = self.runtime.context.cwd
+        return tuple(
+            load_image(i, max_bytes=bound, cwd=cwd, surface="library") if isinstance(i, str) else i
+            for i in images
+        )
 
     def events(self) -> AsyncIterator[Event]:
         """Every event from now until the agent is closed."""

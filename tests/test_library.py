@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_public_names_are_exactly_these() -> None:
     assert sorted(smith.__all__) == [
-        "Agent", "AgentStopped", "ContextPolicy", "Limits", "SecretProxy", "ToolContext",
+        "Agent", "AgentStopped", "ContextPolicy", "Image", "Limits", "SecretProxy", "ToolContext",
         "ToolError", "ToolResult", "ToolSpec", "__version__", "builtin_tools", "text_of",
         "tool",
     ]  # fmt: skip

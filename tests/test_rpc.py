@@ -266,7 +266,8 @@ def test_invalid_params_get_32602_with_the_smith_diagnostic(senv: SmithEnv) -> N
             ("prompt", {"txt": "hi"}, "rpc.unknown-param"),
             ("prompt", {"text": 5}, "rpc.bad-param"),
             ("prompt", {"text": "  "}, "rpc.empty-text"),
-            ("prompt", ["a", "b"], "rpc.unknown-param"),
+            ("prompt", ["a", [], "c"], "rpc.unknown-param"),  # text and images, then?
+            ("prompt", ["a", "b"], "rpc.bad-param"),  # images are an array
             ("vcs.undo", {"force": "yes"}, "rpc.bad-param"),
             ("model.set", {"model": "nosuch:model-x"}, "model.unknown-provider"),
             ("thinking.set", {"level": "max"}, "runtime.bad-thinking"),

@@ -16,7 +16,9 @@ from smith.session import Session
 SIZE = (100, 30)
 
 
-def _app(tmp_path: Path, entries: list[dict[str, Any]] | None = None) -> SmithApp:
+def _app(
+    tmp_path: Path, entries: list[dict[str, Any]] | None = None, model: Any = "demo"
+) -> SmithApp:
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
     (project / "README.md").write_text("# demo project\n")
@@ -29,9 +31,9 @@ def _app(tmp_path: Path, entries: list[dict[str, Any]] | None = None) -> SmithAp
 
     def factory(session: Session) -> Runtime:
         ctx = ToolContext(root=str(project), cwd=str(project), session=session)
-        return Runtime(session, model="demo", tools=list(builtin_tools().values()), context=ctx)
+        return Runtime(session, model=model, tools=list(builtin_tools().values()), context=ctx)
 
-    return SmithApp(factory, session, banner=DEMO_BANNER)
+    return SmithApp(factory, session, banner=DEMO_BANNER if model == "demo" else None)
 
 
 def _steady(app: SmithApp) -> None:
@@ -182,3 +184,45 @@ def test_the_completion_list(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=complete)
+
+
+def test_editor_with_an_image_chip(snap_compare: Any, tmp_path: Path) -> None:
+    """A typed question with a pasted image path: the editor shows the image as a chip
+    naming the file and its size (the model takes images, so nothing warns)."""
+    from textual import events
+
+    from tests.test_images import Seeing, png
+
+    app = _app(tmp_path, model=(Seeing(), "vision"))
+    (tmp_path / "project" / "shot.png").write_bytes(png(pad=34_000))
+
+    async def write(pilot: Any) -> None:
+        _steady(pilot.app)
+        await pilot.press(*"what", "space", *"is", "space", *"wrong", "space", *"here?", "space")
+        pilot.app.post_message(events.Paste("shot.png"))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=write)
+
+
+def test_a_sent_message_with_an_image(snap_compare: Any, tmp_path: Path) -> None:
+    """The message as sent: its text refers to `[image 1]`, and the transcript shows the
+    image's chip after it; the answer follows."""
+    from textual import events
+
+    from tests.runtime_kit import say
+    from tests.test_images import Seeing, png
+
+    app = _app(tmp_path, model=(Seeing(say("A red square on white.")), "vision"))
+    (tmp_path / "project" / "shot.png").write_bytes(png(pad=34_000))
+
+    async def send(pilot: Any) -> None:
+        _steady(pilot.app)
+        await pilot.press(*"what", "space", *"is", "space", *"this?", "space")
+        pilot.app.post_message(events.Paste("shot.png"))
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.app.runtime.wait_idle()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=send)

@@ -23,6 +23,7 @@ JSON Schemas (the SDK's decorator API derives schemas from Python signatures).
 
 from __future__ import annotations
 
+import base64
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -143,8 +144,13 @@ class SmithMcp:
                 content=[types.TextContent(type="text", text=text)], is_error=True
             )
         result = outcome.result  # masked by the host
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
+        if result.image is not None:  # the read tool's image, as MCP image content
+            media_type, data = result.image
+            encoded = base64.b64encode(data).decode("ascii")
+            content.append(types.ImageContent(type="image", data=encoded, mime_type=media_type))
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.text)],
+            content=content,
             structured_content={
                 "ok": result.ok,
                 "outcome": outcome.outcome,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, TextIO
 
+from smith.runtime import image_chip
 from smith.text import inert
 
 if TYPE_CHECKING:
@@ -58,8 +59,11 @@ class Transcript:
             self.role, self.channel = item["role"], ""
         elif kind == "message_delta":
             self.delta(item)
-        elif kind == "message_end" and not self.at_line_start:
-            self.write("\n")
+        elif kind == "message_end":
+            if not self.at_line_start:
+                self.write("\n")
+            for chip in chips(item.get("message")):  # the images a user message attached
+                self.line("  " + chip)
         elif kind == "tool_start":
             self.line(f"→ {item['name']} {_arguments(item['arguments'])}")
         elif kind == "tool_end":
@@ -135,6 +139,14 @@ def answered(item: dict[str, Any]) -> str:
     return f"{asked}: {labels.get(choice) or choice} (answered in {item.get('frontend')})"
 
 
+def chips(message: object) -> list[str]:
+    """`[image 1: shot.png 34 KB]` for each image a recorded message attached (the bytes
+    stay in the session, stored once)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    images = [p for p in content or [] if isinstance(p, dict) and p.get("type") == "image"]
+    return [image_chip(p, n) for n, p in enumerate(images, 1)]
+
+
 def _fence(text: str) -> str:
     longest, run = 0, 0
     for ch in text:
@@ -166,8 +178,10 @@ def markdown(timeline: Timeline, *, title: str) -> str:
         elif kind == "message_end":
             text = "".join(texts.pop(ev["message_id"], [])).strip()
             role = roles.pop(ev["message_id"], "assistant")
-            if text:
-                out += [f"**{role.capitalize()}:**", "", text, ""]
+            pictures = [f"`{c}`" for c in chips(ev.get("message"))]
+            shown = "  \n".join(x for x in [text, *pictures] if x)
+            if shown:
+                out += [f"**{role.capitalize()}:**", "", shown, ""]
         elif kind == "tool_start":
             out += [f"**Tool call** `{ev['name']}` `{_arguments(ev['arguments'], 2000)}`", ""]
         elif kind == "tool_end":

@@ -15,6 +15,8 @@ from . import _views
 from ._protocol import INVALID_PARAMS, NOT_BUILT, OPERATION_FAILED, Param, RpcError
 
 if TYPE_CHECKING:
+    from smith.runtime import Image
+
     from ._server import Server
 
 Handler = Callable[..., Awaitable[object]]
@@ -91,21 +93,48 @@ def _idle(server: Server, name: str) -> None:
 # -- the conversation ------------------------------------------------------------------
 
 TEXT = Param("text", "string", required=True, example='{"text": "what is this project?"}')
+IMAGES = Param(
+    "images", "array", example='{"images": [{"media_type": "image/png", "data": "..."}]}'
+)
 
 
-@method("prompt", TEXT)
-async def prompt(server: Server, text: str) -> object:
-    return _accepted(_submit(server, ops.Prompt(_text("prompt", text))))
+def _with_images(server: Server, op: type[ops.Prompt | ops.Steer | ops.FollowUp], text: str,
+                 images: list[Any] | None) -> object:  # fmt: skip
+    """Submit `op` with the images given as data (docs/rpc.md): a malformed, unreadable,
+    too large or non-image one, and images for a model that does not take them, are
+    invalid params (-32602) with the diagnostic that says which and why."""
+    name = op.op
+    text = _text(name, text)
+    try:
+        found: tuple[Image, ...] = ()
+        if images:
+            config = server.config
+            found = ops.images_from_data(
+                images, Source("rpc", f"{name}.images"),
+                max_bytes=config.integer("images.max-bytes"),
+                where=str(config.origin("images.max-bytes").source),
+                cwd=server.runtime.context.cwd,
+            )  # fmt: skip
+        return _accepted(_submit(server, op(text, found)))
+    except SmithError as exc:
+        if exc.diagnostic.code.startswith("input."):
+            raise invalid(exc) from None
+        raise
 
 
-@method("steer", TEXT)
-async def steer(server: Server, text: str) -> object:
-    return _accepted(_submit(server, ops.Steer(_text("steer", text))))
+@method("prompt", TEXT, IMAGES)
+async def prompt(server: Server, text: str, images: list[Any] | None = None) -> object:
+    return _with_images(server, ops.Prompt, text, images)
 
 
-@method("follow_up", TEXT)
-async def follow_up(server: Server, text: str) -> object:
-    return _accepted(_submit(server, ops.FollowUp(_text("follow_up", text))))
+@method("steer", TEXT, IMAGES)
+async def steer(server: Server, text: str, images: list[Any] | None = None) -> object:
+    return _with_images(server, ops.Steer, text, images)
+
+
+@method("follow_up", TEXT, IMAGES)
+async def follow_up(server: Server, text: str, images: list[Any] | None = None) -> object:
+    return _with_images(server, ops.FollowUp, text, images)
 
 
 @method("shell", Param("command", "string", required=True, example='{"command": "git status"}'),

@@ -86,6 +86,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "boolean": (bool,),
     "integer": (int,),
+    "array": (list,),
 }
 
 
@@ -107,7 +108,7 @@ class Param:
     """One parameter of a method: by name in an object, or by position in an array."""
 
     name: str
-    type: str  # string | boolean | integer
+    type: str  # string | boolean | integer | array
     required: bool = False
     example: str = ""
 
@@ -269,7 +270,7 @@ def _takes(method: str, names: Sequence[str]) -> str:
 
 
 def _article(kind: str) -> str:
-    return "an integer" if kind == "integer" else f"a {kind}"
+    return f"an {kind}" if kind in ("integer", "array") else f"a {kind}"
 
 
 def response(id: object, result: object) -> dict[str, Any]:

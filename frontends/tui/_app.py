@@ -20,7 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static, TextArea
 
-from smith.runtime import Runtime, Template, format_cost
+from smith.runtime import Image, Runtime, Template, format_cost
 from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session
 from smith.text import inert
@@ -35,6 +35,7 @@ from ._host import (
     hidden_templates,
     template_commands,
 )
+from ._images import ImageInput
 from ._intents import AppFrontend, question_text, render_question, show_plugin
 from ._models import ModelChoice, model_choices
 from ._recall import FindMixin
@@ -172,6 +173,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             max_lines=self.editor_lines,
             history=self.history,
             busy=lambda: self._busy,
+            images=ImageInput(lambda: self.runtime),
+            notice=self.tell,
         )
         yield Static("", id="status", markup=False)
 
@@ -221,15 +224,16 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
 
     @on(Editor.Submitted, "#input")
     def _submitted(self, event: Editor.Submitted) -> None:
-        editor, text = event.editor, event.value
+        editor, (text, images) = event.editor, event.message()  # images: parts of their own
         if self._switching:
             editor.value = event.text  # back, with its chips
             editor.pastes.update(event.pastes)
+            editor.images.update(event.images)
             self.tell("switching sessions: a moment (your text is kept)")
             return
         if text:
             editor.prompts.add(text)
-            self._send(text, event.mode)
+            self._send(text, event.mode, images)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While an overlay (or for Escape, the editor's completion list) is open it owns
@@ -251,34 +255,10 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         self._sync()
         self._status()
 
-    def _send(self, text: str, mode: str = "prompt") -> None:
-        """Run `/command`s; send the rest as a prompt, or while the agent works as a
-        steer or a follow-up (`mode`; "prompt" queues a follow-up then)."""
-        if text.startswith("/") and len(text) > 1 and not text.startswith("//"):
-            name, _, arg = text[1:].partition(" ")
-            self.run_command(name, arg.strip())
-            return
-        if text.startswith("//"):
-            text = text[1:]  # a message that starts with a slash
-        if self.runtime is None:
-            return  # switching sessions: a moment
-        self.transcript.latest()
-        if text.startswith("!"):  # the user's own command: `!cmd` tells the model, `!!cmd` not
-            from smith.diagnostics import SmithError
-            from smith.runtime.ops import Shell
+    def _send(self, text: str, mode: str = "prompt", images: Sequence[Image] = ()) -> None:
+        from ._send import send
 
-            context = not text.startswith("!!")
-            try:
-                self.runtime.submit(Shell(text[1 if context else 2 :], context=context))
-            except SmithError as exc:  # busy, or no command
-                self.tell(f"{exc.diagnostic.what}\n  fix: {exc.diagnostic.fix}", error=True)
-            return
-        if mode == "steer":
-            self.runtime.steer(text)
-        elif mode == "follow_up":
-            self.runtime.follow_up(text)
-        else:
-            self.runtime.prompt(text)
+        send(self, text, mode, images)
 
     def action_external_editor(self) -> None:
         """Ctrl+G: the input's text in $VISUAL (or $EDITOR), the terminal handed over

@@ -5,14 +5,17 @@ terminal reports it, insert a newline. The editor grows with its content up to
 `max_lines` rows (tui.editor.max-lines), then scrolls. `/na` shows the rest of the first
 command named so as a suggestion (Right arrow takes it). A paste of more than
 `PASTE_LINES` lines is shown as one chip (`[pasted 120 lines]`) and sent whole: `value`
-is the text with every chip still in it replaced by its paste. `@` completes project
-paths (`completion`, _complete).
+is the text with every chip still in it replaced by its paste. An image (a pasted or
+typed path to an image file, or Ctrl+V of one on the system clipboard: `_images`) is a
+chip too (`[image 1: shot.png 34 KB]`); `message` gives the text to send, each image chip
+left as `[image N]`, and the images in the order their chips appear. `@` completes
+project paths (`completion`, _complete).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -21,6 +24,11 @@ from textual.widgets import TextArea
 
 from ._complete import PathCompletion
 from ._history import PromptHistory
+
+if TYPE_CHECKING:
+    from smith.runtime import Image
+
+    from ._images import ImageInput
 
 PASTE_LINES = 5  # a paste of more lines than this is shown collapsed
 NEWLINE_KEYS = ("ctrl+j", "shift+enter")
@@ -44,21 +52,38 @@ class Editor(TextArea):
         editor is already empty: keys typed after the one that sent are the next
         message's, however soon they come."""
 
-        def __init__(self, editor: Editor, text: str, pastes: dict[str, str], mode: str) -> None:
+        def __init__(
+            self,
+            editor: Editor,
+            text: str,
+            pastes: dict[str, str],
+            mode: str,
+            images: dict[str, Image] | None = None,
+        ) -> None:
             super().__init__()
             self.editor = editor
             self.text = text  # as it stood, chips and all
             self.pastes = pastes
             self.mode = mode
+            self.images = images or {}  # image chip -> its image
 
         @property
         def value(self) -> str:
             """What to send: the text stripped of what was typed around it, each chip
-            replaced by its paste (a paste is sent as pasted)."""
+            replaced by its paste (a paste is sent as pasted), each image chip left as
+            `[image N]` (the image goes as a part of its own: `message`)."""
+            return self.message()[0]
+
+        def message(self) -> tuple[str, tuple[Image, ...]]:
+            """The text to send (`value`) and the images whose chips it holds, in the
+            order they appear."""
             text = self.text.strip()
+            found = sorted((text.find(chip), chip) for chip in self.images if chip in text)
+            for _, chip in found:
+                text = text.replace(chip, chip.split(":", 1)[0] + "]")
             for chip, pasted in self.pastes.items():
                 text = text.replace(chip, pasted)
-            return text
+            return text, tuple(self.images[chip] for _, chip in found)
 
         @property
         def control(self) -> Editor:
@@ -74,6 +99,8 @@ class Editor(TextArea):
         busy: Callable[[], bool] = lambda: False,
         placeholder: str = "",
         id: str | None = None,
+        images: ImageInput | None = None,
+        notice: Callable[[str], None] = lambda text: None,
     ) -> None:
         super().__init__(
             soft_wrap=True,
@@ -88,9 +115,13 @@ class Editor(TextArea):
         self.submit_keys = {"enter": "prompt", **(submit_keys or {})}
         self.max_lines = max_lines
         self.pastes: dict[str, str] = {}  # chip -> the text it stands for
+        self.images: dict[str, Image] = {}  # chip -> the image it stands for
+        self.image_input = images  # where images come from (None: no images)
+        self.notice = notice  # tells the user why an image was not attached
+        self._numbered = 0  # the last image number given in this message
         self.prompts = history if history is not None else PromptHistory(None)
         self._walk: int | None = None  # the history entry shown, while walking it
-        self._draft: tuple[str, dict[str, str]] = ("", {})  # the editor's before a walk
+        self._draft: tuple[str, dict[str, str], dict[str, Image]] = ("", {}, {})  # before a walk
         self.completion = PathCompletion(self)
 
     def on_mount(self) -> None:
@@ -115,6 +146,8 @@ class Editor(TextArea):
     def value(self, text: str) -> None:
         self._walk = None
         self.pastes.clear()
+        self.images.clear()
+        self._numbered = 0
         self.load_text(text)
         self.move_cursor(self.document.end)
 
@@ -125,6 +158,98 @@ class Editor(TextArea):
 
     def clear_text(self) -> None:
         self.value = ""
+
+    def restore(self, text: str, images: Sequence[Image]) -> None:
+        """Show again a message `message` gave (refused, say): each `[image N]` its chip."""
+        chips = {}
+        for n, image in enumerate(images, 1):
+            chip = f"[image {n}: {image.label()}]"
+            text = text.replace(f"[image {n}]", chip, 1) if f"[image {n}]" in text else text
+            chips[chip] = image
+        self.value = text
+        self.images.update(chips)
+        self._numbered = len(images)
+
+    def attach_image(self, image: Image) -> str:
+        """Show `image` as a chip at the cursor; the chip."""
+        self._numbered = self._numbered + 1 if self.images else 1
+        chip = f"[image {self._numbered}: {image.label()}]"
+        self.images[chip] = image
+        self._insert(chip)
+        note = self.image_input.model_note() if self.image_input is not None else None
+        if note is not None:
+            self.notice(note)
+        return chip
+
+    def _image_from(self, text: str) -> bool:
+        """Attach the image file `text` names (a whole paste or word); False when it
+        names none. One that cannot be sent is a notice saying why."""
+        path = self.image_input.path_of(text) if self.image_input is not None else None
+        if path is None or self.image_input is None:
+            return False
+        found = self.image_input.load(path)
+        if isinstance(found, str):
+            self.notice(found)
+            return False
+        self.attach_image(found)
+        return True
+
+    def _images_pasted(self, text: str) -> bool:
+        """Attach the image files a paste names, when every line of it names one (a file
+        manager pastes several files a line each); False when it is anything else, or
+        one cannot be sent (a notice says why, and the paste stays text)."""
+        source = self.image_input
+        lines = [line for line in text.split("\n") if line.strip()]
+        paths = [source.path_of(line) for line in lines] if source is not None else []
+        if source is None or not paths or None in paths:
+            return False
+        found = [source.load(path) for path in paths if path is not None]
+        for problem in (f for f in found if isinstance(f, str)):
+            self.notice(problem)
+        if any(isinstance(f, str) for f in found):
+            return False
+        for n, image in enumerate(found):
+            assert not isinstance(image, str)
+            if n:
+                self._insert(" ")
+            self.attach_image(image)
+        return True
+
+    def _image_word(self) -> None:
+        """The word just before the cursor, when it names an image file, becomes its chip."""
+        if self.image_input is None or not self.selection.is_empty:
+            return
+        row, column = self.cursor_location
+        line = self.document[row][:column]
+        start = max(line.rfind(" "), line.rfind("\t")) + 1
+        word = line[start:]
+        if "." not in word or word in self.images or word.startswith("@"):
+            return  # an @path is attached by the runtime, as a file or as an image
+        path = self.image_input.path_of(word)
+        if path is not None:
+            self.delete((row, start), (row, column))
+            if not self._image_from(word):
+                self._insert(word)  # kept as typed; the notice said why
+
+    def action_paste(self) -> None:
+        """Ctrl+V: an image from the system clipboard where one is reachable, else the
+        app's own clipboard text (TextArea's paste), with a notice saying why. The
+        clipboard is read in a worker, so a slow clipboard tool never stalls the app."""
+        if self.image_input is None or self.read_only:
+            super().action_paste()
+            return
+        self.run_worker(self._paste_image(), group="clipboard", exclusive=True)
+
+    async def _paste_image(self) -> None:
+        import asyncio
+
+        assert self.image_input is not None
+        found = await asyncio.to_thread(self.image_input.clipboard)
+        if isinstance(found, str):
+            self.notice(found)
+            super().action_paste()
+        else:
+            self.attach_image(found)
 
     def update_suggestion(self) -> None:
         """The rest of a command name, while the cursor ends a one-line `/na`."""
@@ -150,14 +275,15 @@ class Editor(TextArea):
         elif self._walk + 1 < len(self.prompts.entries):
             self._show_entry(self._walk + 2)
         else:
-            text, pastes = self._draft  # the walk ends where it began
+            text, pastes, images = self._draft  # the walk ends where it began
             self.value = text
             self.pastes.update(pastes)
+            self.images.update(images)
 
     def _show_entry(self, after: int) -> None:
         """Show the entry before index `after` (walking back from the newest)."""
         if self._walk is None:
-            self._draft = (self.text, dict(self.pastes))
+            self._draft = (self.text, dict(self.pastes), dict(self.images))
         walk = after - 1
         self.value = self.prompts.entries[walk]
         self._walk = walk
@@ -171,10 +297,15 @@ class Editor(TextArea):
         if self.completion.key(event.key):  # the open list's keys come first
             event.stop()
             event.prevent_default()
-        elif mode is not None and (event.key not in WHILE_BUSY or self._busy()):
+            return
+        sends = mode is not None and (event.key not in WHILE_BUSY or self._busy())
+        if sends or event.key == "space":
+            self._image_word()  # a typed image path becomes its chip once it is whole
+        if sends:
+            assert mode is not None
             event.stop()
             event.prevent_default()  # not TextArea's newline
-            sent = self.Submitted(self, self.text, dict(self.pastes), mode)
+            sent = self.Submitted(self, self.text, dict(self.pastes), mode, dict(self.images))
             self.clear_text()
             self.post_message(sent)
         elif event.key in NEWLINE_KEYS:
@@ -189,6 +320,8 @@ class Editor(TextArea):
         event.prevent_default()  # not TextArea's own insertion
         # Terminals paste line ends as CR (xterm) or CRLF: they are newlines here.
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        if self._images_pasted(text):  # the whole paste names image files, one a line
+            return
         lines = len(text.splitlines())
         if lines <= PASTE_LINES:
             self._insert(text)
@@ -211,16 +344,19 @@ class Editor(TextArea):
             super().action_delete_right()
 
     def _delete_chip(self, *, before: bool) -> bool:
-        if self.read_only or not self.pastes or not self.selection.is_empty:
+        """Delete the paste or image chip next to the cursor whole; False if none is."""
+        chips = [*self.pastes, *self.images]
+        if self.read_only or not chips or not self.selection.is_empty:
             return False
         row, column = self.cursor_location
         line = self.document[row]
-        for chip in self.pastes:
+        for chip in chips:
             start = column - len(chip) if before else column
             if start >= 0 and line[start : start + len(chip)] == chip:
                 self.delete((row, start), (row, start + len(chip)))
                 if chip not in self.text:
-                    del self.pastes[chip]
+                    self.pastes.pop(chip, None)
+                    self.images.pop(chip, None)
                 return True
         return False
 

@@ -11,6 +11,7 @@ from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
 
+from smith.runtime import image_chip
 from smith.text import inert
 
 from ._review import call_line, render_review
@@ -43,7 +44,9 @@ def render_message(
     role = message.get("role")
     if role == "user":
         label = Text("you ", style="bold cyan")
-        return Text.assemble(label, inert(_texts(message, "text")))
+        images = [p for p in _parts(message) if p.get("type") == "image"]
+        chips = [(" " + inert(image_chip(p, n)), "magenta") for n, p in enumerate(images, 1)]
+        return Text.assemble(label, inert(_texts(message, "text")), *chips)
     if role == "assistant":
         return _assistant(message, expanded, streaming)
     if role == "tool_result":

@@ -353,7 +353,10 @@ def _function_response(
 ) -> dict[str, Any]:
     call_id = str(message.get("tool_call_id") or "")
     name = str(message.get("tool_name") or named.get(call_id) or "")
-    text = "\n".join(kit.text_of(p) for p in content_parts(message) if p.get("type") == "text")
+    parts = content_parts(message)
+    text = "\n".join(kit.text_of(p) for p in parts if p.get("type") == "text")
+    if any(p.get("type") == "image" for p in parts):  # a function response carries text only
+        text += "\n[an image the tool returned is not shown to the model]"
     response: dict[str, Any] = {
         "name": name,
         "response": {"error": text} if message.get("is_error") else {"output": text},

@@ -69,7 +69,8 @@ SCRIPT_INVALID = DiagnosticKind(
 
 # How a script's stop names map onto the normalized stream's End outcomes.
 STOPS: dict[str, Outcome] = dict(end="success", tool_use="tool_use", limit="limit", error="error")
-TOP_KEYS = ("responses", "pricing", "requests_log")
+TOP_KEYS = ("responses", "pricing", "requests_log", "input")
+INPUTS = ("text", "image")  # what a script may say its model takes
 RESPONSE_KEYS: tuple[str, ...] = ("text", "thinking", "tool_calls", "stop", "error")
 RESPONSE_KEYS += ("retryable", "retry_after", "usage", "delay_ms")
 CALL_KEYS = ("name", "arguments", "id")
@@ -104,6 +105,7 @@ class Script:
     responses: tuple[ScriptedResponse, ...]
     pricing: Pricing | None
     requests_log: str | None  # absolute
+    input: tuple[str, ...] = ("text",)  # what the model takes, as a catalog entry says
 
 
 def chunks(text: str, words: int = WORDS_PER_DELTA) -> list[str]:
@@ -194,8 +196,15 @@ class _Checker:
         if "requests_log" in top:
             name = self.string(top["requests_log"], "requests_log", empty=False)
             log = os.path.join(os.path.dirname(os.path.abspath(self.path)), name)
+        takes: tuple[str, ...] = ("text",)
+        if "input" in top:
+            listed = top["input"]
+            if not (isinstance(listed, list) and listed and all(x in INPUTS for x in listed)):
+                raise self.fail("input", 'a list of "text" and "image"', listed,
+                                'write it as ["text", "image"]')  # fmt: skip
+            takes = tuple(str(x) for x in listed)
         responses = tuple(self.response(item, i) for i, item in enumerate(items))
-        return Script(self.path, responses, pricing, log)
+        return Script(self.path, responses, pricing, log, takes)
 
     def response(self, value: Json, index: int) -> ScriptedResponse:
         where = f"responses[{index}]"
@@ -328,6 +337,7 @@ class ScriptedProvider:
     def __init__(self, script: Script) -> None:
         self.script = script
         self.requests = 0  # requests received so far, answered or not
+        self.input = script.input  # what the runtime checks attached images against
 
     def pricing(self, model: str) -> Pricing | None:
         return self.script.pricing

@@ -206,6 +206,17 @@ def _context_options(add: Callable[[Option], object]) -> None:
             "warning, never cut.",
         )
     )
+    add(
+        Option(
+            "images.max-bytes",
+            Integer(1, 32 * MIB, "bytes"),
+            5 * MIB,
+            doc="Largest image attached to a message (a pasted or typed path, the "
+            "clipboard, `eval --image`, RPC) or returned by the read tool; a larger one "
+            "is refused with a diagnostic naming it. Each image is stored once per "
+            "session.",
+        )
+    )
 
 
 def product_schema() -> Schema:

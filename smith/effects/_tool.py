@@ -22,9 +22,12 @@ if TYPE_CHECKING:
 
 
 class ToolResult:
-    """What the model sees (`text`), what programs see (`details`), and what changed."""
+    """What the model sees (`text`, and an `image` as (media type, bytes) for a model
+    that takes images), what programs see (`details`), and what changed. The image is
+    no part of `to_dict` (nor of the effect records): the runtime stores it once in the
+    session and the tool result names it."""
 
-    __slots__ = ("details", "mutation", "ok", "text")
+    __slots__ = ("details", "image", "mutation", "ok", "text")
 
     def __init__(
         self,
@@ -33,11 +36,13 @@ class ToolResult:
         details: dict[str, object] | None = None,
         mutation: str = "not-applied",
         ok: bool = True,
+        image: tuple[str, bytes] | None = None,
     ) -> None:
         self.text = text
         self.details = details or {}
         self.mutation = mutation
         self.ok = ok
+        self.image = image
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -170,6 +175,7 @@ class ToolContext:
         self.limits = {
             "read.max-lines": 2000,
             "read.max-bytes": 50 * 1024,
+            "images.max-bytes": 5 * 1024 * 1024,
             "bash.timeout": 120,
             **(limits or {}),
         }

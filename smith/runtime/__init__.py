@@ -32,6 +32,15 @@ from smith.runtime._events import TYPES as EVENT_TYPES
 from smith.runtime._events import Event
 from smith.runtime._generation import Generation
 from smith.runtime._host import AUTHORISED, ToolHost
+from smith.runtime._images import SUFFIXES as IMAGE_SUFFIXES
+from smith.runtime._images import (
+    Image,
+    human_size,
+    load_image,
+    looks_like_image_path,
+    takes_images,
+)
+from smith.runtime._images import chip as image_chip
 from smith.runtime._project import ProjectContext
 from smith.runtime._prompt import Part
 from smith.runtime._runtime import THINKING_LEVELS, Limits, Runtime
@@ -53,6 +62,7 @@ __all__ = [
     "AUTHORISED",
     "DEMO_BANNER",
     "EVENT_TYPES",
+    "IMAGE_SUFFIXES",
     "MISSING_SECRET",
     "OPERATIONS",
     "REJECTED_SECRET",
@@ -63,6 +73,7 @@ __all__ = [
     "CostMeter",
     "Event",
     "Generation",
+    "Image",
     "Limits",
     "Operation",
     "Part",
@@ -77,6 +88,10 @@ __all__ = [
     "context_table",
     "entered_name",
     "format_cost",
+    "human_size",
+    "image_chip",
+    "load_image",
+    "looks_like_image_path",
     "mentionable",
     "model_setting",
     "named_session",
@@ -86,6 +101,7 @@ __all__ = [
     "runtime_options",
     "session_name",
     "session_path",
+    "takes_images",
     "tool_context",
     "truncate",
 ]

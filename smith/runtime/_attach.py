@@ -17,7 +17,10 @@ message as one more text part per file, after the typed text (which stays as typ
 
 (a window the bounds cut says `cut="yes"` and ends with the read tool's hint to
 continue with an offset)
-and the message notes it: `"attached": [{"path", "lines", "bytes", "cut"}]`. A path
+and the message notes it: `"attached": [{"path", "lines", "bytes", "cut"}]`. An image
+file (PNG, JPEG, GIF, WebP) is attached as an image part instead (stored once in the
+session, smith.runtime._images; noted `{"path", "image", "bytes"}`), for a model that
+takes images; for any other it stays as typed, with the warning below. A path
 that cannot be attached (missing, a directory, binary, outside the project) stays as
 typed and a warning (`input.attach-failed`) says why. Input with no `@` costs nothing.
 """
@@ -25,6 +28,7 @@ typed and a warning (`input.attach-failed`) says why. Input with no `@` costs no
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +99,8 @@ def _read(rt: LoopContext, path: str) -> tuple[Part, Attached] | str:
         return str(rt.secrets.redact(result.text))
     details = result.details
     shown = str(details.get("path", path))
+    if result.image is not None:  # an image file: attached as the image itself
+        return _image(rt, shown, result.image)
     total, last = details.get("lines", 0), details.get("last", 0)
     body = result.text  # a cut window ends with the read tool's hint to continue
     cut = last != total or "[... line cut:" in body
@@ -105,6 +111,16 @@ def _read(rt: LoopContext, path: str) -> tuple[Part, Attached] | str:
     part: Part = {"type": "text", "text": f"{tag}\n{text.rstrip(chr(10))}\n</attached>"}
     note: Attached = {"path": shown, "lines": lines, "bytes": len(body.encode()), "cut": cut}
     return part, note
+
+
+def _image(rt: LoopContext, shown: str, image: tuple[str, bytes]) -> tuple[Part, Attached] | str:
+    from smith.runtime._images import Image, image_part, takes_images
+
+    if not takes_images(rt.current.provider):
+        return f"it is an image and the model {rt.current.model} does not take image input"
+    media_type, data = image
+    part = image_part(rt.session, Image(data, media_type, os.path.basename(shown)))
+    return part, {"path": shown, "image": media_type, "bytes": len(data)}
 
 
 __all__ = ["ATTACH_FAILED", "attachments", "mentionable", "mentions"]

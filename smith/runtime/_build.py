@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from smith.effects import ToolSpec
     from smith.providers import Provider
     from smith.runtime._host import ToolHost
+    from smith.runtime._images import Image
     from smith.runtime._project import ProjectContext
     from smith.runtime._prompt import Part, PromptConfig
     from smith.runtime._runtime import Limits, Runtime
@@ -276,6 +277,25 @@ class Assembly:
             templates=self.templates,
             **options,
         )
+
+    def load_images(
+        self, paths: Sequence[str], surface: Surface, where: str = "prompt"
+    ) -> tuple[Image, ...]:
+        """The image files `paths` (relative to the working directory), each within
+        images.max-bytes, and checked against the model's image input: a diagnostic
+        before any session is made or anything is sent (smith.runtime._images)."""
+        from smith.runtime._images import load_image, refuse
+
+        bound = self.config.origin("images.max-bytes")
+        images = tuple(
+            load_image(path, max_bytes=self.config.integer("images.max-bytes"),
+                       where=str(bound.source), surface=surface, cwd=self.cwd)
+            for path in paths
+        )  # fmt: skip
+        if images:
+            provider, _ = self.options["resolve"](self.model)
+            refuse(images, provider, self.model, surface, where)
+        return images
 
     def tool_host(self, session: Session) -> ToolHost:
         """Tools run outside a model turn (MCP, `smith tools run`), each as a recorded

@@ -92,6 +92,8 @@ def render(messages: list[tuple[str, dict[str, Any]]]) -> str:
             elif kind == "tool_call":
                 args = json.dumps(part.get("arguments"), ensure_ascii=False)
                 lines.append(f"[{role} calls {part['name']}] {args}")
+            elif kind == "image":  # the summariser is told of it, not shown it
+                lines.append(f"[{role} attached an image: {part.get('name') or 'unnamed'}]")
     return "\n\n".join(lines)
 
 

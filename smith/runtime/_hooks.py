@@ -42,6 +42,7 @@ from smith.ui import SHOWN_TYPES
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
+    from smith.runtime._images import Image
     from smith.runtime._loopctx import LoopContext
 
 HANDLER_FAILED = DiagnosticKind(
@@ -280,36 +281,54 @@ _NO_PARTS: list[Part] = []  # shared, never changed: no parts after the text
 
 
 async def accept_inputs(
-    rt: LoopContext, texts: Sequence[str], mode: str = "prompt"
+    rt: LoopContext,
+    texts: Sequence[str],
+    mode: str = "prompt",
+    *,
+    images: Sequence[Sequence[Image]] = (),
 ) -> list[tuple[str, Notes, list[Part]]]:
     """The user messages to record for `texts`, each with its notes and the content
     parts that go after its text: the prompt template it invoked (`template`: name,
     source, what was typed), a plugin's transformation (`transformed`), the files its
-    `@path`s attach (`attached`, smith.runtime._attach); inputs handled as commands are
-    left out (`input_handled` says so). A template is expanded first, so plugins see
-    what will be sent. The first run also starts the session (`session_start`). An abort
-    meanwhile keeps what is not decided yet as typed: the loop records it and then sees
-    the abort."""
+    `@path`s attach (`attached`, smith.runtime._attach), after the images given with it
+    (`images[i]` for `texts[i]`: stored once in the session, smith.runtime._images);
+    inputs handled as commands are left out (`input_handled` says so). A template is
+    expanded first, so plugins see what will be sent. The first run also starts the
+    session (`session_start`). An abort meanwhile keeps what is not decided yet as
+    typed: the loop records it and then sees the abort."""
     kept: list[tuple[str, Notes]] = []
+    pictures: list[Sequence[Image]] = []  # the images of each kept input (when any has)
     typed = [_expand(rt, text) for text in texts]
+    done = 0  # inputs decided (kept or handled), in order
     try:
         if mode == "prompt" and rt.abort_reason is None:
             await start_session(rt)
         for pair in typed:
-            if rt.abort_reason is not None or "input" not in rt.handled:
-                kept.append(pair)
-                continue
-            text, notes = pair
-            accepted = await _accept(rt, text, mode)
-            if accepted is not None:
-                sent, transformed = accepted
-                kept.append((sent, {**notes, **transformed}))
+            keep: tuple[str, Notes] | None = pair
+            if rt.abort_reason is None and "input" in rt.handled:
+                accepted = await _accept(rt, pair[0], mode)  # an abort here keeps it as typed
+                keep = None if accepted is None else (accepted[0], {**pair[1], **accepted[1]})
+            if keep is not None:
+                kept.append(keep)
+                if images:
+                    pictures.append(images[done] if done < len(images) else ())
+            done += 1
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        kept += typed[len(kept) :]
-    return [await _attach(rt, text, notes) for text, notes in kept]
+        kept += typed[done:]
+        if images:
+            pictures += [images[i] if i < len(images) else () for i in range(done, len(typed))]
+    out = [await _attach(rt, text, notes) for text, notes in kept]
+    if not images:  # the usual case: nothing more to do, nothing allocated for it
+        return out
+    from smith.runtime._images import image_part
+
+    return [
+        (text, notes, [*(image_part(rt.session, image) for image in given), *parts])
+        for (text, notes, parts), given in zip(out, pictures, strict=True)
+    ]
 
 
 async def _attach(rt: LoopContext, text: str, notes: Notes) -> tuple[str, Notes, list[Part]]:

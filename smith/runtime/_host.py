@@ -89,6 +89,7 @@ class ToolHost:
             details=self.secrets.redact(result.details),  # type: ignore[arg-type]
             mutation=result.mutation,
             ok=result.ok,
+            image=result.image,  # the read tool's image: bytes, passed on as they are
         )
         return Outcome(masked, outcome.effect_id, outcome.outcome)
 

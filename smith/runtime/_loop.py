@@ -26,15 +26,20 @@ from smith.runtime._steps import add_user, respond, run_tools, skip_tools
 from smith.session import new_id
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from smith.runtime._images import Image
     from smith.runtime._loopctx import LoopContext
 
 
-async def run_agent(rt: LoopContext, texts: list[str]) -> None:
+async def run_agent(
+    rt: LoopContext, texts: list[str], images: Sequence[tuple[Image, ...]] = ()
+) -> None:
     prompt_id = f"p-{new_id(4)}"
     timer = None
     if rt.limits.deadline is not None:
         timer = asyncio.get_running_loop().call_later(rt.limits.deadline, rt.abort, "deadline")
-    inputs = await accept_inputs(rt, texts)  # session_start (once), the input hook
+    inputs = await accept_inputs(rt, texts, images=images)  # session_start (once), input hook
     if not inputs:  # every input was a command a plugin handled: no prompt to run
         if timer is not None:
             timer.cancel()
@@ -143,7 +148,8 @@ async def _deliver(rt: LoopContext, mode: str) -> bool:
     items = rt.queue.take(mode)
     if not items:
         return False
-    inputs = await accept_inputs(rt, [item.text for item in items], mode)
+    texts, images = [item.text for item in items], [item.images for item in items]
+    inputs = await accept_inputs(rt, texts, mode, images=images)
     for text, notes, parts in inputs:
         add_user(rt, text, queued=mode, notes=notes, parts=parts)
     return bool(inputs)

@@ -42,10 +42,10 @@ class InputQueue:
     def has(self, mode: str) -> bool:
         return any(item.mode == mode for item in self._items)
 
-    def add(self, mode: str, text: str) -> QueuedItem:
+    def add(self, mode: str, text: str, images: tuple[object, ...] = ()) -> QueuedItem:
         if mode not in MODES:
             raise ValueError(f"queue mode must be one of {MODES}, not {mode!r}")
-        item = QueuedItem(f"q-{new_id(4)}", mode, text)
+        item = QueuedItem(f"q-{new_id(4)}", mode, text, tuple(images))
         self._items.append(item)
         self._on_change(self.items())
         return item

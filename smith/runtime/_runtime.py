@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from smith.diagnostics import Surface
     from smith.effects import ToolContext, ToolSpec
     from smith.providers import Provider
+    from smith.runtime._images import Image
     from smith.runtime._intents import Pending
     from smith.runtime._project import ProjectContext
     from smith.runtime._secrets import SecretProxy
@@ -90,6 +91,7 @@ class Limits:
     abort_grace: float = 5.0  # how long an aborted tool gets to record its end
     context_limit: int | None = None  # estimated tokens; compaction starts at 80 %
     keep_recent: int = 8_000  # estimated tokens compaction keeps verbatim
+    image_bytes: int = 5 * 1024 * 1024  # an attached image (images.max-bytes)
 
 
 class Runtime:
@@ -307,13 +309,31 @@ class Runtime:
 
     # -- operations in ----------------------------------------------------------------
 
-    def prompt(self, text: str) -> str:
-        """Start processing `text`; while busy it is queued as a follow-up. Returns the
-        queue item id or "run"."""
+    def prompt(self, text: str, images: Sequence[Image] = ()) -> str:
+        """Start processing `text` (with `images` attached); while busy it is queued as a
+        follow-up. Returns the queue item id or "run". Images the current model does not
+        take refuse the whole prompt before anything is recorded (smith.runtime._images)."""
+        images = self._check_images(images)
         if self.busy:
-            return self.queue.add("follow_up", text).id
-        self._start([text])
+            return self.queue.add("follow_up", text, images).id
+        self._start([text], [images])
         return "run"
+
+    def _check_images(self, images: Sequence[Image]) -> tuple[Image, ...]:
+        if not images:
+            return ()
+        from smith.runtime._images import IMAGE_TOO_LARGE, human_size, refuse
+
+        refuse(images, self._gen.provider, self._gen.model, self.surface)
+        bound = self.limits.image_bytes
+        for image in images:
+            if image.size > bound:
+                raise IMAGE_TOO_LARGE.error(
+                    value=image.name, source=Source(self.surface, "prompt"), name=image.name,
+                    size=human_size(image.size), size_bytes=image.size,
+                    limit=human_size(bound), where="the runtime's limits (images.max-bytes)",
+                )  # fmt: skip
+        return tuple(images)
 
     def shell(self, command: str, *, context: bool = True) -> str:
         """Run the user's own `command` (`!command`; `!!command`: context=False), refused
@@ -324,15 +344,15 @@ class Runtime:
         self._launch(run_shell(self, command, context=context, call_id=call_id))
         return call_id
 
-    def steer(self, text: str) -> str:
+    def steer(self, text: str, images: Sequence[Image] = ()) -> str:
         if not self.busy:
-            return self.prompt(text)
-        return self.queue.add("steer", text).id
+            return self.prompt(text, images)
+        return self.queue.add("steer", text, self._check_images(images)).id
 
-    def follow_up(self, text: str) -> str:
+    def follow_up(self, text: str, images: Sequence[Image] = ()) -> str:
         if not self.busy:
-            return self.prompt(text)
-        return self.queue.add("follow_up", text).id
+            return self.prompt(text, images)
+        return self.queue.add("follow_up", text, self._check_images(images)).id
 
     def abort(self, reason: str = "abort") -> bool:
         """Cancel the current work; True if there was any. The loop records what it
@@ -491,12 +511,15 @@ class Runtime:
 
     # -- running ----------------------------------------------------------------------
 
-    def _start(self, texts: list[str]) -> None:
+    def _start(self, texts: list[str], images: list[tuple[Image, ...]]) -> None:
         from smith.runtime._loop import run_agent
 
         # Input left queued by an aborted run was typed before this: it goes first.
-        earlier = [item.text for item in self.queue.take_all()]
-        self._launch(run_agent(self, [*earlier, *texts]))
+        earlier = self.queue.take_all()
+        if earlier:
+            texts = [*(item.text for item in earlier), *texts]
+            images = [*(item.images for item in earlier), *images]
+        self._launch(run_agent(self, texts, images))
 
     def _launch(self, coro: Any) -> None:
         self._idle.clear()
@@ -542,7 +565,8 @@ class Runtime:
         elif not aborted and len(self.queue):
             from smith.runtime._loop import run_agent
 
-            self._launch(run_agent(self, [item.text for item in self.queue.take_all()]))
+            items = self.queue.take_all()
+            self._launch(run_agent(self, [i.text for i in items], [i.images for i in items]))
         else:
             self._idle.set()
             self.emit(event("settled", queue=len(self.queue)))
@@ -604,8 +628,14 @@ def _check_thinking(level: str) -> None:
         )
 
 
-def _listed(items: Sequence[QueuedItem], secrets: SecretProxy) -> list[dict[str, str]]:
-    return [{"id": i.id, "mode": i.mode, "text": str(secrets.redact(i.text))} for i in items]
+def _listed(items: Sequence[QueuedItem], secrets: SecretProxy) -> list[dict[str, object]]:
+    listed: list[dict[str, object]] = []
+    for i in items:
+        shown: dict[str, object] = {"id": i.id, "mode": i.mode, "text": str(secrets.redact(i.text))}
+        if i.images:  # each image by name and size: `shot.png 34 KB`
+            shown["images"] = [image.label() for image in i.images]
+        listed.append(shown)
+    return listed
 
 
 @dataclass(frozen=True)

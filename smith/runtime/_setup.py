@@ -45,6 +45,7 @@ def tool_limits(config: Config) -> dict[str, int]:
         "bash.outputs-max-bytes": config.integer("tools.bash.outputs-max-bytes"),
         # on-request: bash takes `unsandboxed` and `reason` (the model may ask).
         "bash.unsandboxed": int(config["approval"] == "on-request"),
+        "images.max-bytes": config.integer("images.max-bytes"),
     }
 
 
@@ -225,6 +226,7 @@ def runtime_options(config: Config, *, check_model: bool = True) -> dict[str, An
             deadline=None if deadline is None else float(deadline),
             tool_timeout=float(config.integer("tools.timeout")),
             context_limit=optional("context.limit"),
+            image_bytes=config.integer("images.max-bytes"),
         ),
         "context_policy": context_policy(config),
         "queue_policy": (str(config["queue.steer"]), str(config["queue.follow-up"])),

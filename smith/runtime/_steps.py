@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.runtime._hooks import present, review_calls
 from smith.runtime._host import AUTHORISED
+from smith.runtime._images import resolve
 from smith.runtime._notes import record_instructions
 from smith.runtime._response import Response
 from smith.session import calls_pair, new_id
@@ -138,7 +140,8 @@ async def stream_assistant(rt: LoopContext) -> tuple[dict[str, Any], End]:
     gen = rt.current
     request = Request(
         model=gen.model_id,
-        messages=rt.secrets.redact(provider_context(rt)),  # type: ignore[arg-type]
+        # Image parts name their session blob; the bytes are put in for this request only.
+        messages=resolve(rt.session, rt.secrets.redact(provider_context(rt))),  # type: ignore[arg-type]
         system=str(rt.secrets.redact(gen.system_prompt)),
         tools=[t.definition() for t in gen.tools],
         settings={**gen.settings, "thinking": gen.thinking},
@@ -475,7 +478,10 @@ async def _execute(
                 "outcome": "error",
                 "mutation": "unknown",
             }
-        return {**out.result.to_dict(), "outcome": out.outcome}
+        done = {**out.result.to_dict(), "outcome": out.outcome}
+        if out.result.image is not None:  # (media type, bytes): stored below, once
+            done["image"] = out.result.image
+        return done
 
     timeout = spec.timeout or rt.limits.tool_timeout
     own = call["arguments"].get("timeout") if spec.name == "bash" else None
@@ -500,6 +506,23 @@ async def _execute(
     return _finish(rt, result)
 
 
+def _add_image(rt: LoopContext, result: dict[str, Any], image: tuple[str, bytes]) -> None:
+    """A tool's image (the read tool's): stored once in the session and named by the
+    result for a model that takes images; for any other, the result's text says why it
+    sees no image."""
+    from smith.runtime._images import Image, image_part, takes_images
+
+    gen = rt.current
+    if not takes_images(gen.provider):
+        result["text"] += (
+            f" (the image itself is not shown: the model {gen.model} does not take image input)"
+        )
+        return
+    path = result.get("details", {}).get("path")
+    name = os.path.basename(str(path)) if path else "image"
+    result["image"] = image_part(rt.session, Image(image[1], image[0], name))
+
+
 async def _settle(rt: LoopContext, future: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
     """The result of a cancelled call once it has recorded its end (bounded wait)."""
     done, _ = await asyncio.wait({future}, timeout=rt.limits.abort_grace)
@@ -515,6 +538,7 @@ async def _settle(rt: LoopContext, future: asyncio.Future[dict[str, Any]]) -> di
 
 
 def _finish(rt: LoopContext, result: dict[str, Any]) -> dict[str, Any]:
+    image = result.pop("image", None)  # bytes: neither redacted nor cut, stored once
     usage = result.get("details", {}).get("usage")
     if isinstance(usage, dict):  # a tool that called a model reports what it used
         counts = [usage.get(k) for k in ("input", "output", "cache_read", "cache_write")]
@@ -526,6 +550,8 @@ def _finish(rt: LoopContext, result: dict[str, Any]) -> dict[str, Any]:
         )
     result = rt.secrets.redact(result)  # type: ignore[assignment]
     result["text"] = truncate(result["text"], rt.limits.result_bytes)
+    if image is not None:
+        _add_image(rt, result, image)
     return result
 
 
@@ -542,13 +568,18 @@ def truncate(text: str, limit: int) -> str:
     )
 
 
+def _image_of(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    image = result.get("image")
+    return [image] if isinstance(image, dict) else []
+
+
 def _record_results(rt: LoopContext, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     for call, result in pairs:
         message = {
             "role": "tool_result",
             "tool_call_id": call["id"],
             "tool_name": call["name"],
-            "content": [{"type": "text", "text": result["text"]}],
+            "content": [{"type": "text", "text": result["text"]}, *_image_of(result)],
             "is_error": not result["ok"],
             "outcome": result["outcome"],
             "details": result.get("details", {}),

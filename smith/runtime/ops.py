@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from smith.diagnostics import DiagnosticKind, Source
+from smith.runtime._images import Image
 
 if TYPE_CHECKING:
     from smith.diagnostics import Surface
@@ -58,38 +59,59 @@ class Operation:
         return {"op": self.op, **dataclasses.asdict(self)}  # type: ignore[call-overload]
 
 
-@dataclass(frozen=True)
-class Prompt(Operation):
-    """Start on `text`; while busy it is queued as a follow-up. Returns "run" or the
-    queue item's id."""
+class _WithImages(Operation):
+    """An input with images attached: as data, each image is `{"media_type", "data"
+    (base64)}` or `{"path"}` (smith.runtime._images checks them)."""
 
     text: str
+    images: tuple[Image, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        import base64
+
+        shown = [
+            {"media_type": i.media_type, "data": base64.b64encode(i.data).decode(), "name": i.name}
+            for i in self.images
+        ]
+        return {"op": self.op, "text": self.text, "images": shown}
+
+
+@dataclass(frozen=True)
+class Prompt(_WithImages):
+    """Start on `text` (with `images`); while busy it is queued as a follow-up. Returns
+    "run" or the queue item's id. Images the model does not take refuse it whole."""
+
+    text: str
+    images: tuple[Image, ...] = ()
     op: ClassVar[str] = "prompt"
 
     def apply(self, rt: Runtime) -> object:
-        return rt.prompt(self.text)
+        return rt.prompt(self.text, self.images)
 
 
 @dataclass(frozen=True)
-class Steer(Operation):
-    """Deliver `text` after the current tool batch, before the next request."""
+class Steer(_WithImages):
+    """Deliver `text` (with `images`) after the current tool batch, before the next
+    request."""
 
     text: str
+    images: tuple[Image, ...] = ()
     op: ClassVar[str] = "steer"
 
     def apply(self, rt: Runtime) -> object:
-        return rt.steer(self.text)
+        return rt.steer(self.text, self.images)
 
 
 @dataclass(frozen=True)
-class FollowUp(Operation):
-    """Deliver `text` once the agent would otherwise stop."""
+class FollowUp(_WithImages):
+    """Deliver `text` (with `images`) once the agent would otherwise stop."""
 
     text: str
+    images: tuple[Image, ...] = ()
     op: ClassVar[str] = "follow_up"
 
     def apply(self, rt: Runtime) -> object:
-        return rt.follow_up(self.text)
+        return rt.follow_up(self.text, self.images)
 
 
 @dataclass(frozen=True)
@@ -292,6 +314,9 @@ def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation
                                signature=signature, kind="one of its fields")  # fmt: skip
         if value is None and not _required(field):
             continue
+        if key == "images":
+            values[key] = images_from_data(value, Source(surface, f"{cls.op}.images"))
+            continue
         if not isinstance(value, _type(field)):
             raise BAD_OP.error(value=str(value)[:80], source=Source(surface, f"{cls.op}.{key}"),
                                op=cls.op, name=key, problem=f"{type(value).__name__}, "
@@ -306,11 +331,64 @@ def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation
     return cls(**values)
 
 
+def images_from_data(
+    value: object,
+    source: Source,
+    *,
+    max_bytes: int | None = None,
+    where: str = "the default",
+    cwd: str | None = None,
+) -> tuple[Image, ...]:
+    """The images of an operation given as data: a list of `{"media_type", "data"
+    (base64), "name"?}` or `{"path", "name"?}` objects; a diagnostic naming the first
+    that is not one, is not an image, or is too large."""
+    from smith.runtime._images import IMAGE_SHAPE, MAX_BYTES, load_image
+
+    bound = MAX_BYTES if max_bytes is None else max_bytes
+    if not isinstance(value, list):
+        raise IMAGE_SHAPE.error(value=str(value)[:80], source=source, where=source.location,
+                                problem=f"{type(value).__name__}, not a list")  # fmt: skip
+    out: list[Image] = []
+    for n, item in enumerate(value):
+        at = f"{source.location}[{n}]"
+        here = Source(source.surface, at)
+        if not isinstance(item, dict):
+            raise IMAGE_SHAPE.error(value=str(item)[:80], source=here, where=at,
+                                    problem=f"{type(item).__name__}, not an object")  # fmt: skip
+        name, path, data = item.get("name"), item.get("path"), item.get("data")
+        media_type = item.get("media_type")
+        unknown = sorted(set(item) - {"name", "path", "data", "media_type"})
+        problem = None
+        if unknown:
+            problem = f"it has {', '.join(map(repr, unknown))}"
+        elif (path is None) == (data is None):
+            problem = "it needs exactly one of 'path' and 'data'"
+        elif path is not None and not isinstance(path, str):
+            problem = "its 'path' is not a string"
+        elif data is not None and not (isinstance(data, str) and isinstance(media_type, str)):
+            problem = "'data' needs to be a base64 string, with 'media_type' a string"
+        elif name is not None and not isinstance(name, str):
+            problem = "its 'name' is not a string"
+        if problem is not None:
+            raise IMAGE_SHAPE.error(value=str(item)[:80], source=here, where=at, problem=problem)
+        if isinstance(path, str):
+            image = load_image(path, max_bytes=bound, where=where, surface=source.surface, cwd=cwd)
+            out.append(dataclasses.replace(image, name=name) if isinstance(name, str) else image)
+        else:
+            assert isinstance(data, str) and isinstance(media_type, str)
+            label = name if isinstance(name, str) else f"image {n + 1}"
+            out.append(Image.from_base64(data, name=label, media_type=media_type,
+                                         max_bytes=bound, where=where, source=here))  # fmt: skip
+    return tuple(out)
+
+
 def _type(field: dataclasses.Field[Any]) -> type:
     return bool if str(field.type).startswith("bool") else str
 
 
 def _kind(field: dataclasses.Field[Any]) -> str:
+    if field.name == "images":
+        return 'a list of {"media_type", "data"} or {"path"} objects'
     return _KINDS[_type(field)]
 
 
@@ -339,5 +417,6 @@ __all__ = [
     "Shell",
     "Steer",
     "Undo",
+    "images_from_data",
     "parse_op",
 ]

@@ -311,6 +311,7 @@ class QueuedItem:
     id: str
     mode: str  # steer | follow_up
     text: str
+    images: tuple[Any, ...] = ()  # smith.runtime Image values attached to the text
 
 
 class QueuePolicy(Protocol):

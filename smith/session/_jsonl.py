@@ -3,7 +3,9 @@
 Line 1 is the session header: {"type": "session", "version", "id", "name", "created",
 "cwd", "leaf"}. Each further line is one entry in append order: {"id", "parent", "ts",
 "kind", "pair" (only when set), "content"}; bytes inside content are written as
-{"$bytes": base64}. `import_jsonl` accepts exactly what `dump` writes, and
+{"$bytes": base64}. After the entries, one line per blob (the bytes of an attached
+image, stored once: smith.session._blobs): {"type": "blob", "digest", "media_type",
+"data": {"$bytes": base64}}. `import_jsonl` accepts exactly what `dump` writes, and
 dump -> import -> dump is byte-identical.
 """
 
@@ -17,6 +19,7 @@ from smith._fast import _frames
 from smith._fast._arena import Arena, ArenaError
 from smith.diagnostics import DiagnosticKind, Source
 from smith.session import _codec
+from smith.session._blobs import blob_frame, digest_of
 from smith.session._session import FORMAT_VERSION, Session, publish
 from smith.text import loads
 
@@ -93,6 +96,9 @@ def dump(session: Session) -> Iterator[str]:
             record["pair"] = e.pair
         record["content"] = _to_json(e.content)
         yield _line(record)
+    for digest, media_type, data in session.blobs.items():
+        blob = {"type": "blob", "digest": digest, "media_type": media_type, "data": _to_json(data)}
+        yield _line(blob)
 
 
 class _Reader:
@@ -103,6 +109,7 @@ class _Reader:
         self.lineno = 0
         self.header: dict[str, object] | None = None
         self.frames: list[bytes] = []
+        self.blobs: list[bytes] = []  # blob frames, written after the entries
         self.seen: set[str] = set()
         self.last: str | None = None
         # Entries are checked by the same arena that will load them, so an import can
@@ -140,6 +147,8 @@ class _Reader:
                     self.fail("not a JSON object")
                 if self.header is None:
                     self.read_header(record)
+                elif record.get("type") == "blob":
+                    self.read_blob(record)
                 else:
                     self.read_entry(record)
         if self.header is None:
@@ -156,6 +165,20 @@ class _Reader:
             self.need(record, key, str)
         self.need(record, "created", int)
         self.header = record
+
+    def read_blob(self, record: dict[str, object]) -> None:
+        digest = str(self.need(record, "digest", str))
+        media_type = str(self.need(record, "media_type", str))
+        try:
+            data = _from_json(record.get("data"))
+        except ValueError:
+            data = None
+        if not isinstance(data, bytes):
+            self.fail('a blob\'s "data" must be {"$bytes": base64}')
+        assert isinstance(data, bytes)
+        if digest_of(data) != digest:
+            self.fail(f"the blob's bytes do not have the digest {digest[:16]}...")
+        self.blobs.append(blob_frame(digest, media_type, data))
 
     def read_entry(self, record: dict[str, object]) -> None:
         eid = str(self.need(record, "id", str))
@@ -223,6 +246,15 @@ def import_jsonl(
     tail = [_codec.leaf_frame(leaf)] if isinstance(leaf, str) and leaf != reader.last else []
     target = store.path_for(sid, str(info["cwd"]))
     publish(
-        target, b"".join([_frames.file_header(), _codec.session_frame(info), *reader.frames, *tail])
+        target,
+        b"".join(
+            [
+                _frames.file_header(),
+                _codec.session_frame(info),
+                *reader.frames,
+                *reader.blobs,
+                *tail,
+            ]
+        ),
     )
     return Session.load(target)

@@ -24,7 +24,7 @@ from smith import memory
 from smith._fast import _frames
 from smith._fast._arena import TYPE_LEAF, TYPE_SESSION, Arena, ArenaError
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source
-from smith.session import _codec
+from smith.session import _blobs, _codec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -206,6 +206,7 @@ class Session:
         # Appends come from the event loop and from tool threads (effect records): one
         # at a time, so ids, parents and the file stay in step.
         self._write_lock = threading.RLock()
+        self._blobs: _blobs.Blobs | None = None
 
     # -- opening ------------------------------------------------------------------
 
@@ -537,6 +538,21 @@ class Session:
         index = self._arena.append(frame)
         self._leaf = None  # an append selects the new entry (see _meta)
         return Entry(self._arena, index)
+
+    @property
+    def blobs(self) -> _blobs.Blobs:
+        """Content-addressed bytes (an attached image's), stored once: smith.session._blobs."""
+        if self._blobs is None:
+            with self._write_lock:
+                if self._blobs is None:
+                    self._blobs = _blobs.Blobs(self)
+        return self._blobs
+
+    def append_frame(self, frame: bytes, *, durable: bool = False) -> None:
+        """Append one non-entry frame (a blob: `self.blobs`), written first, indexed after."""
+        with self._write_lock:
+            self._write(frame, durable)
+            self._arena.append(frame)
 
     def _select(self, leaf: str, durable: bool) -> None:
         frame = _codec.leaf_frame(leaf)

@@ -1,4 +1,5 @@
-"""read: a bounded window of a text file's lines, with a hint to continue."""
+"""read: a bounded window of a text file's lines, with a hint to continue; an image
+(PNG, JPEG, GIF, WebP by its first bytes, at most images.max-bytes) as image content."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from smith.effects._filestate import digest
 from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
 from smith.effects.tools._files import read_bytes
+from smith.media import human_size, image_type
 
 LINES = re.compile(r"[^\n]*\n|[^\n]+$").findall
 
@@ -16,6 +18,9 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     shown = ctx.show(path)
     data = read_bytes(path, shown, missing="use ls or find to see what is there")
     details: dict[str, object] = {"path": shown, "sha256": digest(data), "bytes": len(data)}
+    media_type = image_type(data)
+    if media_type is not None:
+        return _image(ctx, shown, data, media_type, details)
     if b"\0" in data[:8192]:
         raise ToolError(
             f"{shown} is a binary file ({len(data)} bytes); reading binary "
@@ -51,7 +56,25 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     return ToolResult(out, details=details)
 
 
+def _image(
+    ctx: ToolContext, shown: str, data: bytes, media_type: str, details: dict[str, object]
+) -> ToolResult:
+    """An image file: its bytes go to the model as an image (the runtime stores them once
+    in the session; a model without image input gets the text alone, saying so)."""
+    bound = ctx.limits.get("images.max-bytes", IMAGE_BYTES_DEFAULT)
+    details["image"] = media_type
+    if len(data) > bound:
+        raise ToolError(
+            f"{shown} is a {media_type} image of {human_size(len(data))}, over "
+            f"images.max-bytes ({human_size(bound)}); it was not read",
+            details=details,
+        )
+    text = f"[{shown}: {media_type} image, {human_size(len(data))}]"
+    return ToolResult(text, details=details, image=(media_type, data))
+
+
 LINES_DEFAULT = 2000  # tools.read.max-lines
+IMAGE_BYTES_DEFAULT = 5 * 1024 * 1024  # images.max-bytes
 BYTES_DEFAULT = 50 * 1024  # tools.read.max-bytes
 
 
@@ -66,7 +89,8 @@ def _spec(lines: int = LINES_DEFAULT, size: int = BYTES_DEFAULT) -> ToolSpec:
         f"Read a text file: up to `limit` lines (default {lines:,}, tools.read.max-lines) "
         f"from line `offset` (1-based), at most {_size(size)} (tools.read.max-bytes) at "
         "once; a longer line is cut. When there is more it says which offset continues. "
-        "Refuses binary files, directories (use ls), and paths outside the project.",
+        "An image (PNG, JPEG, GIF, WebP) is returned as the image itself. "
+        "Refuses other binary files, directories (use ls), and paths outside the project.",
         {
             "type": "object",
             "properties": {

@@ -1,0 +1,338 @@
+"""Images the user attaches to a message: checked where they enter, stored once.
+
+    image = load_image("shot.png", max_bytes=limits.image_bytes)   # or Image.from_base64
+    runtime.prompt("what is wrong here?", images=(image,))
+
+Where they enter (a path the app or `smith eval --image` was given, RPC's base64 data,
+the library's bytes) an image is checked the same way: at most `images.max-bytes`, and
+its media type read from its first bytes (PNG, JPEG, GIF, WebP; anything else is refused,
+and a declared type that disagrees with the bytes too). Each failure is a diagnostic
+naming the image and what to do.
+
+A prompt with images is refused whole before anything is recorded or sent when the
+current model's catalog entry does not list image input (`takes_images`): the
+diagnostic names the model and some models that take images. Refusing the whole prompt,
+rather than sending its text alone, keeps the user from getting an answer to a question
+the model never saw the picture for; the text is not lost, since nothing was taken.
+
+Recorded, an image is a blob of the session (`Session.blobs`: stored once per file by
+SHA-256, however often it is sent) and the message's part names it:
+
+    {"type": "image", "media_type": "image/png", "blob": "<sha256>", "name": "shot.png",
+     "bytes": 34210}
+
+`resolve` puts the bytes back (base64 `data`, what the provider plugins send) into the
+messages of one request only, so the context cache and the records stay small.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import DiagnosticKind, Source
+from smith.media import IMAGE_SUFFIXES as SUFFIXES
+from smith.media import IMAGE_TYPES as MEDIA_TYPES
+from smith.media import human_size
+from smith.media import image_type as sniff
+
+if TYPE_CHECKING:
+    from smith.diagnostics import Surface
+    from smith.session import Session
+
+MAX_BYTES = 5 * 1024 * 1024  # default of images.max-bytes
+
+IMAGE_UNREADABLE = DiagnosticKind(
+    "input.image-unreadable",
+    what="the image {name} cannot be read: {reason}",
+    why="an attached image is read from the file named, whole, before the message is sent",
+    fix="check the path (a relative one is taken from the working directory) and that "
+    "the file is readable",
+)
+NOT_AN_IMAGE = DiagnosticKind(
+    "input.not-an-image",
+    what="{name} is not an image smith can send: {reason}",
+    why="images are sent as PNG, JPEG, GIF or WebP, recognised by their first bytes "
+    "(not by the file name)",
+    fix="attach a PNG, JPEG, GIF or WebP file (convert it first, e.g. with ImageMagick: "
+    "`magick {name} out.png`)",
+)
+IMAGE_TOO_LARGE = DiagnosticKind(
+    "input.image-too-large",
+    what="the image {name} is {size}, over images.max-bytes ({limit})",
+    why="images are kept in the session and sent with every request of the conversation, "
+    "so each is bounded (images.max-bytes is set at {where})",
+    fix="shrink it (e.g. `magick {name} -resize 50% smaller.png`), or raise images.max-bytes "
+    "(`smith config set images.max-bytes {size_bytes}`)",
+)
+IMAGE_SHAPE = DiagnosticKind(
+    "input.image-shape",
+    what="{where} is not an image: {problem}",
+    why='an image is given as {{"media_type": "image/png", "data": BASE64}} or '
+    '{{"path": FILE}} (each may add "name"), in a list',
+    fix="send each image in one of those two forms",
+)
+IMAGES_REFUSED = DiagnosticKind(
+    "input.images-refused",
+    what="the message was not sent: it has {count} attached and the model {model} does "
+    "not take image input",
+    why="its catalog entry lists input {inputs}; sending the text alone would ask about "
+    "pictures the model never sees, so the whole message was refused and nothing was "
+    "recorded",
+    fix="switch to a model with image input (for example {examples}; `smith models` lists "
+    "each model's input), or send the message again without the image",
+)
+
+
+@dataclass(frozen=True)
+class Image:
+    """One image to send: its bytes, media type (from its first bytes) and a name to show
+    (the file name, or what gave it: "clipboard", "image 1")."""
+
+    data: bytes = field(repr=False)
+    media_type: str
+    name: str = "image"
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def label(self) -> str:
+        """How it is shown: `shot.png 34 KB`."""
+        return f"{self.name} {human_size(self.size)}"
+
+    @classmethod
+    def from_bytes(
+        cls,
+        data: bytes,
+        *,
+        name: str = "image",
+        media_type: str | None = None,
+        max_bytes: int = MAX_BYTES,
+        where: str = "the default",
+        source: Source | None = None,
+    ) -> Image:
+        """The image `data` is; a diagnostic if it is too large, not an image, or not of
+        the `media_type` declared."""
+        source = source or Source("argument", name)
+        if len(data) > max_bytes:
+            raise IMAGE_TOO_LARGE.error(value=name, source=source, name=name,
+                                        size=human_size(len(data)), size_bytes=len(data),
+                                        limit=human_size(max_bytes), where=where)  # fmt: skip
+        found = sniff(data)
+        if found is None:
+            reason = "its first bytes are not those of a PNG, JPEG, GIF or WebP file"
+            if not data:
+                reason = "it is empty"
+            raise NOT_AN_IMAGE.error(value=name, source=source, name=name, reason=reason)
+        if media_type is not None and media_type != found:
+            reason = f"it is declared {media_type!r}, but its bytes are {found}"
+            if media_type not in MEDIA_TYPES:
+                reason = f"{media_type!r} is not one of {', '.join(MEDIA_TYPES)}"
+            raise NOT_AN_IMAGE.error(value=name, source=source, name=name, reason=reason)
+        return cls(data, found, name)
+
+    @classmethod
+    def from_base64(
+        cls,
+        text: str,
+        *,
+        name: str = "image",
+        media_type: str | None = None,
+        max_bytes: int = MAX_BYTES,
+        where: str = "the default",
+        source: Source | None = None,
+    ) -> Image:
+        """The image base64 `text` encodes (RPC's `data`)."""
+        source = source or Source("argument", name)
+        # Decoded size is 3/4 of the text: refuse what is far too large before decoding.
+        if len(text) // 4 * 3 > max_bytes + 3:
+            size = len(text) // 4 * 3
+            raise IMAGE_TOO_LARGE.error(value=name, source=source, name=name,
+                                        size=human_size(size), size_bytes=size,
+                                        limit=human_size(max_bytes), where=where)  # fmt: skip
+        try:
+            data = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            reason = f"its data is not valid base64 ({exc})"
+            raise NOT_AN_IMAGE.error(value=name, source=source, name=name,
+                                     reason=reason) from None  # fmt: skip
+        return cls.from_bytes(data, name=name, media_type=media_type, max_bytes=max_bytes,
+                              where=where, source=source)  # fmt: skip
+
+
+def load_image(
+    path: str,
+    *,
+    max_bytes: int = MAX_BYTES,
+    where: str = "the default",
+    surface: Surface = "argument",
+    cwd: str | None = None,
+) -> Image:
+    """The image file `path` (relative to `cwd`, default the current directory)."""
+    name = os.path.basename(path) or path
+    source = Source(surface, path)
+    full = os.path.join(cwd, path) if cwd else path
+    try:
+        with open(full, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > max_bytes:
+                raise IMAGE_TOO_LARGE.error(value=path, source=source, name=path,
+                                            size=human_size(size), size_bytes=size,
+                                            limit=human_size(max_bytes),
+                                            where=where)  # fmt: skip
+            data = f.read(max_bytes + 1)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise IMAGE_UNREADABLE.error(value=path, source=source, name=path,
+                                     reason=reason) from None  # fmt: skip
+    # Diagnostics name the path as given; the image is shown by its file name.
+    image = Image.from_bytes(data, name=path, max_bytes=max_bytes, where=where, source=source)
+    return Image(image.data, image.media_type, name)
+
+
+def looks_like_image_path(text: str) -> bool:
+    """Whether `text` names an image file by its suffix (the app's paste and typed paths)."""
+    return text.lower().endswith(SUFFIXES)
+
+
+def model_inputs(provider: object) -> tuple[str, ...]:
+    """What the provider's model takes, from its catalog entry (HTTP providers carry it
+    as `model`) or its own `input` (offline providers); ("text",) when neither says."""
+    from smith.providers import Group, ModelInfo
+
+    if isinstance(provider, Group):
+        provider = provider.members[provider.index][1]
+    info = getattr(provider, "model", None)
+    if isinstance(info, ModelInfo):
+        return tuple(info.input)
+    declared = getattr(provider, "input", None)
+    if isinstance(declared, tuple | list) and all(isinstance(x, str) for x in declared):
+        return tuple(declared)
+    return ("text",)
+
+
+def takes_images(provider: object) -> bool:
+    return "image" in model_inputs(provider)
+
+
+def refuse(
+    images: Sequence[Image], provider: object, model: str, surface: Surface, where: str = "prompt"
+) -> None:
+    """Raise IMAGES_REFUSED when there are images and the model does not take them;
+    `where`: what gave them (`--image`, the prompt)."""
+    if not images or takes_images(provider):
+        return
+    count = f"{len(images)} image" + ("s" if len(images) > 1 else "")
+    names = ", ".join(image.name for image in images)
+    raise IMAGES_REFUSED.error(
+        value=names,
+        source=Source(surface, where),
+        count=f"{count} ({names})",
+        model=model,
+        inputs=", ".join(model_inputs(provider)),
+        examples=", ".join(_examples()) or "a Claude, GPT-4.1 or Gemini model",
+    )
+
+
+def _examples() -> list[str]:
+    """One model with image input of each first-party provider in the bundled catalog."""
+    try:
+        from smith.providers import load_catalog
+
+        models = load_catalog().models()
+    except Exception:  # the hint is only a hint
+        return []
+    seen: dict[str, str] = {}
+    for info in models:
+        if "image" in info.input and info.provider in ("anthropic", "openai", "google"):
+            seen.setdefault(info.provider, f"{info.provider}:{info.id}")
+    return list(seen.values())
+
+
+def image_part(session: Session, image: Image) -> dict[str, Any]:
+    """The recorded part of `image`: its bytes stored once in `session`, named here."""
+    digest = session.blobs.put(image.data, image.media_type)
+    return {
+        "type": "image",
+        "media_type": image.media_type,
+        "blob": digest,
+        "name": image.name,
+        "bytes": image.size,
+    }
+
+
+def resolve(session: Session, messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    """`messages` with every image part that names a blob given its base64 `data`; a
+    blob the session does not hold becomes a note saying so. Without such parts the
+    list itself comes back (each request runs this: no copy, next to no allocation)."""
+    copied: list[dict[str, object]] | None = None
+    for at, message in enumerate(messages):
+        if _names_blob(message):
+            if copied is None:
+                copied = list(messages)
+            content = message["content"]
+            assert isinstance(content, list)
+            copied[at] = {**message, "content": [_resolved(session, p) for p in content]}
+    return messages if copied is None else copied
+
+
+def _names_blob(message: Mapping[str, object]) -> bool:
+    content = message.get("content")
+    if not isinstance(content, list) or len(content) < 2:  # the text comes first
+        return False
+    return any(_refers(part) for part in content)
+
+
+def _refers(part: object) -> bool:
+    return isinstance(part, dict) and part.get("type") == "image" and "blob" in part
+
+
+def _resolved(session: Session, part: object) -> object:
+    if not _refers(part):
+        return part
+    assert isinstance(part, dict)
+    found = session.blobs.get(str(part["blob"]))
+    if found is None:
+        name = part.get("name") or "an image"
+        return {"type": "text", "text": f"[{name}: this session no longer holds the image]"}
+    media_type, data = found
+    sent = {k: v for k, v in part.items() if k != "blob"}
+    sent["media_type"] = media_type
+    sent["data"] = base64.b64encode(data).decode("ascii")
+    return sent
+
+
+def chip(part: Mapping[str, object], number: int | None = None) -> str:
+    """How an image part is shown in a transcript: `[image 1: shot.png 34 KB]`."""
+    size = part.get("bytes")
+    name = str(part.get("name") or "image")
+    shown = f"{name} {human_size(size)}" if isinstance(size, int) else name
+    return f"[image {number}: {shown}]" if number is not None else f"[image: {shown}]"
+
+
+__all__ = [
+    "IMAGES_REFUSED",
+    "IMAGE_SHAPE",
+    "IMAGE_TOO_LARGE",
+    "IMAGE_UNREADABLE",
+    "MAX_BYTES",
+    "MEDIA_TYPES",
+    "NOT_AN_IMAGE",
+    "SUFFIXES",
+    "Image",
+    "chip",
+    "human_size",
+    "image_part",
+    "load_image",
+    "looks_like_image_path",
+    "model_inputs",
+    "refuse",
+    "resolve",
+    "sniff",
+    "takes_images",
+]
