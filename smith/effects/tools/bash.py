@@ -267,7 +267,7 @@ def _execute(ctx: ToolContext, command: str, cwd: str, timeout: float,
     if timed_out:
         details["timed_out"] = True
         raise ToolError(
-            f"{text}\n[timed out after {timeout} s; the command and everything "
+            f"{text}\n[timed out after {timeout:g} s; the command and everything "
             "it started were ended]",
             mutation="unknown",
             details=details,
