@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from smith.sdk import DenyCall, Plugin, RuntimeView
-from smith.ui import Question
+from smith.ui import Question, Reply
 
 MUTATING = ("bash", "write", "edit")
 # Where a command holds another: separators, pipes, substitutions and redirections.
@@ -85,19 +85,26 @@ def _described(name: str, arguments: Mapping[str, Any]) -> str:
     return f"{'write' if name == 'write' else 'edit'} the file {path}"
 
 
-async def review(event: dict[str, Any], view: RuntimeView) -> DenyCall | None:
-    settings = view.settings
-    name, arguments = str(event["name"]), event.get("arguments") or {}
+def decide(settings: Mapping[str, object], session: str, name: str,
+           arguments: Mapping[str, Any]) -> DenyCall | Question | None:  # fmt: skip
+    """What approval makes of this call: denied now (DenyCall), allowed (None), or the
+    question to ask the user first (then `answered`)."""
     denied = first_match(_rules(settings.get("approval.deny")), name, arguments, deny=True)
     if denied is not None:
         return DenyCall(f"the approval.deny rule {denied!r} matches this {name} call")
     if settings.get("approval") != "untrusted" or name not in MUTATING:
         return None
-    approved = [*_rules(settings.get("approval.allow")), *_APPROVED.get(view.session_id, ())]
+    approved = [*_rules(settings.get("approval.allow")), *_APPROVED.get(session, ())]
     if first_match(approved, name, arguments, deny=False) is not None:
         return None
     choices = [c for c in CHOICES if c[0] != "prefix" or name == "bash"]
-    reply = await view.ask(Question(f"smith wants to {_described(name, arguments)}", choices))
+    return Question(f"smith wants to {_described(name, arguments)}", choices)
+
+
+def answered(reply: Reply, session: str, name: str,
+             arguments: Mapping[str, Any]) -> DenyCall | None:  # fmt: skip
+    """The call after the user's answer: denied, or allowed (and remembered for the
+    session when they said so)."""
     if not reply.answered:
         return DenyCall(
             f"approval is untrusted, so this {name} call needs the user's approval, and "
@@ -107,12 +114,21 @@ async def review(event: dict[str, Any], view: RuntimeView) -> DenyCall | None:
     if reply.choice == "deny":
         return DenyCall(f"the user denied this {name} call")
     if reply.choice == "session":
-        _APPROVED.setdefault(view.session_id, set()).add(name)
+        _APPROVED.setdefault(session, set()).add(name)
     elif reply.choice == "prefix":
         first = " ".join(_words(SEGMENTS.split(str(arguments.get("command", "")))[0])[:2])
         if first:
-            _APPROVED.setdefault(view.session_id, set()).add(first)
+            _APPROVED.setdefault(session, set()).add(first)
     return None
+
+
+async def review(event: dict[str, Any], view: RuntimeView) -> DenyCall | None:
+    """The tool_call hook: a call of a turn."""
+    name, arguments = str(event["name"]), event.get("arguments") or {}
+    verdict = decide(view.settings, view.session_id, name, arguments)
+    if isinstance(verdict, Question):
+        return answered(await view.ask(verdict), view.session_id, name, arguments)
+    return verdict
 
 
 PLUGIN = Plugin(

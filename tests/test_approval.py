@@ -216,3 +216,38 @@ def test_the_approval_plugin_cannot_be_turned_off(tmp_path: Path) -> None:
     with pytest.raises(SmithError) as caught:
         resolve_plugins(resolve(env=env, flags={}, cwd=str(tmp_path)))
     assert "approval never" in caught.value.diagnostic.why
+
+
+def test_through_mcp_untrusted_refuses_a_write_and_deny_rules_hold(senv: SmithEnv) -> None:
+    """The client's calls are reviewed by the plugins' tool_call handlers as a turn's
+    are: under untrusted the question is refused (nobody to ask), recorded, and the call
+    denied with the flag to change; a deny rule holds under any policy."""
+    import anyio
+    from mcp import Client
+
+    from tests.test_mcp import _records, _serve
+
+    project = senv.make_project()
+    seen: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        seen["write"] = await client.call_tool("write", {"path": "w.txt", "content": "x\n"})
+        seen["ls"] = await client.call_tool("ls", {})
+
+    async def main(*flags: str) -> None:
+        with anyio.fail_after(60):
+            async with Client(_serve(senv, project, *flags)) as client:
+                await body(client)
+
+    anyio.run(main, "--approval", "untrusted")
+    write = seen["write"]
+    assert write.is_error and not (project / "w.txt").exists()
+    text = write.content[0].text
+    assert "plugin 'approval' denied it" in text and "--approval never" in text
+    assert not seen["ls"].is_error  # reading asks nothing
+    [session_id] = {write.structured_content["session"]}
+    asked = [e.content for e in _records(senv, session_id) if e.kind == "question"]
+    assert [q["origin"] for q in asked] == ["approval"] and asked[0]["refused"]
+
+    anyio.run(main, "--approval-deny", "write")
+    assert seen["write"].is_error and "approval.deny rule 'write'" in seen["write"].content[0].text

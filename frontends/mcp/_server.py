@@ -48,10 +48,13 @@ from smith.ui import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
+
     from mcp.server import ServerRequestContext
 
     from smith.effects import Outcome, ToolSpec
     from smith.runtime import ToolHost
+    from smith.sdk import Plugin
     from smith.ui import Asked, Shown
 
 log = logging.getLogger("smith.mcp")
@@ -69,8 +72,20 @@ LEVELS = {"info": "info", "warning": "warning", "error": "error"}  # smith -> MC
 class SmithMcp:
     """The handlers, over one recording session, the tools and their context."""
 
-    def __init__(self, *, host: ToolHost, home: str, project: str, version: str) -> None:
+    def __init__(
+        self,
+        *,
+        host: ToolHost,
+        home: str,
+        project: str,
+        version: str,
+        reviewers: Sequence[tuple[Plugin, Mapping[str, object]]] = (),
+    ) -> None:
         self.host = host
+        # The plugins' tool_call handlers, each with its settings: a client's call is
+        # reviewed as a turn's is (the approval plugin among them). A question they ask
+        # is refused here, so a call that needs one is denied.
+        self.reviewers = list(reviewers)
         self.session = host.session
         self.tools = host.tools
         self.secrets = host.secrets  # results come masked from the host; so do progress
@@ -184,6 +199,10 @@ class SmithMcp:
 
         def work() -> Outcome:
             try:
+                denied = self._reviewed(spec, args, lambda name: _ToolUi(
+                    CallFrontend(self, ctx, name)).ask)  # fmt: skip
+                if denied is not None:
+                    return denied
                 return self.host.run(spec, args, call=call, cause={"mcp": call_id})
             finally:
                 finished.set()
@@ -195,6 +214,38 @@ class SmithMcp:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(finished.wait, STOP_GRACE)
             raise
+
+    def _reviewed(self, spec: ToolSpec, args: object,
+                  asker: Callable[[str], Callable[[Asked], Reply]]) -> Outcome | None:  # fmt: skip
+        """The call denied by a plugin's tool_call handler (not run: an error result
+        naming the plugin and its reason), or None; `asker(plugin)` asks on the plugin's
+        behalf. Outside a turn only a denial counts: rewrites are not applied, and a
+        handler that fails allows (as in a turn)."""
+        import asyncio
+        import inspect
+
+        from smith.effects import Outcome, ToolResult
+        from smith.sdk import DenyCall
+
+        event = {"tool_call_id": "", "name": spec.name, "turn": 0,
+                 "arguments": args if isinstance(args, dict) else {}}  # fmt: skip
+        for plugin, settings in self.reviewers:
+            handler = plugin.handlers["tool_call"]
+            view = _CallView(settings, self.session.id, tuple(self.tools), asker(plugin.name))
+            try:
+                answer = handler(event, view)
+                if inspect.isawaitable(answer):
+                    answer = asyncio.run(_awaited(answer))
+            except Exception as exc:  # reported; the call goes on, as in a turn
+                log.warning("the tool_call handler of %s failed: %r", plugin.name, exc)
+                continue
+            actions = list(answer) if isinstance(answer, list | tuple) else [answer]
+            denied = next((a for a in actions if isinstance(a, DenyCall)), None)
+            if denied is not None:
+                text = f"the {spec.name} call did not run: plugin {plugin.name!r} denied it: "
+                result = ToolResult(text + denied.reason, ok=False, mutation="not-applied")
+                return Outcome(result, None, "denied")
+        return None
 
     async def _show_soon(self, ctx: ServerRequestContext[Any], intent: Intent) -> None:
         """`show` for a tool's thread, which waits for it: given up after PROGRESS_WAIT
@@ -391,3 +442,28 @@ class _ToolUi:
 
     def ask(self, question: Asked) -> Reply:
         return self.frontend.ask_value(question)
+
+
+async def _awaited(answer: Awaitable[Any]) -> Any:
+    return await answer
+
+
+class _CallView:
+    """What a tool_call handler reads for a client's call (smith.sdk.RuntimeView): no
+    model and no turn; `ask` asks from the call's thread (and is refused)."""
+
+    generation = 0
+    model = ""
+    thinking = "off"
+    system_prompt = ""
+    turn = 0
+
+    def __init__(self, settings: Mapping[str, object], session_id: str,
+                 tool_names: tuple[str, ...], asker: Callable[[Asked], Reply]) -> None:  # fmt: skip
+        self.settings = settings
+        self.session_id = session_id
+        self.tool_names = tool_names
+        self._asker = asker
+
+    async def ask(self, question: Asked) -> Reply:
+        return self._asker(question)
