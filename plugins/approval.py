@@ -13,7 +13,10 @@
 or the start of a bash command in whole words (`git status`, `rm -rf`). Deny wins, and
 the matched rule is named. A deny rule matches any part of a compound command
 (`make; rm -rf x`); an allow rule only a simple one (no `;`, `&&`, `|`, redirection or
-substitution), so allowing `git status` never allows `git status; curl ...`.
+substitution), so allowing `git status` never allows `git status; curl ...`. Deny rules
+see through quotes, wrappers (`env`, `sudo`, `command`), paths (`/bin/rm`), flag order and
+`sh -c`, but they guard against accidents and are no boundary (`r=rm; $r -rf` passes):
+the sandbox is the boundary.
 
 Asking is a UI question (smith.ui): the app's overlay, RPC's `ui.ask`; eval and MCP
 refuse it, so the call is denied with a reason that names the flag to change. Each
@@ -63,8 +66,56 @@ def matches(rule: str, name: str, arguments: Mapping[str, Any], *, deny: bool) -
     command = str(arguments.get("command", ""))
     want = _words(rule)
     if deny:
-        return any(_words(part)[: len(want)] == want for part in SEGMENTS.split(command))
+        return _denies(want, command, depth=0)
     return not COMPOUND.search(command) and _words(command)[: len(want)] == want
+
+
+# Words that run the next ones (or start a compound): a deny rule looks past them.
+WRAPPERS = frozenset({"env", "command", "exec", "builtin", "sudo", "doas", "nice", "nohup",
+                      "time", "stdbuf", "xargs", "!", "(", "{", "if", "then", "do", "else",
+                      "elif", "while", "until"})  # fmt: skip
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _unquoted(part: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(part, posix=True)
+    except ValueError:  # an unbalanced quote: words as they stand, quotes dropped
+        return [w.strip("'\"\\") for w in part.split()]
+
+
+def _denies(want: list[str], command: str, *, depth: int) -> bool:
+    """A deny rule against each simple command of `command`, as a shell would run it:
+    quotes and backslashes gone, past assignments and wrappers (env, sudo, command, ...),
+    the program by its base name, and the rule's short flags in any order or grouping
+    (`rm -rf` denies `rm -fr` and `rm -r -f`); `sh -c '...'` is looked into. A guard
+    against accidents, not a boundary: `r=rm; $r -rf` is not caught."""
+    import os
+
+    for part in re.split(r";|&&|\|\||\||&|\n|`|\$\(|\(|\)|\{|\}", command):
+        words = _unquoted(part)
+        while words and (words[0] in WRAPPERS or ASSIGNMENT.match(words[0])
+                         or (words[0].startswith("-") and len(words) > 1)):  # fmt: skip
+            words = words[1:]
+        if not words:
+            continue
+        program, rest = os.path.basename(words[0]), words[1:]
+        if program in SHELLS and "-c" in rest and depth < 3:
+            inner = rest[rest.index("-c") + 1 :]
+            if inner and _denies(want, inner[0], depth=depth + 1):
+                return True
+        if program != want[0]:
+            continue
+        flags = {c for w in rest if w.startswith("-") and not w.startswith("--") for c in w[1:]}
+        if all(
+            (set(w[1:]) <= flags) if w.startswith("-") and not w.startswith("--") else w in rest
+            for w in want[1:]
+        ):
+            return True
+    return False
 
 
 def first_match(rules: Sequence[str], name: str, arguments: Mapping[str, Any], *,

@@ -5,6 +5,7 @@ Every probe here is a command a hostile model could send."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -241,3 +242,46 @@ def test_the_sandbox_mode_is_recorded_with_each_effect(
         session.close()
     shown = json.dumps(records, default=str)
     assert '"sandbox": "workspace-write"' in shown
+
+
+def test_no_capabilities_inside_so_nothing_is_unmounted_or_remounted(
+    project: Path, smith: Callable[..., Result]
+) -> None:
+    """As root (CI, containers) a command once could remount / writable and unmount what
+    hides smith's data."""
+    probe = ("grep CapEff /proc/self/status; mount -o remount,rw,bind / 2>&1 | head -1; "
+             "umount -l /tmp 2>&1 | head -1")  # fmt: skip
+    text = _text(_run(smith, project, probe))
+    assert "CapEff:\t0000000000000000" in text
+    assert "permission denied" in text.lower() or "must be superuser" in text.lower()
+
+
+def test_a_root_that_holds_the_system_or_home_is_never_writable(tmp_path: Path) -> None:
+    from smith.effects import Sandbox
+
+    home = os.path.realpath(os.path.expanduser("~"))
+    for root in ("/", home, os.path.dirname(home)):
+        argv = Sandbox().wrap(["true"], roots=[root], cwd=root, protected=())
+        assert ["--bind", root, root] != argv[argv.index(root) - 1 : argv.index(root) + 2]
+        assert "--bind" not in argv
+    project = str(tmp_path)
+    assert "--bind" in Sandbox().wrap(["true"], roots=[project], cwd=project, protected=())
+
+
+def test_a_repository_the_model_made_runs_nothing_through_smiths_own_git_status(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    """The model makes a repository whose core.fsmonitor is a script; smith's next
+    environment block runs `git status` on it: in a read-only sandbox, with the
+    repository's programs off, so the script never runs outside."""
+    project = senv.root / "fresh"
+    (project / ".smith").mkdir(parents=True)
+    marker = senv.root / "ran-outside"
+    setup = (f"git init -q && git config core.fsmonitor 'echo ran > {marker}; false' && "
+             "echo made")  # fmt: skip
+    assert "made" in _text(_run(smith, project, setup))
+    r = smith("context", "--json", cwd=project)
+    assert r.code == 0, r.err
+    (env,) = [p["text"] for p in json.loads(r.out)["parts"] if p["name"] == "environment"]
+    assert "Git: branch" in env  # the status was read
+    assert not marker.exists()

@@ -218,7 +218,10 @@ class Job:
         finally:
             os.close(self.report)
             self.report = None
-        if not data:  # the init was killed: the namespace ended with it
+        # The init was killed (the namespace ended with it), or the command wrote to the
+        # pipe itself (it can reach it as /proc/$PPID/fd/N): what it says is not trusted
+        # beyond being a wait status, and anything else gives the process's own status.
+        if not data.isdigit():
             return code
         status = int(data)
         return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 MODES = ("workspace-write", "read-only", "off")
 FALLBACKS = ("refuse", "off")
 TMP = "/tmp"  # the sandbox's private temporary directory (a tmpfs)
+# Variables naming the host's service sockets (hidden in the sandbox anyway).
+HOST_SOCKETS = frozenset({"SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST"})
 BASE = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")  # what every mode has
 
 SANDBOX_UNAVAILABLE = DiagnosticKind(
@@ -112,6 +114,13 @@ def _under(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
+def _too_wide(root: str) -> bool:
+    """Whether `root` is /, or holds the user's home (or is it)."""
+    real = os.path.realpath(root)
+    home = os.path.realpath(os.path.expanduser("~"))
+    return real == "/" or _under(home, real)
+
+
 @functools.cache
 def _interpreter() -> tuple[str, ...]:
     """The directories of the Python smith runs on (a virtual environment and the
@@ -123,7 +132,9 @@ def _interpreter() -> tuple[str, ...]:
 
 
 def _namespaces(*, network: bool) -> list[str]:
-    flags = ["--unshare-all", "--die-with-parent"]
+    # No capabilities inside: as root, a command could otherwise unmount what hides and
+    # remount what is read-only.
+    flags = ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
     return [*flags, "--share-net"] if network else flags
 
 
@@ -144,7 +155,9 @@ class Sandbox:
             mode=str(config["sandbox.mode"]),
             network=bool(config["sandbox.network"]),
             fallback=str(config["sandbox.fallback"]),
-            hidden=(config.home,),
+            # Its data (auth file, sessions, file history) and its configuration (header
+            # credentials, and what would turn this sandbox off).
+            hidden=(config.home, str(config["config-home"])),
         )
 
     @property
@@ -186,16 +199,26 @@ class Sandbox:
         for path in _interpreter():
             if _under(path, TMP):
                 out += ["--ro-bind", path, path]
-        bind = "--bind" if self.mode == "workspace-write" else "--ro-bind"
+        # Sockets of the host's services (dbus, docker, ssh agents, systemd --user) live
+        # under /run: none is reachable (only loopback inside is "the network").
+        if os.path.isdir("/run"):
+            out += ["--tmpfs", "/run"]
+        writable = self.mode == "workspace-write"
         for root in roots:
             if os.path.isdir(root):
-                out += [bind, root, root]
-        if self.mode == "workspace-write":
+                # A root that holds the whole system or the user's home is never writable
+                # (started in / or ~, workspace-write would be no sandbox at all).
+                out += ["--bind" if writable and not _too_wide(root) else "--ro-bind", root, root]
+        if writable:
             for name in protected:
                 path = os.path.join(roots[0], name)
-                if os.path.lexists(path) and not os.path.islink(path):
-                    out += ["--ro-bind", path, path]
+                if os.path.lexists(path):  # a symlinked .git: its target is what matters
+                    real = os.path.realpath(path)
+                    if os.path.exists(real):
+                        out += ["--ro-bind", real, real]
         for path in self.hidden:
+            if any(_under(root, os.path.realpath(path)) for root in (*roots, cwd)):
+                continue  # the project is inside it: hiding it would hide the project
             if os.path.isdir(path):
                 out += ["--tmpfs", path]
             elif os.path.isfile(path):
@@ -207,7 +230,8 @@ class Sandbox:
         private one (the host's TMPDIR is read-only or hidden there)."""
         if self.effective not in ("workspace-write", "read-only"):
             return env
-        return {**env, "TMPDIR": TMP, "TMP": TMP, "TEMP": TMP}
+        kept = {k: v for k, v in env.items() if k not in HOST_SOCKETS}
+        return {**kept, "TMPDIR": TMP, "TMP": TMP, "TEMP": TMP}
 
 
 OFF = Sandbox(mode="off")

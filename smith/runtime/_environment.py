@@ -17,6 +17,7 @@ import datetime
 import os
 import platform
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,13 @@ class Environment:
 
 
 def environment(
-    *, cwd: str, root: str, model: str, now: datetime.datetime | None = None, safety: str = ""
+    *,
+    cwd: str,
+    root: str,
+    model: str,
+    now: datetime.datetime | None = None,
+    safety: str = "",
+    confine: Callable[[list[str], str], list[str]] | None = None,
 ) -> Environment:
     """The block for a runtime in `cwd` on project `root` using `model`. It reads the
     project's git state (bounded: smith.vcs.git_state), so it may take up to that
@@ -46,7 +53,7 @@ def environment(
     name = moment.tzname()
     if name and name not in ("UTC", zone):
         zone = f"{name}, {zone}"
-    git = git_state(root)
+    git = git_state(root, confine=confine)  # in a read-only sandbox: the model wrote it
     system = platform.system() or "unknown OS"
     fields: dict[str, Any] = {
         "cwd": cwd,

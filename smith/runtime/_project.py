@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from smith.config import Config
     from smith.diagnostics import Diagnostic
-    from smith.effects import ToolSpec
+    from smith.effects import Sandbox, ToolSpec
     from smith.runtime._runtime import Runtime
     from smith.sdk import Plugin
     from smith.session import Session
@@ -48,10 +48,12 @@ class ProjectContext:
         prompt: PromptConfig | None = None,
         instructions: InstructionSettings,
         safety: str = "",
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.root = root
         self.cwd = cwd
         self.safety = safety  # the environment block's sandbox and approval line
+        self.sandbox = sandbox  # where the block's `git status` runs (read-only)
         self.prompt = prompt or PromptConfig()
         self.instructions = Instructions(instructions, root, cwd)
         self.files: list[InstructionFile]
@@ -76,6 +78,7 @@ class ProjectContext:
             prompt=prompt if prompt is not None else PromptConfig.from_config(config, cwd),
             instructions=settings,
             safety=safety_line(config),
+            sandbox=_git_sandbox(config),
         )
 
     def system_parts(
@@ -96,7 +99,15 @@ class ProjectContext:
 
     def environment(self, model: str) -> Environment:
         """The environment block now (reads git: call it off the event loop)."""
-        return environment(cwd=self.cwd, root=self.root, model=model, safety=self.safety)
+        confine = None
+        sandbox = self.sandbox
+        if sandbox is not None and sandbox.effective == "read-only":
+
+            def confine(argv: list[str], cwd: str) -> list[str]:
+                return sandbox.wrap(argv, roots=[self.root, cwd], cwd=cwd, protected=())
+
+        return environment(cwd=self.cwd, root=self.root, model=model, safety=self.safety,
+                           confine=confine)  # fmt: skip
 
     def reached(self, paths: Iterable[str]) -> tuple[list[InstructionFile], list[Diagnostic]]:
         """Instruction files of directories below the root that these real paths are in
@@ -219,3 +230,12 @@ def safety_line(config: Config) -> str:
         "untrusted": "the user approves each bash, write and edit call first",
     }[str(config["approval"])]
     return f"Sandbox: {mode}; {said}. Approval: {config['approval']}; {asks}."
+
+
+def _git_sandbox(config: Config) -> Sandbox:
+    """A read-only sandbox for smith's own `git status` of the project."""
+    from dataclasses import replace
+
+    from smith.effects import Sandbox
+
+    return replace(Sandbox.from_config(config), mode="read-only", network=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 
 TIMEOUT = 2.0  # seconds `git status` may take before the status is left out
@@ -43,9 +44,23 @@ class GitState:
                 "paths": list(self.paths), "unknown": self.unknown or None}  # fmt: skip
 
 
-def git_state(path: str, *, limit: int = 5, timeout: float = TIMEOUT) -> GitState | None:
+# A repository's own configuration must not run programs for smith's status: the model
+# may have written it (a fresh `git init`, core.fsmonitor set to a script).
+SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+        "-c", "core.untrackedCache=false")  # fmt: skip
+
+
+def git_state(
+    path: str,
+    *,
+    limit: int = 5,
+    timeout: float = TIMEOUT,
+    confine: Callable[[list[str], str], list[str]] | None = None,
+) -> GitState | None:
     """The git repository holding `path` (None when there is none): its branch and a
-    status bounded to `limit` paths and `timeout` seconds."""
+    status bounded to `limit` paths and `timeout` seconds. `confine(argv, cwd)` runs git
+    in a sandbox (read-only: smith.effects.Sandbox), so nothing the repository's files
+    make git run (filters, say) can reach outside it."""
     import pygit2
 
     found = pygit2.discover_repository(path)
@@ -62,10 +77,13 @@ def git_state(path: str, *, limit: int = 5, timeout: float = TIMEOUT) -> GitStat
     git = shutil.which("git")
     if git is None:
         return _scanned(repo, branch, limit)
+    argv = [git, *SAFE, "--no-optional-locks", "status", "--porcelain=v1", "-z",
+            "--untracked-files=normal"]  # fmt: skip
+    if confine is not None:
+        argv = confine(argv, workdir)
     try:
         done = subprocess.run(
-            [git, "--no-optional-locks", "status", "--porcelain=v1", "-z",
-             "--untracked-files=normal"],
+            argv, stdin=subprocess.DEVNULL,
             cwd=workdir, capture_output=True, timeout=timeout, check=False,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
         )  # fmt: skip

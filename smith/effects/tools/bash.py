@@ -22,6 +22,7 @@ from smith.effects._outputs import MAX_BYTES, MaskedFile, prune
 from smith.effects._procs import Job
 from smith.effects._sandbox import OFF, Sandbox
 from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects.tools._outside import ask_outside, stopped_by_sandbox
 
 TAIL_BYTES = 50 * 1024
 SAVE_BYTES = 64 * 1024 * 1024  # most output kept in the saved file
@@ -173,17 +174,11 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
             ctx, command, cwd, float(timeout), str(args.get("reason", ""))
         )
     result = _execute(ctx, command, cwd, float(timeout), ctx.sandbox)
-    stopped = _stopped_by_sandbox(result)
+    stopped = stopped_by_sandbox(result)
     if stopped is None or ctx.approval != "on-failure":
         return result
-    from smith.ui import Confirm
-
-    reply = ctx.ui.ask(Confirm(
-        f"The sandbox stopped this command ({stopped}). Run it again outside the sandbox, "
-        f"with all of your rights?\n\n  {_shown(command)}"
-    ))  # fmt: skip
-    if not reply.confirmed:
-        why = reply.refused or "the user said no"
+    allowed, why = ask_outside(ctx, command, f"The sandbox stopped this command ({stopped}).")
+    if not allowed:
         return _noted(result, f"[the sandbox stopped it ({stopped}); not run outside it: {why}]")
     again = _execute(ctx, command, cwd, float(timeout), OFF)
     return _noted(again, "[run again outside the sandbox, as the user approved]", first=True)
@@ -191,40 +186,17 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
 
 def _unsandboxed_on_request(ctx: ToolContext, command: str, cwd: str, timeout: float,
                             reason: str) -> ToolResult:  # fmt: skip
-    from smith.ui import Confirm
-
     if ctx.approval != "on-request":
         raise ToolError(f"unsandboxed is only for approval on-request, and approval is "
-                        f"{ctx.approval}: run the command in the sandbox")  # fmt: skip
-    reply = ctx.ui.ask(Confirm(
-        f"The model asks to run this command outside the sandbox, with all of your rights"
-        f"{f' ({reason})' if reason else ''}. Allow it?\n\n  {_shown(command)}"
-    ))  # fmt: skip
-    if not reply.confirmed:
-        raise ToolError(f"not run: the user did not allow it outside the sandbox "
-                        f"({reply.refused or 'they said no'}); run it in the sandbox")  # fmt: skip
+                        f"{ctx.approval} (--approval on-request lets the model ask): run "
+                        "the command in the sandbox")  # fmt: skip
+    allowed, why = ask_outside(ctx, command, "The model asks to run a command outside the "
+                               "sandbox.", reason=reason)  # fmt: skip
+    if not allowed:
+        raise ToolError(f"not run: it was not allowed outside the sandbox ({why}); run it in "
+                        "the sandbox")  # fmt: skip
     return _noted(_execute(ctx, command, cwd, timeout, OFF),
                   "[run outside the sandbox, as the user approved]", first=True)  # fmt: skip
-
-
-# What a command prints when the sandbox stopped it: a write outside, the network.
-SANDBOX_SIGNS = (
-    ("Read-only file system", "a write outside the writable roots"),
-    ("Network is unreachable", "the network"),
-    ("Temporary failure in name resolution", "the network"),
-    ("Could not resolve host", "the network"),
-)
-
-
-def _stopped_by_sandbox(result: ToolResult) -> str | None:
-    """What the sandbox stopped, when a sandboxed command failed with its signs."""
-    if result.ok or result.details.get("sandbox") not in ("workspace-write", "read-only"):
-        return None
-    return next((what for sign, what in SANDBOX_SIGNS if sign in result.text), None)
-
-
-def _shown(command: str) -> str:
-    return command if len(command) <= COMMAND_SHOWN else command[:COMMAND_SHOWN] + "…"
 
 
 def _noted(result: ToolResult, note: str, *, first: bool = False) -> ToolResult:
