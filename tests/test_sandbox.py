@@ -285,3 +285,15 @@ def test_a_repository_the_model_made_runs_nothing_through_smiths_own_git_status(
     (env,) = [p["text"] for p in json.loads(r.out)["parts"] if p["name"] == "environment"]
     assert "Git: branch" in env  # the status was read
     assert not marker.exists()
+
+
+def test_a_command_writing_to_its_reapers_pipe_gets_an_ordinary_result(
+    project: Path, smith: Callable[..., Result]
+) -> None:
+    """The reaper's report pipe is reachable as /proc/$PPID/fd/N: junk written there
+    once crashed the tool (int() of it); now the command's own status stands."""
+    command = "for fd in /proc/$PPID/fd/*; do printf x > $fd 2>/dev/null; done; exit 3"
+    r = smith("tools", "run", "--json", "bash", json.dumps({"command": command}), cwd=project)
+    assert "internal error" not in r.err, r.err
+    result = json.loads(r.out)["result"]
+    assert result["details"]["exit_status"] == 3 or "[exit status" in result["text"]

@@ -60,8 +60,9 @@ while True:
     except ChildProcessError:
         break
     if pid == child:
-        os.write(report, str(status).encode())
-        break
+        os.write(report, b"\\n%d\\n" % status)
+        code = os.waitstatus_to_exitcode(status)
+        os._exit(code if code >= 0 else 128 - code)
 """
 
 
@@ -214,16 +215,19 @@ class Job:
         if self.report is None:
             return code
         try:
-            data = os.read(self.report, 64)  # the init wrote the shell's status, or not
+            data, read = b"", 0  # the init wrote the shell's status, or not; the command
+            while read < 65536 and (chunk := os.read(self.report, 4096)):  # may have, too
+                data, read = (data + chunk)[-128:], read + len(chunk)
         finally:
             os.close(self.report)
             self.report = None
         # The init was killed (the namespace ended with it), or the command wrote to the
         # pipe itself (it can reach it as /proc/$PPID/fd/N): what it says is not trusted
         # beyond being a wait status, and anything else gives the process's own status.
-        if not data.isdigit():
-            return code
-        status = int(data)
+        last = data.split()[-1] if data.split() else b""
+        if not last.isdigit():
+            return code  # the init's own exit: the command's, 128+N for signal N
+        status = int(last)
         return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
     def end(self) -> None:
