@@ -344,3 +344,10 @@ def test_at_completes_a_path_and_the_file_goes_with_the_message(tmux: Tmux, senv
     assert "the factory makes widgets" in said[1]
     tmux("send-keys", "-t", "s", "C-d")
     _restored(tmux)
+
+
+def test_the_app_says_when_the_sandbox_is_off(tmux: Tmux) -> None:
+    tmux("send-keys", "-t", "s", "smith --sandbox-mode off --model demo", "Enter")
+    assert tmux.wait(lambda: "the shell sandbox is off" in tmux.screen()), tmux.screen()
+    tmux("send-keys", "-t", "s", "C-d")
+    _restored(tmux)
