@@ -297,3 +297,17 @@ def test_a_command_writing_to_its_reapers_pipe_gets_an_ordinary_result(
     assert "internal error" not in r.err, r.err
     result = json.loads(r.out)["result"]
     assert result["details"]["exit_status"] == 3 or "[exit status" in result["text"]
+
+
+def test_file_tools_refuse_smiths_own_directory_even_inside_the_project(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    home = project / ".smithhome"
+    env = {"SMITH_HOME": str(home)}
+    assert smith("tools", "run", "ls", "{}", cwd=project, env=env).code == 0  # makes it
+    (home / "auth.json").write_text('{"openai": "sk-secret"}')
+    r = smith("tools", "run", "--json", "read", json.dumps({"path": ".smithhome/auth.json"}),
+              cwd=project, env=env)  # fmt: skip
+    assert "sk-secret" not in r.out + r.err
+    assert "inside smith's own directory" in r.out + r.err

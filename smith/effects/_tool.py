@@ -232,9 +232,24 @@ class ToolContext:
         return {**inherited, **self.env, **extra}
 
     def path(self, path: str) -> str:
+        """`path` resolved and confined to the roots; smith's own directories (those the
+        sandbox hides: sessions, credentials, configuration) are refused even inside
+        them."""
+        import os
+
         from smith.effects._paths import confine
 
-        return confine(path, cwd=self.cwd, roots=self.roots)
+        real = confine(path, cwd=self.cwd, roots=self.roots)
+        for private in self.sandbox.hidden:
+            own = os.path.realpath(private)
+            inside = real == own or real.startswith(own.rstrip("/") + "/")
+            holds_root = os.path.realpath(self.root).startswith(own.rstrip("/") + "/")
+            if inside and not holds_root:  # a project inside it is the user's choice
+                raise ToolError(
+                    f"{path} is inside smith's own directory {self.show(own)} (sessions, "
+                    "credentials, configuration): no tool reads or changes it"
+                )
+        return real
 
     def resolve(self, path: str) -> str:
         """The real absolute path `path` names from this context (symbolic links
@@ -247,9 +262,9 @@ class ToolContext:
     def writable(self, path: str) -> str:
         """`path` as for `path`, refused also when it is protected: for tools that change
         the file."""
-        from smith.effects._paths import confine, protect
+        from smith.effects._paths import protect
 
-        real = confine(path, cwd=self.cwd, roots=self.roots)
+        real = self.path(path)
         protect(real, path=path, roots=self.roots, protected=self.protected)
         return real
 
