@@ -132,7 +132,7 @@ def test_enter_accepts_while_the_list_shows_then_sends_with_the_file_attached(
 
 
 def test_escape_with_the_list_open_does_not_abort_the_work(senv: SmithEnv) -> None:
-    slow = {"text": "working", "delay_ms": 400}
+    slow = {"text": "working", "delay_ms": 2500}  # still working once the list is read
     app, session, _ = _scripted_app(senv, [slow])
 
     async def main() -> None:
@@ -205,7 +205,7 @@ def test_while_it_works_tab_and_enter_accept_rather_than_queue_or_steer(
 ) -> None:
     """While the agent works Tab queues a follow-up and Enter steers, but not while the
     list shows matches: then they take the path, and the queue stays empty."""
-    app, session, _ = _scripted_app(senv, [{"text": "working", "delay_ms": 1500}])
+    app, session, _ = _scripted_app(senv, [{"text": "working", "delay_ms": 3000}])
     (senv.root / "project" / "plan.md").write_text("the plan\n")
 
     async def main() -> None:
