@@ -13,15 +13,17 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")  # what names an ima
 
 
 def image_type(data: bytes) -> str | None:
-    """The media type `data` starts as (PNG, JPEG, GIF, WebP); None for anything else."""
+    """The media type `data` starts as (PNG, JPEG, GIF, WebP), its header whole (a
+    signature alone, or a header cut short, is no image a provider would take); None for
+    anything else."""
     if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
+        return "image/png" if len(data) >= 33 and data[12:16] == b"IHDR" else None
     if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
+        return "image/jpeg" if len(data) >= 4 else None
     if data.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
+        return "image/gif" if len(data) >= 13 else None
+    if len(data) >= 16 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp" if data[12:15] == b"VP8" else None
     return None
 
 

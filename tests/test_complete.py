@@ -44,7 +44,16 @@ def test_the_list_stops_at_its_cap_and_says_so(tmp_path: Path) -> None:
 
 
 def test_a_listing_has_each_directory_once_and_only_mentionable_paths(tmp_path: Path) -> None:
-    _tree(tmp_path, "src/app.py", "src/deep/x.py", "my notes.md", "odd@name.txt", "end.")
+    _tree(
+        tmp_path,
+        "src/app.py",
+        "src/deep/x.py",
+        "my notes.md",
+        "odd@name.txt",
+        "end.",
+        "evil\x1b[31mred.txt",
+        "c1\x9b2J.txt",
+    )  # fmt: skip (escapes: never shown raw)
     ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path / "."))
     listing = read_listing(ctx)
     assert sorted(listing.index.paths) == ["src/", "src/app.py", "src/deep/", "src/deep/x.py"]

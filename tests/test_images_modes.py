@@ -218,3 +218,29 @@ def test_mcp_read_of_an_image_returns_image_content(senv: SmithEnv) -> None:
     assert text.text.startswith("[shot.png: image/png image")
     assert (image.type, image.mime_type) == ("image", "image/png")
     assert base64.b64decode(image.data) == png(seed=4)
+
+
+def test_rpc_refuses_a_fifo_a_device_a_cut_header_and_too_many_images(senv: SmithEnv) -> None:
+    """A FIFO or /dev/stdin named as an image once blocked the server (the client's own
+    next requests were read as image bytes); a bare PNG signature was taken as an image;
+    any number of images went with one message."""
+    import os
+
+    project = senv.make_project()
+    os.mkfifo(project / "fifo.png")
+    (project / "cut.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    model, log = _script(senv)
+    good = {"media_type": "image/png", "data": base64.b64encode(png()).decode()}
+    with Rpc(senv, project, "--model", model) as rpc:
+        for path in ("fifo.png", "/dev/stdin"):
+            error = rpc.error("prompt", {"text": "x", "images": [{"path": path}]})
+            assert error["data"]["code"] == "input.image-unreadable", error
+            assert "not a regular file" in json.dumps(error["data"])
+        error = rpc.error("prompt", {"text": "x", "images": [{"path": "cut.png"}]})
+        assert error["data"]["code"] == "input.not-an-image", error
+        error = rpc.error("prompt", {"text": "x", "images": [good] * 21})
+        assert error["data"]["code"] == "input.too-many-images", error
+        assert rpc.call("get_state")  # the server goes on answering
+        code, err = rpc.close()
+    assert code == 0, err
+    assert not log.exists()

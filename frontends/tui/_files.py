@@ -58,13 +58,15 @@ def read_listing(ctx: ToolContext, limit: int = MAX_FILES) -> Listing:
     """The paths under `ctx`'s working directory (blocking: run it in a thread)."""
     from smith.effects import ToolError, list_files
     from smith.runtime import mentionable
+    from smith.text import inert
 
     start = time.monotonic()
     try:
         files, cut = list_files(ctx, limit)
     except (ToolError, OSError) as exc:
         return Listing(PathIndex([]), 0, False, str(exc))
-    kept = [p for p in files if mentionable(p)]
+    # A name with control characters can be neither shown nor typed as it is: not offered.
+    kept = [p for p in files if mentionable(p) and inert(p) == p]
     directories: set[str] = set()
     for path in kept:
         slash = path.rfind("/")
@@ -74,7 +76,7 @@ def read_listing(ctx: ToolContext, limit: int = MAX_FILES) -> Listing:
                 break
             directories.add(parent)
             slash = path.rfind("/", 0, slash)
-    index = PathIndex(kept + [d for d in directories if mentionable(d)])
+    index = PathIndex(kept + [d for d in directories if mentionable(d) and inert(d) == d])
     return Listing(index, len(kept), cut, took=time.monotonic() - start)
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,14 @@ IMAGE_SHAPE = DiagnosticKind(
     '{{"path": FILE}} (each may add "name"), in a list',
     fix="send each image in one of those two forms",
 )
+MAX_IMAGES = 20  # images in one message (providers take 20 to 100; each is resent)
+TOO_MANY_IMAGES = DiagnosticKind(
+    "input.too-many-images",
+    what="the message was not sent: it has {count} images attached, more than {limit}",
+    why="every image is kept with the conversation and sent again with each request, and "
+    "providers refuse messages with many more",
+    fix="send at most {limit} images a message (several messages, or fewer images)",
+)
 IMAGES_REFUSED = DiagnosticKind(
     "input.images-refused",
     what="the message was not sent: it has {count} attached and the model {model} does "
@@ -102,8 +111,11 @@ class Image:
         return len(self.data)
 
     def label(self) -> str:
-        """How it is shown: `shot.png 34 KB`."""
-        return f"{self.name} {human_size(self.size)}"
+        """How it is shown: `shot.png 34 KB` (control characters in the name made
+        visible: a file name may carry terminal escapes)."""
+        from smith.text import inert
+
+        return f"{inert(self.name)} {human_size(self.size)}"
 
     @classmethod
     def from_bytes(
@@ -178,8 +190,15 @@ def load_image(
     source = Source(surface, path)
     full = os.path.join(cwd, path) if cwd else path
     try:
-        with open(full, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+        # Not blocking: a FIFO or a terminal named as an image (/dev/stdin: the client's
+        # own requests, over RPC) must be refused, never waited on.
+        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(0, "it is not a regular file (a FIFO, a device or a directory)")
+            os.set_blocking(f.fileno(), True)
+            size = info.st_size
             if size > max_bytes:
                 raise IMAGE_TOO_LARGE.error(value=path, source=source, name=path,
                                             size=human_size(size), size_bytes=size,
@@ -223,8 +242,11 @@ def takes_images(provider: object) -> bool:
 def refuse(
     images: Sequence[Image], provider: object, model: str, surface: Surface, where: str = "prompt"
 ) -> None:
-    """Raise IMAGES_REFUSED when there are images and the model does not take them;
-    `where`: what gave them (`--image`, the prompt)."""
+    """Raise IMAGES_REFUSED when there are images and the model does not take them, or
+    TOO_MANY_IMAGES past MAX_IMAGES; `where`: what gave them (`--image`, the prompt)."""
+    if len(images) > MAX_IMAGES:
+        raise TOO_MANY_IMAGES.error(value=len(images), source=Source(surface, where),
+                                    count=len(images), limit=MAX_IMAGES)  # fmt: skip
     if not images or takes_images(provider):
         return
     count = f"{len(images)} image" + ("s" if len(images) > 1 else "")
