@@ -58,7 +58,9 @@ def _image_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
     [
         (png(), "image/png"),
         (b"\xff\xd8\xff\xe0\0\x10JFIF", "image/jpeg"),
-        (b"GIF89a\x01\0\x01\0", "image/gif"),
+        (b"GIF89a\x01\0\x01\0\0\0\0", "image/gif"),  # the whole 13-byte header
+        (b"GIF89a\x01\0\x01\0", None),  # cut short
+        (b"\x89PNG\r\n\x1a\n", None),  # a signature alone
         (b"RIFF\x24\0\0\0WEBPVP8 ", "image/webp"),
         (b"%PDF-1.7", None),
         (b"RIFF\x24\0\0\0WAVEfmt ", None),

@@ -157,7 +157,8 @@ def test_opening_on_a_stale_list_reads_it_again_and_keeps_the_choice(
     opened again on a stale list; the old list shows until the new one is in."""
     from smith.frontends.tui import _files
 
-    monkeypatch.setattr(_files, "FRESH", 0.0)  # every opening finds the list stale
+    monkeypatch.setattr(_files, "FRESH", 0.0)  # every opening finds the list stale,
+    monkeypatch.setattr(_files, "SLOWER", 0)  # however long reading it took
 
     async def main() -> None:
         app = _app(tmp_path)
