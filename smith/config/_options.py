@@ -8,6 +8,7 @@ Keys are kebab-case and dotted by section; each becomes `--key-with-dashes` and
 from __future__ import annotations
 
 from smith import paths
+from smith.config._safety import safety_options
 from smith.config._schema import Option, Schema, Section
 from smith.config._types import Boolean, Choice, Integer, Number, Path, String, Strings
 
@@ -105,63 +106,6 @@ def _tool_options(add: Callable[[Option], object]) -> None:
             doc="Directories outside the project that file tools may also read and write.",
         )
     )
-
-
-SANDBOX_MODES = ("workspace-write", "read-only", "off")  # smith.effects._sandbox.MODES
-APPROVAL_POLICIES = ("never", "on-failure", "on-request", "untrusted")
-
-
-def _safety_options(add: Callable[[Option], object]) -> None:
-    """The shell sandbox and approvals (docs/safety.md)."""
-    add(
-        Option(
-            "sandbox.mode",
-            Choice(SANDBOX_MODES),
-            "workspace-write",
-            doc="How every command smith starts is confined (bubblewrap): workspace-write "
-            "(only the project, tools.extra-roots and a private /tmp writable; .git and "
-            ".smith read-only; no network), read-only (only the private /tmp writable), "
-            "or off (commands run with all of your rights).",
-        )
-    )
-    add(
-        Option(
-            "sandbox.network",
-            Boolean(),
-            False,
-            doc="Let sandboxed commands reach the network (off: only their own loopback).",
-        )
-    )
-    add(
-        Option(
-            "sandbox.fallback",
-            Choice(("refuse", "off")),
-            "refuse",
-            doc="Where the sandbox cannot run (no bubblewrap, no user namespaces): refuse "
-            "commands, or run them without it (with a warning at start).",
-        )
-    )
-    add(
-        Option(
-            "approval",
-            Choice(APPROVAL_POLICIES),
-            "on-failure",
-            doc="When smith asks before a tool call: never; on-failure (a command the "
-            "sandbox stopped may be retried outside it once you approve); on-request (the "
-            "model may ask to run a command outside the sandbox, with a reason); "
-            "untrusted (every bash, write and edit call asks first).",
-        )
-    )
-    for which, what in (("allow", "run without asking"), ("deny", "refuse, whatever else")):
-        add(
-            Option(
-                f"approval.{which}",
-                Strings(),
-                [],
-                doc=f"Tool calls to {what}: a tool's name (write, edit, bash) or the start "
-                "of a bash command, whole words (git status, rm -rf). Deny wins over allow.",
-            )
-        )
 
 
 def _context_options(add: Callable[[Option], object]) -> None:
@@ -406,7 +350,7 @@ def product_schema() -> Schema:
     )
     _tool_options(add)
     _context_options(add)
-    _safety_options(add)
+    safety_options(add)
 
     add(
         Option(
