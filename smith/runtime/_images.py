@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from smith.diagnostics import DiagnosticKind, Source
+from smith.diagnostics import DiagnosticKind, SmithError, Source
 from smith.media import IMAGE_SUFFIXES as SUFFIXES
 from smith.media import IMAGE_TYPES as MEDIA_TYPES
 from smith.media import human_size
@@ -97,6 +97,14 @@ IMAGES_REFUSED = DiagnosticKind(
 )
 
 
+def _too_large(name: str, size: int, max_bytes: int, where: str, source: Source) -> SmithError:
+    limit = human_size(max_bytes)
+    return IMAGE_TOO_LARGE.error(
+        value=name, source=source, name=name, size=human_size(size), size_bytes=size,
+        limit=limit, where=where,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Image:
     """One image to send: its bytes, media type (from its first bytes) and a name to show
@@ -132,9 +140,7 @@ class Image:
         the `media_type` declared."""
         source = source or Source("argument", name)
         if len(data) > max_bytes:
-            raise IMAGE_TOO_LARGE.error(value=name, source=source, name=name,
-                                        size=human_size(len(data)), size_bytes=len(data),
-                                        limit=human_size(max_bytes), where=where)  # fmt: skip
+            raise _too_large(name, len(data), max_bytes, where, source)
         found = sniff(data)
         if found is None:
             reason = "its first bytes are not those of a PNG, JPEG, GIF or WebP file"
@@ -164,9 +170,7 @@ class Image:
         # Decoded size is 3/4 of the text: refuse what is far too large before decoding.
         if len(text) // 4 * 3 > max_bytes + 3:
             size = len(text) // 4 * 3
-            raise IMAGE_TOO_LARGE.error(value=name, source=source, name=name,
-                                        size=human_size(size), size_bytes=size,
-                                        limit=human_size(max_bytes), where=where)  # fmt: skip
+            raise _too_large(name, size, max_bytes, where, source)
         try:
             data = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError) as exc:
@@ -200,10 +204,7 @@ def load_image(
             os.set_blocking(f.fileno(), True)
             size = info.st_size
             if size > max_bytes:
-                raise IMAGE_TOO_LARGE.error(value=path, source=source, name=path,
-                                            size=human_size(size), size_bytes=size,
-                                            limit=human_size(max_bytes),
-                                            where=where)  # fmt: skip
+                raise _too_large(path, size, max_bytes, where, source)
             data = f.read(max_bytes + 1)
     except OSError as exc:
         reason = exc.strerror or str(exc)
