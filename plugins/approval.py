@@ -7,7 +7,10 @@
                  approves (the bash tool asks: smith.effects.tools.bash)
     on-request   the model may ask to run a command outside the sandbox, with a reason
                  (bash's `unsandboxed` and `reason`); the user approves or not
-    untrusted    every mutating call (bash, write, edit) asks first, here
+    untrusted    every mutating call (bash, write, edit) asks first, here: approve it
+                 once, that tool for this session, a command's first words for this
+                 session or always (kept in approval.allow in the user's configuration
+                 file), or deny it with a reason, which reaches the model
 
 `approval.allow` and `approval.deny` refine it, for every policy: a rule is a tool's name
 or the start of a bash command in whole words (`git status`, `rm -rf`). Deny wins, and
@@ -27,27 +30,23 @@ shows every decision.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from smith.sdk import DenyCall, Plugin, RuntimeView
-from smith.ui import Question, Reply
+from smith.ui import Notify, Question, Reply
 
 MUTATING = ("bash", "write", "edit")
 # Where a command holds another: separators, pipes, substitutions and redirections.
 COMPOUND = re.compile(r";|&|\||`|\$\(|<|>|\n")
-SEGMENTS = re.compile(r";|&&|\|\||\||&|\n|`|\$\(")
 
-CHOICES = (
-    ("once", "Approve once"),
-    ("session", "Approve for this session"),
-    ("prefix", "Approve this command's first words for this session"),
-    ("deny", "Deny"),
-)
 SHOWN = 400  # characters of a command shown in the question
+PREFIX_WORDS = 2  # at most, of a command's first words an approval covers (`git status`)
 
-# What the user approved for the rest of a session: session id -> rules.
+# What the user approved for the rest of a session (session id -> rules), and always (in
+# the user's approval.allow too, which this process read before it was added).
 _APPROVED: dict[str, set[str]] = {}
+_ALWAYS: set[str] = set()
 
 
 def _words(text: str) -> list[str]:
@@ -145,17 +144,44 @@ def decide(settings: Mapping[str, object], session: str, name: str,
         return DenyCall(f"the approval.deny rule {denied!r} matches this {name} call")
     if settings.get("approval") != "untrusted" or name not in MUTATING:
         return None
-    approved = [*_rules(settings.get("approval.allow")), *_APPROVED.get(session, ())]
+    approved = [*_rules(settings.get("approval.allow")), *_ALWAYS, *_APPROVED.get(session, ())]
     if first_match(approved, name, arguments, deny=False) is not None:
         return None
-    choices = [c for c in CHOICES if c[0] != "prefix" or name == "bash"]
-    return Question(f"smith wants to {_described(name, arguments)}", choices)
+    choices = [("once", "Approve once"), ("session", f"Approve every {name} call for this session")]
+    first = prefix(arguments) if name == "bash" else ""
+    if first:
+        choices += [("prefix", f"Approve commands starting `{first}` for this session"),
+                    ("always", f"Approve commands starting `{first}` always "
+                               "(added to approval.allow in your configuration)")]  # fmt: skip
+    choices.append(("deny", "Deny (you may say why)"))
+    return Question(f"smith wants to {_described(name, arguments)}", choices, reasons=("deny",))
 
 
-def answered(reply: Reply, session: str, name: str,
-             arguments: Mapping[str, Any]) -> DenyCall | None:  # fmt: skip
-    """The call after the user's answer: denied, or allowed (and remembered for the
-    session when they said so)."""
+def prefix(arguments: Mapping[str, Any]) -> str:
+    """The first words of a simple command that an approval of its prefix covers: up to
+    PREFIX_WORDS, before any flag, path or assignment (`git status -s` -> `git status`,
+    `ls -la` -> `ls`). Empty for a compound command, which no allow rule matches."""
+    command = str(arguments.get("command", ""))
+    if COMPOUND.search(command):
+        return ""
+    words: list[str] = []
+    for word in _words(command)[:PREFIX_WORDS]:
+        if word.startswith("-") or "/" in word or "=" in word or not word.isprintable():
+            break
+        words.append(word)
+    return " ".join(words)
+
+
+def answered(
+    reply: Reply,
+    session: str,
+    name: str,
+    arguments: Mapping[str, Any],
+    keep: Callable[[str, str], str] | None = None,
+) -> DenyCall | Notify | None:
+    """The call after the user's answer: denied (with the user's reason), or allowed, and
+    remembered for the session or always (kept in approval.allow by `keep`) when they
+    said so; a Notify says where an "always" was kept, or why it could not be."""
     if not reply.answered:
         return DenyCall(
             f"approval is untrusted, so this {name} call needs the user's approval, and "
@@ -163,22 +189,36 @@ def answered(reply: Reply, session: str, name: str,
             f"--approval never (or on-failure), or allow them with --approval-allow {name}"
         )
     if reply.choice == "deny":
-        return DenyCall(f"the user denied this {name} call")
+        why = f": {reply.note}" if reply.note else " (no reason given)"
+        return DenyCall(f"the user denied this {name} call{why}")
     if reply.choice == "session":
         _APPROVED.setdefault(session, set()).add(name)
-    elif reply.choice == "prefix":
-        first = " ".join(_words(SEGMENTS.split(str(arguments.get("command", "")))[0])[:2])
-        if first:
-            _APPROVED.setdefault(session, set()).add(first)
+    elif reply.choice in ("prefix", "always") and (first := prefix(arguments)):
+        _APPROVED.setdefault(session, set()).add(first)
+        if reply.choice == "always":
+            return _kept(first, keep)
     return None
 
 
-async def review(event: dict[str, Any], view: RuntimeView) -> DenyCall | None:
+def _kept(rule: str, keep: Callable[[str, str], str] | None) -> Notify:
+    _ALWAYS.add(rule)
+    try:
+        if keep is None:
+            raise OSError("no configuration file to keep it in")
+        where = keep("approval.allow", rule)
+    except (OSError, LookupError) as exc:
+        return Notify(f"approved `{rule}` for this run only: it could not be added to "
+                      f"approval.allow ({exc})", "warning")  # fmt: skip
+    return Notify(f"commands starting `{rule}` now run without asking (approval.allow, {where})")
+
+
+async def review(event: dict[str, Any], view: RuntimeView) -> DenyCall | Notify | None:
     """The tool_call hook: a call of a turn."""
     name, arguments = str(event["name"]), event.get("arguments") or {}
     verdict = decide(view.settings, view.session_id, name, arguments)
     if isinstance(verdict, Question):
-        return answered(await view.ask(verdict), view.session_id, name, arguments)
+        reply = await view.ask(verdict)
+        return answered(reply, view.session_id, name, arguments, view.remember)
     return verdict
 
 

@@ -114,8 +114,11 @@ def test_over_rpc_the_client_approves_once_for_the_session_or_denies(senv: Smith
                 params["origin"] == "approval" and "smith wants to write the file" in params["text"]
             )
             assert [c["key"] for c in params["choices"]] == ["once", "session", "deny"]
+            assert [c.get("reason", False) for c in params["choices"]] == [False, False, True]
             answers[params["text"]] = answer
-            _respond(rpc, asked["id"], result={"choice": answer})
+            # The user's reason, as a client may send it (lines, spaces): one line.
+            why = {"note": "  use the edit\ntool instead "} if answer == "deny" else {}
+            _respond(rpc, asked["id"], result={"choice": answer, **why})
         rpc.call("wait_idle")  # the fourth write was not asked: approved for the session
         asks = [r for r in rpc.records if isinstance(r, dict) and r.get("method") == "ui.ask"]
         assert len(asks) == 3
@@ -126,21 +129,111 @@ def test_over_rpc_the_client_approves_once_for_the_session_or_denies(senv: Smith
         True, False, True, True,
     ]  # fmt: skip
     ends = [e for e in rpc.events if e["type"] == "tool_end"]
-    assert "the user denied this write call" in ends[1]["result"]["text"]
-    _every_decision_is_recorded(senv, ["once", "deny", "session"])
+    assert ends[1]["result"]["text"].endswith(
+        "the user denied this write call: use the edit tool instead"
+    )
+    asked = _every_decision_is_recorded(senv, ["once", "deny", "session"])
+    assert [q.get("note") for q in asked] == [None, "use the edit tool instead", None]
+    denied = [e for e in rpc.events if e["type"] == "intent_answered" and e["choice"] == "deny"]
+    assert denied[0]["note"] == "use the edit tool instead"
 
 
-def _every_decision_is_recorded(senv: SmithEnv, choices: list[str]) -> None:
+def _every_decision_is_recorded(senv: SmithEnv, choices: list[str]) -> list[dict[str, Any]]:
     from smith.session import Session, SessionStore
 
-    [path] = SessionStore(str(senv.data_home)).paths()
-    session = Session.open(path)
-    try:
-        asked = [e.content for e in session.entries() if e.kind == "question"]
-    finally:
-        session.close()
+    paths = SessionStore(str(senv.data_home)).paths()
+    asked = []
+    for path in paths:
+        session = Session.open(path)
+        try:
+            asked += [e.content for e in session.entries() if e.kind == "question"]
+        finally:
+            session.close()
     assert [q["choice"] for q in asked] == choices
     assert all(q["origin"] == "approval" for q in asked)
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("command", "first"),
+    [
+        ("git status --short", "git status"),
+        ("ls -la", "ls"),
+        ("make test", "make test"),
+        ("pytest tests/test_x.py", "pytest"),
+        ("FOO=1 make", ""),  # an assignment first: nothing a rule could match
+        ("make && rm -rf x", ""),  # compound: no allow rule matches it anyway
+        ("git status | head", ""),
+        ("", ""),
+    ],
+)
+def test_a_commands_first_words_are_what_an_approval_of_its_prefix_covers(
+    command: str, first: str
+) -> None:
+    from smith.plugins.approval import prefix
+
+    assert prefix({"command": command}) == first
+
+
+def test_always_keeps_the_commands_first_words_in_the_users_configuration(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    """ "Always" adds the command's first words to approval.allow in the user's file, in
+    place (the file's comments and its other rules stay), says where, and the rule holds
+    in the next run: eval, which cannot ask, runs the command."""
+    config = senv.write_user_config('// my rules\napproval.allow "make test" // mine\n')
+    project = senv.make_project()
+    status = {"name": "bash", "arguments": {"command": "git status --short"}}
+    rpc = Rpc(senv, project, "--model", _calls(senv, status), "--approval", "untrusted")
+    try:
+        rpc.call("prompt", {"text": "go"})
+        asked = _asked(rpc)
+        choices = asked["params"]["choices"]
+        assert [c["key"] for c in choices] == ["once", "session", "prefix", "always", "deny"]
+        assert "`git status` always" in choices[3]["label"]
+        _respond(rpc, asked["id"], result={"choice": "always"})
+        rpc.call("wait_idle")
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+    assert config.read_text() == '// my rules\napproval.allow "make test" "git status" // mine\n'
+    (notice,) = [e for e in rpc.events if e["type"] == "ui" and e["origin"] == "approval"]
+    assert (
+        f"{config}:2" in notice["text"] and "`git status` now run without asking" in notice["text"]
+    )
+    (end,) = [e for e in rpc.events if e["type"] == "tool_end"]
+    assert "approval" not in end["result"]["text"]  # it ran
+
+    model = _calls(senv, {"name": "bash", "arguments": {"command": "git status"}}, status)
+    r = smith("eval", "--json", "--approval", "untrusted", "--model", model, "go", cwd=project)
+    assert r.code == 0, r.err
+    assert not any("approval" in e["result"]["text"] for e in _ends(r.out)), r.out
+    r = smith("config", "show", "--json", cwd=project)
+    shown = {s["key"]: s for s in json.loads(r.out)["settings"]}["approval.allow"]
+    assert shown["value"] == ["make test", "git status"]
+    assert shown["source"]["location"] == f"{config}:2:16"
+
+
+def test_always_where_the_file_cannot_take_it_approves_for_this_run_and_says_why(
+    senv: SmithEnv,
+) -> None:
+    config = senv.write_user_config("")
+    project = senv.make_project()
+    status = {"name": "bash", "arguments": {"command": "git status"}}
+    rpc = Rpc(senv, project, "--model", _calls(senv, status, status), "--approval", "untrusted")
+    try:
+        rpc.call("prompt", {"text": "go"})
+        asked = _asked(rpc)
+        config.write_text("approval.allow {\n")  # broken since: it is never guessed around
+        _respond(rpc, asked["id"], result={"choice": "always"})
+        rpc.call("wait_idle")  # the second call was not asked
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+    assert config.read_text() == "approval.allow {\n"
+    (notice,) = [e for e in rpc.events if e["type"] == "ui" and e["origin"] == "approval"]
+    assert notice["level"] == "warning" and "for this run only" in notice["text"]
+    assert len([r for r in rpc.records if isinstance(r, dict) and r.get("method") == "ui.ask"]) == 1
 
 
 @needs_bwrap
@@ -159,9 +252,10 @@ def test_on_failure_a_command_the_sandbox_stopped_runs_outside_once_approved(
         params = asked["params"]
         assert params["intent"] == "request_choice"
         assert [c["key"] for c in params["choices"]] == ["no", "yes"]  # No comes first
+        assert [c.get("reason", False) for c in params["choices"]] == [True, False]
         assert params["text"].startswith("The sandbox stopped this command")
         assert f"\n  {command}" in params["text"]  # the whole command, as it is
-        _respond(rpc, asked["id"], result={"choice": answer})
+        _respond(rpc, asked["id"], result={"choice": answer, "note": "not in .git"})
         rpc.call("wait_idle")
     finally:
         code, err = rpc.close()
@@ -174,7 +268,7 @@ def test_on_failure_a_command_the_sandbox_stopped_runs_outside_once_approved(
         assert end["result"]["details"]["sandbox"] == "off"  # the run that counts
     else:
         assert not (outside / "made").exists()
-        assert "not run outside it: the user said no" in text
+        assert "not run outside it: the user said no: not in .git" in text
 
 
 @needs_bwrap

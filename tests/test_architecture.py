@@ -101,6 +101,7 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
             "String",
             "Strings",
             "ValueType",
+            "add_value",
             "format_value",
             "set_value",
             "resolve",

@@ -7,6 +7,8 @@ import os
 import threading
 from collections.abc import Callable
 
+import pytest
+
 from smith.config import resolve
 from smith.config._edit import set_value
 from tests.conftest import Result, SmithEnv
@@ -130,3 +132,23 @@ def test_a_value_that_is_not_utf8_is_replaced_with_a_warning(
     assert r.code == 0 and "internal error" not in r.err, r.err
     assert "replaced with U+FFFD" in r.err
     assert resolve(env=senv.env, cwd=str(senv.root))["model"] == "x\ufffdy"
+
+
+def test_add_value_extends_the_files_own_list_once_and_in_place(senv: SmithEnv) -> None:
+    """What the approval overlay's "always" keeps (smith.config.add_value): the item
+    joins the list where the file has it, comments and layout kept; an item already
+    there writes nothing; a file without the key gets it appended."""
+    from smith.config import add_value
+
+    path = senv.write_user_config('model "demo"\napproval.allow "make"  // mine\n')
+    value, where = add_value(str(path), "approval.allow", "git status")
+    assert value == ["make", "git status"] and where.line == 2
+    assert path.read_text() == 'model "demo"\napproval.allow "make" "git status"  // mine\n'
+    before = path.stat().st_mtime_ns
+    assert add_value(str(path), "approval.allow", "make")[0] == ["make", "git status"]
+    assert path.stat().st_mtime_ns == before  # nothing to add: not written
+    fresh = senv.root / "fresh" / "config.kdl"
+    assert add_value(str(fresh), "tools.protected", ".git")[0] == [".git"]
+    assert fresh.read_text() == 'tools.protected ".git"\n'
+    with pytest.raises(ValueError, match="no list setting"):
+        add_value(str(path), "model", "x")

@@ -226,7 +226,47 @@ def test_the_same_rewrite_from_two_plugins_is_no_conflict(tmp_path: Path) -> Non
     assert (w.project / "x.txt").read_text() == "X" and errors(w) == []
 
 
-def test_a_failing_or_late_handler_counts_as_allow(tmp_path: Path) -> None:
+@pytest.mark.parametrize("which", ["broken", "late"])
+def test_a_failing_or_late_tool_call_handler_denies_the_call(tmp_path: Path, which: str) -> None:
+    """A reviewer that broke never lets a call through unreviewed (the approval plugin
+    is one): the call is not run, the model is told why, and the failure is reported."""
+    import threading
+
+    w = World(tmp_path)
+    model = Scripted(tmp_path, "s", [WRITE_A, DONE])
+    never = threading.Event()
+
+    def broken(event: dict[str, Any], view: Any) -> None:
+        raise RuntimeError("broken")
+
+    def late(event: dict[str, Any], view: Any) -> None:
+        never.wait(5)
+
+    handler = broken if which == "broken" else late
+
+    async def main() -> None:
+        ctx = ToolContext(root=str(w.project), cwd=str(w.project), session=w.session)
+        rt = Runtime(w.session, model=model.model, tools=list(builtin_tools().values()),
+                     context=ctx, limits=Limits(handler_deadline=0.2),
+                     plugins=[on("tool_call", handler, which)])  # fmt: skip
+        rt.on_event(w._seen)
+        rt.prompt("go")
+        await rt.wait_idle()
+        never.set()
+
+    run(main)
+    assert not (w.project / "a.txt").exists()
+    (end,) = w.of("tool_end")
+    assert (
+        end["is_error"]
+        and f"plugin '{which}' denied it: its tool_call handler failed" in (end["result"]["text"])
+    )
+    assert [(d["code"], d["value"]) for d in errors(w)] == [("plugin.handler-failed", f'"{which}"')]
+
+
+def test_a_failing_or_late_handler_at_another_hook_counts_as_allow(tmp_path: Path) -> None:
+    """At input and tool_result a broken handler changes nothing: the prompt and the
+    result go on as they were."""
     import threading
 
     w = World(tmp_path)
@@ -238,14 +278,14 @@ def test_a_failing_or_late_handler_counts_as_allow(tmp_path: Path) -> None:
 
     def late(event: dict[str, Any], view: Any) -> list[Any]:
         never.wait(5)
-        return [DenyCall("too late")]
+        return [ReplaceResult("too late")]
 
     async def main() -> None:
         ctx = ToolContext(root=str(w.project), cwd=str(w.project), session=w.session)
         rt = Runtime(w.session, model=model.model, tools=list(builtin_tools().values()),
                      context=ctx, limits=Limits(handler_deadline=0.2),
-                     plugins=[on("tool_call", broken, "broken"),
-                              on("tool_call", late, "late")])  # fmt: skip
+                     plugins=[on("input", broken, "broken"),
+                              on("tool_result", late, "late")])  # fmt: skip
         rt.on_event(w._seen)
         rt.prompt("go")
         await rt.wait_idle()
@@ -257,6 +297,7 @@ def test_a_failing_or_late_handler_counts_as_allow(tmp_path: Path) -> None:
         ("plugin.handler-failed", '"broken"'),
         ("plugin.handler-failed", '"late"'),
     ]
+    assert "too late" not in json.dumps(model.requests()[-1])
 
 
 def test_an_action_the_hook_does_not_take_is_reported_and_ignored(tmp_path: Path) -> None:
@@ -505,3 +546,28 @@ def test_the_library_returns_a_handled_prompts_reply(
             return library.text_of(message), agent.stop
 
     assert asyncio.run(main()) == ("pong", "handled")
+
+
+def test_remember_keeps_only_settings_the_plugin_owns_and_only_with_a_user_file(
+    tmp_path: Path,
+) -> None:
+    """RuntimeView.remember: a setting the plugin does not own is refused (LookupError),
+    and a runtime built without the assembly's user file says it has none (OSError)."""
+    w = World(tmp_path)
+    model = Scripted(tmp_path, "s", [WRITE_A, DONE])
+    seen: list[str] = []
+
+    def keep(event: dict[str, Any], view: Any) -> None:
+        for key in ("model", "approval.allow"):
+            try:
+                view.remember(key, "x")
+            except (LookupError, OSError) as exc:
+                seen.append(f"{type(exc).__name__}: {exc}")
+
+    plugin = Plugin("keeper", handlers={"tool_call": keep}, settings={"approval.allow": []})
+    converse(w, model, [plugin])
+    assert seen == [
+        "LookupError: the plugin 'keeper' does not own the setting 'model'",
+        "OSError: this runtime has no user configuration file to keep settings in",
+    ]
+    assert (w.project / "a.txt").read_text() == "A"  # what the handler raised was its own

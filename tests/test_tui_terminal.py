@@ -289,30 +289,51 @@ def test_bang_and_double_bang_run_the_users_commands_in_a_terminal(
 
 def test_an_approval_is_the_apps_overlay_and_escape_denies(tmux: Tmux, senv: SmithEnv) -> None:
     """`--approval untrusted`: a write asks first in an overlay that owns the keys;
-    Enter approves it once, Escape denies the next."""
+    Enter approves it once, "Deny" takes a reason that reaches the model, Escape denies,
+    and "always" for a command keeps its first words in the user's configuration."""
     import json
 
     log = senv.root / "requests.jsonl"
     script = senv.root / "script.json"
-    writes = [{"tool_calls": [{"name": "write", "arguments": {"path": f"{n}.txt", "content": "x"}}],
-               "stop": "tool_use"} for n in ("first", "second")]  # fmt: skip
-    responses = [writes[0], {"text": "one done"}, writes[1], {"text": "two done"}]
+    calls = [{"name": "write", "arguments": {"path": f"{n}.txt", "content": "x"}}
+             for n in ("first", "second", "third")]  # fmt: skip
+    calls.append({"name": "bash", "arguments": {"command": "git status --short"}})
+    responses = []
+    for n, c in enumerate(calls):
+        responses += [{"tool_calls": [c], "stop": "tool_use"}, {"text": f"done {n}"}]
     script.write_text(json.dumps({"responses": responses, "requests_log": str(log)}))
     tmux("send-keys", "-t", "s", f"smith --approval untrusted --model scripted:{script}", "Enter")
     assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
-    tmux("send-keys", "-t", "s", "-l", "write one")
-    tmux("send-keys", "-t", "s", "Enter")
-    assert tmux.wait(lambda: "smith wants to write the file first.txt" in tmux.screen())
-    assert "Approve for this session" in tmux.screen() and "Deny" in tmux.screen()
+
+    def prompt(text: str, asked: str) -> None:
+        tmux("send-keys", "-t", "s", "-l", text)
+        tmux("send-keys", "-t", "s", "Enter")
+        assert tmux.wait(lambda: asked in tmux.screen()), tmux.screen()
+
+    prompt("write one", "smith wants to write the file first.txt")
+    assert "Approve every write call for this session" in tmux.screen()
     tmux("send-keys", "-t", "s", "Enter")  # the first choice: approve once
-    assert tmux.wait(lambda: "one done" in tmux.screen()), tmux.screen()
+    assert tmux.wait(lambda: "done 0" in tmux.screen()), tmux.screen()
     assert (tmux.root / "first.txt").exists()
-    tmux("send-keys", "-t", "s", "-l", "write two")
+
+    prompt("write two", "smith wants to write the file second.txt")
+    tmux("send-keys", "-t", "s", "Down", "Down", "Enter")  # Deny: a line for why
+    assert tmux.wait(lambda: "Deny (you may say why): why?" in tmux.screen()), tmux.screen()
+    tmux("send-keys", "-t", "s", "-l", "edit it instead")
     tmux("send-keys", "-t", "s", "Enter")
-    assert tmux.wait(lambda: "smith wants to write the file second.txt" in tmux.screen())
-    tmux("send-keys", "-t", "s", "Escape")
-    assert tmux.wait(lambda: "two done" in tmux.screen()), tmux.screen()
+    assert tmux.wait(lambda: "done 1" in tmux.screen()), tmux.screen()
     assert not (tmux.root / "second.txt").exists()
+    assert "the user denied this write call: edit it instead" in json.dumps(_requests_of(log)[-1])
+
+    prompt("write three", "smith wants to write the file third.txt")
+    tmux("send-keys", "-t", "s", "Escape")
+    assert tmux.wait(lambda: "done 2" in tmux.screen()), tmux.screen()
+    assert not (tmux.root / "third.txt").exists()
+
+    prompt("status", "Approve commands starting `git status` always")
+    tmux("send-keys", "-t", "s", "Down", "Down", "Down", "Enter")  # the fourth: always
+    assert tmux.wait(lambda: "done 3" in tmux.screen()), tmux.screen()
+    assert 'approval.allow "git status"' in senv.user_config.read_text()
     tmux("send-keys", "-t", "s", "C-d")
     _restored(tmux)
 

@@ -293,3 +293,43 @@ def test_the_library_runtime_refuses_what_a_plugin_asks_without_a_frontend(
     assert end["result"]["text"] == (
         "confirmed=False refused=no frontend is attached to ask the user"
     )
+
+
+def test_a_reason_comes_with_a_choice_that_takes_one_as_one_bounded_line(tmp_path: Path) -> None:
+    """Question.reasons marks the choices the user may say why with (`"reason": true`
+    in the intent); smith.ui.ask keeps the frontend's note for those only, as one line
+    of at most NOTE_MAX characters, and the record and the event carry it."""
+    from smith.ui import NOTE_MAX, ask, question_intent
+
+    with pytest.raises(ValueError, match="none of its choices"):
+        Question("?", [("a", "A")], reasons=("b",))
+    question = Question("Run it?", [("yes", "Yes"), ("no", "No")], reasons=("no",))
+    intent = question_intent(question, origin="guard", ask_id="q1")
+    assert intent.data["choices"] == [{"key": "yes", "label": "Yes"},
+                                      {"key": "no", "label": "No", "reason": True}]  # fmt: skip
+
+    def asked(choice: str, note: str) -> Reply:
+        frontend = Recorder(lambda _: _reply(choice, note))
+        return asyncio.run(ask(frontend, intent))
+
+    async def _reply(choice: str, note: str) -> Reply:
+        return Reply(choice, note=note)
+
+    assert asked("no", "  not\n  now ").note == "not now"
+    assert asked("yes", "ignored").note == ""  # "yes" takes no reason
+    long = asked("no", "x" * (NOTE_MAX + 50)).note
+    assert len(long) == NOTE_MAX and long.endswith("…")
+    w = World(tmp_path)
+    frontend = Recorder(lambda _: _reply("no", "tests first"))
+    converse(w, Fake(say("done")), frontend, plugins=[_asking(question)])
+    (answered,) = w.of("intent_answered")
+    assert answered["note"] == "tests first"
+    (record,) = [e.content for e in w.reopened().entries("question")]
+    assert record["note"] == "tests first" and record["choice"] == "no"
+
+
+def _asking(question: Question) -> Plugin:
+    async def handler(event: dict[str, Any], view: Any) -> None:
+        await view.ask(question)
+
+    return Plugin("guard", handlers={"agent_start": handler})

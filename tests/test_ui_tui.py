@@ -3,7 +3,7 @@ plugin (tests/ui_plugin.py) in its runtime and commands: a plugin's notice is a 
 notification, its status and progress sit in the status line, its question is an
 overlay that owns focus (Enter answers, Escape refuses or denies), and how a question
 ended is shown from its record in the session. `smith web` serves this same app
-(tests/test_ui_web.py)."""
+(tests/test_web.py)."""
 
 from __future__ import annotations
 
@@ -113,5 +113,44 @@ def test_an_abort_closes_the_overlay_of_the_question_it_refuses(tmp_path: Path) 
             await pilot.pause()
             assert not isinstance(app.screen, QuestionScreen)
             assert "refused by tui: the agent was aborted before it was answered" in visible(app)
+
+    run(main())
+
+
+def test_a_choice_that_takes_a_reason_asks_for_it_on_a_line(tmp_path: Path) -> None:
+    """Picking "Deny" (a choice of Question.reasons) opens a line for the reason: Escape
+    there goes back to the choices, Enter answers with what was typed, and the record
+    and the transcript carry it."""
+    from textual.widgets import Input, OptionList
+
+    from smith.sdk import Question
+
+    question = Question("Write x?", [("once", "Approve once"), ("deny", "Deny")], reasons=["deny"])
+    told: list[Any] = []
+
+    async def ask(event: dict[str, Any], view: Any) -> None:
+        told.append(await view.ask(question))
+
+    async def main() -> None:
+        app = _app(tmp_path, Fake(say("ok")), [Plugin("guard", handlers={"agent_start": ask})])
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await _type(pilot, "hello")
+            screen = await _asked(pilot, app)
+            await pilot.press("down", "enter")  # Deny: the line for the reason
+            await pilot.pause()
+            note = screen.query_one("#question-note", Input)
+            assert app.focused is note and screen.query_one(OptionList).disabled
+            await pilot.press("escape")  # back to the choices, nothing answered
+            await pilot.pause()
+            assert not screen.query("#question-note") and isinstance(app.focused, OptionList)
+            await pilot.press("enter")  # Deny again (the highlight stayed on it)
+            await pilot.pause()
+            await pilot.press(*"tests first", "enter")
+            await _settle(app)
+            await pilot.pause()
+            assert [(r.choice, r.note) for r in told] == [("deny", "tests first")]
+            (record,) = [e.content for e in app.session.entries("question")]
+            assert record["choice"] == "deny" and record["note"] == "tests first"
+            assert "→ Deny: tests first (tui)" in visible(app)
 
     run(main())

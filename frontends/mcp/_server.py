@@ -236,9 +236,10 @@ class SmithMcp:
                 answer = handler(event, view)
                 if inspect.isawaitable(answer):
                     answer = asyncio.run(_awaited(answer))
-            except Exception as exc:  # reported; the call goes on, as in a turn
+            except Exception as exc:  # reported; and the call is denied, as in a turn
                 log.warning("the tool_call handler of %s failed: %r", plugin.name, exc)
-                continue
+                answer = DenyCall(f"its tool_call handler failed ({type(exc).__name__}: {exc}), "
+                                  "so nothing reviewed the call")  # fmt: skip
             actions = list(answer) if isinstance(answer, list | tuple) else [answer]
             denied = next((a for a in actions if isinstance(a, DenyCall)), None)
             if denied is not None:
@@ -467,3 +468,6 @@ class _CallView:
 
     async def ask(self, question: Asked) -> Reply:
         return self._asker(question)
+
+    def remember(self, key: str, item: str) -> str:
+        raise OSError("smith mcp keeps no settings: nobody here answers questions")

@@ -136,7 +136,8 @@ def answered(item: dict[str, Any]) -> str:
         return f"{asked}: refused by {item.get('frontend')}: {item.get('reason')}"
     labels = {c.get("key"): c.get("label") for c in item.get("choices") or []}
     choice = item.get("choice")
-    return f"{asked}: {labels.get(choice) or choice} (answered in {item.get('frontend')})"
+    note = f": {item['note']}" if item.get("note") else ""
+    return f"{asked}: {labels.get(choice) or choice}{note} (answered in {item.get('frontend')})"
 
 
 def chips(message: object) -> list[str]:

@@ -4,7 +4,8 @@ events, and what plugins ask becomes a request from the server to the client.
 Every intent is shown as the event it stands for (an `event` notification; a plugin's
 notice, progress or status is the `ui` event). A question is a JSON-RPC request with
 method `ui.ask` and an id of the server's own (`smith-N`); the client answers it with
-`{"choice": KEY}` or `{"refused": REASON}` (an error response refuses it too). Without
+`{"choice": KEY}` (with `"note": TEXT`, the user's reason, for a choice marked
+`"reason": true`) or `{"refused": REASON}` (an error response refuses it too). Without
 an answer within the question's timeout (default `ASK_TIMEOUT`) it is refused; when the
 server stops waiting before an answer came (a timeout, an abort) it sends a `ui.cancel`
 notification with the request's id, and a late answer is ignored. docs/rpc.md.
@@ -24,7 +25,7 @@ from ._protocol import SERVER_IDS, Response, notification
 log = logging.getLogger("smith.rpc")
 
 ASK_TIMEOUT = 300.0  # seconds a question waits for the client unless it sets its own
-SHAPE = 'the answer is not {"choice": KEY} or {"refused": REASON}'
+SHAPE = 'the answer is not {"choice": KEY, "note": TEXT (optional)} or {"refused": REASON}'
 
 
 class RpcFrontend:
@@ -80,8 +81,9 @@ def _reply(response: Response) -> Reply:
         return refused(f"the client answered with an error: {message}", "rpc")
     result = response.result
     if isinstance(result, dict):
-        if isinstance(result.get("choice"), str):
-            return Reply(result["choice"], frontend="rpc")
+        note = result.get("note", "")
+        if isinstance(result.get("choice"), str) and isinstance(note, str):
+            return Reply(result["choice"], frontend="rpc", note=note)
         if isinstance(result.get("refused"), str):
             return refused(result["refused"], "rpc")
     return refused(SHAPE, "rpc")

@@ -7,7 +7,7 @@ reaches `SmithApp._show` through `smith.ui.deliver`, and every question a plugin
 
 - a Question or Confirm is a modal overlay (`QuestionScreen`) listing the choices; it
   owns focus until it is answered (Enter) or dismissed (Escape: a question is refused,
-  a confirmation answered no);
+  a confirmation answered no); a choice that takes a reason asks for it on a line;
 - a plugin's Notify is a Textual notification (its level as the severity); the
   runtime's own notices (errors, retries) stay in the transcript as before;
 - a plugin's Status and unfinished Progress are kept in the status line;
@@ -20,9 +20,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.containers import Vertical
+from textual.widgets import Input, OptionList
 
 from smith.text import inert
-from smith.ui import QUESTIONS, Capabilities, Intent, Reply, refused
+from smith.ui import NOTE_MAX, QUESTIONS, Capabilities, Intent, Reply, refused
 
 from ._screens import ChoiceScreen
 
@@ -36,14 +38,48 @@ SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 
 class QuestionScreen(ChoiceScreen):
-    """A plugin's question: its text and choices; Escape picks nothing."""
+    """A plugin's question: its text and choices; Escape picks nothing. A choice that
+    takes a reason (Question.reasons: "Deny") asks for it on a line below the choices:
+    Enter answers with what was typed (nothing typed: no reason), Escape goes back to the
+    choices."""
 
     def __init__(self, intent: Intent) -> None:
         data = intent.data
         title = f"{data.get('origin') or 'smith'} asks: {data.get('text', '')}"
-        options = [(str(c["key"]), str(c["label"])) for c in data.get("choices", [])]
-        super().__init__(title, options)
+        choices = data.get("choices", [])
+        super().__init__(title, [(str(c["key"]), str(c["label"])) for c in choices])
         self.intent = intent
+        self.reasons = {str(c["key"]) for c in choices if c.get("reason")}
+        self.note = ""  # the reason given with the answer
+        self.giving: str | None = None  # the choice whose reason is being typed
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        key = event.option.id
+        if key not in self.reasons:
+            return  # ChoiceScreen answers with it
+        event.prevent_default()
+        self.giving = key
+        label = dict(self.options).get(key, key)
+        note = Input(placeholder=f"{label}: why? (Enter sends, also with nothing typed)",
+                     max_length=NOTE_MAX, id="question-note")  # fmt: skip
+        self.query_one(Vertical).mount(note)
+        self.query_one(OptionList).disabled = True
+        note.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.note = event.value
+        self.dismiss(self.giving)
+
+    def action_cancel(self) -> None:
+        if self.giving is None:
+            self.dismiss(None)
+            return
+        self.giving = None  # back to the choices
+        self.query_one("#question-note").remove()
+        options = self.query_one(OptionList)
+        options.disabled = False
+        options.focus()
 
 
 class AppFrontend:
@@ -76,7 +112,7 @@ class AppFrontend:
             self.app.call_later(_close, self.app, screen)
             raise
         if key is not None:
-            return Reply(key, frontend=self.name)
+            return Reply(key, frontend=self.name, note=screen.note)
         if intent.kind == "request_confirm":
             return Reply("no", frontend=self.name)  # Escape denies
         return refused(DISMISSED, self.name)
@@ -117,7 +153,8 @@ def render_question(content: dict[str, Any]) -> RenderableType:
     if content.get("refused") is None:
         labels = {c.get("key"): c.get("label") for c in content.get("choices") or []}
         choice = content.get("choice")
-        how = f"{labels.get(choice) or choice} ({content.get('frontend')})"
+        note = f": {content['note']}" if content.get("note") else ""
+        how = f"{labels.get(choice) or choice}{note} ({content.get('frontend')})"
     else:
         how = f"refused by {content.get('frontend')}: {content.get('refused')}"
     return Text(inert(f"? {asked} → {how}"), style="dim")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from smith.config._edit import add_value as add_value
     from smith.config._edit import set_value as set_value
     from smith.config._located import format_value as format_value
     from smith.config._options import SCHEMA as SCHEMA
@@ -41,6 +42,7 @@ _WHERE = {
     "SCHEMA": "_options",
     "THINKING_LEVELS": "_options",
     "UNKNOWN_KEY": "_resolve",
+    "add_value": "_edit",
     "format_value": "_located",
     "set_value": "_edit",
     "LAYERS": "_resolve",
@@ -82,6 +84,7 @@ __all__ = [
     "String",
     "Strings",
     "ValueType",
+    "add_value",
     "format_value",
     "resolve",
     "set_value",

@@ -16,11 +16,13 @@ from smith.config._kdl import read_settings
 from smith.config._located import format_value
 from smith.config._options import SCHEMA
 from smith.config._resolve import BOOTSTRAP_IN_FILE, UNKNOWN_KEY, invalid
-from smith.config._types import Mismatch
+from smith.config._types import Mismatch, Strings
 from smith.diagnostics import ConfigError, DiagnosticKind, Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from smith.config._located import Located
     from smith.config._schema import Option, Schema
 
@@ -50,6 +52,32 @@ def set_value(path: str, key: str, text: str, *, schema: Schema = SCHEMA) -> tup
     except Mismatch as exc:
         raise ConfigError([invalid(option, text, source, exc.expected)]) from None
 
+    return _store(path, key, option, lambda _old: value)
+
+
+def add_value(path: str, key: str, item: str, *, schema: Schema = SCHEMA) -> tuple[object, Located]:
+    """Add `item` to the list setting `key` as the file at `path` has it (the file's own
+    value, not the resolved one: a project's or the environment's never reaches the user
+    file); nothing is written when it holds `item` already.
+
+    Returns the list now stored and where it stands in the file. What a user approves
+    "always" is kept so (the approval plugin, through RuntimeView.remember).
+    """
+    option = schema.get(key)
+    if option is None or not isinstance(option.type, Strings):
+        raise ValueError(f"{key} is no list setting of smith's")
+
+    def added(old: object) -> object:
+        items = list(old) if isinstance(old, list) else []
+        return items if item in items else [*items, item]
+
+    return _store(path, key, option, added)
+
+
+def _store(
+    path: str, key: str, option: Option, value_of: Callable[[object], object]
+) -> tuple[object, Located]:
+    """Write `key` = value_of(the file's current value, or None) into the file, in place."""
     # Edit what the user file really is: a symlink into a dotfiles repository stays one.
     path = os.path.realpath(path)
     directory = os.path.dirname(path)
@@ -63,8 +91,12 @@ def set_value(path: str, key: str, text: str, *, schema: Schema = SCHEMA) -> tup
         settings, problems = read_settings(path, old)
         if problems:
             raise ConfigError([*problems, FILE_BROKEN(source=Source("file", path))])
-        literal = format_value(value)
         existing = [s for s in settings if s.key == key]
+        current = _typed(option, existing[-1].value) if existing else None
+        value = value_of(None if current is _UNREADABLE else current)
+        if existing and value == current:
+            return value, existing[-1]  # as asked already: the file stays as it is
+        literal = format_value(value)
         if existing:
             last = existing[-1]
             new = old[: last.start] + literal + old[last.end :]

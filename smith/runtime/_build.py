@@ -386,6 +386,7 @@ def build(
     # Reads every credential, so the proxy redacts them all.
     options = runtime_options(config, check_model=model)
     options["plugin_list"] = listed
+    options["remember"] = _keeper(config.user_file)
     setting, is_demo = model_setting(config) if model else ("", False)
     names = config["secrets.env"]
     from_config = SecretProxy.from_environment(
@@ -416,6 +417,22 @@ def build(
     if model:  # the modes that prompt a model take prompt templates (said here)
         assembly.load_templates()
     return assembly
+
+
+def _keeper(user_file: str) -> Callable[[str, str], str]:
+    """RuntimeView.remember: an item added to a list setting in the user's file."""
+
+    def remember(key: str, item: str) -> str:
+        from smith.config import add_value
+        from smith.diagnostics import ConfigError
+
+        try:
+            _, where = add_value(user_file, key, item)
+        except ConfigError as exc:  # the file has errors: it is not guessed around
+            raise OSError(f"{user_file} has errors, so it was not changed: {exc}") from None
+        return f"{where.path}:{where.line}"
+
+    return remember
 
 
 def _say_sandbox(config: Config, say: Warn) -> None:

@@ -10,7 +10,9 @@ decide about one thing:
     tool_result  present        after the batch ran: what the model sees of a result
 
 The rules are the same at every hook: a handler that fails, passes its deadline or
-returns what the hook does not take counts as allow (and is reported); two plugins
+returns what the hook does not take counts as allow (and is reported), but at
+`tool_call` a handler that fails or passes its deadline denies the call: a reviewer that
+broke (the approval plugin among them) never lets a call through unreviewed; two plugins
 asking for different things is a conflict (`plugin.conflict`, naming both), and then
 nothing any one of them asked for is applied; at `tool_call` any deny wins outright.
 An abort while a hook's handlers run takes what is not decided yet as it was, so a
@@ -50,7 +52,8 @@ HANDLER_FAILED = DiagnosticKind(
     what="plugin '{plugin}' failed in its {event} handler: {reason}",
     why="a handler must return its actions within {deadline} s without raising; this one "
     "did not, so it was abandoned",
-    fix="fix or disable the plugin; the loop went on without its actions",
+    fix="fix or disable the plugin; the loop went on without its actions (at tool_call, "
+    "without the call: what no reviewer decided does not run)",
 )
 WRONG_ACTION = DiagnosticKind(
     "plugin.wrong-action",
@@ -71,7 +74,7 @@ async def dispatch(rt: LoopContext, ev: Event) -> None:
     """Run the plugin handlers of a safe-point event and publish their batch."""
     if ev["type"] not in SAFE_POINTS or ev["type"] not in rt.handled:
         return
-    batches = await answers(rt, ev)
+    batches = [(p, None if isinstance(b, Failed) else b) for p, b in await answers(rt, ev)]
     if not any(batch for _, batch in batches):
         return
     from smith.runtime._runtime import THINKING_LEVELS
@@ -104,6 +107,16 @@ async def answers(rt: LoopContext, ev: Event) -> list[tuple[str, object]]:
     return found
 
 
+class Failed:
+    """What call_handler gives for a handler that failed or passed its deadline (already
+    reported): nothing, except at `tool_call`, where it denies the call."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
 def _post_intents(rt: LoopContext, plugin: str, batch: object) -> object:
     if isinstance(batch, SHOWN_TYPES):
         rt.post(batch, origin=plugin)
@@ -120,7 +133,7 @@ def _post_intents(rt: LoopContext, plugin: str, batch: object) -> object:
 
 
 async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event) -> object:
-    """A handler's batch, or None if it failed or ran past its deadline.
+    """A handler's batch, or Failed (reported) if it failed or ran past its deadline.
 
     Handlers run in a thread of their own (coroutine handlers on a loop of their own
     there), so one that blocks or ignores cancellation is simply abandoned: the loop
@@ -173,7 +186,7 @@ async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event)
             deadline=deadline,
         )
     )
-    return None
+    return Failed(reason)
 
 
 async def _within(answer: asyncio.Future[object], deadline: float, gate: Any) -> object:
@@ -207,6 +220,11 @@ async def _decide(rt: LoopContext, ev: Event) -> list[tuple[str, HookAction]]:
     allowed = HOOK_ACTIONS[ev["type"]]
     actions: list[tuple[str, HookAction]] = []
     for plugin, batch in await answers(rt, ev):
+        if isinstance(batch, Failed):
+            if ev["type"] == "tool_call":  # fails closed: nobody reviewed the call
+                actions.append((plugin, DenyCall(f"its tool_call handler failed ({batch.reason}), "
+                                                 "so nothing reviewed the call")))  # fmt: skip
+            continue
         items = batch if isinstance(batch, list | tuple) else [] if batch is None else [batch]
         wrong = next((a for a in items if not isinstance(a, allowed)), None)
         if wrong is not None:

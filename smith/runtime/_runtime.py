@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -118,6 +118,7 @@ class Runtime:
         history: HistorySettings | None = None,
         surface: Surface = "library",
         templates: Mapping[str, Template] | None = None,
+        remember: Callable[[str, str], str] | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.memory import RuntimeScopes
@@ -125,6 +126,9 @@ class Runtime:
         from smith.runtime._secrets import SecretProxy
 
         self.session = session
+        # Keeps an item of a list setting in the user's configuration (the assembly's
+        # RuntimeView.remember; None for a runtime built without one).
+        self.remember = remember
         self.surface: Surface = surface  # who asks for operations: named in diagnostics
         # Memory accounting: every task this runtime runs is in its session scope, each
         # round in a turn scope (no-ops unless accounting is on; smith.memory).
@@ -595,14 +599,16 @@ class Runtime:
         with that plugin's own settings; its `ask` asks on behalf of `plugin`, pausing
         `gate` (its deadline) meanwhile."""
         from smith.runtime._intents import HandlerAsker
+        from smith.runtime._view import Keeper, View
 
         name = plugin.name if plugin is not None else ""
         settings = MappingProxyType(
             self.plugin_list.settings_for(plugin) if plugin is not None else {}
         )
-        return _View(self.generation, self.model, self.thinking, self.system_prompt,
-                     self.tool_names, self.turn, settings, self.session.id,
-                     HandlerAsker(self, name, gate))  # fmt: skip
+        owned = frozenset(plugin.settings) if plugin is not None else frozenset()
+        return View(self.generation, self.model, self.thinking, self.system_prompt,
+                    self.tool_names, self.turn, settings, self.session.id,
+                    HandlerAsker(self, name, gate), Keeper(name, owned, self.remember))  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False
@@ -636,19 +642,3 @@ def _listed(items: Sequence[QueuedItem], secrets: SecretProxy) -> list[dict[str,
             shown["images"] = [image.label() for image in i.images]
         listed.append(shown)
     return listed
-
-
-@dataclass(frozen=True)
-class _View:
-    generation: int
-    model: str
-    thinking: str
-    system_prompt: str
-    tool_names: tuple[str, ...]
-    turn: int
-    settings: Mapping[str, object]
-    session_id: str
-    asker: Callable[[Asked], Awaitable[Reply]] = field(repr=False, compare=False)
-
-    async def ask(self, question: Asked) -> Reply:
-        return await self.asker(question)

@@ -299,6 +299,15 @@ class RuntimeView(Protocol):
     # handler's deadline is paused while it waits.
     async def ask(self, question: Asked) -> Reply: ...
 
+    def remember(self, key: str, item: str) -> str:
+        """Keep `item` in the list setting `key` (one of smith's settings the plugin owns,
+        `Plugin.settings`) in the user's configuration file, so it holds from the next
+        session on, with that file as its source (`smith config show`); where it was
+        written. Raises LookupError for a setting the plugin does not own, and OSError
+        (with why) where there is no user file to write (the library) or it cannot be
+        written."""
+        ...
+
 
 # What a handler returns: a batch, one action, or None (nothing to do; allow). UI
 # intents (Notify, Progress, Status) may be part of any batch.

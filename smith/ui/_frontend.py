@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from smith.ui._kinds import QUESTIONS, SHOWN, Intent, Reply, intent_for, refused
+from smith.ui._kinds import NOTE_MAX, QUESTIONS, SHOWN, Intent, Reply, intent_for, refused
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -88,11 +88,21 @@ async def ask(frontend: Frontend | None, intent: Intent) -> Reply:
     if not isinstance(given, Reply):  # a frontend's bug: a refusal, not a crash in the asker
         return refused(f"the {frontend.name} frontend gave no answer ({type(given).__name__})",
                        frontend.name)  # fmt: skip
-    keys = [c["key"] for c in intent.data.get("choices", [])]
+    choices = intent.data.get("choices", [])
+    keys = [c["key"] for c in choices]
     if reply.refused is None and reply.choice not in keys:
         return refused(f"the answer {reply.choice!r} is not one of {', '.join(keys)}",
                        reply.frontend or frontend.name)  # fmt: skip
-    return reply if reply.frontend else Reply(reply.choice, reply.refused, frontend.name)
+    takes = any(c["key"] == reply.choice and c.get("reason") for c in choices)
+    return Reply(reply.choice, reply.refused, reply.frontend or frontend.name,
+                 _note(reply.note) if takes and reply.refused is None else "")  # fmt: skip
+
+
+def _note(text: object) -> str:
+    """A user's reason as one line of at most NOTE_MAX characters (a frontend may hand
+    over anything: a pasted page, newlines, nothing)."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= NOTE_MAX else line[: NOTE_MAX - 1] + "…"
 
 
 class ToolUi(Protocol):

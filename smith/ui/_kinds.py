@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 Unsupported = Literal["drop", "refuse", "persist"]
 Level = Literal["info", "warning", "error"]
@@ -109,22 +109,31 @@ Shown = Notify | Progress | Status
 SHOWN_TYPES = (Notify, Progress, Status)
 
 
+NOTE_MAX = 500  # characters of a reason the user gives with an answer (Reply.note)
+
+
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A question with choices: (key, label) pairs; the answer is a key. `timeout`
-    (seconds): refused when nobody answered by then (None: the frontend's own bound)."""
+    """A question with choices: (key, label) pairs; the answer is a key. `reasons`: the
+    keys of the choices the user may give a reason with (a line of text, `Reply.note`:
+    "deny, because ..."). `timeout` (seconds): refused when nobody answered by then
+    (None: the frontend's own bound)."""
 
     text: str
     choices: Sequence[tuple[str, str]]
     timeout: float | None = None
+    reasons: Sequence[str] = ()
 
     kind = "request_choice"
 
     def __post_init__(self) -> None:
-        keys = [k for k, _ in self.choices]
+        keys = [str(k) for k, _ in self.choices]
         if not keys or len(set(keys)) != len(keys):
             raise ValueError("a question needs choices with distinct keys")
+        if not set(map(str, self.reasons)) <= set(keys):
+            raise ValueError("a question's reasons name keys that are none of its choices")
         object.__setattr__(self, "choices", tuple((str(k), str(v)) for k, v in self.choices))
+        object.__setattr__(self, "reasons", tuple(map(str, self.reasons)))
 
 
 CONFIRM_CHOICES = (("yes", "Yes"), ("no", "No"))
@@ -138,6 +147,7 @@ class Confirm:
     timeout: float | None = None
 
     kind = "request_confirm"
+    reasons: ClassVar[tuple[str, ...]] = ()  # a yes or a no takes no reason
 
     @property
     def choices(self) -> tuple[tuple[str, str], ...]:
@@ -151,11 +161,13 @@ Asked = Question | Confirm
 class Reply:
     """How a question ended: answered with a `choice` (a key), or `refused` with the
     reason nobody answered (the frontend cannot ask, a timeout, an abort, the user
-    dismissed it). `frontend` names who answered or refused."""
+    dismissed it). `frontend` names who answered or refused; `note` is the reason the
+    user gave with a choice that takes one (Question.reasons), else empty."""
 
     choice: str | None = None
     refused: str | None = None
     frontend: str = ""
+    note: str = ""
 
     @property
     def answered(self) -> bool:
@@ -184,7 +196,10 @@ def question_intent(value: Asked, *, origin: str, ask_id: str) -> Intent:
         "ask_id": ask_id,
         "origin": origin,
         "text": value.text,
-        "choices": [{"key": k, "label": label} for k, label in value.choices],
+        "choices": [
+            {"key": k, "label": label, **({"reason": True} if k in value.reasons else {})}
+            for k, label in value.choices
+        ],
         "timeout": value.timeout,
     }
     return Intent(value.kind, data)
@@ -202,6 +217,7 @@ def answer_record(intent: Intent, reply: Reply) -> dict[str, Any]:
         "choice": reply.choice,
         "refused": reply.refused,
         "frontend": reply.frontend,
+        **({"note": reply.note} if reply.note else {}),
     }
 
 
@@ -209,8 +225,9 @@ def answer_event(record: Mapping[str, Any]) -> dict[str, Any]:
     """The event of a question's end: `intent_answered` or `intent_refused`."""
     common = {k: record.get(k) for k in ("ask_id", "intent", "origin", "text", "choices")}
     if record.get("refused") is None:
+        note = {"note": record["note"]} if record.get("note") else {}
         return {"type": "intent_answered", **common, "choice": record.get("choice"),
-                "frontend": record.get("frontend")}  # fmt: skip
+                "frontend": record.get("frontend"), **note}  # fmt: skip
     return {"type": "intent_refused", **common, "frontend": record.get("frontend"),
             "reason": record.get("refused")}  # fmt: skip
 

@@ -4,7 +4,8 @@ on-failure and on-request: docs/safety.md).
 The question shows the whole command, every control character made visible, and the
 model's reason on one bounded line after it, so neither can pass for something else; a
 command too long to show whole is not offered. "No" is the first choice (what Enter
-picks in the app).
+picks in the app), and the user may say why, which the model is told. A yes is for this
+one run: a standing approval to leave the sandbox is `sandbox.mode off`, never a click.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ def ask_outside(ctx: ToolContext, command: str, why: str, *, reason: str = "") -
         said = inert(" ".join(reason.split()))
         lines += ["", "The model's reason: " + (said if len(said) <= REASON_MAX
                                                 else said[:REASON_MAX] + "…")]  # fmt: skip
-    choices = (("no", "No: keep the sandbox"), ("yes", "Yes: run it outside the sandbox"))
-    reply = ctx.ui.ask(Question("\n".join(lines), choices))
+    choices = (("no", "No: keep the sandbox (you may say why)"),
+               ("yes", "Yes: run it outside the sandbox, this once"))  # fmt: skip
+    reply = ctx.ui.ask(Question("\n".join(lines), choices, reasons=("no",)))
     if reply.refused is not None:
         return False, reply.refused
-    return reply.choice == "yes", "the user said no"
+    return reply.choice == "yes", "the user said no" + (f": {reply.note}" if reply.note else "")
