@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from typing import Literal
 
     Severity = Literal["error", "warning"]
-    # eval, tui, rpc, mcp, tools, library: the interface that asked for an operation
+    # eval, tui, rpc, mcp, tools, replay, library: the interface that asked for an operation
     Surface = Literal[
         "file", "env", "flag", "argument", "default", "plugin", "internal",
-        "eval", "tui", "rpc", "mcp", "tools", "library",
+        "eval", "tui", "rpc", "mcp", "tools", "replay", "library",
     ]  # fmt: skip
 
 _MAX_VALUE_CHARS = 200

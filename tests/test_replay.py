@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import Result, SmithEnv
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is needed")
 
 TOOL_TURN = [
     {
@@ -487,16 +490,20 @@ def test_prompts_rounds_and_stops_are_read_from_the_records() -> None:
     assert timeline.state["turns"] == 2 and timeline.state["rounds"] == 3
 
 
-def test_reexecute_never_runs_a_shell_command_against_the_real_project(
+@needs_bwrap
+def test_reexecute_runs_a_shell_command_in_the_sandbox_on_a_copy_where_the_project_is(
     senv: SmithEnv, smith: Callable[..., Result]
 ) -> None:
     """The probe: commands that spell the project's path so no text substitution finds
-    it (`//`, `$(printf ...)`) appended to real project files when re-run. bash is
-    refused with a warning; the write in the same session is still re-run."""
+    it (`//`, `$(printf ...)`) appended to real project files when re-run. In the
+    sandbox the scratch copy is mounted where the project is, so every spelling reaches
+    the copy: the re-run does what the live run did, and the project is untouched. A
+    provider key is withheld as in a live run (the re-run's output matches)."""
     project = _project(senv)
     doubled = str(project).replace("/", "//")
     printf = "$(printf '%s' " + repr(str(project)) + ")"
-    commands = [f"echo again >> {doubled}/notes.txt", f"echo again >> {printf}/notes.txt"]
+    commands = [f"echo again >> {doubled}/notes.txt", f"echo again >> {printf}/notes.txt",
+                f"cat {project}/notes.txt; echo key=${{ANTHROPIC_API_KEY:-none}}"]  # fmt: skip
     model = _script(
         senv,
         "sh",
@@ -506,19 +513,48 @@ def test_reexecute_never_runs_a_shell_command_against_the_real_project(
             {"text": "ok"},
         ],
     )
-    assert smith("eval", "--session", "sh", "--model", model, "go", cwd=project).code == 0
-    (project / "notes.txt").write_text("the user's own text\n")
-    r = smith("replay", "sh", "--json", "--instant", "--reexecute", cwd=project)
-    assert (project / "notes.txt").read_text() == "the user's own text\n"  # never touched
+    env = {"ANTHROPIC_API_KEY": "sk-ant-replay-never-sees-it"}
+    r = smith("eval", "--session", "sh", "--model", model, "go", cwd=project, env=env)
     assert r.code == 0, r.err
+    (project / "notes.txt").write_text("the user's own text\n")
+    r = smith("replay", "sh", "--json", "--instant", "--reexecute", cwd=project, env=env)
+    assert (project / "notes.txt").read_text() == "the user's own text\n"  # never touched
+    assert r.code == 0, r.err + r.out
     reports = [e for e in _lines(r.out) if e["type"] == "reexecute"]
     assert [(x["tool"], x["status"]) for x in reports] == [
-        ("bash", "skipped"),
-        ("bash", "skipped"),
+        ("bash", "same"),
+        ("bash", "same"),
+        ("bash", "same"),  # the copy's notes, appended to twice; and no key
         ("write", "same"),
     ]
+    assert "sk-ant-replay" not in r.out
+
+
+def test_reexecute_refuses_a_shell_command_where_the_sandbox_is_off(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = _project(senv)
+    doubled = str(project).replace("/", "//")
+    model = _script(
+        senv,
+        "sh",
+        [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo x >> {doubled}/n"}}]},
+            {"tool_calls": [{"name": "write", "arguments": {"path": "w.txt", "content": "w"}}]},
+            {"text": "ok"},
+        ],
+    )
+    assert smith("eval", "--session", "sh", "--model", model, "go", cwd=project).code == 0
+    (project / "n").write_text("the user's own text\n")
+    r = smith("replay", "sh", "--json", "--instant", "--reexecute", cwd=project,
+              env={"SMITH_SANDBOX_MODE": "off"})  # fmt: skip
+    assert (project / "n").read_text() == "the user's own text\n"  # never touched
+    assert r.code == 0, r.err
+    reports = [e for e in _lines(r.out) if e["type"] == "reexecute"]
+    assert [(x["tool"], x["status"]) for x in reports] == [("bash", "skipped"), ("write", "same")]
     assert reports[0]["code"] == "replay.unconfined-tool"
-    assert "cannot be confined" in reports[0]["reason"]
+    assert "only the sandbox confines bash" in reports[0]["reason"]
+    assert "here the sandbox is off" in reports[0]["reason"]
     assert r.err.count("warning: bash effects are not re-executed") == 1
     assert "  why: " in r.err and "  fix: " in r.err
     assert "Traceback" not in r.err

@@ -311,3 +311,13 @@ def test_file_tools_refuse_smiths_own_directory_even_inside_the_project(
               cwd=project, env=env)  # fmt: skip
     assert "sk-secret" not in r.out + r.err
     assert "inside smith's own directory" in r.out + r.err
+
+
+def test_a_moved_directory_is_seen_in_its_place_and_nothing_else_moves() -> None:
+    from smith.effects import Sandbox
+
+    box = Sandbox(moved=(("/tmp/copy/work", "/home/u/proj"),))
+    assert box.seen_at("/tmp/copy/work") == "/home/u/proj"
+    assert box.seen_at("/tmp/copy/work/src/a.py") == "/home/u/proj/src/a.py"
+    assert box.seen_at("/tmp/copy/workshop") == "/tmp/copy/workshop"  # whole names only
+    assert box.seen_at("/elsewhere") == "/elsewhere"

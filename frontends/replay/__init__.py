@@ -187,7 +187,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     turns.check(timeline.runs)
     if not (args.json or args.reexecute) and _terminal(ctx):
         return _in_the_app(session, timeline, turns, speed=speed, max_gap=max_gap)
-    reexecutor = _reexecutor(config, session) if args.reexecute else None
+    reexecutor = _reexecutor(ctx, config, session) if args.reexecute else None
     if args.json:
 
         def emit(item: dict[str, Any]) -> None:
@@ -273,32 +273,31 @@ def _in_the_app(
     return play_replay(session, starts, turns, speed=speed, max_gap=max_gap)
 
 
-def _reexecutor(config: Config, session: Session) -> Reexecutor:
-    from smith.effects import Sandbox, builtin_tools
-    from smith.vcs import FileHistory, HistorySettings
+def _reexecutor(ctx: Context, config: Config, session: Session) -> Reexecutor:
+    """Re-runs in a scratch copy, with what the one assembly gives a live call in the
+    project (tools and their limits, the sandbox, credentials withheld, file history)."""
+    from smith.runtime import build
+    from smith.vcs import FileHistory
 
     from ._reexecute import HistorySnapshots, Reexecutor
 
+    assembly = build(config, cwd=ctx.cwd, surface="replay", warn=ctx.print_diagnostic,
+                     model=False)  # fmt: skip
     project = str(session.info.get("cwd") or config.project_root)
-    history = FileHistory(HistorySettings.from_config(config), session, project)
+    history = FileHistory(assembly.history_settings, session, project)
     snapshots: HistorySnapshots | None = HistorySnapshots(history)
     unavailable = ""
     try:
         history.repo(create=False)
     except SmithError as exc:
         snapshots, unavailable = None, exc.diagnostic.what
-    limits = {
-        "read.max-lines": config.integer("tools.read.max-lines"),
-        "read.max-bytes": config.integer("tools.read.max-bytes"),
-        "bash.timeout": config.integer("tools.bash.timeout"),
-    }
+    like = assembly.tool_context(None)
     return Reexecutor(
-        builtin_tools(),
+        {t.name: t for t in assembly.tools(like.limits)},
         project=project,
         snapshots=snapshots,
         unavailable=unavailable,
-        limits=limits,
-        sandbox=Sandbox.from_config(config),
+        like=like,
     )
 
 

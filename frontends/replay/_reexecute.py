@@ -14,11 +14,17 @@ them. Outputs are compared as if the re-run had been in the project: the scratch
 path in them reads as the project's, and the file a long output was saved to is not
 part of it (each run saves to a new one), so the report is the same on every replay.
 
-A tool that is not confined by path checks (bash: `ToolSpec.confined` is false) is
-never run again: no rewriting of a command's text can keep a shell out of the real
-project (`/tmp//p/x`, `$(printf ...)`, a variable), so until re-runs happen in a
-sandbox its effects are `skipped` with the UNCONFINED diagnostic, which the command
-prints once per tool. An effect that never completed, or was cancelled part-way, is
+A tool that is not confined by path checks (bash: `ToolSpec.confined` is false) runs
+again only in the sandbox (smith.effects.Sandbox), with the scratch copy mounted where
+the project is (`Sandbox.moved`): no rewriting of a command's text could keep a shell out
+of the real project (`/tmp//p/x`, `$(printf ...)`, a variable), but there every spelling
+of the project's path reaches the copy, and the project itself is out of reach. Where
+the sandbox is off or cannot run, its effects are `skipped` with the UNCONFINED
+diagnostic, which the command prints once per tool. Everything else a command is given
+is what a live run gives it (ToolContext: limits, ignores, protected paths, provider
+credentials withheld), except the extra roots, which are real directories.
+
+An effect that never completed, or was cancelled part-way, is
 `unknown` and is never run again. One that cannot be re-run faithfully (no snapshot,
 its recorded input was cut, a tool this smith does not have) is `skipped` with the
 reason. The others are `same` or `diverged`, with the fields that differ, expected
@@ -31,12 +37,14 @@ import os
 import re
 import shutil
 import tempfile
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError
+from smith.effects import ToolContext
 
 if TYPE_CHECKING:
-    from smith.effects import Sandbox, ToolSpec
+    from smith.effects import ToolSpec
     from smith.vcs import FileHistory
 
     from ._timeline import Effect
@@ -44,15 +52,17 @@ if TYPE_CHECKING:
 UNCONFINED = DiagnosticKind(
     "replay.unconfined-tool",
     what="{tool} effects are not re-executed (effect {effect} and any others of {tool})",
-    why="a re-run must not reach the real project, and {tool} cannot be confined to the "
-    "scratch copy: a command can name the project in ways no rewriting catches "
-    "(/tmp//p/x, $(printf ...), a variable), and there is no sandbox to run it in yet",
-    fix="compare the recorded output shown by `smith replay` instead, or run the command "
-    "yourself in a copy of the project",
+    why="a re-run must not reach the real project, and only the sandbox confines {tool} "
+    "to the scratch copy (a command can name the project in ways no rewriting catches: "
+    "/tmp//p/x, $(printf ...), a variable); here the sandbox is {sandbox}",
+    fix="run smith where the sandbox works (sandbox.mode workspace-write; see "
+    "docs/safety.md), or compare the recorded output shown by `smith replay` instead",
     severity="warning",
 )
+CONFINING = ("workspace-write", "read-only")  # sandbox modes that confine a command
 FIELDS = ("outcome", "ok", "mutation", "text", "details")
-VOLATILE = frozenset({"full_output"})  # where a run saved its output: a new file each run
+# Never the same twice: where a run saved its output (a new file each run), its time.
+VOLATILE = frozenset({"full_output", "duration"})
 SAVED = "<the saved output>"  # stands for that file where the text names it
 CUT = "\n[... cut: "  # the marker smith.effects._journal.bounded leaves in a cut string
 
@@ -101,8 +111,7 @@ class Reexecutor:
         project: str,
         snapshots: SnapshotSource | None,
         unavailable: str = "",
-        limits: dict[str, int] | None = None,
-        sandbox: Sandbox | None = None,
+        like: ToolContext | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.session import Session
@@ -111,13 +120,14 @@ class Reexecutor:
         self.project = project
         self.snapshots = snapshots
         self.unavailable = unavailable  # why there are no snapshots
-        self.limits = dict(limits or {})
-        self.sandbox = sandbox  # commands run in it, the scratch copy their project
+        # What a live call in the project is given (the assembly's), for each re-run.
+        self.like = like if like is not None else ToolContext(root=project, cwd=project)
+        self.sandbox = self.like.sandbox  # commands run in it, the scratch copy moved in
         self.base = tempfile.mkdtemp(prefix="smith-replay-")
         self.work = os.path.join(self.base, "work")
         self.spill = os.path.join(self.base, "output")
         os.makedirs(self.spill)
-        self.at: str | None = None  # the snapshot record the scratch copy was restored from
+        self.at: str | None = None  # the snapshot (tree) the scratch copy was restored from
         self.seen = Session.from_entries([])  # recorded completions so far
         self.journal = EffectJournal(Session.from_entries([]))
         self.counts = {"same": 0, "diverged": 0, "unknown": 0, "skipped": 0}
@@ -160,8 +170,10 @@ class Reexecutor:
             skip = f"this smith has no tool '{effect.name}'"
         elif _was_cut(effect.input):
             skip = "its recorded input was cut to fit the record, so it cannot be run as it was"
-        elif not spec.confined:
-            diagnostic = UNCONFINED(tool=effect.name, effect=effect.id)
+        elif not spec.confined and self.sandbox.effective not in CONFINING:
+            mode = self.sandbox.effective
+            how = "off" if mode == "off" else "unable to run here"
+            diagnostic = UNCONFINED(tool=effect.name, effect=effect.id, sandbox=how)
             self.refused.setdefault(effect.name, diagnostic)
             skip = f"{diagnostic.what}: {diagnostic.why}"
             return {**report, "status": "skipped", "reason": skip, "code": diagnostic.code}
@@ -194,34 +206,40 @@ class Reexecutor:
         }
 
     def workspace(self, entry_id: str) -> str:
-        """The scratch copy as the files were at `entry_id` (restored when the recorded
-        state changed since the last effect)."""
+        """The scratch copy as the files were at `entry_id`, restored only when the
+        recorded state changed since the last effect: the calls of one batch share the
+        snapshot before it, and each sees what the ones before it did, as live."""
         assert self.snapshots is not None
-        snapshot, at = self.snapshots.state_at(entry_id)
-        if at != self.at:
+        snapshot, _ = self.snapshots.state_at(entry_id)
+        if snapshot != self.at:
             shutil.rmtree(self.work, ignore_errors=True)
             os.makedirs(self.work)
             self.snapshots.export(snapshot, self.work)
-            self.at = at
+            self.at = snapshot
         return self.work
 
     def run(
         self, spec: ToolSpec, effect: Effect, root: str, expected: dict[str, Any]
     ) -> dict[str, Any]:
-        from smith.effects import ToolContext, bounded, run_tool
+        from smith.effects import bounded, run_tool
 
         details = expected.get("details")
         shown = details.get("cwd") if isinstance(details, dict) else None
         cwd = os.path.normpath(os.path.join(root, shown)) if isinstance(shown, str) else root
         if not _within(cwd, root) or not os.path.isdir(cwd):  # recorded outside the project
             cwd = root
+        like = self.like
         ctx = ToolContext(
             root=root,
             cwd=cwd,
             session=self.seen,
-            limits=self.limits,
+            limits=like.limits,
             spill_dir=self.spill,
-            sandbox=self.sandbox,
+            ignore=like.ignore,
+            protected=like.protected,
+            withhold=like.withhold,
+            # The copy where the project is: every spelling of its path reaches the copy.
+            sandbox=replace(self.sandbox, moved=((root, self.project),)),
         )
         args = self.moved(effect.input, root)
         try:

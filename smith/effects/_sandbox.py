@@ -141,12 +141,17 @@ def _namespaces(*, network: bool) -> list[str]:
 @dataclass(frozen=True)
 class Sandbox:
     """How commands are confined (from sandbox.*): `mode` (MODES), `network`, `fallback`
-    (FALLBACKS), and `hidden`: smith's own directories, never shown to a command."""
+    (FALLBACKS), and `hidden`: smith's own directories, never shown to a command.
+    `moved`: (directory, where the command sees it) pairs: a root given as the directory
+    is mounted in the other's place, so a command that names that place in any spelling
+    reaches the directory (replay --reexecute runs commands in a scratch copy mounted
+    where the project was; the project itself is out of reach)."""
 
     mode: str = "workspace-write"
     network: bool = False
     fallback: str = "refuse"
     hidden: tuple[str, ...] = ()
+    moved: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_config(cls, config: Config) -> Sandbox:
@@ -208,14 +213,15 @@ class Sandbox:
             if os.path.isdir(root):
                 # A root that holds the whole system or the user's home is never writable
                 # (started in / or ~, workspace-write would be no sandbox at all).
-                out += ["--bind" if writable and not _too_wide(root) else "--ro-bind", root, root]
+                bind = "--bind" if writable and not _too_wide(root) else "--ro-bind"
+                out += [bind, root, self.seen_at(root)]
         if writable:
             for name in protected:
                 path = os.path.join(roots[0], name)
                 if os.path.lexists(path):  # a symlinked .git: its target is what matters
                     real = os.path.realpath(path)
                     if os.path.exists(real):
-                        out += ["--ro-bind", real, real]
+                        out += ["--ro-bind", real, self.seen_at(real)]
         for path in self.hidden:
             if any(_under(root, os.path.realpath(path)) for root in (*roots, cwd)):
                 continue  # the project is inside it: hiding it would hide the project
@@ -223,7 +229,15 @@ class Sandbox:
                 out += ["--tmpfs", path]
             elif os.path.isfile(path):
                 out += ["--ro-bind", "/dev/null", path]
-        return [*out, "--chdir", cwd, "--", *argv]
+        return [*out, "--chdir", self.seen_at(cwd), "--", *argv]
+
+    def seen_at(self, path: str) -> str:
+        """Where a command in the sandbox sees `path` (`moved`: a moved directory's
+        contents are seen in its place)."""
+        for directory, place in self.moved:
+            if _under(path, directory):
+                return os.path.normpath(os.path.join(place, os.path.relpath(path, directory)))
+        return path
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
         """The command's environment in the sandbox: its temporary directory is the

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from smith.config import Config
     from smith.diagnostics import Diagnostic, Surface
-    from smith.effects import ToolSpec
+    from smith.effects import ToolContext, ToolSpec
     from smith.providers import Provider
     from smith.runtime._host import ToolHost
     from smith.runtime._images import Image
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from smith.runtime._templates import Template
     from smith.sdk import Plugin
     from smith.session import Session, SessionStore
+    from smith.vcs import HistorySettings
 
     Warn = Callable[[Diagnostic], None]
 
@@ -296,6 +297,22 @@ class Assembly:
             provider, _ = self.options["resolve"](self.model)
             refuse(images, provider, self.model, surface, where)
         return images
+
+    @property
+    def history_settings(self) -> HistorySettings:
+        """File history as configured (history.*)."""
+        from smith.vcs import HistorySettings
+
+        settings = self.options["history"]
+        assert isinstance(settings, HistorySettings)
+        return settings
+
+    def tool_context(self, session: Session | None) -> ToolContext:
+        """Where a tool call of this assembly runs: the project, the configured limits,
+        ignores and protected paths, the sandbox, the provider credentials withheld."""
+        from smith.runtime._setup import tool_context
+
+        return tool_context(self.config, self.cwd, session)
 
     def tool_host(self, session: Session) -> ToolHost:
         """Tools run outside a model turn (MCP, `smith tools run`), each as a recorded
