@@ -41,8 +41,6 @@ if TYPE_CHECKING:
     from smith.providers._wire import ProviderSettings
     from smith.sdk import PluginList, ProviderSpec
 
-# Chosen when no model is configured: the first of these with a credential.
-DEFAULT_ORDER = ("anthropic", "openai", "google")
 # The plugin a configured name that is no provider is over, unless it names one: a
 # server you run (providers { lab { base-url "http://..."; }; }).
 ACCOUNT_PLUGIN = "openai-compatible"
@@ -366,13 +364,13 @@ class Registry:
 
     def default_model(self) -> str | None:
         """The model to use when none is configured: the default model of the first
-        provider that has a credential; None when none has (the demo model then)."""
+        first-party provider, in plugin order, that has a credential; None when none has
+        (the demo model then)."""
         from smith.providers._auth import find_credential
 
-        for name in DEFAULT_ORDER:
-            spec = self.plugins.providers.get(name)
-            if spec is None or spec.default_model is None:
-                continue  # its plugin is disabled
+        for name, spec in self.plugins.providers.items():
+            if spec.default_model is None or not spec.facts(name).first_party:
+                continue  # a server you run, or an offline model: never chosen for you
             try:
                 found = find_credential(
                     name,

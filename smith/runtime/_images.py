@@ -266,13 +266,16 @@ def _examples() -> list[str]:
     """One model with image input of each first-party provider in the bundled catalog."""
     try:
         from smith.providers import load_catalog
+        from smith.sdk import provider_facts
 
         models = load_catalog().models()
+        facts = provider_facts()
     except Exception:  # the hint is only a hint
         return []
     seen: dict[str, str] = {}
     for info in models:
-        if "image" in info.input and info.provider in ("anthropic", "openai", "google"):
+        own = facts.get(info.provider)
+        if "image" in info.input and own is not None and own.first_party:
             seen.setdefault(info.provider, f"{info.provider}:{info.id}")
     return list(seen.values())
 
