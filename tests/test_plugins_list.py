@@ -308,3 +308,26 @@ def test_a_provider_module_is_imported_only_when_its_provider_is_used() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['smith.plugins.providers.demo']"
+
+
+def test_the_smith_settings_a_built_in_owns_are_declared_with_the_schemas_defaults() -> None:
+    """Plugin.settings names the smith settings a plugin decides by, with the defaults it
+    expects: each is one of smith's settings, and its default is the schema's, so the
+    declaration cannot drift from what configuration gives the handlers; where smith has
+    no default (None: tui.keys.*), the plugin's is what the handlers are given."""
+    from smith.config import SCHEMA
+    from smith.sdk import resolve_plugins
+
+    owned = {(p.name, k): v for p in resolve_plugins().active for k, v in p.settings.items()}
+    assert owned, "no built-in owns a smith setting"
+    for (plugin, key), default in owned.items():
+        option = SCHEMA.get(key)
+        assert option is not None, f"{plugin} owns {key}, which is no smith setting"
+        assert option.default in (default, None), (plugin, key, default, option.default)
+    from smith.config import resolve
+
+    config = resolve(env={"SMITH_HOME": "/nonexistent/d", "SMITH_CONFIG_HOME": "/nonexistent/c"},
+                     flags={}, cwd="/")  # fmt: skip
+    listed = resolve_plugins(config)
+    (product,) = [p for p in listed.loaded if p.name == "product"]
+    assert product.owned["tui.keys.abort"] == "escape"  # the plugin's default

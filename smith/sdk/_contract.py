@@ -488,7 +488,9 @@ class Plugin:
     providers: Mapping[str, ProviderSpec] = field(default_factory=dict)
     prompts: Mapping[str, str] = field(default_factory=dict)
     templates: Mapping[str, str] = field(default_factory=dict)  # name -> Markdown
-    # smith's own configuration keys the plugin owns (e.g. "queue.steer"), with defaults.
+    # smith's own configuration keys the plugin owns (e.g. "queue.steer"), with defaults:
+    # the schema's (held equal by a test), or the plugin's where smith has none (None:
+    # tui.keys.*); handlers read the configured values in view.settings.
     settings: Mapping[str, object] = field(default_factory=dict)
     # Its own configuration, plugins.<name>.<key>: Options (type, default, doc).
     options: Sequence[Option] = ()

@@ -417,7 +417,10 @@ def _check_settings(config: Config, loaded: Sequence[LoadedPlugin]) -> list[Diag
     by_name = {p.name: p for p in loaded}
     for each in loaded:
         if not each.provider_only:
-            each.owned = {k: config[k] for k in each.plugin.settings if k in config.schema}
+            # A smith setting with no default of its own (tui.keys.*) takes the plugin's.
+            each.owned = {k: default if config[k] is None else config[k]
+                          for k, default in each.plugin.settings.items()
+                          if k in config.schema}  # fmt: skip
     warnings: list[Diagnostic] = []
     errors: list[Diagnostic] = []
     told: set[str] = set()
