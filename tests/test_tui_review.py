@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.color import Color
 from textual.geometry import Region
 
@@ -258,3 +259,44 @@ def test_tools_that_really_ran_are_reviewed(tmp_path: Path) -> None:
             assert "+    return 'hi'" in visible(app) and "+B = 2" in visible(app)
 
     run(main())
+
+
+def test_a_plugins_tool_is_shown_as_its_presentation_says(tmp_path: Path) -> None:
+    """A tool a plugin contributes names how it is shown (smith.effects.Presentation): a
+    formatter that changes a file is reviewed as an edit is (its call by its path, its
+    result a summary line over the diff); without a presentation, as before."""
+    from smith.effects import Presentation, ToolResult, ToolSpec
+    from smith.sdk import Plugin, resolve_plugins
+
+    def fmt(ctx: Any, args: dict[str, Any]) -> ToolResult:
+        raise AssertionError("recorded, never run")
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    tools = [ToolSpec("fmt", "Format a file.", schema, fmt, mutating=True,
+                      presentation=Presentation("path", "change")),
+             ToolSpec("plain", "Anything.", schema, fmt, mutating=False)]  # fmt: skip
+    entries = [
+        _entry("u1", None, {"role": "user", "content": [{"type": "text", "text": "tidy"}]}),
+        _entry("a1", "u1", {"role": "assistant", "content": [
+            _call("c1", "fmt", path="src/app.py"), _call("c2", "plain", path="x")]}),
+        _entry("r1", "a1", _result("c1", "fmt", "formatted", {"path": "src/app.py",
+                                                              "diff": EDIT_DIFF})),
+        _entry("r2", "r1", _result("c2", "plain", "as it was", {"path": "x", "diff": EDIT_DIFF})),
+    ]  # fmt: skip
+    plugin = Plugin("formatter", tools=tools)
+
+    async def main() -> None:
+        project = _project(tmp_path)
+        session = Session.from_entries(entries, info={"id": "f", "name": "f", "cwd": str(project)})
+        app = _app(tmp_path, session=session, plugins=[*resolve_plugins().active, plugin])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            shown = visible(app)
+            assert "→ fmt src/app.py" in shown
+            assert "✓ fmt  src/app.py +2 -1 (click or Ctrl+O to show)" in shown
+            assert '→ plain {"path": "x"}' in shown and "✓ plain" in shown
+            assert "as it was" in shown  # a plain result: its text
+
+    run(main())
+    with pytest.raises(ValueError, match="one of change, command, plain"):
+        Presentation("path", "diff")

@@ -9,6 +9,7 @@ stream, and the status line carries model, thinking, cost, context use, session 
 
 from __future__ import annotations
 
+import functools
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -47,6 +48,7 @@ from ._render import (
     render_tool_activity,
     settle_point,
 )
+from ._review import Shown, presentations
 from ._screens import SmithCommands
 from ._transcript import Transcript
 
@@ -118,6 +120,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         # The resolved plugin list's active plugins (smith.sdk.resolve_plugins); when none
         # are given, the defaults: the product plugin's commands, keys and theme among them.
         self.plugins = list(plugins) or list(resolve_plugins().active)
+        # How each tool's calls are shown: the built-ins' and the plugins' tools'.
+        self.shown = presentations(self.plugins)
         defaults = {k: v for p in self.plugins for k, v in p.keybindings.items()}
         self.keys = {**defaults, **(keys or {})}
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
@@ -160,7 +164,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         self.panic(Text(inert(INTERNAL(error=what[:500]).render())))
 
     def compose(self) -> ComposeResult:
-        yield Transcript(_render_entry, _entry_text, id="transcript")
+        yield Transcript(functools.partial(_render_entry, shown=self.shown), _entry_text,
+                         id="transcript")  # fmt: skip
         yield Static("▼ new output below (End or Ctrl+L to follow)", id="below", markup=False)
         yield Static("", id="queue", markup=False)
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
@@ -424,7 +429,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
                 self.transcript.add(tail, lambda: Text(inert(rest)))
                 return
         live = dict(self._live, content=[dict(p) for p in content])
-        self.transcript.add(tail, lambda: render_message(live, streaming=True))
+        self.transcript.add(tail, lambda: render_message(live, streaming=True, shown=self.shown))
 
     def _drop_live(self) -> None:
         for key in [*self._live_keys, f"live-{self._live_id}"]:
@@ -437,7 +442,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         key = f"tool-{data['tool_call_id']}"
         if data["phase"] == "start":
             self.transcript.add(
-                key, lambda: render_tool_activity(data["name"], data["arguments"], "…")
+                key,
+                lambda: render_tool_activity(data["name"], data["arguments"], "…", self.shown),
             )
         elif data["phase"] == "end":
             mark = "✗" if data["is_error"] else "✓"
@@ -518,7 +524,7 @@ def _bytes(n: int) -> str:
     return f"{size:.1f} {unit}"
 
 
-def _render_entry(entry: Any, expanded: bool) -> RenderableType | None:
+def _render_entry(entry: Any, expanded: bool, *, shown: Shown) -> RenderableType | None:
     content = entry.content
     if entry.kind == "compaction" and isinstance(content, dict):
         summary = content.get("summary", "")
@@ -526,8 +532,8 @@ def _render_entry(entry: Any, expanded: bool) -> RenderableType | None:
     if entry.kind == "question" and isinstance(content, dict):
         return render_question(content)
     if isinstance(content, dict):
-        shown: RenderableType | None = render_message(content, expanded)
-        return shown
+        drawn: RenderableType | None = render_message(content, expanded, shown=shown)
+        return drawn
     return None
 
 

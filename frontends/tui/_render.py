@@ -14,7 +14,7 @@ from rich.text import Text
 from smith.runtime import image_chip
 from smith.text import inert
 
-from ._review import call_line, render_review
+from ._review import Shown, call_line, render_review
 
 TOOL_LINES = 6  # lines of a tool result shown under its call
 HYPERLINKS = False  # OSC 8 links in answers (tui.hyperlinks)
@@ -37,10 +37,15 @@ def _texts(message: dict[str, Any], kind: str) -> str:
 
 
 def render_message(
-    message: dict[str, Any], expanded: bool = False, *, streaming: bool = False
+    message: dict[str, Any],
+    expanded: bool = False,
+    *,
+    streaming: bool = False,
+    shown: Shown | None = None,
 ) -> RenderableType | None:
     """A message; `expanded` shows thinking and tool results in full; `streaming` shows
-    text plain (it is still arriving)."""
+    text plain (it is still arriving); `shown`: how each tool's calls are shown (the
+    built-ins' when None)."""
     role = message.get("role")
     if role == "user":
         label = Text("you ", style="bold cyan")
@@ -48,9 +53,9 @@ def render_message(
         chips = [(" " + inert(image_chip(p, n)), "magenta") for n, p in enumerate(images, 1)]
         return Text.assemble(label, inert(_texts(message, "text")), *chips)
     if role == "assistant":
-        return _assistant(message, expanded, streaming)
+        return _assistant(message, expanded, streaming, shown)
     if role == "tool_result":
-        return _tool_result(message, expanded)
+        return _tool_result(message, expanded, shown)
     return None
 
 
@@ -62,7 +67,9 @@ def plain_text(message: dict[str, Any]) -> str:
     return "\n".join(str(p) for p in parts)
 
 
-def _assistant(message: dict[str, Any], expanded: bool, streaming: bool = False) -> RenderableType:
+def _assistant(
+    message: dict[str, Any], expanded: bool, streaming: bool, shown: Shown | None
+) -> RenderableType:
     parts: list[RenderableType] = []
     thinking = _texts(message, "thinking").strip()
     if thinking and expanded:
@@ -81,7 +88,7 @@ def _assistant(message: dict[str, Any], expanded: bool, streaming: bool = False)
     for part in _parts(message):
         if part.get("type") == "tool_call":
             name = inert(str(part.get("name", "?")))
-            line = call_line(name, part.get("arguments"))
+            line = call_line(name, part.get("arguments"), shown)
             if line is None:
                 args = inert(json.dumps(part.get("arguments"), ensure_ascii=False, default=str))
                 line = f"{name} {args[:160]}"
@@ -93,19 +100,19 @@ def _assistant(message: dict[str, Any], expanded: bool, streaming: bool = False)
     return Group(Text("smith", style="bold green"), *parts)
 
 
-def _tool_result(message: dict[str, Any], expanded: bool) -> RenderableType:
-    review = render_review(message, _texts(message, "text"), expanded, EXPANDED_LINES)
+def _tool_result(message: dict[str, Any], expanded: bool, shown: Shown | None) -> RenderableType:
+    review = render_review(message, _texts(message, "text"), expanded, EXPANDED_LINES, shown)
     if review is not None:  # an edit, write or bash: a summary line over its diff or output
         return review
     text = inert(_texts(message, "text")).rstrip("\n")
     lines = text.splitlines()
     limit = EXPANDED_LINES if expanded else TOOL_LINES
-    shown = "\n".join(f"  {line}" for line in lines[:limit])
+    body = "\n".join(f"  {line}" for line in lines[:limit])
     hint = "" if expanded else " (click or Ctrl+O to show)"
     more = f"\n  … {len(lines) - limit} more lines{hint}" if len(lines) > limit else ""
     mark, style = ("✗", "red") if message.get("is_error") else ("✓", "green")
     head = Text(f"{mark} {inert(str(message.get('tool_name', '?')))}", style=style)
-    return Group(head, Text(shown + more, style="dim"))
+    return Group(head, Text(body + more, style="dim"))
 
 
 CODE_LINES = 30  # lines of a code block shown before it folds (Ctrl+O shows it all)
@@ -152,8 +159,10 @@ def render_notice(text: str, style: str = "bold yellow") -> RenderableType:
     return Text(inert(text), style=style)
 
 
-def render_tool_activity(name: str, arguments: Any, state: str) -> RenderableType:
-    line = call_line(inert(name), arguments)  # edit PATH, bash COMMAND
+def render_tool_activity(
+    name: str, arguments: Any, state: str, shown: Shown | None = None
+) -> RenderableType:
+    line = call_line(inert(name), arguments, shown)  # edit PATH, bash COMMAND
     if line is None:
         line = f"{inert(name)} {inert(json.dumps(arguments, ensure_ascii=False))[:160]}"
     return Text(f"{state} {line}", style="yellow")

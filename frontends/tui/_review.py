@@ -1,21 +1,29 @@
-"""How changes and commands look in the transcript: an edit or write is a summary line
-(`edit src/app.py +3 -1`) over a unified diff in the file's syntax colours, a bash call
-one line with its command, exit status and duration over its output. Collapsed, only the
-summary is built; the diff is highlighted only when the block is expanded and drawn (the
-transcript caches what it drew)."""
+"""How changes and commands look in the transcript: a change (edit, write) is a summary
+line (`edit src/app.py +3 -1`) over a unified diff in the file's syntax colours, a
+command (bash) one line with its command, exit status and duration over its output.
+Which tool is which is its presentation (smith.effects.Presentation), so a plugin's tool
+is shown as the built-ins are. Collapsed, only the summary is built; the diff is
+highlighted only when the block is expanded and drawn (the transcript caches what it
+drew)."""
 
 from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 
+from smith.effects import Presentation
 from smith.text import inert
+
+if TYPE_CHECKING:
+    from smith.sdk import Plugin
 
 HINT = " (click or Ctrl+O to show)"
 THEME = "ansi_dark"  # the terminal's own palette, light or dark
@@ -86,18 +94,37 @@ def colour_diff(diff: str, path: str, limit: int) -> Text:
     return out
 
 
-def call_line(name: str, arguments: Any) -> str | None:
-    """A call of edit, write or bash as the assistant's message shows it (`edit PATH`,
-    `bash COMMAND`), or None for any other: its arguments are shown as JSON."""
-    if not isinstance(arguments, dict):
+Shown = Mapping[str, Presentation]  # how each tool is shown, by its name
+
+
+def presentations(plugins: Sequence[Plugin] = ()) -> dict[str, Presentation]:
+    """How each tool's calls are shown (ToolSpec.presentation): the built-ins', then
+    those of the tools `plugins` contribute."""
+    from smith.effects import builtin_tools
+
+    table = {t.name: t.presentation for t in builtin_tools().values()}
+    table.update({t.name: t.presentation for p in plugins for t in p.tools})
+    return table
+
+
+@functools.cache
+def builtin_presentations() -> Shown:
+    return MappingProxyType(presentations())
+
+
+def call_line(name: str, arguments: Any, shown: Shown | None = None) -> str | None:
+    """A call as the assistant's message shows it, by the argument its tool's
+    presentation names (`edit PATH`, `bash COMMAND`: a long or multi-line one by the
+    start of its first line), or None: its arguments are shown as JSON."""
+    presentation = (shown if shown is not None else builtin_presentations()).get(name)
+    if presentation is None or presentation.argument is None or not isinstance(arguments, dict):
         return None
-    if name in ("edit", "write") and isinstance(arguments.get("path"), str):
-        return f"{name} {inert(arguments['path'])}"
-    if name == "bash" and isinstance(arguments.get("command"), str):
-        command = inert(arguments["command"]).strip()
-        first = command.split("\n", 1)[0]
-        return f"bash {first[:120]}{' …' if len(first) > 120 or chr(10) in command else ''}"
-    return None
+    value = arguments.get(presentation.argument)
+    if not isinstance(value, str):
+        return None
+    text = inert(value).strip()
+    first = text.split("\n", 1)[0]
+    return f"{name} {first[:120]}{' …' if len(first) > 120 or chr(10) in text else ''}"
 
 
 def _head(message: dict[str, Any], *words: str) -> Text:
@@ -135,17 +162,19 @@ def _output(text: str, expanded: bool, limit: int) -> tuple[str, str]:
     return body, ""
 
 
-def render_review(message: dict[str, Any], text: str, expanded: bool, limit: int
-                  ) -> RenderableType | None:  # fmt: skip
-    """An edit, write or bash result as a review block, or None for any other (or one
-    recorded without the details this needs: it is shown as a plain tool result)."""
-    name = message.get("tool_name")
+def render_review(message: dict[str, Any], text: str, expanded: bool, limit: int,
+                  shown: Shown | None = None) -> RenderableType | None:  # fmt: skip
+    """A result its tool's presentation reviews (a change: edit, write; a command: bash)
+    as a review block, or None for any other (or one recorded without the details this
+    needs: it is shown as a plain tool result)."""
+    table = shown if shown is not None else builtin_presentations()
+    presentation = table.get(str(message.get("tool_name")))
     details = message.get("details")
-    if not isinstance(details, dict):
+    if presentation is None or not isinstance(details, dict):
         return None
-    if name in ("edit", "write") and isinstance(details.get("diff"), str):
+    if presentation.result == "change" and isinstance(details.get("diff"), str):
         return _change(message, details, expanded, limit)
-    if name == "bash" and isinstance(details.get("exit_status"), int):
+    if presentation.result == "command" and isinstance(details.get("exit_status"), int):
         return _command(message, details, text, expanded, limit)
     return None
 

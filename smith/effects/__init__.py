@@ -9,7 +9,14 @@ from smith._lazy import lazy_exports
 from smith.effects._journal import Effect, EffectJournal, JournalError, lost_result
 from smith.effects._outputs import prune as prune_outputs
 from smith.effects._run import Outcome, run_tool, validate
-from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects._tool import (
+    Presentation,
+    ToolCancelled,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
 from smith.effects.tools import builtin as builtin_tools
 
 __all__ = [
@@ -17,6 +24,7 @@ __all__ = [
     "EffectJournal",
     "JournalError",
     "Outcome",
+    "Presentation",
     "Sandbox",
     "ToolCancelled",
     "ToolContext",

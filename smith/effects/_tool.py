@@ -84,6 +84,39 @@ def _path_argument(args: dict[str, object]) -> list[str] | None:
     return [path] if isinstance(path, str) else None
 
 
+class Presentation:
+    """How a frontend shows a tool's calls and results (ToolSpec.presentation), so a
+    plugin's tool is shown as the built-ins are. `argument`: the argument a call is shown
+    by (`edit PATH`; a multi-line one by its first line: `bash COMMAND`), None: all its
+    arguments. `result`: how a result is reviewed: "change" (its details' `path` and
+    unified `diff`: a summary line over the diff), "command" (details' `exit_status`:
+    a summary line over the output) or "plain" (its text)."""
+
+    __slots__ = ("argument", "result")
+    RESULTS = ("change", "command", "plain")
+
+    def __init__(self, argument: str | None = None, result: str = "plain") -> None:
+        if result not in self.RESULTS:
+            raise ValueError(
+                f"a result is shown as one of {', '.join(self.RESULTS)}, not {result!r}"
+            )
+        self.argument = argument
+        self.result = result
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Presentation) and (self.argument, self.result) == (
+            other.argument, other.result)  # fmt: skip
+
+    def __hash__(self) -> int:
+        return hash((self.argument, self.result))
+
+    def __repr__(self) -> str:
+        return f"Presentation({self.argument!r}, {self.result!r})"
+
+
+PLAIN = Presentation()
+
+
 class ToolSpec:
     """A tool: its definition for the model, its function, and how it may be scheduled.
 
@@ -93,7 +126,8 @@ class ToolSpec:
     them mutates (None means it may touch anything, as a shell command may). `timeout`
     bounds one call (None: the runtime's default). A `confined` tool reaches files only
     through the context's path checks (`ToolContext.path`), so it can be pointed at a
-    scratch copy of the project; a shell cannot be (replay refuses to re-run it).
+    scratch copy of the project; a shell cannot be (replay re-runs it only in the
+    sandbox). `presentation` is how frontends show its calls and results.
     """
 
     __slots__ = (
@@ -103,6 +137,7 @@ class ToolSpec:
         "mutating",
         "name",
         "parameters",
+        "presentation",
         "run",
         "timeout",
         "touches",
@@ -122,8 +157,10 @@ class ToolSpec:
         touches: Callable[[dict[str, object]], list[str] | None] = _path_argument,
         confined: bool = True,
         tuned: Callable[[Mapping[str, int]], ToolSpec] | None = None,
+        presentation: Presentation = PLAIN,
     ) -> None:
         self.name = name
+        self.presentation = presentation
         self.description = description
         self.parameters = parameters  # JSON Schema (draft 2020-12) of the arguments
         self.run = run

@@ -21,7 +21,14 @@ from collections.abc import Callable
 from smith.effects._outputs import MAX_BYTES, MaskedFile, prune
 from smith.effects._procs import Job
 from smith.effects._sandbox import OFF, Sandbox
-from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects._tool import (
+    Presentation,
+    ToolCancelled,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
 from smith.effects.tools._outside import ask_outside, stopped_by_sandbox
 
 TAIL_BYTES = 50 * 1024
@@ -305,6 +312,7 @@ def _spec(timeout: int = TIMEOUT_DEFAULT, on_request: bool = False) -> ToolSpec:
         mutating=True,
         touches=lambda args: None,  # a command may touch anything
         confined=False,  # ... anywhere: no path check can confine a shell
+        presentation=Presentation("command", "command"),
         tuned=lambda limits: _spec(
             limits.get("bash.timeout", TIMEOUT_DEFAULT), bool(limits.get("bash.unsandboxed"))
         ),

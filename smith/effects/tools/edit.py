@@ -6,7 +6,7 @@ import difflib
 import itertools
 
 from smith.effects._filestate import digest, last_seen
-from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects._tool import Presentation, ToolContext, ToolError, ToolResult, ToolSpec
 from smith.effects.tools._files import read_bytes
 
 
@@ -172,4 +172,5 @@ SPEC = ToolSpec(
     },
     run,
     mutating=True,
+    presentation=Presentation("path", "change"),
 )

@@ -6,7 +6,7 @@ import difflib
 import os
 
 from smith.effects._filestate import digest
-from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects._tool import Presentation, ToolContext, ToolError, ToolResult, ToolSpec
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
@@ -84,4 +84,5 @@ SPEC = ToolSpec(
     },
     run,
     mutating=True,
+    presentation=Presentation("path", "change"),
 )
