@@ -4,7 +4,8 @@ produce, for the frontend tests (tests/test_ui*.py):
 - at `agent_start` it returns a Notify, a Status and a Progress with its actions;
 - at the first `turn_end` it asks a Question (from a coroutine handler) and then tells,
   as a Notify, what became of it;
-- its tool `ask_user` shows a Notify and asks a Confirm from the tool's thread;
+- its tool `ask_user` shows a Notify and asks a Confirm from the tool's thread, and its
+  tool `pick_way` shows a Progress and asks a Question with choices;
 - its command `/ask` posts a Notify and asks a Question through the command host.
 
 Subprocesses get it as a built-in through tests/ui_boot (see `with_plugin`).
@@ -53,6 +54,12 @@ def _ask_user(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     return ToolResult(f"confirmed={reply.confirmed} refused={reply.refused}")
 
 
+def _pick_way(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+    ctx.ui.show(Progress("looking both ways", 1, 2))
+    reply = ctx.ui.ask(Question(str(args.get("question") or "Which way?"), WAYS))
+    return ToolResult(f"choice={reply.choice} refused={reply.refused}")
+
+
 async def _ask_command(host: CommandHost, arg: str) -> None:
     host.post(Notify("/ask: asking"))
     reply = await host.ask(Question(arg or "Pick one", FRUIT))
@@ -70,10 +77,21 @@ ASK_USER = ToolSpec(
     _ask_user,
     mutating=False,
 )
+PICK_WAY = ToolSpec(
+    "pick_way",
+    "ask the user which way to go",
+    {
+        "type": "object",
+        "properties": {"question": {"type": "string"}},
+        "additionalProperties": False,
+    },
+    _pick_way,
+    mutating=False,
+)
 PLUGIN = Plugin(
     "asker",
     handlers={"agent_start": _starting, "turn_end": _ask_after_turn},
-    tools=[ASK_USER],
+    tools=[ASK_USER, PICK_WAY],
     commands=[Command("ask", "ask a question (a test plugin's)", _ask_command)],
 )
 

@@ -152,9 +152,11 @@ class SmithMcp:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)], is_error=True
             )
-        except Exception as exc:  # a bug in the tool; run_tool recorded how it ended
-            log.exception("tool %s crashed", spec.name)
-            text = f"the {spec.name} tool failed: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # a bug around the tool (the host tells a tool's own)
+            log.exception("the %s call failed", spec.name)
+            text = str(
+                self.secrets.redact(f"the {spec.name} call failed: {type(exc).__name__}: {exc}")
+            )
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)], is_error=True
             )

@@ -1,4 +1,5 @@
-"""`smith tools`: list the built-in tools, or run one by hand as a recorded effect."""
+"""`smith tools`: list the built-in tools, or run one (a built-in tool or a plugin's, as
+`smith mcp` serves them) by hand as a recorded effect."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 UNKNOWN_TOOL = DiagnosticKind(
     "cli.unknown-tool",
     what="there is no tool '{name}'",
-    why="only the built-in tools can be run: {names}",
+    why="the tools that can be run are the built-in ones and those of the active plugins: {names}",
     fix="{hint}; `smith tools list` shows each tool's arguments",
 )
 BAD_ARGS = DiagnosticKind(
@@ -64,21 +65,9 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.effects import JournalError, builtin_tools
+    from smith.effects import JournalError
     from smith.runtime import build
 
-    tools = builtin_tools()
-    spec = tools.get(args.name)
-    if spec is None:
-        from smith.diagnostics import did_you_mean
-
-        raise UNKNOWN_TOOL.error(
-            value=args.name,
-            source=Source("argument", args.name),
-            name=args.name,
-            names=", ".join(tools),
-            hint=did_you_mean(args.name, tools),
-        )
     try:
         tool_args = loads(args.args)
     except ValueError as exc:
@@ -93,6 +82,21 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         )
     assembly = build(ctx.config(), cwd=ctx.cwd, surface="tools", warn=ctx.print_diagnostic,
                      model=False, env=ctx.env)  # fmt: skip
+    # Log records go out masked, as in every mode (a crashing tool is logged).
+    assembly.log_to(ctx.stderr)
+    # The tools MCP serves: the built-in ones and those of the active plugins.
+    tools, _ = assembly.host_tools()
+    spec = tools.get(args.name)
+    if spec is None:  # before any session is opened
+        from smith.diagnostics import did_you_mean
+
+        raise UNKNOWN_TOOL.error(
+            value=args.name,
+            source=Source("argument", args.name),
+            name=args.name,
+            names=", ".join(tools),
+            hint=did_you_mean(args.name, tools),
+        )
     session = assembly.named_session(args.session or "manual")
     assert session is not None
     with session:
@@ -101,7 +105,7 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         host = assembly.tool_host(session)
         try:
             with _aborts_on_termination():
-                outcome = host.run(spec, tool_args, cause={"manual": True})
+                outcome = host.run(host.tools[spec.name], tool_args, cause={"manual": True})
         except JournalError as exc:
             ctx.print_diagnostic(exc.error.diagnostic)
             return 1

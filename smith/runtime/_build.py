@@ -325,13 +325,24 @@ class Assembly:
         context = tool_context(self.config, self.cwd, session)
         settings = self.options["history"]
         history = FileHistory(settings, session, context.root) if settings.enabled else None
-        plugins = self.plugin_list.active  # the caller's (smith.Agent's) are in it
-        tools = {t.name: t for t in self.tools(context.limits)}
-        # The tools plugins contribute run here too, as they would in a turn.
-        origins = {t.name: p.name for p in plugins for t in p.tools if t.name not in tools}
-        tools.update({t.name: t for p in plugins for t in p.tools if t.name in origins})
+        tools, origins = self.host_tools(context.limits)
         return ToolHost(session, tools, context, self.secrets, history=history,
                         warn=self.warn, origins=origins)  # fmt: skip
+
+    def host_tools(
+        self, limits: Mapping[str, int] | None = None
+    ) -> tuple[dict[str, ToolSpec], dict[str, str]]:
+        """The tools a tool host serves, by name: the built-in ones and those the active
+        plugins contribute (the caller's, smith.Agent's, among them), as they would run in
+        a turn; and the plugin that contributed each of the latter."""
+        from smith.runtime._setup import tool_limits
+
+        plugins = self.plugin_list.active
+        bound = tool_limits(self.config) if limits is None else limits
+        tools = {t.name: t for t in self.tools(bound)}
+        origins = {t.name: p.name for p in plugins for t in p.tools if t.name not in tools}
+        tools.update({t.name: t for p in plugins for t in p.tools if t.name in origins})
+        return tools, origins
 
     # -- logs ----------------------------------------------------------------------------
 
@@ -390,7 +401,7 @@ def build(
     `secrets`: a proxy of the caller's own (smith.Agent), then also holding those of
     `secrets.env`."""
     from smith.runtime._prompt import PromptConfig
-    from smith.runtime._secrets import SecretProxy
+    from smith.runtime._secrets import SecretProxy, mask_records
     from smith.runtime._setup import model_setting, plugin_list, runtime_options
 
     say = warn or _ignore
@@ -415,6 +426,9 @@ def build(
     else:
         secrets.add_all(from_config)
     _protect_plugin_secrets(listed, secrets)
+    # Every record smith's loggers make is masked where it is made, whatever handles it
+    # (the modes' own handlers, `log_to`, or a library caller's).
+    mask_records(secrets)
     _say_sandbox(config, say)
     for name in from_config.missing:
         say(MISSING_SECRET(name=name))

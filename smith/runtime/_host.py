@@ -13,6 +13,7 @@ proxy), and, when it may change files, snapshotted before and after (smith.vcs),
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from smith.runtime._secrets import SecretProxy
     from smith.session import Session
     from smith.vcs import FileHistory
+
+log = logging.getLogger("smith.runtime")
 
 AUTHORISED = frozenset({"bash"})  # tools that may see restored secrets (their processes)
 
@@ -66,9 +69,10 @@ class ToolHost:
     ) -> Outcome:
         """Run one call (blocking: from a worker thread when there is a loop). `call`: a
         context made by `self.context.for_call()` when the caller needs its cancellation
-        flag or progress callback. The result returned is masked; JournalError when the
-        session cannot record the call."""
-        from smith.effects import Outcome, ToolResult, run_tool
+        flag or progress callback. The result returned is masked (a tool that crashed is
+        logged and gives an error result); JournalError when the session cannot record
+        the call."""
+        from smith.effects import JournalError, Outcome, ToolResult, run_tool
 
         ctx = call if call is not None else self.context.for_call()
         ctx.mask = self.secrets  # output saved to a file is masked as the result is
@@ -80,6 +84,15 @@ class ToolHost:
         base = self._snapshot("before", None, cause) if snapshots else ""
         try:
             outcome = run_tool(self.journal, spec, args, ctx, cause=cause, prepare=prepare)
+        except JournalError:
+            raise
+        except Exception as exc:  # a bug in the tool; run_tool recorded how it ended
+            # Logged and told as a turn tells the model: its error is masked below, as
+            # every result is (it may quote a secret the tool read).
+            log.exception("tool %s crashed", spec.name)
+            text = f"the {spec.name} tool failed: {type(exc).__name__}: {exc}"
+            crashed = "unknown" if spec.mutating else "not-applied"
+            outcome = Outcome(ToolResult(text, ok=False, mutation=crashed), None, "error")
         finally:
             if base:  # what the call changed, against the files before it
                 self._snapshot("after", base, cause)

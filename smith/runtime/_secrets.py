@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import re
+import weakref
 
 from smith._redact import redact_text
 from smith.diagnostics import register_secret
@@ -264,3 +265,36 @@ class RedactingFilter(logging.Filter):
         if record.stack_info:
             record.stack_info = self.redact(record.stack_info)
         return True
+
+
+# smith's loggers (smith.*). A logger's own filters see only the records made on it, so
+# each is given the filter; a logger made after a build is covered by the modes' handlers.
+LOGGERS = (
+    *("smith", "smith.effects", "smith.memory", "smith.mcp", "smith.plugins"),
+    *("smith.providers", "smith.rpc", "smith.runtime", "smith.session", "smith.vcs"),
+)
+_MASKING: weakref.WeakSet[SecretProxy] = weakref.WeakSet()
+
+
+class _AtSource(RedactingFilter):
+    """The filter of smith's loggers: every live proxy's secrets, then `redact_text`."""
+
+    def redact(self, text: str) -> str:
+        for proxy in list(_MASKING):
+            text = proxy._redact_str(text)
+        return redact_text(text)
+
+
+_AT_SOURCE = _AtSource()
+
+
+def mask_records(proxy: SecretProxy) -> None:
+    """Mask `proxy`'s secrets (and credential-looking text) in every record smith's
+    loggers make, as it is made, for as long as the proxy lives: so no handler sees them,
+    not a library caller's own nor Python's last resort, not only smith's (`log_to`)."""
+    _MASKING.add(proxy)
+    made = [name for name in logging.root.manager.loggerDict if name.startswith("smith.")]
+    for name in dict.fromkeys((*LOGGERS, *made)):
+        log = logging.getLogger(name)
+        if _AT_SOURCE not in log.filters:
+            log.addFilter(_AT_SOURCE)
