@@ -180,3 +180,29 @@ def test_two_evals_of_one_prompt_in_one_second_get_two_sessions(
     listed = _sessions(smith, project)
     assert len(listed) == 2 and listed[0]["name"] == listed[1]["name"]
     assert {s["entry_count"] for s in listed} == {3}  # prompt, environment block, answer
+
+
+def test_a_session_named_by_its_id_is_found_without_reading_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resuming by id (`smith rpc --session ID`) must not read every session of the
+    project to compare names (a 70 MB session was read twice before its first answer);
+    a name still is looked for in each."""
+    from smith.session import Session
+
+    store = SessionStore(str(tmp_path / "home"))
+    project = str(tmp_path / "p")
+    first = store.create(name="first", cwd=project)
+    second = store.create(name="second", cwd=project)
+    first.close()
+    second.close()
+    read: list[str] = []
+    real = Session.load.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[Session], path: str, **kw: object) -> Session:
+        read.append(os.path.basename(path))
+        return real(cls, path, **kw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Session, "load", classmethod(counted))
+    assert store.lookup(first.id, project) == first.path and read == []
+    assert store.lookup("first", project) == first.path and read

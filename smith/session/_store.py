@@ -205,9 +205,15 @@ class SessionStore:
         """The file of the session `which` names: the session of project `cwd` with that
         name or id, else the session whose id is or starts with `which` in any project;
         session.not-found or session.ambiguous otherwise. The one lookup of every command
-        that takes a session. Files are only read here, never locked."""
+        that takes a session. Files are only read here, never locked; a session the
+        project holds by that id is found by its file name, without reading it (a name
+        means reading each file until one has it)."""
         if cwd is not None:
-            for path in self.paths_for_project(cwd):
+            paths = self.paths_for_project(cwd)
+            named = [p for p in paths if os.path.basename(p) == which + SUFFIX]
+            if named:
+                return named[0]
+            for path in paths:
                 try:
                     found = Session.load(path)
                 except SmithError:
