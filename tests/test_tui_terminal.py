@@ -298,6 +298,9 @@ def test_an_approval_is_the_apps_overlay_and_escape_denies(tmux: Tmux, senv: Smi
     calls = [{"name": "write", "arguments": {"path": f"{n}.txt", "content": "x"}}
              for n in ("first", "second", "third")]  # fmt: skip
     calls.append({"name": "bash", "arguments": {"command": "git status --short"}})
+    calls += [{"name": "bash", "arguments": {"command": c}} for c in ("date -u", "date -R")]
+    calls += [{"name": "write", "arguments": {"path": f"{n}.txt", "content": "x"}}
+              for n in ("fourth", "fifth")]  # fmt: skip
     responses = []
     for n, c in enumerate(calls):
         responses += [{"tool_calls": [c], "stop": "tool_use"}, {"text": f"done {n}"}]
@@ -334,6 +337,22 @@ def test_an_approval_is_the_apps_overlay_and_escape_denies(tmux: Tmux, senv: Smi
     tmux("send-keys", "-t", "s", "Down", "Down", "Down", "Enter")  # the fourth: always
     assert tmux.wait(lambda: "done 3" in tmux.screen()), tmux.screen()
     assert 'approval.allow "git status"' in senv.user_config.read_text()
+
+    prompt("date", "Approve commands starting `date` for this session")
+    tmux("send-keys", "-t", "s", "Down", "Down", "Enter")  # the third: its first words
+    assert tmux.wait(lambda: "done 4" in tmux.screen()), tmux.screen()
+    tmux("send-keys", "-t", "s", "-l", "date again")
+    tmux("send-keys", "-t", "s", "Enter")  # `date -R`: approved for the session, not asked
+    assert tmux.wait(lambda: "done 5" in tmux.screen()), tmux.screen()
+
+    prompt("write four", "smith wants to write the file fourth.txt")
+    tmux("send-keys", "-t", "s", "Down", "Enter")  # the second: every write this session
+    assert tmux.wait(lambda: "done 6" in tmux.screen()), tmux.screen()
+    tmux("send-keys", "-t", "s", "-l", "write five")
+    tmux("send-keys", "-t", "s", "Enter")
+    assert tmux.wait(lambda: "done 7" in tmux.screen()), tmux.screen()
+    assert (tmux.root / "fourth.txt").exists() and (tmux.root / "fifth.txt").exists()
+    assert len(_requests_of(log)) == 16  # eight prompts, each a call and an answer
     tmux("send-keys", "-t", "s", "C-d")
     _restored(tmux)
 
