@@ -329,3 +329,127 @@ def test_configuration_never_imports_the_providers(tmp_path: Path) -> None:
     assert unchecked == "[]"
     # Contributing the checks costs their one small module, not the provider machinery.
     assert contributed == "['smith.providers', 'smith.providers._checks']"
+
+
+# -- what frontends read of a runtime --------------------------------------------------------
+
+# The Runtime attributes a frontend may read (docs/architecture.md, "What frontends read of
+# a runtime"); everything else it needs is a field of status() or an operation's answer.
+RUNTIME_FACE = {
+    # operations: submit takes any (smith.runtime.ops); these methods are the same ones
+    "submit": "every operation, typed or as data",
+    "prompt": "the Prompt operation",
+    "steer": "the Steer operation",
+    "follow_up": "the FollowUp operation",
+    "abort": "the Abort operation (also a signal handler, which takes no argument)",
+    # events out, and the UI intents that go with them
+    "attach": "the one way a frontend consumes the events and questions (smith.ui)",
+    "on_event": "eval watches for the end of its prompt",
+    "post": "the app's plugin commands show a notice the runtime emits",
+    "ask": "the app's plugin commands ask a question the runtime records",
+    # the one view
+    "status": "the one status view (smith/runtime/_view.py)",
+    # read-only properties of the published generation (RuntimeView's names), where the
+    # whole view would be waste: a key press, the model picker, a session switch
+    "busy": "whether the agent works",
+    "model": "the model setting in use",
+    "thinking": "the thinking level in use",
+    "generation": "the published generation's number",
+    # the lifecycle
+    "wait_idle": "wait until nothing runs",
+    "close": "end the runtime",
+}
+
+
+def _annotated_runtime(annotation: ast.expr | None) -> bool:
+    """An annotation naming Runtime (`Runtime`, `Runtime | None`, `"Runtime"`)."""
+    if annotation is None:
+        return False
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name) and node.id == "Runtime":
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if re.fullmatch(r"Runtime( \| None)?", node.value):
+                return True
+    return False
+
+
+def runtime_reads(root: Path) -> list[str]:
+    """Every attribute a module under `root`/frontends reads of a runtime, outside
+    RUNTIME_FACE, as `path:line runtime.NAME`. A runtime is a name `runtime` or `rt`, any
+    `X.runtime` (but `smith.runtime`, the package), a name bound to one of those, a name
+    annotated Runtime; `getattr(runtime, "NAME")` is a read too."""
+    offenders = []
+    for path in sorted((root / "frontends").rglob("*.py")):
+        tree = ast.parse(path.read_bytes(), str(path))
+        names = {"runtime", "rt"}
+
+        def is_runtime(node: ast.expr) -> bool:
+            if isinstance(node, ast.Name):
+                return node.id in names
+            if isinstance(node, ast.Attribute) and node.attr == "runtime":
+                return not (isinstance(node.value, ast.Name) and node.value.id == "smith")
+            return False
+
+        for _ in range(2):  # a name bound to a name bound to a runtime
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and is_runtime(node.value):
+                    names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    if _annotated_runtime(node.annotation) or (
+                        node.value is not None and is_runtime(node.value)
+                    ):
+                        names.add(node.target.id)
+                elif isinstance(node, ast.arg) and _annotated_runtime(node.annotation):
+                    names.add(node.arg)
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(tree):
+            read = None
+            if isinstance(node, ast.Attribute) and is_runtime(node.value):
+                read = node.attr
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2
+                and is_runtime(node.args[0])
+            ):
+                arg = node.args[1]
+                read = arg.value if isinstance(arg, ast.Constant) else "<computed>"
+            if read is not None and read not in RUNTIME_FACE:
+                offenders.append(f"{rel}:{node.lineno} runtime.{read}")
+    return sorted(set(offenders))
+
+
+def test_frontends_read_only_the_runtimes_public_face() -> None:
+    offenders = runtime_reads(ROOT)
+    assert not offenders, (
+        "frontends read these Runtime internals; use status(), an operation, or declare "
+        "the read in RUNTIME_FACE and docs/architecture.md:\n" + "\n".join(offenders)
+    )
+
+
+def test_the_runtime_read_scan_finds_every_form(tmp_path: Path) -> None:
+    (tmp_path / "frontends" / "tui").mkdir(parents=True)
+    (tmp_path / "frontends" / "tui" / "_x.py").write_text(
+        "import smith.runtime\n"
+        "def f(runtime, server, other: 'Runtime | None', app):\n"
+        "    runtime.submit(op); runtime.status()\n"  # the face: allowed
+        "    runtime.limits.image_bytes\n"
+        "    server.runtime.context.cwd\n"
+        "    old = app.runtime\n"
+        "    old.plugins\n"
+        "    other.cost\n"
+        "    getattr(app.runtime, 'session', None)\n"
+        "    self._app.runtime.state()\n"
+        "    smith.runtime.ops\n"  # the package, not a runtime
+        "    server.session.id\n"  # not a runtime
+    )
+    assert runtime_reads(tmp_path) == [
+        "frontends/tui/_x.py:10 runtime.state",
+        "frontends/tui/_x.py:4 runtime.limits",
+        "frontends/tui/_x.py:5 runtime.context",
+        "frontends/tui/_x.py:7 runtime.plugins",
+        "frontends/tui/_x.py:8 runtime.cost",
+        "frontends/tui/_x.py:9 runtime.session",
+    ]
