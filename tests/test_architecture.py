@@ -111,6 +111,37 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
         assert getattr(smith.config, name) is not None
 
 
+PUBLIC_NAMES = {
+    "smith.frontends.tui": ["KEY_ACTIONS", "Sessions", "play_replay", "run"],
+    "smith.frontends.web": ["add_arguments", "app_command", "run"],
+    "smith.frontends.mcp": ["add_arguments", "run"],
+    "smith.plugins": ["BUILTIN", "PROVIDER_FACTS", "PROVIDER_ONLY"],
+    "smith.effects.tools": ["builtin", "list_files"],
+}
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC_NAMES))
+def test_public_names_of_these_packages_are_exactly_these(package: str) -> None:
+    import importlib
+
+    module = importlib.import_module(package)
+    assert sorted(module.__all__) == sorted(PUBLIC_NAMES[package])
+    for name in module.__all__:
+        assert getattr(module, name) is not None
+
+
+def test_the_provider_plugins_package_exports_the_modules_builtin_names() -> None:
+    import importlib
+
+    import smith.plugins.providers
+    from smith.plugins import BUILTIN
+
+    named = [m.rsplit(".", 1)[1] for m in BUILTIN if m.startswith("smith.plugins.providers.")]
+    assert sorted(smith.plugins.providers.__all__) == sorted(named)
+    for name in named:
+        assert importlib.import_module(f"smith.plugins.providers.{name}").PLUGIN is not None
+
+
 # -- public faces and layers --------------------------------------------------------------
 
 PACKAGES = {"smith": "smith", "frontends": "smith.frontends", "plugins": "smith.plugins"}
@@ -368,9 +399,18 @@ def _annotated_runtime(annotation: ast.expr | None) -> bool:
     for node in ast.walk(annotation):
         if isinstance(node, ast.Name) and node.id == "Runtime":
             return True
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if re.fullmatch(r"Runtime( \| None)?", node.value):
-                return True
+        text = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(text, str) and re.fullmatch(r"Runtime( \| None)?", text):
+            return True
+    return False
+
+
+def _is_runtime(node: ast.expr, names: set[str]) -> bool:
+    """A runtime: one of `names`, or any `X.runtime` but `smith.runtime` (the package)."""
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Attribute) and node.attr == "runtime":
+        return not (isinstance(node.value, ast.Name) and node.value.id == "smith")
     return False
 
 
@@ -383,21 +423,13 @@ def runtime_reads(root: Path) -> list[str]:
     for path in sorted((root / "frontends").rglob("*.py")):
         tree = ast.parse(path.read_bytes(), str(path))
         names = {"runtime", "rt"}
-
-        def is_runtime(node: ast.expr) -> bool:
-            if isinstance(node, ast.Name):
-                return node.id in names
-            if isinstance(node, ast.Attribute) and node.attr == "runtime":
-                return not (isinstance(node.value, ast.Name) and node.value.id == "smith")
-            return False
-
         for _ in range(2):  # a name bound to a name bound to a runtime
             for node in ast.walk(tree):
-                if isinstance(node, ast.Assign) and is_runtime(node.value):
+                if isinstance(node, ast.Assign) and _is_runtime(node.value, names):
                     names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
                 elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                     if _annotated_runtime(node.annotation) or (
-                        node.value is not None and is_runtime(node.value)
+                        node.value is not None and _is_runtime(node.value, names)
                     ):
                         names.add(node.target.id)
                 elif isinstance(node, ast.arg) and _annotated_runtime(node.annotation):
@@ -405,14 +437,14 @@ def runtime_reads(root: Path) -> list[str]:
         rel = path.relative_to(root).as_posix()
         for node in ast.walk(tree):
             read = None
-            if isinstance(node, ast.Attribute) and is_runtime(node.value):
+            if isinstance(node, ast.Attribute) and _is_runtime(node.value, names):
                 read = node.attr
             elif (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)
                 and node.func.id in ("getattr", "hasattr")
                 and len(node.args) >= 2
-                and is_runtime(node.args[0])
+                and _is_runtime(node.args[0], names)
             ):
                 arg = node.args[1]
                 read = arg.value if isinstance(arg, ast.Constant) else "<computed>"
