@@ -239,36 +239,86 @@ def test_the_private_import_scan_finds_every_form(tmp_path: Path) -> None:
     ]
 
 
+DOC = ROOT / "docs" / "architecture.md"
+
+
+def _between(text: str, marker: str) -> list[str]:
+    """The lines of `text` between `<!-- marker... -->` and `<!-- /marker -->`."""
+    found = re.search(rf"<!-- {re.escape(marker)}\b[^>]*-->\n(.*?)<!-- /{re.escape(marker)} -->",
+                      text, re.S)  # fmt: skip
+    assert found, f"docs/architecture.md has no <!-- {marker} --> list"
+    return found.group(1).splitlines()
+
+
+def read_layers(text: str) -> list[tuple[str, ...]]:
+    """The numbered layer list of the doc's Layers section, top to bottom."""
+    rows = [line for line in _between(text, "layers") if re.match(r"\d+\. ", line)]
+    return [tuple(re.findall(r"`([\w.]+)`", row)) for row in rows]
+
+
+def read_upward(text: str) -> set[tuple[str, str]]:
+    """The doc's table of upward imports: (module, the layer it reaches up to)."""
+    rows = [re.findall(r"`([\w.]+)`", line) for line in _between(text, "upward imports")]
+    return {(row[0], row[1]) for row in rows if len(row) == 2}
+
+
+def fast_imports(root: Path) -> list[str]:
+    """Imports of smith._fast from outside the core (frontends/, plugins/): the private
+    scan allows it anywhere under `smith.`, which is where those two install."""
+    offenders: dict[tuple[str, int], str] = {}
+    for module, target, line in _module_imports(root):
+        outside = module.startswith(("smith.frontends", "smith.plugins"))
+        if outside and (target == "smith._fast" or target.startswith("smith._fast.")):
+            offenders.setdefault((module, line), f"{module}:{line} imports {target}")
+    return sorted(offenders.values())
+
+
+def test_smith_fast_stays_private_to_the_core() -> None:
+    offenders = fast_imports(ROOT)
+    assert not offenders, "only smith's core may use smith._fast:\n" + "\n".join(offenders)
+
+
+def test_the_fast_import_scan_finds_every_form(tmp_path: Path) -> None:
+    (tmp_path / "frontends" / "tui").mkdir(parents=True)
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "smith" / "session").mkdir(parents=True)
+    (tmp_path / "frontends" / "tui" / "_x.py").write_text(
+        "import smith._fast._frames\nfrom smith import _fast\nfrom ..._fast import _cbor\n"
+    )
+    (tmp_path / "plugins" / "p.py").write_text("from smith._fast._cbor import dumps\n")
+    (tmp_path / "smith" / "session" / "_s.py").write_text("from smith._fast import _cbor\n")
+    assert fast_imports(tmp_path) == [
+        "smith.frontends.tui._x:1 imports smith._fast._frames",
+        "smith.frontends.tui._x:2 imports smith._fast",
+        "smith.frontends.tui._x:3 imports smith._fast",
+        "smith.plugins.p:1 imports smith._fast._cbor",
+    ]
+
+
 # The Layers section of docs/architecture.md, top to bottom; a module imports only from its
 # own layer or below, save the exceptions that section lists (module, layer it reaches up to).
-LAYERS = [
-    ("smith.frontends",),
-    ("smith.plugins",),
-    ("smith._agent", "smith._tooldef"),
-    ("smith.cli",),
-    ("smith.runtime",),
-    ("smith.providers",),
-    ("smith.sdk",),
-    ("smith.effects",),
-    ("smith.ui",),
-    ("smith.vcs",),
-    ("smith.session",),
-    ("smith.config",),
-    ("smith.trust",),
-    ("smith.paths",),
-    ("smith.diagnostics",),
-    ("smith._atomic",),
-    ("smith.memory",),
-    ("smith._fast",),
-]
-UPWARD = {
-    ("smith.vcs._history", "smith.effects"),
-    ("smith.sdk._resolve", "smith.plugins"),
-    ("smith.cli._main", "smith.frontends"),
-    ("smith.memory", "smith.diagnostics"),
-    ("smith.memory", "smith.config"),
-    ("smith.sdk._contract", "smith.runtime"),
-}
+LAYERS = read_layers(DOC.read_text())
+UPWARD = read_upward(DOC.read_text())
+
+
+def test_the_layers_are_read_from_the_architecture_doc() -> None:
+    assert len(LAYERS) > 10 and all(LAYERS) and len(UPWARD) >= 6
+    assert LAYERS[0] == ("smith.frontends",) and LAYERS[-1] == ("smith._fast",)
+    for prefixes in LAYERS:  # each names a package or module that exists
+        for prefix in prefixes:
+            parts = prefix.split(".")[1:]
+            base = ROOT / "smith"
+            if parts and parts[0] in ("frontends", "plugins"):
+                base, parts = ROOT / parts[0], parts[1:]
+            where = base.joinpath(*parts)
+            assert where.is_dir() or where.with_suffix(".py").exists(), prefix
+    layers = {p for prefixes in LAYERS for p in prefixes}
+    assert all(module.startswith("smith.") and up in layers for module, up in UPWARD)
+    doc = "1. `smith.cli`\n2. `smith.a`, `smith.b`\n"
+    assert read_layers(f"<!-- layers: top -->\n{doc}<!-- /layers -->") == [
+        ("smith.cli",),
+        ("smith.a", "smith.b"),
+    ]
 
 
 def _layer(module: str) -> int | None:
