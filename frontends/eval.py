@@ -178,6 +178,7 @@ async def _main(
     try:
         runtime.prompt(text, images)
         await runtime.wait_idle()
+        cost = runtime.status()["cost"]  # settled: nothing runs that could add to it
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
@@ -185,7 +186,7 @@ async def _main(
     stop = str(final.get("stop", "error"))
     code = 0 if stop in SUCCESS_STOPS else EXIT_ABORTED if stop == "abort" else 1
     if args.json:
-        out.write(json.dumps(_result(runtime, final, code, args.no_session)) + "\n")
+        out.write(json.dumps(_result(session, cost, final, code, args.no_session)) + "\n")
     elif code and not out.closed:
         error = final.get("error") or f"the agent stopped: {stop}"
         print(inert(f"smith: {error}"), file=ctx.stderr)
@@ -235,7 +236,9 @@ def _text_of(message: dict[str, Any] | None) -> str:
     return "".join(p["text"] for p in message.get("content", []) if p.get("type") == "text")
 
 
-def _result(runtime: Runtime, final: dict[str, Any], code: int, temporary: bool) -> dict[str, Any]:
+def _result(
+    session: Session, cost: object, final: dict[str, Any], code: int, temporary: bool
+) -> dict[str, Any]:
     message = final.get("message")
     return {
         "type": "result",
@@ -247,11 +250,11 @@ def _result(runtime: Runtime, final: dict[str, Any], code: int, temporary: bool)
         "message": message,
         # temporary: recorded with --no-session, in a store removed when eval exits
         "session": {
-            "id": runtime.session.id,
-            "name": runtime.session.name,
+            "id": session.id,
+            "name": session.name,
             "temporary": temporary,
         },
-        "cost": runtime.cost.to_dict(),
+        "cost": cost,
     }
 
 

@@ -59,3 +59,6 @@ PROVIDER_FACTS = {
     "scripted": {"offline": True},
     "demo": {"offline": True},
 }
+
+
+__all__ = ["BUILTIN", "PROVIDER_FACTS", "PROVIDER_ONLY"]

@@ -111,6 +111,37 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
         assert getattr(smith.config, name) is not None
 
 
+PUBLIC_NAMES = {
+    "smith.frontends.tui": ["KEY_ACTIONS", "Sessions", "play_replay", "run"],
+    "smith.frontends.web": ["add_arguments", "app_command", "run"],
+    "smith.frontends.mcp": ["add_arguments", "run"],
+    "smith.plugins": ["BUILTIN", "PROVIDER_FACTS", "PROVIDER_ONLY"],
+    "smith.effects.tools": ["builtin", "list_files"],
+}
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC_NAMES))
+def test_public_names_of_these_packages_are_exactly_these(package: str) -> None:
+    import importlib
+
+    module = importlib.import_module(package)
+    assert sorted(module.__all__) == sorted(PUBLIC_NAMES[package])
+    for name in module.__all__:
+        assert getattr(module, name) is not None
+
+
+def test_the_provider_plugins_package_exports_the_modules_builtin_names() -> None:
+    import importlib
+
+    import smith.plugins.providers
+    from smith.plugins import BUILTIN
+
+    named = [m.rsplit(".", 1)[1] for m in BUILTIN if m.startswith("smith.plugins.providers.")]
+    assert sorted(smith.plugins.providers.__all__) == sorted(named)
+    for name in named:
+        assert importlib.import_module(f"smith.plugins.providers.{name}").PLUGIN is not None
+
+
 # -- public faces and layers --------------------------------------------------------------
 
 PACKAGES = {"smith": "smith", "frontends": "smith.frontends", "plugins": "smith.plugins"}
@@ -208,36 +239,86 @@ def test_the_private_import_scan_finds_every_form(tmp_path: Path) -> None:
     ]
 
 
+DOC = ROOT / "docs" / "architecture.md"
+
+
+def _between(text: str, marker: str) -> list[str]:
+    """The lines of `text` between `<!-- marker... -->` and `<!-- /marker -->`."""
+    found = re.search(rf"<!-- {re.escape(marker)}\b[^>]*-->\n(.*?)<!-- /{re.escape(marker)} -->",
+                      text, re.S)  # fmt: skip
+    assert found, f"docs/architecture.md has no <!-- {marker} --> list"
+    return found.group(1).splitlines()
+
+
+def read_layers(text: str) -> list[tuple[str, ...]]:
+    """The numbered layer list of the doc's Layers section, top to bottom."""
+    rows = [line for line in _between(text, "layers") if re.match(r"\d+\. ", line)]
+    return [tuple(re.findall(r"`([\w.]+)`", row)) for row in rows]
+
+
+def read_upward(text: str) -> set[tuple[str, str]]:
+    """The doc's table of upward imports: (module, the layer it reaches up to)."""
+    rows = [re.findall(r"`([\w.]+)`", line) for line in _between(text, "upward imports")]
+    return {(row[0], row[1]) for row in rows if len(row) == 2}
+
+
+def fast_imports(root: Path) -> list[str]:
+    """Imports of smith._fast from outside the core (frontends/, plugins/): the private
+    scan allows it anywhere under `smith.`, which is where those two install."""
+    offenders: dict[tuple[str, int], str] = {}
+    for module, target, line in _module_imports(root):
+        outside = module.startswith(("smith.frontends", "smith.plugins"))
+        if outside and (target == "smith._fast" or target.startswith("smith._fast.")):
+            offenders.setdefault((module, line), f"{module}:{line} imports {target}")
+    return sorted(offenders.values())
+
+
+def test_smith_fast_stays_private_to_the_core() -> None:
+    offenders = fast_imports(ROOT)
+    assert not offenders, "only smith's core may use smith._fast:\n" + "\n".join(offenders)
+
+
+def test_the_fast_import_scan_finds_every_form(tmp_path: Path) -> None:
+    (tmp_path / "frontends" / "tui").mkdir(parents=True)
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "smith" / "session").mkdir(parents=True)
+    (tmp_path / "frontends" / "tui" / "_x.py").write_text(
+        "import smith._fast._frames\nfrom smith import _fast\nfrom ..._fast import _cbor\n"
+    )
+    (tmp_path / "plugins" / "p.py").write_text("from smith._fast._cbor import dumps\n")
+    (tmp_path / "smith" / "session" / "_s.py").write_text("from smith._fast import _cbor\n")
+    assert fast_imports(tmp_path) == [
+        "smith.frontends.tui._x:1 imports smith._fast._frames",
+        "smith.frontends.tui._x:2 imports smith._fast",
+        "smith.frontends.tui._x:3 imports smith._fast",
+        "smith.plugins.p:1 imports smith._fast._cbor",
+    ]
+
+
 # The Layers section of docs/architecture.md, top to bottom; a module imports only from its
 # own layer or below, save the exceptions that section lists (module, layer it reaches up to).
-LAYERS = [
-    ("smith.frontends",),
-    ("smith.plugins",),
-    ("smith._agent", "smith._tooldef"),
-    ("smith.cli",),
-    ("smith.runtime",),
-    ("smith.providers",),
-    ("smith.sdk",),
-    ("smith.effects",),
-    ("smith.ui",),
-    ("smith.vcs",),
-    ("smith.session",),
-    ("smith.config",),
-    ("smith.trust",),
-    ("smith.paths",),
-    ("smith.diagnostics",),
-    ("smith._atomic",),
-    ("smith.memory",),
-    ("smith._fast",),
-]
-UPWARD = {
-    ("smith.vcs._history", "smith.effects"),
-    ("smith.sdk._resolve", "smith.plugins"),
-    ("smith.cli._main", "smith.frontends"),
-    ("smith.memory", "smith.diagnostics"),
-    ("smith.memory", "smith.config"),
-    ("smith.sdk._contract", "smith.runtime"),
-}
+LAYERS = read_layers(DOC.read_text())
+UPWARD = read_upward(DOC.read_text())
+
+
+def test_the_layers_are_read_from_the_architecture_doc() -> None:
+    assert len(LAYERS) > 10 and all(LAYERS) and len(UPWARD) >= 6
+    assert LAYERS[0] == ("smith.frontends",) and LAYERS[-1] == ("smith._fast",)
+    for prefixes in LAYERS:  # each names a package or module that exists
+        for prefix in prefixes:
+            parts = prefix.split(".")[1:]
+            base = ROOT / "smith"
+            if parts and parts[0] in ("frontends", "plugins"):
+                base, parts = ROOT / parts[0], parts[1:]
+            where = base.joinpath(*parts)
+            assert where.is_dir() or where.with_suffix(".py").exists(), prefix
+    layers = {p for prefixes in LAYERS for p in prefixes}
+    assert all(module.startswith("smith.") and up in layers for module, up in UPWARD)
+    doc = "1. `smith.cli`\n2. `smith.a`, `smith.b`\n"
+    assert read_layers(f"<!-- layers: top -->\n{doc}<!-- /layers -->") == [
+        ("smith.cli",),
+        ("smith.a", "smith.b"),
+    ]
 
 
 def _layer(module: str) -> int | None:
@@ -329,3 +410,128 @@ def test_configuration_never_imports_the_providers(tmp_path: Path) -> None:
     assert unchecked == "[]"
     # Contributing the checks costs their one small module, not the provider machinery.
     assert contributed == "['smith.providers', 'smith.providers._checks']"
+
+
+# -- what frontends read of a runtime --------------------------------------------------------
+
+# The Runtime attributes a frontend may read (docs/architecture.md, "What frontends read of
+# a runtime"); everything else it needs is a field of status() or an operation's answer.
+RUNTIME_FACE = {
+    # operations: submit takes any (smith.runtime.ops); these methods are the same ones
+    "submit": "every operation, typed or as data",
+    "prompt": "the Prompt operation",
+    "steer": "the Steer operation",
+    "follow_up": "the FollowUp operation",
+    "abort": "the Abort operation (also a signal handler, which takes no argument)",
+    # events out, and the UI intents that go with them
+    "attach": "the one way a frontend consumes the events and questions (smith.ui)",
+    "on_event": "eval watches for the end of its prompt",
+    "post": "the app's plugin commands show a notice the runtime emits",
+    "ask": "the app's plugin commands ask a question the runtime records",
+    # the one view
+    "status": "the one status view (smith/runtime/_view.py)",
+    # read-only properties of the published generation (RuntimeView's names), where the
+    # whole view would be waste: a key press, the model picker, a session switch
+    "busy": "whether the agent works",
+    "model": "the model setting in use",
+    "thinking": "the thinking level in use",
+    "generation": "the published generation's number",
+    # the lifecycle
+    "wait_idle": "wait until nothing runs",
+    "close": "end the runtime",
+}
+
+
+def _annotated_runtime(annotation: ast.expr | None) -> bool:
+    """An annotation naming Runtime (`Runtime`, `Runtime | None`, `"Runtime"`)."""
+    if annotation is None:
+        return False
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name) and node.id == "Runtime":
+            return True
+        text = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(text, str) and re.fullmatch(r"Runtime( \| None)?", text):
+            return True
+    return False
+
+
+def _is_runtime(node: ast.expr, names: set[str]) -> bool:
+    """A runtime: one of `names`, or any `X.runtime` but `smith.runtime` (the package)."""
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Attribute) and node.attr == "runtime":
+        return not (isinstance(node.value, ast.Name) and node.value.id == "smith")
+    return False
+
+
+def runtime_reads(root: Path) -> list[str]:
+    """Every attribute a module under `root`/frontends reads of a runtime, outside
+    RUNTIME_FACE, as `path:line runtime.NAME`. A runtime is a name `runtime` or `rt`, any
+    `X.runtime` (but `smith.runtime`, the package), a name bound to one of those, a name
+    annotated Runtime; `getattr(runtime, "NAME")` is a read too."""
+    offenders = []
+    for path in sorted((root / "frontends").rglob("*.py")):
+        tree = ast.parse(path.read_bytes(), str(path))
+        names = {"runtime", "rt"}
+        for _ in range(2):  # a name bound to a name bound to a runtime
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and _is_runtime(node.value, names):
+                    names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    if _annotated_runtime(node.annotation) or (
+                        node.value is not None and _is_runtime(node.value, names)
+                    ):
+                        names.add(node.target.id)
+                elif isinstance(node, ast.arg) and _annotated_runtime(node.annotation):
+                    names.add(node.arg)
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(tree):
+            read = None
+            if isinstance(node, ast.Attribute) and _is_runtime(node.value, names):
+                read = node.attr
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2
+                and _is_runtime(node.args[0], names)
+            ):
+                arg = node.args[1]
+                read = arg.value if isinstance(arg, ast.Constant) else "<computed>"
+            if read is not None and read not in RUNTIME_FACE:
+                offenders.append(f"{rel}:{node.lineno} runtime.{read}")
+    return sorted(set(offenders))
+
+
+def test_frontends_read_only_the_runtimes_public_face() -> None:
+    offenders = runtime_reads(ROOT)
+    assert not offenders, (
+        "frontends read these Runtime internals; use status(), an operation, or declare "
+        "the read in RUNTIME_FACE and docs/architecture.md:\n" + "\n".join(offenders)
+    )
+
+
+def test_the_runtime_read_scan_finds_every_form(tmp_path: Path) -> None:
+    (tmp_path / "frontends" / "tui").mkdir(parents=True)
+    (tmp_path / "frontends" / "tui" / "_x.py").write_text(
+        "import smith.runtime\n"
+        "def f(runtime, server, other: 'Runtime | None', app):\n"
+        "    runtime.submit(op); runtime.status()\n"  # the face: allowed
+        "    runtime.limits.image_bytes\n"
+        "    server.runtime.context.cwd\n"
+        "    old = app.runtime\n"
+        "    old.plugins\n"
+        "    other.cost\n"
+        "    getattr(app.runtime, 'session', None)\n"
+        "    self._app.runtime.state()\n"
+        "    smith.runtime.ops\n"  # the package, not a runtime
+        "    server.session.id\n"  # not a runtime
+    )
+    assert runtime_reads(tmp_path) == [
+        "frontends/tui/_x.py:10 runtime.state",
+        "frontends/tui/_x.py:4 runtime.limits",
+        "frontends/tui/_x.py:5 runtime.context",
+        "frontends/tui/_x.py:7 runtime.plugins",
+        "frontends/tui/_x.py:8 runtime.cost",
+        "frontends/tui/_x.py:9 runtime.session",
+    ]

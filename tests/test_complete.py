@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from smith.effects import ToolContext, builtin_tools, list_files
-from smith.frontends.tui._files import Listing, ProjectFiles, read_listing
+from smith.frontends.tui._files import Listing, ProjectFiles, context_lister, read_listing
 from smith.frontends.tui._fuzzy import PathIndex, score
 from smith.runtime import mentionable
 from smith.runtime._attach import mentions
@@ -37,7 +37,7 @@ def test_the_list_stops_at_its_cap_and_says_so(tmp_path: Path) -> None:
     ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
     files, cut = list_files(ctx, 10)
     assert len(files) == 10 and cut
-    listing = read_listing(ctx, limit=10)
+    listing = read_listing(context_lister(ctx), limit=10)
     assert listing.cut and listing.note == "only the first 10 files are completed"
     files, cut = list_files(ctx, 30)
     assert len(files) == 30 and not cut
@@ -55,14 +55,14 @@ def test_a_listing_has_each_directory_once_and_only_mentionable_paths(tmp_path: 
         "c1\x9b2J.txt",
     )  # fmt: skip (escapes: never shown raw)
     ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path / "."))
-    listing = read_listing(ctx)
+    listing = read_listing(context_lister(ctx))
     assert sorted(listing.index.paths) == ["src/", "src/app.py", "src/deep/", "src/deep/x.py"]
     assert listing.files == 2 and listing.note == ""
 
 
 def test_a_missing_directory_gives_an_empty_listing_that_says_why(tmp_path: Path) -> None:
     ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path / "gone"))
-    listing = read_listing(ctx)
+    listing = read_listing(context_lister(ctx))
     assert len(listing.index) == 0 and listing.note.startswith("no file list:")
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from smith.diagnostics import SmithError
 from smith.runtime import OPERATIONS, Runtime, ops, parse_op
+from smith.sdk import resolve_plugins
 from tests.runtime_kit import Fake, World, say
 
 SAMPLES: dict[str, dict[str, Any]] = {
@@ -32,6 +33,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "diff": {"a": "a1b2"},
     "history": {},
     "context": {"upcoming": False},
+    "list_files": {"limit": 10},
+    "plugins": {},
 }
 
 
@@ -56,6 +59,8 @@ def test_every_operation_is_declared_once_and_round_trips_as_data() -> None:
         ({"op": "undo", "force": "yes"}, "runtime.bad-op", "force is str, not true or false"),
         ({"op": "abort", "now": True}, "runtime.bad-op", "now is not one of its fields"),
         ({"op": "restore"}, "runtime.bad-op", "target is missing"),
+        ({"op": "list_files", "limit": True}, "runtime.bad-op", "bool, not a whole number"),
+        ({"op": "list_files", "limit": "9"}, "runtime.bad-op", "str, not a whole number"),
     ],
 )
 def test_malformed_operations_are_refused_naming_what_is_wrong(
@@ -117,6 +122,30 @@ def test_the_status_view_holds_what_frontends_show(tmp_path: Path) -> None:
     )
     assert status["context"]["tokens"] > 0 and status["context"]["decoded"] is True
     assert status["busy"] is False and status["queue"] == [] and status["memory"] is None
+    # What frontends once read from the runtime's internals is in the view too.
+    assert status["cwd"] == str(world.project)
+    assert status["images"] == {"accepted": False, "max_bytes": 5 * 1024 * 1024}
+    assert status["plugins"] == [p.name for p in resolve_plugins().active]
+
+
+def test_the_project_files_and_the_plugin_list_are_operations(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    (world.project / "a.py").write_text("")
+    (world.project / "b.py").write_text("")
+
+    async def main() -> tuple[object, object, object]:
+        rt = world.runtime(Fake())
+        listed = rt.submit(ops.ListFiles())
+        cut = rt.submit({"op": "list_files", "limit": 1})
+        plugins = rt.submit({"op": "plugins"})
+        await rt.close()
+        return listed, cut, plugins
+
+    listed, cut, plugins = asyncio.run(main())
+    assert isinstance(listed, dict) and {"a.py", "b.py"} <= set(listed["files"])
+    assert listed["cut"] is False
+    assert isinstance(cut, dict) and cut["cut"] is True and len(cut["files"]) == 1
+    assert plugins == resolve_plugins().to_dict()
 
 
 def test_file_history_operations_say_when_history_is_off(tmp_path: Path) -> None:

@@ -206,3 +206,6 @@ class _Input:
         reply = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
         if self.answer is not None:
             await self.answer(SessionMessage(reply))
+
+
+__all__ = ["add_arguments", "run"]

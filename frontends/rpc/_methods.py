@@ -113,7 +113,7 @@ def _with_images(server: Server, op: type[ops.Prompt | ops.Steer | ops.FollowUp]
                 images, Source("rpc", f"{name}.images"),
                 max_bytes=config.integer("images.max-bytes"),
                 where=str(config.origin("images.max-bytes").source),
-                cwd=server.runtime.context.cwd,
+                cwd=server.runtime.status()["cwd"],
             )  # fmt: skip
         return _accepted(_submit(server, op(text, found)))
     except SmithError as exc:
@@ -158,7 +158,7 @@ async def abort(server: Server) -> object:
 async def wait_idle(server: Server) -> object:
     runtime = server.runtime
     await runtime.wait_idle()
-    return {"busy": runtime.busy, "queue": runtime.state()["queue"]}
+    return {"busy": runtime.busy, "queue": runtime.status()["queue"]}
 
 
 @method("compact", Param("focus", "string"))
@@ -173,7 +173,7 @@ async def compact(server: Server, focus: str | None = None) -> object:
 
 @method("get_state")
 async def get_state(server: Server) -> object:
-    return await _views.state(server.runtime)
+    return await _views.state(server.runtime, server.session)
 
 
 @method("get_context")
@@ -202,7 +202,7 @@ async def get_tree(server: Server) -> object:
 
 @method("queue.list")
 async def queue_list(server: Server) -> object:
-    return {"queue": server.runtime.state()["queue"]}
+    return {"queue": server.runtime.status()["queue"]}
 
 
 @method("queue.remove", Param("id", "string", required=True, example='{"id": "q-1a2b3c4d"}'))
@@ -372,8 +372,7 @@ async def vcs_history(server: Server) -> object:
 async def plugins_list(server: Server) -> object:
     """The plugin list the runtime was built with: the object `smith plugins list --json`
     prints for the same configuration."""
-    result: dict[str, object] = server.runtime.plugin_list.to_dict()
-    return result
+    return _submit(server, ops.Plugins())
 
 
 @method("memory.report")

@@ -89,10 +89,10 @@ def _first_line(message: Mapping[str, Any]) -> str:
     return ""
 
 
-async def state(runtime: Runtime) -> dict[str, Any]:
+async def state(runtime: Runtime, session: Session) -> dict[str, Any]:
     """What get_state answers: the runtime's status view (state, damage, context use,
-    memory; Runtime.status) and the session."""
-    return {**runtime.status(), "session": session_info(runtime.session)}
+    memory, working directory, images, plugins; Runtime.status) and its session."""
+    return {**runtime.status(), "session": session_info(session)}
 
 
 def models(config: Config, env: Mapping[str, str], current: str) -> list[dict[str, Any]]:

@@ -224,3 +224,7 @@ def play_replay(
 
 def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) else default
+
+
+# What callers use: the CLI runs the app, replay plays a session in it, tests open it.
+__all__ = ["KEY_ACTIONS", "Sessions", "play_replay", "run"]

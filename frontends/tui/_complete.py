@@ -20,13 +20,11 @@ from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ._files import Listing, ProjectFiles
+from ._files import Lister, Listing, ProjectFiles, runtime_lister
 from ._fuzzy import Match
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from smith.effects import ToolContext
 
     from ._editor import Editor
 
@@ -119,9 +117,9 @@ class PathCompletion:
         self._word = (row, start, end)
         opening = not self.shown
         self.shown = True
-        ctx = self._context()
-        if ctx is not None and (self.files.listing is None or (opening and self.files.stale())):
-            self.files.start(ctx, self._arrived)
+        lister = self._lister()
+        if lister is not None and (self.files.listing is None or (opening and self.files.stale())):
+            self.files.start(lister, self._arrived)
         self._show(query, keep)
 
     def _show(self, query: str, keep: bool = False) -> None:
@@ -209,10 +207,11 @@ class PathCompletion:
 
     # -- where the paths come from ---------------------------------------------------
 
-    def _context(self) -> ToolContext | None:
-        """The tool context of the app's runtime (its working directory, its ignores)."""
+    def _lister(self) -> Lister | None:
+        """The project's files as the app's runtime lists them (its ListFiles operation:
+        its working directory, its ignores); None before it has one."""
         runtime = getattr(self.editor.app, "runtime", None)
-        return getattr(runtime, "context", None)
+        return None if runtime is None else runtime_lister(runtime)
 
     def _spawn(self, work: Callable[[], Listing], then: Callable[[Listing], None]) -> None:
         app = self.editor.app

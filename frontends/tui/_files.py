@@ -1,18 +1,18 @@
 """The project's paths that `@` completes: the files the find tool sees, and their
 directories.
 
-The list is what `rg --files` prints in the working directory (smith.effects.list_files:
-hidden files included, `.git` and whatever .gitignore or tools.ignore ignore left out, as
-find does), at most MAX_FILES of them, each directory once with a trailing `/`. Only
-paths an `@PATH` can name are kept (smith.runtime.mentionable: no whitespace or `@` in
-them, no punctuation the mention parser leaves off at the end); the rest could never be
-attached, so completing them would only mislead. Reading it runs in a thread, never on
-the app's loop; `ProjectFiles` keeps the latest list and reads a new one when completion
-opens on a stale list, showing the old one until the new one is ready: older than FRESH
-seconds, or in a tree so large that reading it took more than a tenth of FRESH, older
-than ten times that (a 100,000-file tree takes about 1.5 s, so it is read again at most
-every 15 s, not on every `@`). A turn that created files is seen at the next `@` after
-that.
+The list is what `rg --files` prints in the runtime's working directory (its ListFiles
+operation, smith.effects.list_files: hidden files included, `.git` and whatever
+.gitignore or tools.ignore ignore left out, as find does), at most MAX_FILES of them,
+each directory once with a trailing `/`. Only paths an `@PATH` can name are kept
+(smith.runtime.mentionable: no whitespace or `@` in them, no punctuation the mention
+parser leaves off at the end); the rest could never be attached, so completing them
+would only mislead. Reading it runs in a thread, never on the app's loop; `ProjectFiles`
+keeps the latest list and reads a new one when completion opens on a stale list, showing
+the old one until the new one is ready: older than FRESH seconds, or in a tree so large
+that reading it took more than a tenth of FRESH, older than ten times that (a
+100,000-file tree takes about 1.5 s, so it is read again at most every 15 s, not on
+every `@`). A turn that created files is seen at the next `@` after that.
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ from ._fuzzy import PathIndex
 
 if TYPE_CHECKING:
     from smith.effects import ToolContext
+    from smith.runtime import Runtime
+
+# What lists the project's files: at most N of them, and whether there were more.
+Lister = Callable[[int], tuple[list[str], bool]]
 
 MAX_FILES = 200_000  # files listed at most (a note says so when a tree has more)
 FRESH = 3.0  # seconds a list is reused before opening completion reads it again
@@ -54,15 +58,34 @@ class Listing:
         return ""
 
 
-def read_listing(ctx: ToolContext, limit: int = MAX_FILES) -> Listing:
-    """The paths under `ctx`'s working directory (blocking: run it in a thread)."""
-    from smith.effects import ToolError, list_files
+def runtime_lister(runtime: Runtime) -> Lister:
+    """The project's files as `runtime` lists them (its ListFiles operation)."""
+    from smith.runtime.ops import ListFiles
+
+    def listed(limit: int) -> tuple[list[str], bool]:
+        found = runtime.submit(ListFiles(limit))
+        assert isinstance(found, dict)
+        return found["files"], found["cut"]
+
+    return listed
+
+
+def context_lister(ctx: ToolContext) -> Lister:
+    """The files under a tool context's working directory (smith.effects.list_files)."""
+    from smith.effects import list_files
+
+    return lambda limit: list_files(ctx, limit)
+
+
+def read_listing(lister: Lister, limit: int = MAX_FILES) -> Listing:
+    """The project's paths `lister` gives (blocking: run it in a thread)."""
+    from smith.effects import ToolError
     from smith.runtime import mentionable
     from smith.text import inert
 
     start = time.monotonic()
     try:
-        files, cut = list_files(ctx, limit)
+        files, cut = lister(limit)
     except (ToolError, OSError) as exc:
         return Listing(PathIndex([]), 0, False, str(exc))
     # A name with control characters can be neither shown nor typed as it is: not offered.
@@ -100,7 +123,7 @@ class ProjectFiles:
             return True
         return time.monotonic() - listing.read_at > max(FRESH, SLOWER * listing.took)
 
-    def start(self, ctx: ToolContext, done: Callable[[Listing], None]) -> None:
+    def start(self, lister: Lister, done: Callable[[Listing], None]) -> None:
         """Read the list again unless a reading is under way; `done` is called with it."""
         if self.reading:
             return
@@ -111,7 +134,16 @@ class ProjectFiles:
             self.listing = listing
             done(listing)
 
-        self._spawn(lambda: read_listing(ctx), arrived)
+        self._spawn(lambda: read_listing(lister), arrived)
 
 
-__all__ = ["FRESH", "MAX_FILES", "Listing", "ProjectFiles", "read_listing"]
+__all__ = [
+    "FRESH",
+    "MAX_FILES",
+    "Lister",
+    "Listing",
+    "ProjectFiles",
+    "context_lister",
+    "read_listing",
+    "runtime_lister",
+]

@@ -154,7 +154,7 @@ class CommandHostMixin:
     def plugin_names(self) -> Sequence[str]:
         names = [p.name for p in self.plugins]
         if self.runtime is not None:
-            names += [p.name for p in self.runtime.plugins if p.name not in names]
+            names += [n for n in self.runtime.status()["plugins"] if n not in names]
         return names
 
     def quit(self) -> None:

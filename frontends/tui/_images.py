@@ -50,7 +50,8 @@ class ImageInput:
         runtime = self._runtime()
         if runtime is None:
             return os.getcwd(), 5 * 1024 * 1024
-        return runtime.context.cwd, runtime.limits.image_bytes
+        status = runtime.status()
+        return status["cwd"], status["images"]["max_bytes"]
 
     def path_of(self, text: str) -> str | None:
         """The image file `text` names (a path, quoted, `~/`, `file://`), if it exists: as
@@ -73,10 +74,8 @@ class ImageInput:
 
     def model_note(self) -> str | None:
         """What to say when an image is attached while the model takes none."""
-        from smith.runtime import takes_images
-
         runtime = self._runtime()
-        if runtime is None or takes_images(runtime.current.provider):
+        if runtime is None or runtime.status()["images"]["accepted"]:
             return None
         return (
             f"the model {runtime.model} does not take image input: this message will be "

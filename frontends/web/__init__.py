@@ -159,3 +159,6 @@ def _open(url: str) -> None:
     )
     if graphical:
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+
+
+__all__ = ["add_arguments", "app_command", "run"]

@@ -434,23 +434,12 @@ class Runtime:
         return op.apply(self)
 
     def status(self) -> dict[str, Any]:
-        """The one view frontends show: `state()`, what reading the session had to
-        leave out (`damage`, or None), context use (estimated tokens of what the next
-        request sends, from the records with nothing decoded, the limit compaction
-        uses, whether the messages are held decoded), and live memory of the session's
-        and turn's scopes (None unless memory accounting is on)."""
-        from smith.runtime._compaction import context_limit
+        """The one view frontends read (smith.runtime._view.status, docs/architecture.md
+        "What frontends read"): `state()`, damage, context use, memory, and the facts a
+        frontend needs about where and with what the runtime works."""
+        from smith.runtime._view import status
 
-        return {
-            **self.state(),
-            "damage": self.session.damage,
-            "context": {
-                "tokens": self.context_cache.tokens(self.session),
-                "limit": context_limit(self),
-                "decoded": self.context_cache.built,  # its messages are held decoded
-            },
-            "memory": self.memory.status(),
-        }
+        return status(self)
 
     def context_parts(self, *, upcoming: bool = True) -> list[Part]:
         """What the model is told besides the conversation, part by part, in the order

@@ -44,7 +44,7 @@ BAD_OP = DiagnosticKind(
     fix="send {name} as {kind}",
 )
 
-_KINDS = {str: "a string", bool: "true or false"}
+_KINDS = {str: "a string", bool: "true or false", int: "a whole number"}
 
 
 class Operation:
@@ -261,6 +261,34 @@ class Context(Operation):
         return [part.to_dict() for part in rt.context_parts(upcoming=self.upcoming)]
 
 
+@dataclass(frozen=True)
+class ListFiles(Operation):
+    """The project's files as the find tool sees them (smith.effects.list_files under the
+    runtime's working directory and tools.ignore): `{"files": [path relative to it],
+    "cut": whether there were more than `limit`}`. It runs rg: call it off the event loop."""
+
+    limit: int = 200_000
+    op: ClassVar[str] = "list_files"
+
+    def apply(self, rt: Runtime) -> object:
+        from smith.effects import list_files
+
+        files, cut = list_files(rt.context, self.limit)
+        return {"files": files, "cut": cut}
+
+
+@dataclass(frozen=True)
+class Plugins(Operation):
+    """The plugin list the runtime was built with, as `smith plugins list --json` prints
+    it (smith.sdk.PluginList.to_dict: each plugin's source, state, contributions,
+    settings)."""
+
+    op: ClassVar[str] = "plugins"
+
+    def apply(self, rt: Runtime) -> object:
+        return rt.plugin_list.to_dict()
+
+
 OPERATIONS: dict[str, type[Operation]] = {
     cls.op: cls
     for cls in (
@@ -280,6 +308,8 @@ OPERATIONS: dict[str, type[Operation]] = {
         Diff,
         History,
         Context,
+        ListFiles,
+        Plugins,
     )
 }
 ALIASES = {"restore": {"entry": "target"}}  # older spellings of a field
@@ -317,7 +347,8 @@ def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation
         if key == "images":
             values[key] = images_from_data(value, Source(surface, f"{cls.op}.images"))
             continue
-        if not isinstance(value, _type(field)):
+        kind = _type(field)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise BAD_OP.error(value=str(value)[:80], source=Source(surface, f"{cls.op}.{key}"),
                                op=cls.op, name=key, problem=f"{type(value).__name__}, "
                                f"not {_kind(field)}", signature=signature,
@@ -383,7 +414,8 @@ def images_from_data(
 
 
 def _type(field: dataclasses.Field[Any]) -> type:
-    return bool if str(field.type).startswith("bool") else str
+    declared = str(field.type)
+    return bool if declared.startswith("bool") else int if declared.startswith("int") else str
 
 
 def _kind(field: dataclasses.Field[Any]) -> str:
@@ -406,7 +438,9 @@ __all__ = [
     "Diff",
     "FollowUp",
     "History",
+    "ListFiles",
     "Operation",
+    "Plugins",
     "Prompt",
     "QueueClear",
     "QueueRemove",

@@ -21,3 +21,6 @@ def list_files(ctx: ToolContext, limit: int) -> tuple[list[str], bool]:
     from smith.effects.tools._rg import list_files as listed
 
     return listed(ctx, limit)
+
+
+__all__ = ["builtin", "list_files"]
