@@ -234,6 +234,13 @@ def test_a_damaged_frame_is_reported_everywhere_and_requests_stay_paired(
     assert listed[0]["damaged"] is True and "1 damaged frame" in listed[0]["damage"]
     human = smith_process("sessions", "list", cwd=project).out
     assert "damaged frame" in human
+    shown = smith_process("sessions", "show", "dmg", cwd=project)
+    assert shown.code == 0, shown.err
+    assert "damaged: 1 damaged frame(s) skipped" in shown.out, shown.out
+    assert "1 corrupt frames skipped" in shown.out and "sessions repair" in shown.out
+    data = json.loads(smith_process("sessions", "show", "dmg", "--json", cwd=project).out)
+    assert data["damaged"] is True and "1 damaged frame" in data["damage"]
+    assert data["recovery"]["frames_skipped"] == 1
 
     with Rpc(senv, project, "--session", "dmg", "--model", "demo") as rpc:
         state = rpc.call("get_state")
