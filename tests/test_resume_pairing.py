@@ -59,9 +59,12 @@ def _strict_server(seen: list[dict[str, Any]]) -> Callable[[Recorded], Reply]:
     return answer
 
 
-def _killed_mid_tool(senv: SmithEnv, project: Path, name: str, delay: float | None) -> None:
+def _killed_mid_tool(
+    senv: SmithEnv, project: Path, name: str, delay: float | None, *, alongside: bool = False
+) -> None:
     """`smith eval --session NAME` with a bash call, killed with SIGKILL `delay` seconds
-    after launch, or once the command has started when `delay` is None."""
+    after launch, or once the command has started when `delay` is None; `alongside`: an
+    ls call in the same batch as the long one."""
     marker = project / f".{name}.started"  # where the sandboxed command may write
     script = senv.root / f"{name}.json"
     call = {"command": f"echo started > {marker}; sleep 30", "timeout": 60}
@@ -71,8 +74,9 @@ def _killed_mid_tool(senv: SmithEnv, project: Path, name: str, delay: float | No
         {"name": "bash", "arguments": {"command": "echo one; sleep 0.2", "timeout": 60}},
         {"name": "ls", "arguments": {}},
     ]
+    long = [{"name": "bash", "arguments": call}, *([{"name": "ls", "arguments": {}}] * alongside)]
     responses = [
-        {"tool_calls": [{"name": "bash", "arguments": call}], "stop": "tool_use"},
+        {"tool_calls": long, "stop": "tool_use"},
         {"text": "finished", "stop": "end"},
     ]
     if delay is not None:
@@ -234,6 +238,13 @@ def test_a_damaged_frame_is_reported_everywhere_and_requests_stay_paired(
     assert listed[0]["damaged"] is True and "1 damaged frame" in listed[0]["damage"]
     human = smith_process("sessions", "list", cwd=project).out
     assert "damaged frame" in human
+    shown = smith_process("sessions", "show", "dmg", cwd=project)
+    assert shown.code == 0, shown.err
+    assert "damaged: 1 damaged frame(s) skipped" in shown.out, shown.out
+    assert "1 corrupt frames skipped" in shown.out and "sessions repair" in shown.out
+    data = json.loads(smith_process("sessions", "show", "dmg", "--json", cwd=project).out)
+    assert data["damaged"] is True and "1 damaged frame" in data["damage"]
+    assert data["recovery"]["frames_skipped"] == 1
 
     with Rpc(senv, project, "--session", "dmg", "--model", "demo") as rpc:
         state = rpc.call("get_state")
@@ -320,3 +331,93 @@ def test_a_reused_call_id_is_answered_only_by_a_result_after_it(tmp_path: Path) 
         if e.kind == "message" and isinstance(m := e.content, dict)
     ]
     assert roles[-2:] == [("assistant", None), ("tool_result", "call_1")]
+
+
+# -- the Anthropic Messages wire format ---------------------------------------------------
+
+
+def anthropic_pairing_problem(messages: list[dict[str, Any]]) -> str | None:
+    """What Anthropic checks: every tool_use of an assistant message is answered by a
+    tool_result block at the start of the very next message, a user message, and every
+    tool_result answers a tool_use of the message just before it."""
+    for i, m in enumerate(messages):
+        blocks = m["content"] if isinstance(m.get("content"), list) else []
+        results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+        if results:
+            if m["role"] != "user":
+                return f"messages[{i}]: tool_result blocks in a {m['role']} message"
+            before = messages[i - 1] if i else {}
+            asked = [b.get("id") for b in before.get("content") or []
+                     if isinstance(b, dict) and b.get("type") == "tool_use"]  # fmt: skip
+            if before.get("role") != "assistant" or set(results) - set(asked):
+                return f"messages[{i}]: tool_result {results} without its tool_use just before"
+        uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
+        if m["role"] == "assistant" and uses:
+            after = messages[i + 1] if i + 1 < len(messages) else {}
+            lead = []
+            for b in after.get("content") or [] if after.get("role") == "user" else []:
+                if not isinstance(b, dict) or b.get("type") != "tool_result":
+                    break  # tool_result blocks must come first
+                lead.append(b.get("tool_use_id"))
+            if sorted(lead) != sorted(uses):
+                return (f"messages[{i}]: tool_use ids {uses} were found without tool_result "
+                        f"blocks immediately after (found {lead})")  # fmt: skip
+    return None
+
+
+def _anthropic_server(seen: list[dict[str, Any]]) -> Callable[[Recorded], Reply]:
+    from tests.test_provider_vendor_loopback import a_stream
+
+    def answer(request: Recorded) -> Reply:
+        messages = request.json["messages"]
+        problem = anthropic_pairing_problem(messages)
+        seen.append({"path": request.path, "messages": messages, "problem": problem})
+        if problem:
+            error = {"type": "invalid_request_error", "message": problem}
+            return json_reply(400, {"type": "error", "error": error})
+        return Reply(200, SSE, a_stream(text="resumed"))
+
+    return answer
+
+
+def test_a_session_killed_during_a_tool_call_resumes_well_paired_for_anthropic(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    """kill -9 while a batch of two calls runs (a long bash beside ls); the request the
+    anthropic provider then builds answers both tool_use blocks with tool_result blocks
+    leading the next user message, as the Messages API demands (400 otherwise)."""
+    project = senv.make_project()
+    _killed_mid_tool(senv, project, "ka", None, alongside=True)
+    seen: list[dict[str, Any]] = []
+    with LoopbackServer() as srv:
+        srv.script(_anthropic_server(seen))
+        r = smith_process("eval", "--session", "ka", "--model", "anthropic/claude-sonnet-4-5",
+                          "--base-url", srv.url + "/v1", "continue", cwd=project,
+                          env={"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"})  # fmt: skip
+    assert r.code == 0, r.err
+    assert seen and seen[0]["path"] == "/v1/messages"
+    assert all(s["problem"] is None for s in seen), seen[0]["problem"]
+    messages = seen[0]["messages"]
+    (asked,) = [m for m in messages if m["role"] == "assistant"]
+    uses = [b for b in asked["content"] if b["type"] == "tool_use"]
+    assert [u["name"] for u in uses] == ["bash", "ls"] and "sleep 30" in json.dumps(uses[0])
+    answered = messages[messages.index(asked) + 1]["content"]
+    results = {b["tool_use_id"]: b for b in answered if b["type"] == "tool_result"}
+    assert set(results) == {u["id"] for u in uses}
+    assert "outcome unknown" in json.dumps(results[uses[0]["id"]])
+    assert results[uses[0]["id"]].get("is_error") is True
+    assert "resumed" in r.out
+
+
+def test_the_anthropic_check_refuses_what_the_api_refuses() -> None:
+    """The checker itself: an unanswered tool_use, a result not leading the next
+    message, and a result without its call are each a problem."""
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+                                             "input": {}}]}  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "x"}
+    text = {"type": "text", "text": "go on"}
+    user = {"role": "user", "content": [text]}
+    assert anthropic_pairing_problem([user, use, {"role": "user", "content": [result]}]) is None
+    assert anthropic_pairing_problem([user, use]) is not None
+    assert anthropic_pairing_problem([user, use, {"role": "user", "content": [text, result]}])
+    assert anthropic_pairing_problem([user, {"role": "user", "content": [result]}])

@@ -324,3 +324,22 @@ def test_compact_without_a_focus_asks_for_a_plain_summary(tmp_path: Path) -> Non
     assert "focus" not in w.of("compaction_start")[0]
     asked = fake.requests[2].messages[0]["content"][0]["text"]  # type: ignore[index]
     assert asked.startswith("Summarise this conversation so far:\n\n")
+
+
+def test_smiths_notes_neither_move_the_cut_nor_count_as_summarised() -> None:
+    """A large environment block first (as every real mode records one) must not push
+    the cut past the conversation: the older exchange is what is summarised, and a
+    context with only notes before any cut has nothing to compact."""
+    from smith.runtime._compaction import _cut, render
+
+    def text(role: str, body: str, **extra: object) -> dict[str, Any]:
+        return {"role": role, "content": [{"type": "text", "text": body}], **extra}
+
+    note = text("user", "Environment: " + "x " * 2000, context="environment")
+    convo = [text("user", "one"), text("assistant", "a " * 40),
+             text("user", "two"), text("assistant", "b " * 40)]  # fmt: skip
+    messages = [(f"e{i}", m) for i, m in enumerate([note, *convo])]
+    cut = _cut(messages, 20_000)
+    assert cut >= 3, cut  # "one" and its answer go into the summary
+    assert "[user] one" in render(messages[:cut])
+    assert render(messages[:1]) == ""  # a note alone: nothing a summary could say

@@ -197,6 +197,55 @@ def test_the_app_offers_templates_in_help_and_completion_and_sends_them(
     assert _user_texts(_requests(log)[0]) == ["Say hello to Ada and Ada\n"]
 
 
+def test_the_app_command_palette_lists_templates_and_runs_one(
+    senv: SmithEnv, tmp_path: Path
+) -> None:
+    """The command palette (SmithCommands) finds a prompt template by name with its
+    description, and choosing it sends the template for the runtime to expand."""
+    import asyncio
+
+    from textual.command import CommandList, CommandPalette
+
+    from smith.config import resolve
+    from smith.frontends.tui._app import SmithApp
+    from smith.runtime import build
+
+    (senv.config_home / "prompts").mkdir(parents=True)
+    (senv.config_home / "prompts" / "greet.md").write_text(GREET)
+    project = senv.make_project()
+    model, log = _script(senv)
+    config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
+    session = assembly.new_session("smith")
+
+    async def main() -> None:
+        app = SmithApp(assembly.runtime, session, templates=assembly.templates)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            assert isinstance(app.screen, CommandPalette)
+            await pilot.press(*"/greet")
+            await pilot.pause()
+            search = [w for w in app.workers if w.group == CommandPalette._GATHER_COMMANDS_GROUP]
+            await app.workers.wait_for_complete(search)  # the palette searches in a worker
+            await pilot.pause()
+            listing = app.screen.query_one(CommandList)
+            options = [listing.get_option_at_index(i) for i in range(listing.option_count)]
+            (hit,) = [str(o.prompt) for o in options if "/greet" in str(o.prompt)]
+            assert "Greet someone" in hit
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not isinstance(app.screen, CommandPalette)
+            assert app.runtime is not None
+            while not app.runtime.turn:  # the prompt was submitted ...
+                await pilot.pause()
+            await app.runtime.wait_idle()  # ... and its turn has ended
+        session.close()
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    assert _user_texts(_requests(log)[0]) == ["Say hello to  and \n"]  # no arguments
+
+
 def test_dollar_escapes_and_two_digit_placeholders_are_left_as_written() -> None:
     t = Template("t", "awk '{print $$1}' $10 $1 cost $$5\n")
     assert t.expand("a b") == "awk '{print $1}' $10 a cost $5\n"

@@ -234,18 +234,64 @@ def test_every_builtin_tool_description_states_its_bounds() -> None:
 
     bounds = {
         "read": ("2,000", "50 KB", "binary"),
-        "write": ("protected", "outside the project"),
+        "write": ("protected",),
         "edit": ("exactly one", "protected"),
-        "bash": ("120", "50 KB", "64 MB"),
+        "bash": ("120", "50 KB", "64 MB", "128 KB"),
         "find": ("1,000",),
         "grep": ("500 lines", "200 matches", "500 characters"),
         "ls": ("1,000",),
     }
+    refuses = {  # what each refuses, after the word "Refuses"
+        "read": ("binary files", "directories", "outside the project"),
+        "write": ("directories", "outside the project", "protected paths"),
+        "edit": (
+            "missing",
+            "more than once",
+            "changed since it was last read",
+            "outside the project",
+            "protected paths",
+        ),
+        "bash": ("128 KB or more", "cwd outside the project"),
+        "find": ("outside the project", "not a directory"),
+        "grep": ("outside the project", "does not exist", "not a valid regular expression"),
+        "ls": ("outside the project", "a file (use read)"),
+    }
     tools = builtin_tools()
-    assert set(tools) == set(bounds)
+    assert set(tools) == set(bounds) == set(refuses)
     for name, needed in bounds.items():
         for text in needed:
             assert text in tools[name].description, f"{name}'s description omits {text!r}"
+    for name, needed in refuses.items():
+        description = tools[name].description
+        assert "Refuses " in description, f"{name}'s description states no refusal"
+        refusal = description[description.index("Refuses ") :]
+        for text in needed:
+            assert text in refusal, f"{name}'s description does not say it refuses {text!r}"
+    for name, tool in tools.items():  # every path parameter says where it must be
+        for key in ("path", "cwd"):
+            spec = tool.parameters["properties"].get(key)
+            if spec is not None:
+                assert "inside the project" in spec["description"], f"{name}.{key}"
+    parameters = {n: t.parameters["properties"] for n, t in tools.items()}
+    assert "(default: every file" in parameters["grep"]["glob"]["description"]
+    assert "no size limit of its own" in parameters["write"]["content"]["description"]
+    assert "under 128 KB (131,071 bytes)" in parameters["bash"]["command"]["description"]
+
+
+def test_bash_refuses_a_command_over_the_systems_argument_bound(
+    call: Callable[..., object],
+) -> None:
+    """Linux refuses one argument of 128 KiB or more (E2BIG): the tool says so, and how to
+    go on, where it used to say only that the shell could not be started."""
+    from smith.effects.tools.bash import COMMAND_MAX_BYTES
+
+    assert COMMAND_MAX_BYTES == 131071
+    fits = call("bash", command="echo ok #" + "x" * (COMMAND_MAX_BYTES - 9))
+    assert fits.text == "ok\n", fits.text  # type: ignore[attr-defined]
+    over = call("bash", command="echo ok #" + "x" * (COMMAND_MAX_BYTES - 8))
+    text = over.text  # type: ignore[attr-defined]
+    assert "131,072 bytes" in text and "write a script" in text, text
+    assert "could not be started" not in text
 
 
 def test_tool_definitions_state_the_configured_bounds(

@@ -149,7 +149,9 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session import Session
 
     session = Session.load(_find(ctx, args.id))
-    summary = {**_summary(session), "recovery": session.recovery}
+    damage = session.damage  # as `sessions list` says it, in both forms
+    summary = {**_summary(session), "damaged": damage is not None, "damage": damage,
+               "recovery": session.recovery}  # fmt: skip
     if args.json:
         summary["entries"] = [
             {"id": e.id, "parent": e.parent, "ts": e.ts, "kind": e.kind} for e in session.entries()
@@ -165,6 +167,10 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _report(ctx: Context, session: Session) -> None:
+    damage = session.damage
+    if damage is not None:
+        ctx.out(f"damaged: {damage}; `smith sessions repair {session.id}` rewrites the file "
+                "keeping every intact frame, with a backup")  # fmt: skip
     recovery = session.recovery
     if recovery["frames_skipped"] or recovery["truncated_bytes"]:
         ctx.out(

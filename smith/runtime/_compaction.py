@@ -62,7 +62,12 @@ def _cut(messages: list[tuple[str, dict[str, Any]]], keep: int) -> int:
     from which at most `keep` estimated tokens follow (at least the latest exchange is
     kept); 0 when there is nothing before it to summarise."""
     sizes = [estimate_tokens(m) for _, m in messages]
-    keep = min(keep, sum(sizes) // 2)  # a short context still loses about half
+    # A short context still loses about half of its conversation; smith's notes (the
+    # environment block, instruction files) are not summarised, so they do not count:
+    # counted, a large environment block set the cut after everything else, and the
+    # summariser was sent nothing to summarise.
+    spoken = sum(size for size, (_, m) in zip(sizes, messages, strict=True) if _spoken(m))
+    keep = min(keep, spoken // 2)
     starts = [i for i in range(1, len(messages)) if can_start(messages[i][1])]
     if not starts:
         return 0
@@ -77,14 +82,20 @@ def _cut(messages: list[tuple[str, dict[str, Any]]], keep: int) -> int:
     return cut
 
 
+def _spoken(message: dict[str, Any]) -> bool:
+    """A message the summary covers: not one of smith's context notes (a user's own
+    `!command`, recorded as a note too, is covered)."""
+    note = message.get("context")
+    return not note or note == "shell"
+
+
 def render(messages: list[tuple[str, dict[str, Any]]]) -> str:
     """A plain transcript of messages for the summariser."""
     lines = []
     for _, m in messages:
-        note = m.get("context")
-        if note and note != "shell":  # environment, instructions: recorded again if needed
+        if not _spoken(m):  # environment, instructions: recorded again if needed
             continue
-        role = "user's command" if note == "shell" else m.get("role")
+        role = "user's command" if m.get("context") == "shell" else m.get("role")
         for part in m.get("content", []):
             kind = part.get("type")
             if kind == "text":
@@ -127,6 +138,8 @@ async def _summarise(
         return False, {"error": "nothing to compact: the context is already short"}
     gen = rt.current
     text = render(messages[:cut])
+    if not text:  # only smith's notes before the cut: a summary would say nothing
+        return False, {"error": "nothing to compact: the context is already short"}
     ask = "Summarise this conversation so far"
     if focus:  # the user's /compact FOCUS: what the summary must keep above all
         ask += f", keeping above all everything about: {focus}"

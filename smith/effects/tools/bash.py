@@ -171,6 +171,12 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     on-request, the model's `unsandboxed` ask; on-failure, running again outside once the
     user approves, when the sandbox stopped it."""
     command = str(args["command"])
+    if len(os.fsencode(command)) > COMMAND_MAX_BYTES:  # execve would fail with E2BIG
+        raise ToolError(
+            f"the command is {len(os.fsencode(command)):,} bytes; Linux passes at most "
+            f"{COMMAND_MAX_BYTES:,} bytes in one argument: write a script with the write "
+            "tool and run that"
+        )
     timeout = args.get("timeout", ctx.limits.get("bash.timeout", TIMEOUT_DEFAULT))
     assert isinstance(timeout, int | float)
     cwd = ctx.path(str(args["cwd"])) if "cwd" in args else os.path.realpath(ctx.cwd)
@@ -257,6 +263,7 @@ def _execute(ctx: ToolContext, command: str, cwd: str, timeout: float,
 
 
 TIMEOUT_DEFAULT = 120  # tools.bash.timeout
+COMMAND_MAX_BYTES = 128 * 1024 - 1  # Linux's MAX_ARG_STRLEN (32 pages), less the NUL
 COMMAND_SHOWN = 500  # characters of the command kept in the result's details
 
 
@@ -277,7 +284,8 @@ def _spec(timeout: int = TIMEOUT_DEFAULT, on_request: bool = False) -> ToolSpec:
         "command": {
             "type": "string",
             "minLength": 1,
-            "description": "the command line, run by bash -c",
+            "description": "the command line, run by bash -c: under 128 KB (131,071 bytes), "
+            "the system's bound on one argument",
         },
         "timeout": {
             "type": "number",
@@ -301,7 +309,8 @@ def _spec(timeout: int = TIMEOUT_DEFAULT, on_request: bool = False) -> ToolSpec:
         "status and the output, stdout and stderr together: the last 50 KB when longer, with "
         "all of it (up to 64 MB) saved to a file the result names. Everything the command "
         "started is ended when it exits, times out or is interrupted. Use it to build, test "
-        "and run; use read, grep, find and ls rather than cat, grep or find here.",
+        "and run; use read, grep, find and ls rather than cat, grep or find here. Refuses a "
+        "command of 128 KB or more and a cwd outside the project or not a directory.",
         {
             "type": "object",
             "properties": properties,

@@ -147,7 +147,9 @@ SPEC = ToolSpec(
     "Replace exact text in a UTF-8 file: old_text must match exactly one place, character "
     "for character (read the file first). Several replacements go in edits, applied "
     "together, all or nothing. Returns a diff. Refuses an old_text that is missing or "
-    "matches more than once, a change that changes nothing, and protected paths.",
+    "matches more than once, a change that changes nothing, a file changed since it was "
+    "last read, a file that is not UTF-8 text, paths outside the project and protected "
+    "paths (.git, .smith, tools.protected).",
     {
         "type": "object",
         "properties": {

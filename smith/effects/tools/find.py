@@ -40,7 +40,8 @@ SPEC = ToolSpec(
     "find",
     "Find files by glob (e.g. '*.py', 'src/**/test_*.py') under `path` (default: the "
     "working directory); sorted, leaving out what .gitignore ignores, at most 1,000 paths "
-    "(it says when there are more). Paths are relative to the working directory.",
+    "(it says when there are more). Paths are relative to the working directory. "
+    "Refuses a path outside the project or one that is not a directory.",
     {
         "type": "object",
         "properties": {
@@ -52,7 +53,8 @@ SPEC = ToolSpec(
             "path": {
                 "type": "string",
                 "minLength": 1,
-                "description": "directory to search (default: the working directory)",
+                "description": "directory to search: relative to the working directory, or "
+                "absolute inside the project (default: the working directory)",
             },
         },
         "required": ["pattern"],

@@ -87,7 +87,9 @@ SPEC = ToolSpec(
     "expression (Rust regex syntax; exact text with literal=true), optionally only in "
     "files matching `glob`, with `context` lines around each match. Results are sorted by "
     "file and line: at most 500 lines (it says when there are more), 200 matches a file, "
-    "lines cut at 500 characters; .gitignore is honoured.",
+    "lines cut at 500 characters; .gitignore is honoured. Refuses a path outside the "
+    "project or one that does not exist, and a pattern that is not a valid regular "
+    "expression (pass literal=true for exact text).",
     {
         "type": "object",
         "properties": {
@@ -99,12 +101,14 @@ SPEC = ToolSpec(
             "path": {
                 "type": "string",
                 "minLength": 1,
-                "description": "file or directory to search (default: the working directory)",
+                "description": "file or directory to search: relative to the working directory, or "
+                "absolute inside the project (default: the working directory)",
             },
             "glob": {
                 "type": "string",
                 "minLength": 1,
-                "description": "only files whose path matches this glob, e.g. '*.py'",
+                "description": "only files whose path matches this glob, e.g. '*.py' "
+                "(default: every file .gitignore does not ignore)",
             },
             "literal": {
                 "type": "boolean",

@@ -96,14 +96,16 @@ def _printable(name: str) -> str:
 SPEC = ToolSpec(
     "ls",
     "List a directory (default: the working directory), sorted, directories marked with "
-    "/, leaving out what .gitignore ignores; at most 1,000 entries (it says how many more).",
+    "/, leaving out what .gitignore ignores; at most 1,000 entries (it says how many more). "
+    "Refuses a path outside the project, a file (use read) and a missing directory.",
     {
         "type": "object",
         "properties": {
             "path": {
                 "type": "string",
                 "minLength": 1,
-                "description": "directory to list (default: the working directory)",
+                "description": "directory to list: relative to the working directory, or "
+                "absolute inside the project (default: the working directory)",
             }
         },
         "additionalProperties": False,

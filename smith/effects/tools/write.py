@@ -76,7 +76,8 @@ SPEC = ToolSpec(
             },
             "content": {
                 "type": "string",
-                "description": "the complete new content of the file, as UTF-8 text",
+                "description": "the complete new content of the file, as UTF-8 text; no size "
+                "limit of its own (what one reply can hold bounds it)",
             },
         },
         "required": ["path", "content"],
