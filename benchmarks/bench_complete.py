@@ -32,7 +32,7 @@ from typing import Any
 
 from benchmarks._measure import best
 from smith.effects import ToolContext
-from smith.frontends.tui._files import read_listing
+from smith.frontends.tui._files import context_lister, read_listing
 from smith.frontends.tui._fuzzy import PathIndex
 
 PATHS = 100_000
@@ -111,7 +111,7 @@ def listing_figures() -> dict[str, float]:
         def bare() -> None:
             subprocess.run(argv, cwd=root, stdout=subprocess.DEVNULL, check=False)
 
-        ours = best(lambda: read_listing(ctx), 3)
+        ours = best(lambda: read_listing(context_lister(ctx)), 3)
         rg = best(bare, 3)
         return {"list_ms": ours * 1e3, "rg_files_ms": rg * 1e3, "list_over_rg": ours / rg}
     finally:

@@ -84,11 +84,25 @@ def resume(made: dict[str, str]) -> tuple[float, float]:
         for line in buf.split(b"\n")[:-1]:
             if json.loads(line).get("id") == 1:
                 took = time.perf_counter() - start
+    # The process's own peak since it started (VmHWM): wait4's ru_maxrss would count the
+    # memory of the process it was forked from, which is this one, not smith.
+    peak = _peak_mb(p.pid)
     p.stdin.close()
-    _, status, usage = os.wait4(p.pid, 0)
-    if took is None:
+    _, status, _ = os.wait4(p.pid, 0)
+    if took is None or peak is None:
         raise RuntimeError(f"smith rpc gave no get_state answer (status {status})")
-    return took, usage.ru_maxrss / 1024
+    return took, peak
+
+
+def _peak_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
 
 
 def orjson_read(made: dict[str, str]) -> float:
