@@ -315,3 +315,20 @@ def test_tool_definitions_state_the_configured_bounds(
     )
     assert "default 5," in bash["description"] and "120" not in bash["description"]
     assert "(default 5, at most" in bash["parameters"]["properties"]["timeout"]["description"]
+
+
+def test_tools_list_shows_what_tools_run_takes(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    """`tools list` lists what `tools run` and MCP serve: the built-ins as configured
+    limits bind them (their definitions state those bounds) and the tools plugins
+    contribute, named with their plugin."""
+    from tests import secrets_plugin
+
+    project = senv.make_project()
+    env = {**secrets_plugin.with_plugin(senv.env), "SMITH_TOOLS_BASH_TIMEOUT": "7"}
+    listed = json.loads(smith_process("tools", "list", "--json", cwd=project, env=env).out)
+    by_name = {t["name"]: t for t in listed["tools"]}
+    assert "report_status" in by_name and "default 7," in by_name["bash"]["description"]
+    shown = smith_process("tools", "list", cwd=project, env=env).out
+    assert "(plugin reporter)" in shown

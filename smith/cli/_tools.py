@@ -50,16 +50,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _list(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.effects import builtin_tools
+    from smith.runtime import build
 
-    tools = builtin_tools()
+    # What `tools run` (and MCP) take: the built-ins as configured limits bind them, and
+    # the tools of the active plugins.
+    assembly = build(ctx.config(), cwd=ctx.cwd, surface="tools", warn=ctx.print_diagnostic,
+                     model=False, env=ctx.env)  # fmt: skip
+    tools, origins = assembly.host_tools()
     if args.json:
         ctx.out(json.dumps({"tools": [t.definition() for t in tools.values()]}, indent=2))
         return 0
     for tool in tools.values():
         props = tool.parameters.get("properties", {})
         assert isinstance(props, dict)
-        ctx.out(f"{tool.name:<6} {', '.join(props)}")
+        origin = f"  (plugin {origins[tool.name]})" if tool.name in origins else ""
+        ctx.out(f"{tool.name:<6} {', '.join(props)}{origin}")
         ctx.out(f"       {tool.description}")
     return 0
 
