@@ -49,6 +49,12 @@ def scrub(text: str) -> str:
     return text
 
 
+def masked(text: str) -> str:
+    """`text` as smith may print it anywhere: registered secrets replaced, and what looks
+    like a credential masked (a traceback under --debug, too)."""
+    return _shown(text)
+
+
 def _shown(text: str) -> str:
     """Text a diagnostic shows: registered secrets replaced, and anything that looks like
     a credential (an Authorization header, an api_key=, a token) masked as well."""

@@ -191,6 +191,27 @@ def test_an_internal_error_prints_one_line_that_points_at_debug_not_a_traceback(
     assert "Traceback" in loud.err
 
 
+def test_the_traceback_under_debug_shows_no_secret(
+    senv: SmithEnv, smith: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--debug prints the traceback of an error no command caught; a secret it quotes (a
+    registered one, anything shaped like a credential) is masked there as in every other
+    output."""
+    from smith import runtime
+    from smith.diagnostics import register_secret
+
+    secret = "s3cr3t-value-of-the-deploy-token"
+    register_secret(secret)
+
+    def broken(*args: Any, **kw: Any) -> None:
+        raise RuntimeError(f"the service refused {secret} and Bearer sk-abcdefghijklmnop1234")
+
+    monkeypatch.setattr(runtime, "build", broken)
+    loud = smith("tools", "list", "--debug", cwd=senv.make_project())
+    assert "Traceback" in loud.err and "the service refused" in loud.err
+    assert secret not in loud.err and "sk-abcdefghijklmnop1234" not in loud.err
+
+
 def test_escapes_from_model_text_and_bash_output_are_inert_in_eval(
     senv: SmithEnv, smith_process: Any
 ) -> None:

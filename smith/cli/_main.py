@@ -284,8 +284,10 @@ def run(
             print(OS_FAILED(reason=exc.strerror or str(exc)).render(), file=stderr)
         else:
             print(INTERNAL(error=f"{type(exc).__name__}: {exc}").render(), file=stderr)
-        if debug:
+        if debug:  # masked: a frame's line or an exception's text may quote a secret
             import traceback
 
-            traceback.print_exception(exc, file=stderr)
+            from smith.diagnostics import masked
+
+            stderr.write(masked("".join(traceback.format_exception(exc))))
         return _exit_code(exc)
