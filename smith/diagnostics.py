@@ -38,7 +38,10 @@ _secrets: set[str] = set()
 def register_secret(text: str) -> None:
     """Never show `text` in any diagnostic from now on (API keys, tokens)."""
     if len(text) >= 4:
-        _secrets.add(text)
+        import json
+
+        # With the escaped forms an exception's repr or a JSON text would show it in.
+        _secrets.update({text, repr(text)[1:-1], json.dumps(text)[1:-1]})
 
 
 def scrub(text: str) -> str:

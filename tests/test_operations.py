@@ -160,3 +160,11 @@ def test_file_history_operations_say_when_history_is_off(tmp_path: Path) -> None
         await rt.close()
 
     asyncio.run(main())
+
+
+def test_a_count_below_zero_is_refused_naming_the_field() -> None:
+    with pytest.raises(SmithError) as caught:
+        parse_op({"op": "list_files", "limit": -1})
+    assert caught.value.diagnostic.code == "runtime.bad-op"
+    assert "limit" in caught.value.diagnostic.what and "below 0" in caught.value.diagnostic.what
+    assert parse_op({"op": "list_files", "limit": 0}) == ops.ListFiles(0)

@@ -241,7 +241,12 @@ def test_a_damaged_frame_is_reported_everywhere_and_requests_stay_paired(
     shown = smith_process("sessions", "show", "dmg", cwd=project)
     assert shown.code == 0, shown.err
     assert "damaged: 1 damaged frame(s) skipped" in shown.out, shown.out
-    assert "1 corrupt frames skipped" in shown.out and "sessions repair" in shown.out
+    assert "1 corrupt frames skipped" in shown.out and f"sessions repair {path.stem}`" in shown.out
+    copy = path.with_name("copy-of-dmg.smith")  # a copy keeps the header's id: the advice
+    copy.write_bytes(bytes(data))  # names the file itself, not the intact original
+    shown = smith_process("sessions", "show", "copy-of-dmg", cwd=project)
+    assert "`smith sessions repair copy-of-dmg`" in shown.out, shown.out
+    copy.unlink()
     data = json.loads(smith_process("sessions", "show", "dmg", "--json", cwd=project).out)
     assert data["damaged"] is True and "1 damaged frame" in data["damage"]
     assert data["recovery"]["frames_skipped"] == 1

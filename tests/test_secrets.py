@@ -441,3 +441,18 @@ def test_streamed_text_split_anywhere_redacts_like_the_whole() -> None:
             joined = "".join(emitted)
             assert joined == proxy.redact(text), (a, b)
             assert "s3cr3t-value" not in "".join(emitted[:-1])
+
+
+def test_a_secret_is_caught_in_the_escaped_forms_repr_and_json_give_it() -> None:
+    """A value with a backslash or a quote reaches text escaped (an exception's args by
+    repr, a JSON body): those spellings are masked as the value is, in the proxy's
+    redaction, in diagnostics and in what the journal records (keys too)."""
+    from smith.effects import bounded
+
+    value = "pa55\\word-\"long'-secret"
+    proxy = proxy_with(MODE_SECRET=value)
+    crash = repr(RuntimeError("refused", value))
+    assert "word" not in str(proxy.redact(crash)), proxy.redact(crash)
+    assert "word" not in str(proxy.redact(json.dumps({"token": value})))
+    assert "word" not in diagnostics.scrub(crash)
+    assert bounded({value: 1, "k": repr(value)}) == {"[secret]": 1, "k": "'[secret]'"}

@@ -169,7 +169,9 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
 def _report(ctx: Context, session: Session) -> None:
     damage = session.damage
     if damage is not None:
-        ctx.out(f"damaged: {damage}; `smith sessions repair {session.id}` rewrites the file "
+        # The file's own name: a copy whose header names another id is repaired as itself.
+        which = os.path.basename(session.path).removesuffix(".smith") or session.id
+        ctx.out(f"damaged: {damage}; `smith sessions repair {which}` rewrites the file "
                 "keeping every intact frame, with a backup")  # fmt: skip
     recovery = session.recovery
     if recovery["frames_skipped"] or recovery["truncated_bytes"]:

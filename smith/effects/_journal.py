@@ -55,7 +55,7 @@ def bounded(value: object, limit: int = MAX_TEXT) -> object:
             return f"{text[:limit]}\n[... cut: {len(text)} characters in all]"
         return text
     if isinstance(value, dict):
-        return {str(k): bounded(v, limit) for k, v in value.items()}
+        return {scrub(str(k)): bounded(v, limit) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [bounded(v, limit) for v in value]
     return value

@@ -45,6 +45,20 @@ def placeholder(name: str) -> str:
     return f"{{{{secret:{name}}}}}"
 
 
+def spellings(value: str) -> tuple[str, ...]:
+    """`value` and the escaped forms text may hold it in (repr's and JSON's), when they
+    differ from it."""
+    import json
+
+    forms = (
+        value,
+        repr(value)[1:-1],
+        json.dumps(value)[1:-1],
+        value.encode("unicode_escape").decode(),
+    )
+    return tuple(dict.fromkeys(f for f in forms if f))
+
+
 class SecretProxy:
     """Registered secrets: redaction before dispatch and persistence, restoration inside
     authorised local effects. `missing` and `rejected` are filled by `from_environment`."""
@@ -111,7 +125,13 @@ class SecretProxy:
 
     def _rebuild(self) -> None:
         # Plaintext -> placeholder; a value shared by two names maps to the later name.
-        by_value = {value: placeholder(name) for name, value in self._values.items()}
+        # Its escaped spellings too: a value with a quote or a backslash is shown escaped
+        # by repr() (an exception's args) and by JSON, and must be caught there as well.
+        by_value = {
+            form: placeholder(name)
+            for name, value in self._values.items()
+            for form in spellings(value)
+        }
         if not by_value:
             self._matcher = None
             return

@@ -353,6 +353,10 @@ def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation
                                op=cls.op, name=key, problem=f"{type(value).__name__}, "
                                f"not {_kind(field)}", signature=signature,
                                kind=_kind(field))  # fmt: skip
+        if isinstance(value, int) and value < 0:  # counts and limits: never below nothing
+            raise BAD_OP.error(value=str(value), source=Source(surface, f"{cls.op}.{key}"),
+                               op=cls.op, name=key, problem="below 0", signature=signature,
+                               kind="a whole number, 0 or more")  # fmt: skip
         values[key] = value
     for key, field in fields.items():
         if _required(field) and key not in values:
