@@ -111,3 +111,23 @@ def test_masked_file_holds_back_a_split_secret() -> None:
         f.write(data[i : i + 1])
     f.close()
     assert sink.getvalue() == "a {{secret:TOK}} b é ".encode() + b"\xff"
+
+
+def test_the_live_tail_of_a_command_masks_a_secret_its_cut_goes_through(tmp_path: Path) -> None:
+    """A progress update shows the last 200 characters: a secret that starts before them
+    must not show its last part (it was masked after the cut, so 30 of 41 characters
+    were shown)."""
+    from smith.effects import ToolContext
+    from smith.effects.tools.bash import _Output, _shown_tail
+    from smith.runtime import SecretProxy
+
+    secret = "tok-0123456789abcdefghij0123456789ABCDE"
+    proxy = SecretProxy()
+    proxy.register("MODE_SECRET", secret, source="test")
+    ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
+    ctx.mask = proxy
+    output = _Output(ctx)
+    output.add(("x" * 500 + secret + "y" * 170).encode())
+    tail = _shown_tail(ctx, output)
+    assert len(tail) == 200 and tail.endswith("y" * 170)
+    assert "ABCDE" not in tail and "secret:MODE_SECRET}}" in tail

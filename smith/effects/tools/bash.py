@@ -140,8 +140,20 @@ def _pump(job: Job, output: _Output, timeout: float, ctx: ToolContext) -> bool:
             output.add(chunk)
             if now - reported >= PROGRESS_EVERY:
                 reported = now
-                tail = bytes(output.tail[-200:]).decode("utf-8", "replace")
-                ctx.progress({"output_bytes": output.total, "tail": tail})
+                ctx.progress({"output_bytes": output.total, "tail": _shown_tail(ctx, output)})
+
+
+SHOWN_TAIL = 200  # characters of output a progress update shows
+SECRET_REACH = 4096  # ... masked over this much more, so a secret cut by its edge is whole
+
+
+def _shown_tail(ctx: ToolContext, output: _Output) -> str:
+    """The end of the output so far, secrets masked before it is cut: masked after, a
+    secret the cut went through would be shown all but its first characters."""
+    text = bytes(output.tail[-(SHOWN_TAIL + SECRET_REACH) :]).decode("utf-8", "replace")
+    if ctx.mask is not None:
+        text = str(ctx.mask.redact(text))
+    return text[-SHOWN_TAIL:]
 
 
 def _confined(
