@@ -372,7 +372,9 @@ def test_redact_text_is_idempotent(text: str) -> None:
 
 @pytest.fixture
 def log() -> Iterator[tuple[logging.Logger, io.StringIO]]:
-    logger = logging.getLogger("smith.test_secrets")
+    # Not one of smith's loggers: what is tested is the handler's filter, not the masking
+    # of smith's records as they are made (smith.runtime._secrets.mask_records).
+    logger = logging.getLogger("tests.secrets_filter")
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
@@ -456,3 +458,29 @@ def test_a_secret_is_caught_in_the_escaped_forms_repr_and_json_give_it() -> None
     assert "word" not in str(proxy.redact(json.dumps({"token": value})))
     assert "word" not in diagnostics.scrub(crash)
     assert bounded({value: 1, "k": repr(value)}) == {"[secret]": 1, "k": "'[secret]'"}
+
+
+def test_records_of_smiths_loggers_are_masked_as_made_even_loggers_made_later() -> None:
+    """What a library caller's own handler sees (smith.Agent installs none): a record of
+    any smith logger, one made after the mask was put in place included, is masked; a
+    record of another logger is the program's own and is left alone."""
+    from smith.runtime._secrets import mask_records
+
+    proxy = proxy_with(LATE_SECRET="late-secret-value-0123456789")
+    mask_records(proxy)
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(self.format(record))
+
+    handler = Keep()
+    for name in ("smith.plugins.made_late_here", "smith", "elsewhere.app"):
+        log = logging.getLogger(name)
+        log.addHandler(handler)
+        try:
+            log.warning("refused %s", "late-secret-value-0123456789")
+        finally:
+            log.removeHandler(handler)
+    assert seen[:2] == ["refused {{secret:LATE_SECRET}}"] * 2
+    assert seen[2] == "refused late-secret-value-0123456789"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import re
 import weakref
+from typing import Any
 
 from smith._redact import redact_text
 from smith.diagnostics import register_secret
@@ -287,17 +288,15 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-# smith's loggers (smith.*). A logger's own filters see only the records made on it, so
-# each is given the filter; a logger made after a build is covered by the modes' handlers.
-LOGGERS = (
-    *("smith", "smith.effects", "smith.memory", "smith.mcp", "smith.plugins"),
-    *("smith.providers", "smith.rpc", "smith.runtime", "smith.session", "smith.vcs"),
-)
+# Records of smith's loggers (smith and smith.*, those made later included) are masked
+# as they are made: a logger's filters see only the records made on that logger, and a
+# library caller (smith.Agent) has handlers of its own, or none (Python's last resort).
 _MASKING: weakref.WeakSet[SecretProxy] = weakref.WeakSet()
 
 
 class _AtSource(RedactingFilter):
-    """The filter of smith's loggers: every live proxy's secrets, then `redact_text`."""
+    """What masks smith's records as they are made: every live proxy's secrets, then
+    `redact_text`."""
 
     def redact(self, text: str) -> str:
         for proxy in list(_MASKING):
@@ -306,15 +305,29 @@ class _AtSource(RedactingFilter):
 
 
 _AT_SOURCE = _AtSource()
+_MADE: list[object] = []  # the record factory this module installed, once
+
+
+def _smiths(name: object) -> bool:
+    # (logging.makeLogRecord makes a record of no name, then fills it in)
+    return isinstance(name, str) and (name == "smith" or name.startswith("smith."))
 
 
 def mask_records(proxy: SecretProxy) -> None:
     """Mask `proxy`'s secrets (and credential-looking text) in every record smith's
     loggers make, as it is made, for as long as the proxy lives: so no handler sees them,
-    not a library caller's own nor Python's last resort, not only smith's (`log_to`)."""
+    not a library caller's own nor Python's last resort, not only smith's (`log_to`).
+    Records of other loggers are left as they are."""
     _MASKING.add(proxy)
-    made = [name for name in logging.root.manager.loggerDict if name.startswith("smith.")]
-    for name in dict.fromkeys((*LOGGERS, *made)):
-        log = logging.getLogger(name)
-        if _AT_SOURCE not in log.filters:
-            log.addFilter(_AT_SOURCE)
+    if _MADE:
+        return
+    made = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = made(*args, **kwargs)
+        if _smiths(record.name):
+            _AT_SOURCE.filter(record)
+        return record
+
+    _MADE.append(factory)
+    logging.setLogRecordFactory(factory)
