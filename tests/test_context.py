@@ -544,3 +544,34 @@ def test_rpc_get_context_returns_the_parts_of_the_running_session(senv: SmithEnv
     assert names[:4] == ["identity", "tools", "rules", "reporting"]
     assert "instructions" in names and names[-1] == "environment"
     assert answer["tokens"] == sum(p["tokens"] for p in answer["parts"])
+
+
+def test_a_nested_instruction_file_a_compaction_took_out_is_told_again_when_next_reached(
+    senv: SmithEnv,
+) -> None:
+    """docs/context.md: compaction leaves instruction notes out of its summary, and one
+    before the boundary is told again when its directory is next reached (it was never
+    told again: the directory stayed looked at)."""
+    from tests.rpc_kit import Rpc
+
+    project, marks = _instructions_world(senv)
+    log = senv.root / "requests.jsonl"
+    read = {"tool_calls": [{"name": "read", "arguments": {"path": "lib/deep/notes.txt"}}]}
+    responses = [read, {"text": "read it"}, {"text": "A summary."}, read, {"text": "again"}]
+    script = senv.root / "c.json"
+    script.write_text(json.dumps({"responses": responses, "requests_log": str(log)}))
+    rpc = Rpc(senv, project, "--model", f"scripted:{script}")
+    try:
+        rpc.call("prompt", {"text": "read the notes"})
+        rpc.call("wait_idle")
+        rpc.call("compact", {})
+        assert rpc.event("compaction_end")["ok"] is True
+        rpc.call("prompt", {"text": "read them again"})
+        rpc.call("wait_idle")
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [marks["lib"] in n for n in _notes(requests[1], "instructions")] == [True]
+    assert not _notes(requests[3], "instructions")  # the summary left it out
+    assert [marks["lib"] in n for n in _notes(requests[4], "instructions")] == [True]

@@ -123,6 +123,8 @@ async def compact(rt: LoopContext, reason: str, focus: str | None = None) -> boo
         )
         raise
     rt.compaction_failed_at = None if ok else rt.context_cache.tokens(rt.session)
+    if ok and rt.project is not None:  # its instruction notes before the cut are gone
+        rt.project.forget_reached()
     end = event("compaction_end", reason=reason, ok=ok, **fields)
     rt.emit(end)
     await rt.dispatch(end)

@@ -90,6 +90,12 @@ class Instructions:
         self.root = os.path.realpath(root)
         self.cwd = os.path.realpath(cwd)
         self.checked: set[str] = set()
+        self.first: frozenset[str] = frozenset()  # what `initial` looked at
+
+    def forget_reached(self) -> None:
+        """Look again at the directories reached after the start (a compaction took
+        their notes out of the context: each is told again when next reached)."""
+        self.checked = set(self.first)
 
     def initial(self, config_home: str) -> tuple[list[InstructionFile], list[Diagnostic]]:
         """The global file, then the root's down to the working directory's."""
@@ -103,6 +109,7 @@ class Instructions:
             loaded = self._load(directory, problems)
             if loaded is not None:
                 found.append(loaded)
+        self.first = frozenset(self.checked)
         return found, problems
 
     def reached(self, paths: Iterable[str]) -> tuple[list[InstructionFile], list[Diagnostic]]:

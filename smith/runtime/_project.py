@@ -114,6 +114,11 @@ class ProjectContext:
         and that were not looked at yet (see Instructions.reached)."""
         return self.instructions.reached(paths)
 
+    def forget_reached(self) -> None:
+        """After a compaction: directories reached since the start are looked at again,
+        so an instruction file whose note it left out is told again when next reached."""
+        self.instructions.forget_reached()
+
 
 def prompt_parts(
     project: ProjectContext | None,
