@@ -57,8 +57,10 @@ _INERT[27] = "␛"
 _INERT[127] = "^?"
 _INERT.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
 # Bidirectional embeddings, overrides and isolates reorder the text after them on screen
-# (a file "invoice\u202etxt.exe" shows as "invoiceexe.txt"): shown by code point.
-_INERT.update({c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+# (a file "invoice\u202etxt.exe" shows as "invoiceexe.txt"), and the marks (LRM, RLM,
+# ALM) the neutral characters beside them: shown by code point.
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+_INERT.update({c: f"<U+{c:04X}>" for c in _BIDI})
 
 
 def inert(text: str) -> str:

@@ -67,7 +67,8 @@ def test_inert_shows_bidirectional_overrides_and_isolates() -> None:
     """U+202A-U+202E and U+2066-U+2069 reorder what follows them on the screen
     ("Trojan Source"): a file named "invoice\u202etxt.exe" shows as "invoiceexe.txt".
     Shown inert, they are visible and reorder nothing; right-to-left text itself stays."""
-    controls = "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+    controls = "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A),
+                                 0x200E, 0x200F, 0x061C]))  # fmt: skip
     shown = inert("invoice\u202etxt.exe " + controls + " שלום")
     assert not set(controls) & set(shown)
     assert shown.startswith("invoice<U+202E>txt.exe <U+202A><U+202B>") and shown.endswith(" שלום")
