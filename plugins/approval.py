@@ -37,6 +37,7 @@ from smith.sdk import DenyCall, Plugin, RuntimeView
 from smith.ui import Notify, Question, Reply
 
 MUTATING = ("bash", "write", "edit")
+TOOLS = ("read", "write", "edit", "bash", "find", "grep", "ls")  # smith's own tools' names
 # Where a command holds another: separators, pipes, substitutions and redirections.
 COMPOUND = re.compile(r";|&|\||`|\$\(|<|>|\n")
 
@@ -49,8 +50,11 @@ _APPROVED: dict[str, set[str]] = {}
 _ALWAYS: set[str] = set()
 
 
+BLANKS = re.compile(r"[ \t]+")  # what bash splits words on (not \v, \r, NBSP: Python's)
+
+
 def _words(text: str) -> list[str]:
-    return text.split()
+    return [w for w in BLANKS.split(text.strip(" \t")) if w]
 
 
 def matches(rule: str, name: str, arguments: Mapping[str, Any], *, deny: bool) -> bool:
@@ -136,9 +140,11 @@ def _described(name: str, arguments: Mapping[str, Any]) -> str:
 
 
 def decide(settings: Mapping[str, object], session: str, name: str,
-           arguments: Mapping[str, Any]) -> DenyCall | Question | None:  # fmt: skip
+           arguments: Mapping[str, Any], tools: Sequence[str] = ()
+           ) -> DenyCall | Question | None:  # fmt: skip
     """What approval makes of this call: denied now (DenyCall), allowed (None), or the
-    question to ask the user first (then `answered`)."""
+    question to ask the user first (then `answered`). `tools`: the active tools' names,
+    which no prefix approval may become."""
     denied = first_match(_rules(settings.get("approval.deny")), name, arguments, deny=True)
     if denied is not None:
         return DenyCall(f"the approval.deny rule {denied!r} matches this {name} call")
@@ -148,7 +154,7 @@ def decide(settings: Mapping[str, object], session: str, name: str,
     if first_match(approved, name, arguments, deny=False) is not None:
         return None
     choices = [("once", "Approve once"), ("session", f"Approve every {name} call for this session")]
-    first = prefix(arguments) if name == "bash" else ""
+    first = prefix(arguments, tools) if name == "bash" else ""
     if first:
         choices += [("prefix", f"Approve commands starting `{first}` for this session"),
                     ("always", f"Approve commands starting `{first}` always "
@@ -157,10 +163,22 @@ def decide(settings: Mapping[str, object], session: str, name: str,
     return Question(f"smith wants to {_described(name, arguments)}", choices, reasons=("deny",))
 
 
-def prefix(arguments: Mapping[str, Any]) -> str:
+# First words no prefix approval is offered for: they run whatever follows them (a
+# wrapper, a shell, an interpreter), so approving them would approve every command.
+INTERPRETERS = ("python", "python3", "node", "perl", "ruby", "php", "deno", "bun", "npx",
+                "pnpx", "uvx", "eval", "source", ".", "exec", "ssh", "docker", "kubectl",
+                "watch", "timeout", "flock")  # fmt: skip
+RUNS_ANYTHING = WRAPPERS | SHELLS | frozenset(INTERPRETERS)
+
+
+def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     """The first words of a simple command that an approval of its prefix covers: up to
     PREFIX_WORDS, before any flag, path or assignment (`git status -s` -> `git status`,
-    `ls -la` -> `ls`). Empty for a compound command, which no allow rule matches."""
+    `ls -la` -> `ls`). Empty, so nothing is offered, for a compound command (no allow
+    rule matches one), for one that starts with a word that runs anything after it
+    (`sudo`, `env`, `bash`, `python3`: RUNS_ANYTHING), and where the words would name a
+    tool (`write --help` -> `write`, or one of `tools`): a rule that is a tool's name
+    allows every call of that tool."""
     command = str(arguments.get("command", ""))
     if COMPOUND.search(command):
         return ""
@@ -169,7 +187,10 @@ def prefix(arguments: Mapping[str, Any]) -> str:
         if word.startswith("-") or "/" in word or "=" in word or not word.isprintable():
             break
         words.append(word)
-    return " ".join(words)
+    if not words or words[0] in RUNS_ANYTHING:
+        return ""
+    rule = " ".join(words)
+    return "" if rule in (*TOOLS, *tools) else rule
 
 
 def answered(
@@ -178,6 +199,7 @@ def answered(
     name: str,
     arguments: Mapping[str, Any],
     keep: Callable[[str, str], str] | None = None,
+    tools: Sequence[str] = (),
 ) -> DenyCall | Notify | None:
     """The call after the user's answer: denied (with the user's reason), or allowed, and
     remembered for the session or always (kept in approval.allow by `keep`) when they
@@ -193,7 +215,7 @@ def answered(
         return DenyCall(f"the user denied this {name} call{why}")
     if reply.choice == "session":
         _APPROVED.setdefault(session, set()).add(name)
-    elif reply.choice in ("prefix", "always") and (first := prefix(arguments)):
+    elif reply.choice in ("prefix", "always") and (first := prefix(arguments, tools)):
         _APPROVED.setdefault(session, set()).add(first)
         if reply.choice == "always":
             return _kept(first, keep)
@@ -215,10 +237,11 @@ def _kept(rule: str, keep: Callable[[str, str], str] | None) -> Notify:
 async def review(event: dict[str, Any], view: RuntimeView) -> DenyCall | Notify | None:
     """The tool_call hook: a call of a turn."""
     name, arguments = str(event["name"]), event.get("arguments") or {}
-    verdict = decide(view.settings, view.session_id, name, arguments)
+    tools = view.tool_names
+    verdict = decide(view.settings, view.session_id, name, arguments, tools)
     if isinstance(verdict, Question):
         reply = await view.ask(verdict)
-        return answered(reply, view.session_id, name, arguments, view.remember)
+        return answered(reply, view.session_id, name, arguments, view.remember, tools)
     return verdict
 
 

@@ -158,10 +158,19 @@ def _every_decision_is_recorded(senv: SmithEnv, choices: list[str]) -> list[dict
     ("command", "first"),
     [
         ("git status --short", "git status"),
-        ("ls -la", "ls"),
+        ("date -u", "date"),
+        ("ls -la", ""),  # `ls` is a tool's name too
         ("make test", "make test"),
         ("pytest tests/test_x.py", "pytest"),
         ("FOO=1 make", ""),  # an assignment first: nothing a rule could match
+        ("bash --version", ""),  # a tool's name: the rule would allow every bash call
+        ("write --help", ""),
+        ("fmt -w x", ""),  # ... one of the active tools, too
+        ("sudo -n true", ""),  # runs what follows: approving it would approve all
+        ("env X=1 ls", ""),
+        ("python3 -c 'import os'", ""),
+        ("git\x0bstatus", ""),  # not a word bash splits: one odd word, never offered
+        ("make  test", "make test"),
         ("make && rm -rf x", ""),  # compound: no allow rule matches it anyway
         ("git status | head", ""),
         ("", ""),
@@ -172,7 +181,7 @@ def test_a_commands_first_words_are_what_an_approval_of_its_prefix_covers(
 ) -> None:
     from smith.plugins.approval import prefix
 
-    assert prefix({"command": command}) == first
+    assert prefix({"command": command}, ("fmt",)) == first
 
 
 def test_always_keeps_the_commands_first_words_in_the_users_configuration(
@@ -393,3 +402,39 @@ def test_the_question_shows_the_whole_command_and_a_reason_that_cannot_pose_as_i
     assert text.rstrip().endswith("The model's reason: harmless). Allow it? ls -la")
     allowed, why, text = _asked_text("x" * 5000)
     assert not allowed and not text and "too long to show" in why
+
+
+def test_a_client_calls_reviewer_that_hangs_fails_or_answers_junk_denies_it() -> None:
+    """smith mcp reviews a client's call as a turn does: a tool_call handler that passes
+    its deadline (it waited forever), raises, or returns what tool_call does not take
+    denies the call; a denial or nothing is taken as given."""
+    import threading
+
+    from smith.frontends.mcp._server import _review_within
+    from smith.sdk import DenyCall
+    from smith.ui import Notify
+
+    never = threading.Event()
+    event = {"tool_call_id": "", "name": "write", "turn": 0, "arguments": {}}
+
+    def reviewed(handler: Callable[..., Any]) -> object:
+        return _review_within("guard", handler, event, lambda ask: None, None, 0.2)  # type: ignore[arg-type,return-value]
+
+    def hangs(e: Any, v: Any) -> None:
+        never.wait(10)
+
+    def raises(e: Any, v: Any) -> None:
+        raise RuntimeError("broken")
+
+    try:
+        late = reviewed(hangs)
+        assert isinstance(late, DenyCall) and "no answer within 0.2 s" in late.reason
+    finally:
+        never.set()
+    failed = reviewed(raises)
+    assert isinstance(failed, DenyCall) and "failed (RuntimeError: broken)" in failed.reason
+    junk = reviewed(lambda e, v: [DenyCall("no"), "junk"])
+    assert isinstance(junk, DenyCall) and "decides nothing" in junk.reason
+    assert reviewed(lambda e, v: None) is None
+    notice = [Notify("looked"), DenyCall("not this")]
+    assert reviewed(lambda e, v: notice) == notice

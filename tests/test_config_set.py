@@ -152,3 +152,24 @@ def test_add_value_extends_the_files_own_list_once_and_in_place(senv: SmithEnv) 
     assert fresh.read_text() == 'tools.protected ".git"\n'
     with pytest.raises(ValueError, match="no list setting"):
         add_value(str(path), "model", "x")
+
+
+def test_add_value_waits_a_bounded_time_for_another_writer(senv: SmithEnv) -> None:
+    """What "always" approves is kept within a handler's deadline: when another holds the
+    configuration directory's lock, add_value(wait=) gives up with an OSError that
+    says so, and writes nothing."""
+    import fcntl
+
+    from smith.config import add_value
+
+    path = senv.write_user_config('approval.allow "make"\n')
+    fd = os.open(str(path.parent), os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another writer (this process: flock is per open)
+        with pytest.raises(OSError, match="another process has been changing"):
+            add_value(str(path), "approval.allow", "git status", wait=0.1)
+    finally:
+        os.close(fd)
+    assert path.read_text() == 'approval.allow "make"\n'
+    assert add_value(str(path), "approval.allow", "git status", wait=0.1)[0] == [
+        "make", "git status"]  # fmt: skip

@@ -20,6 +20,7 @@ from smith.sdk import (
     Enqueue,
     HandleInput,
     Plugin,
+    Question,
     ReplaceResult,
     RewriteArguments,
     TransformInput,
@@ -300,12 +301,31 @@ def test_a_failing_or_late_handler_at_another_hook_counts_as_allow(tmp_path: Pat
     assert "too late" not in json.dumps(model.requests()[-1])
 
 
-def test_an_action_the_hook_does_not_take_is_reported_and_ignored(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "returned",
+    [[ReplaceResult("no")], [DenyCall("never a.txt"), "junk"], Question("?", [("y", "Y")])],
+    ids=["another hook's", "a denial with junk", "a question not asked"],
+)
+def test_a_reviewer_returning_what_tool_call_does_not_take_denies_the_call(
+    tmp_path: Path, returned: Any
+) -> None:
+    """What a broken reviewer decided is unknown: the call does not run (a denial next
+    to junk, or a Question returned instead of asked, let the write through)."""
     w = World(tmp_path)
     model = Scripted(tmp_path, "s", [WRITE_A, DONE])
-    converse(w, model, [on("tool_call", lambda e, v: [ReplaceResult("no")], "odd")])
-    assert (w.project / "a.txt").read_text() == "A"
+    converse(w, model, [on("tool_call", lambda e, v: returned, "odd")])
+    assert not (w.project / "a.txt").exists()
     assert [d["code"] for d in errors(w)] == ["plugin.wrong-action"]
+    (end,) = w.of("tool_end")
+    assert "plugin 'odd' denied it: its tool_call handler returned" in end["result"]["text"]
+
+
+def test_an_action_another_hook_does_not_take_is_reported_and_ignored(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    model = Scripted(tmp_path, "s", [READ_APP, DONE])
+    converse(w, model, [on("tool_result", lambda e, v: [DenyCall("no")], "odd")])
+    assert [d["code"] for d in errors(w)] == ["plugin.wrong-action"]
+    assert not w.of("tool_end")[0]["is_error"]
 
 
 # -- tool_result -------------------------------------------------------------------------

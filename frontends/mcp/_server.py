@@ -221,11 +221,10 @@ class SmithMcp:
                   asker: Callable[[str], Callable[[Asked], Reply]]) -> Outcome | None:  # fmt: skip
         """The call denied by a plugin's tool_call handler (not run: an error result
         naming the plugin and its reason), or None; `asker(plugin)` asks on the plugin's
-        behalf. Outside a turn only a denial counts: rewrites are not applied, and a
-        handler that fails allows (as in a turn)."""
-        import asyncio
-        import inspect
-
+        behalf. Outside a turn only a denial counts: rewrites are not applied. As in a
+        turn, a handler that fails, passes its deadline (REVIEW_DEADLINE: nobody is asked
+        here, so no answer is waited for) or returns what tool_call does not take denies
+        the call."""
         from smith.effects import Outcome, ToolResult
         from smith.sdk import DenyCall
 
@@ -233,15 +232,13 @@ class SmithMcp:
                  "arguments": args if isinstance(args, dict) else {}}  # fmt: skip
         for plugin, settings in self.reviewers:
             handler = plugin.handlers["tool_call"]
-            view = _CallView(settings, self.session.id, tuple(self.tools), asker(plugin.name))
-            try:
-                answer = handler(event, view)
-                if inspect.isawaitable(answer):
-                    answer = asyncio.run(_awaited(answer))
-            except Exception as exc:  # reported; and the call is denied, as in a turn
-                log.warning("the tool_call handler of %s failed: %r", plugin.name, exc)
-                answer = DenyCall(f"its tool_call handler failed ({type(exc).__name__}: {exc}), "
-                                  "so nothing reviewed the call")  # fmt: skip
+
+            def view(ask: Callable[[Asked], Reply], settings: Mapping[str, object] = settings
+                     ) -> _CallView:  # fmt: skip
+                return _CallView(settings, self.session.id, tuple(self.tools), ask)
+
+            answer = _review_within(plugin.name, handler, event, view, asker(plugin.name),
+                                    REVIEW_DEADLINE)  # fmt: skip
             actions = list(answer) if isinstance(answer, list | tuple) else [answer]
             denied = next((a for a in actions if isinstance(a, DenyCall)), None)
             if denied is not None:
@@ -449,6 +446,80 @@ class _ToolUi:
 
 async def _awaited(answer: Awaitable[Any]) -> Any:
     return await answer
+
+
+REVIEW_DEADLINE = 2.0  # seconds a tool_call handler has for a client's call (Limits' own)
+
+
+def _review_within(
+    name: str,
+    handler: Any,
+    event: dict[str, Any],
+    view: Callable[[Callable[[Asked], Reply]], _CallView],
+    asker: Callable[[Asked], Reply],
+    deadline: float,
+) -> object:
+    """The handler's answer, or a DenyCall when it failed, passed `deadline` (it is
+    abandoned, in a daemon thread of its own) or answered with what tool_call does not
+    take. It runs in a thread of its own, so its questions are brought back to this one
+    (the call's worker thread, where `asker` can reach the server's loop); the time they
+    take is no part of its deadline."""
+    import asyncio
+    import concurrent.futures
+    import inspect
+    import queue
+    import threading
+    import time
+
+    from smith.sdk import HOOK_ACTIONS, DenyCall
+    from smith.ui import SHOWN_TYPES
+
+    told: queue.SimpleQueue[tuple[str, Any, Any]] = queue.SimpleQueue()
+
+    def ask(question: Asked) -> Reply:  # from the handler's thread
+        reply: concurrent.futures.Future[Reply] = concurrent.futures.Future()
+        told.put(("ask", question, reply))
+        return reply.result()
+
+    def call() -> None:
+        try:
+            answer = handler(event, view(ask))
+            if inspect.isawaitable(answer):
+                answer = asyncio.run(_awaited(answer))
+            told.put(("done", answer, None))
+        except Exception as exc:
+            told.put(("done", None, exc))
+
+    threading.Thread(target=call, name=f"plugin {name}", daemon=True).start()
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            kind, answer, failed = told.get(timeout=max(0.0, end - time.monotonic()))
+        except queue.Empty:
+            log.warning("the tool_call handler of %s gave no answer within %s s", name, deadline)
+            return DenyCall(f"its tool_call handler gave no answer within {deadline:g} s, so "
+                            "nothing reviewed the call")  # fmt: skip
+        if kind == "done":
+            break
+        asked = time.monotonic()
+        try:
+            failed.set_result(asker(answer))
+        except Exception as exc:  # the handler's ask raises it, as a frontend's would
+            failed.set_exception(exc)
+        end += time.monotonic() - asked  # waiting for an answer is not the handler's time
+    if failed is not None:
+        log.warning("the tool_call handler of %s failed: %r", name, failed)
+        return DenyCall(f"its tool_call handler failed ({type(failed).__name__}: {failed}), "
+                        "so nothing reviewed the call")  # fmt: skip
+    items = answer if isinstance(answer, list | tuple) else [] if answer is None else [answer]
+    taken = (*HOOK_ACTIONS["tool_call"], *SHOWN_TYPES)
+    wrong = next((a for a in items if not isinstance(a, taken)), None)
+    if wrong is not None:
+        log.warning("the tool_call handler of %s returned %r, which tool_call does not take",
+                    name, wrong)  # fmt: skip
+        return DenyCall(f"its tool_call handler returned {repr(wrong)[:80]}, which decides "
+                        "nothing")  # fmt: skip
+    return answer
 
 
 class _CallView:

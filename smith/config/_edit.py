@@ -55,13 +55,16 @@ def set_value(path: str, key: str, text: str, *, schema: Schema = SCHEMA) -> tup
     return _store(path, key, option, lambda _old: value)
 
 
-def add_value(path: str, key: str, item: str, *, schema: Schema = SCHEMA) -> tuple[object, Located]:
+def add_value(
+    path: str, key: str, item: str, *, schema: Schema = SCHEMA, wait: float | None = None
+) -> tuple[object, Located]:
     """Add `item` to the list setting `key` as the file at `path` has it (the file's own
     value, not the resolved one: a project's or the environment's never reaches the user
     file); nothing is written when it holds `item` already.
 
     Returns the list now stored and where it stands in the file. What a user approves
-    "always" is kept so (the approval plugin, through RuntimeView.remember).
+    "always" is kept so (the approval plugin, through RuntimeView.remember). `wait`:
+    seconds to wait for another writer's lock (None: as long as it takes); then OSError.
     """
     option = schema.get(key)
     if option is None or not isinstance(option.type, Strings):
@@ -71,18 +74,22 @@ def add_value(path: str, key: str, item: str, *, schema: Schema = SCHEMA) -> tup
         items = list(old) if isinstance(old, list) else []
         return items if item in items else [*items, item]
 
-    return _store(path, key, option, added)
+    return _store(path, key, option, added, wait)
 
 
 def _store(
-    path: str, key: str, option: Option, value_of: Callable[[object], object]
+    path: str,
+    key: str,
+    option: Option,
+    value_of: Callable[[object], object],
+    wait: float | None = None,
 ) -> tuple[object, Located]:
     """Write `key` = value_of(the file's current value, or None) into the file, in place."""
     # Edit what the user file really is: a symlink into a dotfiles repository stays one.
     path = os.path.realpath(path)
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
-    with _locked(directory):
+    with _locked(directory, wait):
         try:
             with open(path, encoding="utf-8", newline="") as f:  # keep \r\n as it is
                 old = f.read()
@@ -129,15 +136,30 @@ class _locked:
     """An exclusive lock on a directory (flock on its descriptor), so no lock file is left
     in the user's configuration directory."""
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, wait: float | None = None) -> None:
         self.directory = directory
+        self.wait = wait  # seconds to wait for another writer (None: as long as it takes)
         self.fd = -1
 
     def __enter__(self) -> None:
         import fcntl
+        import time
 
         self.fd = os.open(self.directory, os.O_RDONLY)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        if self.wait is None:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            return
+        until = time.monotonic() + self.wait
+        while True:  # flock has no timeout: try, and try again shortly
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= until:
+                    os.close(self.fd)
+                    raise OSError(f"another process has been changing {self.directory} "
+                                  f"for over {self.wait:g} s") from None  # fmt: skip
+                time.sleep(0.02)
 
     def __exit__(self, *exc: object) -> None:
         os.close(self.fd)  # closing releases the lock

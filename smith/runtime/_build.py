@@ -458,7 +458,9 @@ def _keeper(user_file: str) -> Callable[[str, str], str]:
         from smith.diagnostics import ConfigError
 
         try:
-            _, where = add_value(user_file, key, item)
+            # Within a handler's deadline: another writer holding the file is waited
+            # for a second at most.
+            _, where = add_value(user_file, key, item, wait=1.0)
         except ConfigError as exc:  # the file has errors: it is not guessed around
             raise OSError(f"{user_file} has errors, so it was not changed: {exc}") from None
         return f"{where.path}:{where.line}"

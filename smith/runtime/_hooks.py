@@ -11,8 +11,8 @@ decide about one thing:
 
 The rules are the same at every hook: a handler that fails, passes its deadline or
 returns what the hook does not take counts as allow (and is reported), but at
-`tool_call` a handler that fails or passes its deadline denies the call: a reviewer that
-broke (the approval plugin among them) never lets a call through unreviewed; two plugins
+`tool_call` such a handler denies the call: a reviewer that broke (the approval plugin
+among them) never lets a call through unreviewed; two plugins
 asking for different things is a conflict (`plugin.conflict`, naming both), and then
 nothing any one of them asked for is applied; at `tool_call` any deny wins outright.
 An abort while a hook's handlers run takes what is not decided yet as it was, so a
@@ -239,6 +239,9 @@ async def _decide(rt: LoopContext, ev: Event) -> list[tuple[str, HookAction]]:
                     allowed=", ".join(t.__name__ for t in allowed),
                 )
             )
+            if ev["type"] == "tool_call":  # fails closed: what it decided is unknown
+                reason = f"its tool_call handler returned {shown}, which decides nothing"
+                actions.append((plugin, DenyCall(reason)))
             continue
         actions += [(plugin, cast(HookAction, a)) for a in items]
     return actions
