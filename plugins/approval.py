@@ -37,7 +37,6 @@ from smith.sdk import DenyCall, Plugin, RuntimeView
 from smith.ui import Notify, Question, Reply
 
 MUTATING = ("bash", "write", "edit")
-TOOLS = ("read", "write", "edit", "bash", "find", "grep", "ls")  # smith's own tools' names
 # Where a command holds another: separators, pipes, substitutions and redirections.
 COMPOUND = re.compile(r";|&|\||`|\$\(|<|>|\n")
 
@@ -174,11 +173,13 @@ RUNS_ANYTHING = WRAPPERS | SHELLS | frozenset(INTERPRETERS)
 def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     """The first words of a simple command that an approval of its prefix covers: up to
     PREFIX_WORDS, before any flag, path or assignment (`git status -s` -> `git status`,
-    `ls -la` -> `ls`). Empty, so nothing is offered, for a compound command (no allow
+    `date -u` -> `date`). Empty, so nothing is offered, for a compound command (no allow
     rule matches one), for one that starts with a word that runs anything after it
     (`sudo`, `env`, `bash`, `python3`: RUNS_ANYTHING), and where the words would name a
-    tool (`write --help` -> `write`, or one of `tools`): a rule that is a tool's name
-    allows every call of that tool."""
+    tool (`write --help` -> `write`: a built-in's name or one of `tools`): a rule that is
+    a tool's name allows every call of that tool."""
+    from smith.effects import builtin_tools
+
     command = str(arguments.get("command", ""))
     if COMPOUND.search(command):
         return ""
@@ -190,7 +191,7 @@ def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     if not words or words[0] in RUNS_ANYTHING:
         return ""
     rule = " ".join(words)
-    return "" if rule in (*TOOLS, *tools) else rule
+    return "" if rule in builtin_tools() or rule in tools else rule
 
 
 def answered(

@@ -35,13 +35,25 @@ _REDACTED = "[secret]"
 _secrets: set[str] = set()
 
 
-def register_secret(text: str) -> None:
-    """Never show `text` in any diagnostic from now on (API keys, tokens)."""
-    if len(text) >= 4:
-        import json
+def spellings(value: str) -> tuple[str, ...]:
+    """`value` and the escaped forms text may hold it in (repr's, as in an exception's
+    args, and JSON's), when they differ from it: a secret is masked in each."""
+    import json
 
-        # With the escaped forms an exception's repr or a JSON text would show it in.
-        _secrets.update({text, repr(text)[1:-1], json.dumps(text)[1:-1]})
+    forms = (
+        value,
+        repr(value)[1:-1],
+        json.dumps(value)[1:-1],
+        value.encode("unicode_escape").decode(),
+    )
+    return tuple(dict.fromkeys(f for f in forms if f))
+
+
+def register_secret(text: str) -> None:
+    """Never show `text` in any diagnostic from now on (API keys, tokens), in any of its
+    spellings."""
+    if len(text) >= 4:
+        _secrets.update(spellings(text))
 
 
 def scrub(text: str) -> str:

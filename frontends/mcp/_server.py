@@ -36,6 +36,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from smith.diagnostics import SmithError, did_you_mean
+from smith.runtime import Limits, unreviewed
 from smith.ui import (
     Capabilities,
     Intent,
@@ -448,7 +449,7 @@ async def _awaited(answer: Awaitable[Any]) -> Any:
     return await answer
 
 
-REVIEW_DEADLINE = 2.0  # seconds a tool_call handler has for a client's call (Limits' own)
+REVIEW_DEADLINE = Limits().handler_deadline  # seconds a handler has, as in a turn
 
 
 def _review_within(
@@ -471,7 +472,7 @@ def _review_within(
     import threading
     import time
 
-    from smith.sdk import HOOK_ACTIONS, DenyCall
+    from smith.sdk import HOOK_ACTIONS
     from smith.ui import SHOWN_TYPES
 
     told: queue.SimpleQueue[tuple[str, Any, Any]] = queue.SimpleQueue()
@@ -497,8 +498,7 @@ def _review_within(
             kind, answer, failed = told.get(timeout=max(0.0, end - time.monotonic()))
         except queue.Empty:
             log.warning("the tool_call handler of %s gave no answer within %s s", name, deadline)
-            return DenyCall(f"its tool_call handler gave no answer within {deadline:g} s, so "
-                            "nothing reviewed the call")  # fmt: skip
+            return unreviewed(f"failed (no answer within {deadline:g} s)")
         if kind == "done":
             break
         asked = time.monotonic()
@@ -509,16 +509,14 @@ def _review_within(
         end += time.monotonic() - asked  # waiting for an answer is not the handler's time
     if failed is not None:
         log.warning("the tool_call handler of %s failed: %r", name, failed)
-        return DenyCall(f"its tool_call handler failed ({type(failed).__name__}: {failed}), "
-                        "so nothing reviewed the call")  # fmt: skip
+        return unreviewed(f"failed ({type(failed).__name__}: {failed})")
     items = answer if isinstance(answer, list | tuple) else [] if answer is None else [answer]
     taken = (*HOOK_ACTIONS["tool_call"], *SHOWN_TYPES)
     wrong = next((a for a in items if not isinstance(a, taken)), None)
     if wrong is not None:
         log.warning("the tool_call handler of %s returned %r, which tool_call does not take",
                     name, wrong)  # fmt: skip
-        return DenyCall(f"its tool_call handler returned {repr(wrong)[:80]}, which decides "
-                        "nothing")  # fmt: skip
+        return unreviewed(f"returned {repr(wrong)[:80]}, which decides nothing")
     return answer
 
 

@@ -31,6 +31,7 @@ from smith.runtime._cost import CostMeter, format_cost
 from smith.runtime._events import TYPES as EVENT_TYPES
 from smith.runtime._events import Event
 from smith.runtime._generation import Generation
+from smith.runtime._hooks import unreviewed
 from smith.runtime._host import AUTHORISED, ToolHost
 from smith.runtime._images import SUFFIXES as IMAGE_SUFFIXES
 from smith.runtime._images import (
@@ -104,6 +105,7 @@ __all__ = [
     "takes_images",
     "tool_context",
     "truncate",
+    "unreviewed",
 ]
 
 

@@ -107,6 +107,13 @@ async def answers(rt: LoopContext, ev: Event) -> list[tuple[str, object]]:
     return found
 
 
+def unreviewed(how: str) -> DenyCall:
+    """The denial of a call its tool_call handler did not decide (`how`: it failed, ran
+    past its deadline, returned what tool_call does not take). A reviewer that broke
+    fails closed, in a turn and for smith mcp's calls alike."""
+    return DenyCall(f"its tool_call handler {how}, so nothing reviewed the call")
+
+
 class Failed:
     """What call_handler gives for a handler that failed or passed its deadline (already
     reported): nothing, except at `tool_call`, where it denies the call."""
@@ -222,8 +229,7 @@ async def _decide(rt: LoopContext, ev: Event) -> list[tuple[str, HookAction]]:
     for plugin, batch in await answers(rt, ev):
         if isinstance(batch, Failed):
             if ev["type"] == "tool_call":  # fails closed: nobody reviewed the call
-                actions.append((plugin, DenyCall(f"its tool_call handler failed ({batch.reason}), "
-                                                 "so nothing reviewed the call")))  # fmt: skip
+                actions.append((plugin, unreviewed(f"failed ({batch.reason})")))
             continue
         items = batch if isinstance(batch, list | tuple) else [] if batch is None else [batch]
         wrong = next((a for a in items if not isinstance(a, allowed)), None)
@@ -240,8 +246,7 @@ async def _decide(rt: LoopContext, ev: Event) -> list[tuple[str, HookAction]]:
                 )
             )
             if ev["type"] == "tool_call":  # fails closed: what it decided is unknown
-                reason = f"its tool_call handler returned {shown}, which decides nothing"
-                actions.append((plugin, DenyCall(reason)))
+                actions.append((plugin, unreviewed(f"returned {shown}, which decides nothing")))
             continue
         actions += [(plugin, cast(HookAction, a)) for a in items]
     return actions

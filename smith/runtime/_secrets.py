@@ -27,7 +27,7 @@ import weakref
 from typing import Any
 
 from smith._redact import redact_text
-from smith.diagnostics import register_secret
+from smith.diagnostics import register_secret, spellings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,20 +44,6 @@ _MARK = "{{secret:"  # cheap test before running the placeholder pattern
 
 def placeholder(name: str) -> str:
     return f"{{{{secret:{name}}}}}"
-
-
-def spellings(value: str) -> tuple[str, ...]:
-    """`value` and the escaped forms text may hold it in (repr's and JSON's), when they
-    differ from it."""
-    import json
-
-    forms = (
-        value,
-        repr(value)[1:-1],
-        json.dumps(value)[1:-1],
-        value.encode("unicode_escape").decode(),
-    )
-    return tuple(dict.fromkeys(f for f in forms if f))
 
 
 class SecretProxy:

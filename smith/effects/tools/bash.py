@@ -183,9 +183,10 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     on-request, the model's `unsandboxed` ask; on-failure, running again outside once the
     user approves, when the sandbox stopped it."""
     command = str(args["command"])
-    if len(os.fsencode(command)) > COMMAND_MAX_BYTES:  # execve would fail with E2BIG
+    size = len(os.fsencode(command))
+    if size > COMMAND_MAX_BYTES:  # execve would fail with E2BIG
         raise ToolError(
-            f"the command is {len(os.fsencode(command)):,} bytes; Linux passes at most "
+            f"the command is {size:,} bytes; Linux passes at most "
             f"{COMMAND_MAX_BYTES:,} bytes in one argument: write a script with the write "
             "tool and run that"
         )
