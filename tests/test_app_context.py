@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.app_kit import assembled_app
 from tests.conftest import SmithEnv, smith_executable
 from tests.rpc_kit import Rpc
-from tests.test_tui_terminal import Tmux
+from tests.test_tui_terminal import Tmux, terminal, terminal_env
 
 
 def _script(senv: SmithEnv, responses: list[dict[str, Any]]) -> tuple[str, Path]:
@@ -32,18 +32,13 @@ def _requests(log: Path) -> list[dict[str, Any]]:
 def test_the_apps_compact_passes_its_focus_to_the_summary_request(senv: SmithEnv) -> None:
     """`/compact the parser bug` typed in the app (the product plugin's command) asks the
     summary to keep that above all; the request the provider receives says so."""
-    from smith.config import resolve
-    from smith.frontends.tui._app import SmithApp
-    from smith.runtime import build
 
     project = senv.make_project()
     model, log = _script(senv, [{"text": "a " * 40}, {"text": "b " * 40}, {"text": "SUMMARY"}])
-    config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
-    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
-    session = assembly.new_session("smith")
+    make_app, session = assembled_app(senv, project, model)
 
     async def main() -> None:
-        app = SmithApp(assembly.runtime, session, templates=assembly.templates)
+        app = make_app()
         async with app.run_test(size=(100, 30)) as pilot:
             runtime = app.runtime
             assert runtime is not None
@@ -98,16 +93,9 @@ def test_rpc_says_a_project_template_shadows_the_users(senv: SmithEnv) -> None:
 
 @pytest.fixture
 def shadowed(senv: SmithEnv) -> Iterator[Tmux]:
-    env = {**senv.env, "PATH": os.path.dirname(smith_executable()) + os.pathsep
-           + os.environ["PATH"], "TERM": "xterm-256color"}  # fmt: skip
-    project = _shadowing_project(senv, env)
-    t = Tmux(project, env)
-    t("new-session", "-d", "-s", "s", "-x", "200", "-y", "40", "-c", str(project),
-      "bash --norc --noprofile")  # fmt: skip
-    try:
+    env = terminal_env(senv)
+    with terminal(_shadowing_project(senv, env), env, (200, 40)) as t:
         yield t
-    finally:
-        t("kill-server")
 
 
 def test_the_app_shows_that_a_project_template_shadows_the_users(shadowed: Tmux) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from smith.runtime._attach import mentions
+from tests.app_kit import assembled_app
 from tests.conftest import Result, SmithEnv
 from tests.rpc_kit import Rpc
 
@@ -248,19 +249,14 @@ def test_compaction_summarises_a_shell_note_as_the_users_command() -> None:
 def test_the_app_runs_bang_input_as_the_users_command(senv: SmithEnv) -> None:
     import asyncio
 
-    from smith.config import resolve
-    from smith.frontends.tui._app import SmithApp
-    from smith.runtime import build
     from tests.test_tui import visible
 
     project = _project(senv)
     model, log = _script(senv)
-    config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
-    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
-    session = assembly.new_session("smith")
+    make_app, session = assembled_app(senv, project, model)
 
     async def main() -> None:
-        app = SmithApp(assembly.runtime, session, templates=assembly.templates)
+        app = make_app()
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             app._send("!!echo quiet > made.txt")

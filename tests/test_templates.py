@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from smith.runtime._templates import Template, match, parse
+from tests.app_kit import assembled_app
 from tests.conftest import Result, SmithEnv
 from tests.rpc_kit import Rpc
 
@@ -155,22 +156,17 @@ def test_the_app_offers_templates_in_help_and_completion_and_sends_them(
 
     from textual.widgets import Static
 
-    from smith.config import resolve
-    from smith.frontends.tui._app import SmithApp
     from smith.frontends.tui._screens import InfoScreen
-    from smith.runtime import build
 
     (senv.config_home / "prompts").mkdir(parents=True)
     (senv.config_home / "prompts" / "greet.md").write_text(GREET)
     (senv.config_home / "prompts" / "help.md").write_text("my help\n")  # the app's /help
     project = senv.make_project()
     model, log = _script(senv)
-    config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
-    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
-    session = assembly.new_session("smith")
+    make_app, session = assembled_app(senv, project, model)
 
     async def main() -> None:
-        app = SmithApp(assembly.runtime, session, templates=assembly.templates)
+        app = make_app()
         async with app.run_test(size=(100, 30)) as pilot:
             from tests.test_tui import visible
 
@@ -206,20 +202,14 @@ def test_the_app_command_palette_lists_templates_and_runs_one(
 
     from textual.command import CommandList, CommandPalette
 
-    from smith.config import resolve
-    from smith.frontends.tui._app import SmithApp
-    from smith.runtime import build
-
     (senv.config_home / "prompts").mkdir(parents=True)
     (senv.config_home / "prompts" / "greet.md").write_text(GREET)
     project = senv.make_project()
     model, log = _script(senv)
-    config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
-    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
-    session = assembly.new_session("smith")
+    make_app, session = assembled_app(senv, project, model)
 
     async def main() -> None:
-        app = SmithApp(assembly.runtime, session, templates=assembly.templates)
+        app = make_app()
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.press("ctrl+p")
             await pilot.pause()

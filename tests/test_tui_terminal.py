@@ -3,6 +3,7 @@ every way of ending it restores the terminal."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -52,19 +53,31 @@ class Tmux:
         return [int(p) for p in out.split()]
 
 
-@pytest.fixture
-def tmux(senv: SmithEnv) -> Iterator[Tmux]:
-    project = senv.make_project()
-    (project / "README.md").write_text("# a project\n")
-    env = {**senv.env, "PATH": os.path.dirname(smith_executable()) + os.pathsep
-           + os.environ["PATH"], "TERM": "xterm-256color"}  # fmt: skip
+def terminal_env(senv: SmithEnv) -> dict[str, str]:
+    """The test's environment with this checkout's smith first on PATH, in a real terminal."""
+    return {**senv.env, "PATH": os.path.dirname(smith_executable()) + os.pathsep
+            + os.environ["PATH"], "TERM": "xterm-256color"}  # fmt: skip
+
+
+@contextlib.contextmanager
+def terminal(project: Path, env: dict[str, str], size: tuple[int, int] = (110, 35)
+             ) -> Iterator[Tmux]:  # fmt: skip
+    """A tmux server of its own with one bash session "s" in `project`, ended after."""
     t = Tmux(project, env)
-    t("new-session", "-d", "-s", "s", "-x", "110", "-y", "35", "-c", str(project),
-      "bash --norc --noprofile")  # fmt: skip
+    t("new-session", "-d", "-s", "s", "-x", str(size[0]), "-y", str(size[1]), "-c",
+      str(project), "bash --norc --noprofile")  # fmt: skip
     try:
         yield t
     finally:
         t("kill-server")
+
+
+@pytest.fixture
+def tmux(senv: SmithEnv) -> Iterator[Tmux]:
+    project = senv.make_project()
+    (project / "README.md").write_text("# a project\n")
+    with terminal(project, terminal_env(senv)) as t:
+        yield t
 
 
 def _start(tmux: Tmux) -> None:
