@@ -254,7 +254,6 @@ class Assembly:
         instruction files and prompt.append still follow), limits and plugins (after
         those of the assembly's plugin list)."""
         from smith.runtime._runtime import Runtime
-        from smith.runtime._setup import tool_context
 
         self.prepare(session)
         options = dict(self.options)
@@ -264,7 +263,7 @@ class Assembly:
             options["limits"] = limits
         if system_prompt is not None:
             options["system_prompt"] = system_prompt
-        context = tool_context(self.config, self.cwd, session)
+        context = self.tool_context(session)
         given = self.tools() if tools is None else list(tools)
         return Runtime(
             session,
@@ -318,12 +317,11 @@ class Assembly:
         """Tools run outside a model turn (MCP, `smith tools run`), each as a recorded
         effect with snapshots around it, so `smith undo` takes its change back."""
         from smith.runtime._host import ToolHost
-        from smith.runtime._setup import tool_context
         from smith.vcs import FileHistory
 
         self.prepare(session)
-        context = tool_context(self.config, self.cwd, session)
-        settings = self.options["history"]
+        context = self.tool_context(session)
+        settings = self.history_settings
         history = FileHistory(settings, session, context.root) if settings.enabled else None
         tools, origins = self.host_tools(context.limits)
         return ToolHost(session, tools, context, self.secrets, history=history,
