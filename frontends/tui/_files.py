@@ -99,7 +99,8 @@ def read_listing(lister: Lister, limit: int = MAX_FILES) -> Listing:
                 break
             directories.add(parent)
             slash = path.rfind("/", 0, slash)
-    index = PathIndex(kept + [d for d in directories if mentionable(d) and inert(d) == d])
+    # (a directory is the start of a kept path: it has no control character either)
+    index = PathIndex(kept + [d for d in directories if mentionable(d)])
     return Listing(index, len(kept), cut, took=time.monotonic() - start)
 
 
