@@ -498,7 +498,7 @@ def test_an_abort_while_the_environment_is_read_still_records_the_prompt(tmp_pat
     script.write_text('{"responses": [{"text": "never asked"}]}')
     settings = InstructionSettings(("AGENTS.md",), 1000, Source("default", "defaults"))
     project = ProjectContext(root=str(tmp_path), cwd=str(tmp_path), config_home=str(tmp_path),
-                             instructions=settings)  # fmt: skip
+                             data_home=str(tmp_path / "data"), instructions=settings)  # fmt: skip
     reading, release = threading.Event(), threading.Event()
     real = project.environment
 

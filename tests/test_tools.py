@@ -120,7 +120,7 @@ def test_permission_denied_is_reported(
     def denied(*_: object, **__: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(_files, "open", denied, raising=False)
+    monkeypatch.setattr(_files, "read_file", denied)
     result = call("read", path="p.txt")
     assert "permission denied" in result.text and not result.ok  # type: ignore[attr-defined]
 

@@ -6,6 +6,7 @@ outcome = run_tool(journal, builtin_tools()["read"], {"path": "README.md"}, ctx)
 """
 
 from smith._lazy import lazy_exports
+from smith._readfile import FileRefused, FileTooBig, Reach, read_file
 from smith.effects._journal import Effect, EffectJournal, JournalError, lost_result
 from smith.effects._outputs import prune as prune_outputs
 from smith.effects._run import Outcome, run_tool, validate
@@ -22,9 +23,12 @@ from smith.effects.tools import builtin as builtin_tools
 __all__ = [
     "Effect",
     "EffectJournal",
+    "FileRefused",
+    "FileTooBig",
     "JournalError",
     "Outcome",
     "Presentation",
+    "Reach",
     "Sandbox",
     "ToolCancelled",
     "ToolContext",
@@ -36,6 +40,7 @@ __all__ = [
     "list_files",
     "lost_result",
     "prune_outputs",
+    "read_file",
     "run_tool",
     "sandbox_unavailable",
     "validate",

@@ -128,6 +128,7 @@ class Assembly:
             root,
             approved=approved_templates(self.config.home, root),
             warn=self.warn,
+            private=(self.config.home, str(self.config["config-home"])),
         )
         return self.templates
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -190,24 +189,20 @@ def load_image(
     cwd: str | None = None,
 ) -> Image:
     """The image file `path` (relative to `cwd`, default the current directory)."""
+    from smith.effects import FileRefused, FileTooBig, Reach, read_file
+
     name = os.path.basename(path) or path
     source = Source(surface, path)
-    full = os.path.join(cwd, path) if cwd else path
+    full = os.path.abspath(os.path.join(cwd, path) if cwd else path)
     try:
-        # Not blocking: a FIFO or a terminal named as an image (/dev/stdin: the client's
-        # own requests, over RPC) must be refused, never waited on.
-        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise OSError(0, "it is not a regular file (a FIFO, a device or a directory)")
-            os.set_blocking(f.fileno(), True)
-            size = info.st_size
-            if size > max_bytes:
-                raise _too_large(path, size, max_bytes, where, source)
-            data = f.read(max_bytes + 1)
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
+        # The user's own choice, so anywhere; but a regular file, opened without
+        # blocking: a FIFO or a terminal named as an image (/dev/stdin: the client's own
+        # requests, over RPC) is refused, never waited on.
+        data = read_file(full, limit=max_bytes, reach=Reach.anywhere())
+    except FileTooBig as exc:
+        raise _too_large(path, exc.size, max_bytes, where, source) from None
+    except (FileRefused, OSError) as exc:
+        reason = exc.reason if isinstance(exc, FileRefused) else exc.strerror or str(exc)
         raise IMAGE_UNREADABLE.error(value=path, source=source, name=path,
                                      reason=reason) from None  # fmt: skip
     # Diagnostics name the path as given; the image is shown by its file name.

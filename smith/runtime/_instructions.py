@@ -7,6 +7,12 @@ directory (the user's own, for every project), then one per directory from the p
 root down to the working directory. A file larger than `context.max-bytes` is refused
 whole with a warning naming it, its size and the setting, never cut.
 
+Each is read as the read tool reads (smith.effects.read_file): a project's must be a
+regular file inside the project once symbolic links are resolved, never in smith's own
+directories; the user's own may lead anywhere but smith's data directory. A cloned
+repository's `AGENTS.md -> /proc/self/environ`, or one a command planted pointing at
+smith's credentials, is refused with a warning saying where it leads, never loaded.
+
 Directories below the project root that the agent reaches later (a tool call's path) are
 looked at once, when first touched (`Instructions.reached`); the runtime records the
 files it finds there as `instructions` entries (smith.runtime._notes).
@@ -24,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from smith.diagnostics import Diagnostic
+    from smith.effects import Reach
 
 INSTRUCTIONS_TOO_BIG = DiagnosticKind(
     "context.file-too-big",
@@ -41,6 +48,16 @@ INSTRUCTIONS_UNREADABLE = DiagnosticKind(
     why="instruction files are UTF-8 text read when a runtime starts or a directory is "
     "first reached",
     fix="make {path} a readable UTF-8 file, or remove it",
+)
+INSTRUCTIONS_REFUSED = DiagnosticKind(
+    "context.file-refused",
+    severity="warning",
+    what="the instruction file {path} was not loaded: {reason}",
+    why="smith reads instruction files as the read tool reads files: a project's must be a "
+    "regular file inside the project once symbolic links are resolved, and none may lead "
+    "into smith's own directories, so that a repository cannot send the model another file "
+    "of this machine (the user's own file in {config_home} may lead anywhere else)",
+    fix="{remedy}; until then its rules are not sent",
 )
 INSTRUCTIONS_BAD_NAME = DiagnosticKind(
     "config.context-file-name",
@@ -85,10 +102,24 @@ class Instructions:
     """The instruction files of one project, directory by directory, each directory
     looked at once (`checked`)."""
 
-    def __init__(self, settings: InstructionSettings, root: str, cwd: str) -> None:
+    def __init__(
+        self,
+        settings: InstructionSettings,
+        root: str,
+        cwd: str,
+        *,
+        private: Sequence[str] = (),
+    ) -> None:
+        """`private`: smith's own directories (its data, then its configuration), which
+        no instruction file may lead into (the user's global file may lie in the latter)."""
+        from smith.effects import Reach
+
         self.settings = settings
         self.root = os.path.realpath(root)
         self.cwd = os.path.realpath(cwd)
+        self.private = tuple(private)
+        self.config_home = "smith's configuration directory"  # known once `initial` ran
+        self.reach = Reach.project(self.root, private=self.private)
         self.checked: set[str] = set()
         self.first: frozenset[str] = frozenset()  # what `initial` looked at
 
@@ -99,9 +130,13 @@ class Instructions:
 
     def initial(self, config_home: str) -> tuple[list[InstructionFile], list[Diagnostic]]:
         """The global file, then the root's down to the working directory's."""
+        from smith.effects import Reach
+
         found: list[InstructionFile] = []
         problems: list[Diagnostic] = []
-        home = self._load(os.path.realpath(config_home), problems, label="")
+        self.config_home = home_dir = os.path.realpath(config_home)
+        own = Reach.anywhere(private=[p for p in self.private if os.path.realpath(p) != home_dir])
+        home = self._load(home_dir, problems, label="", reach=own)
         if home is not None:
             found.append(home)
         for directory in self._chain(self.cwd) if self._below(self.cwd) else [self.root]:
@@ -143,32 +178,44 @@ class Instructions:
         return steps
 
     def _load(
-        self, directory: str, problems: list[Diagnostic], *, label: str | None = None
+        self,
+        directory: str,
+        problems: list[Diagnostic],
+        *,
+        label: str | None = None,
+        reach: Reach | None = None,
     ) -> InstructionFile | None:
         """The instruction file of `directory`, if it has one that can be loaded (else
         what is wrong with it, in `problems`); `label`: the directory it is for, when
-        not `directory` itself ("" for the user's global file)."""
+        not `directory` itself ("" for the user's global file); `reach`: where it may
+        lead (default: the project's files' rule)."""
+        from smith.effects import FileRefused, FileTooBig, read_file
+
         path = find_file(directory, self.settings.names)
         if path is None:
             return None
         limit = self.settings.max_bytes
         source = Source("file", path)
         try:
-            with open(path, "rb") as f:
-                data = f.read(limit + 1)
-                size = max(os.fstat(f.fileno()).st_size, len(data))
+            data = read_file(path, limit=limit, reach=reach or self.reach)
+        except FileTooBig as exc:
+            where = str(self.settings.max_bytes_source)
+            problems.append(
+                INSTRUCTIONS_TOO_BIG(
+                    value=path, source=source, path=path, size=exc.size, limit=limit, where=where
+                )
+            )
+            return None
+        except FileRefused as exc:
+            refused = INSTRUCTIONS_REFUSED(value=path, source=source, path=path,
+                                           reason=exc.reason, remedy=exc.fix,
+                                           config_home=self.config_home)  # fmt: skip
+            problems.append(refused)
+            return None
         except OSError as exc:
             reason = exc.strerror or str(exc)
             problems.append(
                 INSTRUCTIONS_UNREADABLE(value=path, source=source, path=path, reason=reason)
-            )
-            return None
-        if len(data) > limit:
-            where = str(self.settings.max_bytes_source)
-            problems.append(
-                INSTRUCTIONS_TOO_BIG(
-                    value=path, source=source, path=path, size=size, limit=limit, where=where
-                )
             )
             return None
         try:
@@ -183,9 +230,11 @@ class Instructions:
 
 
 def find_file(directory: str, names: Sequence[str]) -> str | None:
-    """The first of `names` that is a regular file in `directory`."""
+    """The first of `names` that exists in `directory` as anything but a directory: a
+    FIFO, a device or a symlink that leads nowhere is the directory's instruction file
+    too, refused with a warning when read, not passed over in silence."""
     for name in names:
         path = os.path.join(directory, name)
-        if os.path.isfile(path):
+        if os.path.lexists(path) and not os.path.isdir(path):
             return path
     return None

@@ -45,6 +45,7 @@ class ProjectContext:
         root: str,
         cwd: str,
         config_home: str,
+        data_home: str,
         prompt: PromptConfig | None = None,
         instructions: InstructionSettings,
         safety: str = "",
@@ -55,7 +56,8 @@ class ProjectContext:
         self.safety = safety  # the environment block's sandbox and approval line
         self.sandbox = sandbox  # where the block's `git status` runs (read-only)
         self.prompt = prompt or PromptConfig()
-        self.instructions = Instructions(instructions, root, cwd)
+        # No instruction file leads into smith's own directories (data, configuration).
+        self.instructions = Instructions(instructions, root, cwd, private=(data_home, config_home))
         self.files: list[InstructionFile]
         self.problems: list[Diagnostic]
         self.files, self.problems = self.instructions.initial(config_home)
@@ -75,6 +77,7 @@ class ProjectContext:
             root=config.project_root,
             cwd=cwd,
             config_home=str(config["config-home"]),
+            data_home=config.home,
             prompt=prompt if prompt is not None else PromptConfig.from_config(config, cwd),
             instructions=settings,
             safety=safety_line(config),

@@ -10,7 +10,10 @@ show what the model is told, part by part. The default parts are the plugins'
 a heading followed by the `tool.NAME` line of every active tool that has one, and is left
 out when no active tool has one. Configuration replaces them (`prompt.system`, a file) or
 adds to them (`prompt.append`, files or text), read here with the diagnostics that name
-a bad value and where it was set.
+a bad value and where it was set. A prompt file is read as the read tool reads
+(smith.effects.read_file): a regular file of at most PROMPT_FILE_MAX_BYTES; one a
+project's configuration names stays inside the project once symbolic links are
+resolved; none leads into smith's data directory (nor, a project's, its configuration).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from smith.config import Config, Setting
+    from smith.effects import Reach
     from smith.sdk import Plugin
 
 PROMPT_FILE = DiagnosticKind(
@@ -35,6 +39,16 @@ PROMPT_FILE = DiagnosticKind(
     "without it (set at {where})",
     fix="create the file, or correct or remove {key} at {where}",
 )
+
+PROMPT_FILE_REFUSED = DiagnosticKind(
+    "config.prompt-file-refused",
+    what="{key} names the file {path}, which smith will not read: {reason}",
+    why="a prompt file is read as the read tool reads files: a regular file of at most "
+    "{limit} KB, inside the project once symbolic links are resolved when the project's "
+    "configuration names it, and never in smith's own directories (set at {where})",
+    fix="{remedy}; or correct or remove {key} at {where}",
+)
+PROMPT_FILE_MAX_BYTES = 256 * 1024  # a prompt, not a document
 
 SENT = ("system", "tools", "message")  # where a part goes in a request
 
@@ -113,14 +127,16 @@ class PromptConfig:
         setting = config.origin("prompt.system")
         if setting.value is not None:
             path = _resolve(str(setting.value), setting, config, cwd)
-            system = Part("prompt.system", path, _read(path, str(setting.value), setting))
+            text = _read(path, str(setting.value), setting, _reach(setting, config))
+            system = Part("prompt.system", path, text)
         appended = []
         setting = config.origin("prompt.append")
         for item in setting.value if isinstance(setting.value, list) else []:
             value = str(item)
             if is_path(value):
                 path = _resolve(value, setting, config, cwd)
-                appended.append(Part("prompt.append", path, _read(path, value, setting)))
+                text = _read(path, value, setting, _reach(setting, config))
+                appended.append(Part("prompt.append", path, text))
             else:
                 appended.append(Part("prompt.append", _described(setting), value))
         return PromptConfig(system, tuple(appended))
@@ -154,10 +170,29 @@ def _resolve(value: str, setting: Setting, config: Config, cwd: str) -> str:
     return os.path.normpath(os.path.join(base, path))
 
 
-def _read(path: str, value: str, setting: Setting) -> str:
+def _reach(setting: Setting, config: Config) -> Reach:
+    """Where a prompt file may lie: a project's configuration's, inside the project and
+    out of smith's directories; the user's own (their file, the environment, a flag),
+    anywhere but smith's data directory."""
+    from smith.effects import Reach
+
+    if setting.layer == "project":
+        private = (config.home, str(config["config-home"]))
+        return Reach.project(config.project_root, private=private)
+    return Reach.anywhere(private=(config.home,))
+
+
+def _read(path: str, value: str, setting: Setting, reach: Reach) -> str:
+    from smith.effects import FileRefused, read_file
+
+    where = str(setting.source)
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        return read_file(path, limit=PROMPT_FILE_MAX_BYTES, reach=reach).decode("utf-8")
+    except FileRefused as exc:
+        raise PROMPT_FILE_REFUSED.error(
+            value=value, source=setting.source, key=setting.key, path=path, reason=exc.reason,
+            remedy=exc.fix, limit=PROMPT_FILE_MAX_BYTES // 1024, where=where,
+        ) from None  # fmt: skip
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         if isinstance(exc, UnicodeDecodeError):
@@ -168,7 +203,7 @@ def _read(path: str, value: str, setting: Setting) -> str:
             key=setting.key,
             path=path,
             reason=reason,
-            where=str(setting.source),
+            where=where,
         ) from None
 
 

@@ -21,10 +21,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.effects import Reach
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 # $$ is a literal $ (so `$$1` is `$1` as written, and a shell's `$@` can be kept).
@@ -52,8 +56,9 @@ UNREADABLE = DiagnosticKind(
     "template.unreadable",
     severity="warning",
     what="the prompt template {path} was not loaded: {problem}",
-    why="a template is a UTF-8 Markdown file of at most 64 KB named NAME.md, NAME being "
-    "letters, digits, '_', '-' or '.'",
+    why="a template is a regular UTF-8 Markdown file of at most 64 KB named NAME.md, NAME "
+    "being letters, digits, '_', '-' or '.'; a project's is no symlink, and none leads "
+    "into smith's own directories or /proc",
     fix="{remedy}; until then it is not a command",
 )
 UNREADABLE_DIRECTORY = DiagnosticKind(
@@ -141,13 +146,14 @@ def match(templates: Mapping[str, Template], text: str) -> tuple[Template, str] 
 
 
 def _files(
-    directory: str, warn: Callable[[Diagnostic], None], *, project: str | None = None
+    directory: str, warn: Callable[[Diagnostic], None], reach: Reach
 ) -> Iterable[tuple[Template, str]]:
-    """Each template file of `directory` with its SHA-256. A project's (`project`: its
-    root) must be regular files inside it: a symlink is not followed out of it."""
+    """Each template file of `directory` with its SHA-256, read as `reach` allows
+    (smith.effects.read_file: a project's are regular files inside it, no symlinks)."""
     import hashlib
 
-    from smith.trust import TEMPLATE_MAX_BYTES, read_bounded
+    from smith.effects import FileRefused, FileTooBig, read_file
+    from smith.trust import TEMPLATE_MAX_BYTES
 
     try:
         names = sorted(os.listdir(directory))
@@ -167,19 +173,18 @@ def _files(
             problem, remedy = f"'{name}' is not a command name", "rename the file"
         else:
             try:
-                data = read_bounded(path, TEMPLATE_MAX_BYTES, follow=project is None)
+                data = read_file(path, limit=TEMPLATE_MAX_BYTES, reach=reach)
                 text = data.decode("utf-8-sig")  # a BOM is not part of the front matter
                 yield parse(text, name, path), hashlib.sha256(data).hexdigest()
                 continue
             except UnicodeDecodeError:
                 problem, remedy = "it is not UTF-8 text", "save it as UTF-8 text"
-            except ValueError as exc:
-                problem, remedy = str(exc), "shorten it"
+            except FileTooBig as exc:
+                problem, remedy = f"it is over {exc.limit // 1024} KB", "shorten it"
+            except FileRefused as exc:
+                problem, remedy = exc.reason, exc.fix
             except OSError as exc:
-                reason = "a symlink, which a project's template may not be" if (
-                    project is not None and os.path.islink(path)) else (
-                    exc.strerror or str(exc))  # fmt: skip
-                problem, remedy = reason, "make it a readable regular file"
+                problem, remedy = exc.strerror or str(exc), "make it a readable regular file"
         warn(UNREADABLE(value=path, source=Source("file", path), path=path,
                         problem=problem, remedy=remedy))  # fmt: skip
 
@@ -191,11 +196,18 @@ def load(
     *,
     approved: Mapping[str, str] | None,
     warn: Callable[[Diagnostic], None],
+    private: Sequence[str] = (),
 ) -> dict[str, Template]:
     """Every template, by name: the plugins' (`{plugin: {name: text}}`), the user's,
     then the project's, each later one shadowing an earlier one with a notice. A
     project's templates load only as `smith trust` approved them (`approved`: name ->
-    SHA-256, None when the project is not trusted); one added or changed since is said."""
+    SHA-256, None when the project is not trusted); one added or changed since is said.
+    `private`: smith's own directories (data, configuration), which no template file
+    leads into (the user's own may lie in the configuration directory)."""
+    from smith.effects import Reach
+
+    home = os.path.realpath(config_home)
+    users = Reach.anywhere(private=[p for p in private if os.path.realpath(p) != home])
     found: dict[str, Template] = {}
 
     def add(template: Template) -> None:
@@ -209,7 +221,7 @@ def load(
     for plugin, texts in plugins.items():
         for name, text in texts.items():
             add(parse(text, name, f"plugin {plugin}"))
-    for template, _ in _files(os.path.join(config_home, "prompts"), warn):
+    for template, _ in _files(os.path.join(config_home, "prompts"), warn, users):
         add(template)
     project = os.path.join(project_root, ".smith", "prompts")
     if not os.path.isdir(project):
@@ -223,7 +235,8 @@ def load(
         if waiting:
             warn(UNTRUSTED(value=project, source=Source("file", project), path=project))
         return found
-    for template, sha in _files(project, warn, project=project_root):
+    reach = Reach.project(project_root, private=private, links=False)
+    for template, sha in _files(project, warn, reach):
         if approved.get(template.name) == sha:
             add(template)
         else:

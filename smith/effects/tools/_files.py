@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import os
-import stat
 
+from smith._readfile import FileRefused, Reach, read_file
 from smith.effects._tool import ToolError
 
 
 def read_bytes(path: str, shown: str, *, missing: str) -> bytes:
-    """The bytes of a regular file. `missing` says what to do when it does not exist.
-    Pipes, sockets and devices are refused (reading one could block or never end)."""
+    """The bytes of a regular file (`path`: real, already confined by ToolContext.path).
+    `missing` says what to do when it does not exist. Pipes, sockets and devices are
+    refused (reading one could block or never end), also one swapped in since the check."""
     try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISDIR(mode):
+        if os.path.isdir(path):
             raise ToolError(f"{shown} is a directory; use ls to list it")
-        if not stat.S_ISREG(mode):
-            raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
-        with open(path, "rb") as f:
-            return f.read()
+        return read_file(path, limit=None, reach=Reach.anywhere())
+    except FileRefused as exc:
+        raise ToolError(f"{shown} cannot be read: {exc.reason}") from None
     except FileNotFoundError:
         raise ToolError(f"{shown} does not exist; {missing}") from None
     except PermissionError:

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     import pathspec
 
 MAX_ENTRIES = 1000
+IGNORE_FILE_BYTES = 1 << 20
 
 
 def ignored(ctx: ToolContext, directory: str) -> pathspec.GitIgnoreSpec:
@@ -22,24 +23,27 @@ def ignored(ctx: ToolContext, directory: str) -> pathspec.GitIgnoreSpec:
     root = os.path.realpath(ctx.root)
     rel = os.path.relpath(directory, root)
     parts = [] if rel == "." else rel.split(os.sep)
-    lines = _rules(os.path.join(root, ".git", "info", "exclude"), "")
+    lines = _rules(os.path.join(root, ".git", "info", "exclude"), "", root)
     here, prefix = root, ""
     for part in ["", *parts]:
         if part:
             here = os.path.join(here, part)
             prefix = f"{prefix}{part}/"
         for name in (".gitignore", ".ignore"):
-            lines += _rules(os.path.join(here, name), prefix)
+            lines += _rules(os.path.join(here, name), prefix, root)
     return pathspec.GitIgnoreSpec.from_lines([*lines, *ctx.ignore])
 
 
-def _rules(path: str, prefix: str) -> list[str]:
-    """The rules of one ignore file, rewritten to apply from the root."""
+def _rules(path: str, prefix: str, root: str) -> list[str]:
+    """The rules of one ignore file, rewritten to apply from the root. One that is no
+    regular file of the project (a FIFO, a link out of it) or is over 1 MiB has none."""
+    from smith._readfile import FileRefused, Reach, read_file
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            raw = f.read().splitlines()
-    except OSError:
+        data = read_file(path, limit=IGNORE_FILE_BYTES, reach=Reach.project(root, private=()))
+    except (OSError, FileRefused):
         return []
+    raw = data.decode("utf-8", "replace").splitlines()
     out = []
     for line in raw:
         if not line.strip() or line.startswith("#"):

@@ -50,12 +50,11 @@ _OLD_LIMIT = 1024 * 1024  # an older file bigger than this is not diffed
 def _old_text(path: str) -> str | None:
     """What the file held before, as text, to diff against (None: too big, not UTF-8 or
     unreadable; the write goes ahead all the same)."""
-    try:
-        if not os.path.isfile(path) or os.path.getsize(path) > _OLD_LIMIT:  # never a FIFO
-            return None
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    from smith._readfile import FileRefused, Reach, read_file
+
+    try:  # never a FIFO, not even one swapped in: opened without blocking
+        return read_file(path, limit=_OLD_LIMIT, reach=Reach.anywhere()).decode("utf-8")
+    except (OSError, FileRefused, UnicodeDecodeError):
         return None
 
 
