@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,60 @@ def test_a_trusted_projects_prompt_file_stays_in_the_project(
     r = smith_process("eval", "--model", f"scripted:{script}", "hi", cwd=senv.make_project("p2"),
                       env=env)  # fmt: skip
     assert r.code == 2 and "is a FIFO (named pipe), not a regular file" in r.err
+
+
+# -- what is shown: smith context and get_context mask every credential -------------------
+
+LOGIN_KEY = "sk-local-login-Qw3Er5Ty7U"
+ENV_KEY = "sk-ant-env-Vb8Hn3Jd5K2m"
+REGISTERED = "registered-Hx4Pq9Zt"
+
+
+def _keys_world(senv: SmithEnv) -> tuple[Path, dict[str, str]]:
+    """A project whose own AGENTS.md holds every key as text (no link: only masking can
+    keep them from being shown), one key logged in with `smith auth login`."""
+    from tests.conftest import smith_executable
+
+    project = _project(senv)
+    login = subprocess.run(
+        [smith_executable(), "auth", "login", "openai-compatible"], cwd=project, env=senv.env,
+        input=LOGIN_KEY + "\n", capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert login.returncode == 0, login.stderr
+    (project / "AGENTS.md").write_text(f"Keys: {LOGIN_KEY} {ENV_KEY} {REGISTERED}. KEEP-ME\n")
+    env = {"ANTHROPIC_API_KEY": ENV_KEY, "DEMO_SECRET": REGISTERED}
+    env["SMITH_SECRETS_ENV"] = "DEMO_SECRET"
+    return project, env
+
+
+def test_smith_context_masks_logged_in_environment_and_registered_keys(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project, env = _keys_world(senv)
+    for args in (("context", "--json"), ("context",)):
+        r = smith_process(*args, cwd=project, env=env)
+        assert r.code == 0, r.err
+        for key in (LOGIN_KEY, ENV_KEY, REGISTERED):
+            assert key not in r.out + r.err, (args, key)
+    parts = json.loads(smith_process("context", "--json", cwd=project, env=env).out)["parts"]
+    (rules,) = [p["text"] for p in parts if p["name"] == "instructions"]
+    # As a request carries them: placeholders, and the rest of the file as it is.
+    assert "{{secret:ANTHROPIC_API_KEY}}" in rules and "{{secret:DEMO_SECRET}}" in rules
+    assert "{{secret:SMITH_AUTH_OPENAI_COMPATIBLE_KEY}}" in rules and "KEEP-ME" in rules
+
+
+def test_rpc_get_context_masks_them_too(senv: SmithEnv) -> None:
+    from tests.rpc_kit import Rpc, script
+
+    project, env = _keys_world(senv)
+    with Rpc(senv, project, "--model", script(senv, [{"text": "hi"}]), env=env) as rpc:
+        answer = rpc.call("get_context")
+        code, err = rpc.close()
+    assert code == 0, err
+    shown = json.dumps(answer)
+    assert "KEEP-ME" in shown
+    for key in (LOGIN_KEY, ENV_KEY, REGISTERED):
+        assert key not in shown
 
 
 # -- smith.effects.read_file -----------------------------------------------------------------

@@ -226,6 +226,7 @@ class Assembly:
         and the environment block the next prompt would record. Reads git for the
         environment: call it off the event loop. A live runtime has its own
         (`Runtime.context_parts`), which also shows what plugin handlers changed."""
+        from smith.providers import watch_credentials
         from smith.runtime._project import context_parts, recorded_notes
 
         project = self.project()
@@ -235,7 +236,10 @@ class Assembly:
         tools = [*builtin, *(t for p in self.plugin_list.active for t in p.tools)]
         system = project.system_parts(self.plugin_list.active, [t.name for t in tools])
         notes = recorded_notes(session) if session is not None else []
-        return context_parts(system, tools, notes, project.environment(self.model))
+        # Shown with credentials as a runtime's requests carry them ({{secret:NAME}}).
+        watch_credentials(self.secrets.protect)
+        upcoming = project.environment(self.model)
+        return context_parts(system, tools, notes, upcoming, secrets=self.secrets)
 
     def runtime(
         self,

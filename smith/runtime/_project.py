@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from smith.diagnostics import Diagnostic
     from smith.effects import Sandbox, ToolSpec
     from smith.runtime._runtime import Runtime
+    from smith.runtime._secrets import SecretProxy
     from smith.sdk import Plugin
     from smith.session import Session
 
@@ -190,7 +191,7 @@ def live_parts(rt: Runtime, *, upcoming: bool = True) -> list[Part]:
     system = generation_parts(rt.prompt_parts, gen.system_prompt)
     notes = recorded_notes(rt.session, rt.context_cache)
     env = rt.project.environment(gen.model) if upcoming and rt.project else None
-    return context_parts(system, gen.tools, notes, env)
+    return context_parts(system, gen.tools, notes, env, secrets=rt.secrets)
 
 
 def context_parts(
@@ -198,11 +199,13 @@ def context_parts(
     tools: Sequence[ToolSpec],
     notes: Sequence[Part],
     upcoming: Environment | None,
+    *,
+    secrets: SecretProxy,
 ) -> list[Part]:
     """Everything a request would send besides the conversation, in the order it is
     sent: the system prompt's parts, the tool definitions, the recorded notes, and the
     environment block the next prompt would record (`upcoming`, when it differs from
-    the last one recorded)."""
+    the last one recorded); masked as `shown` masks them, since they are for showing."""
     parts = [*system]
     if tools:
         parts.append(tools_part(tools))
@@ -211,7 +214,22 @@ def context_parts(
     if upcoming is not None and upcoming.text != last:
         source = "environment (recorded when the next prompt starts)" if notes else "environment"
         parts.append(Part("environment", source, upcoming.text, "message"))
-    return parts
+    return shown(parts, secrets)
+
+
+def shown(parts: Sequence[Part], secrets: SecretProxy) -> list[Part]:
+    """`parts` as smith shows them (`smith context`, RPC `get_context`, the app's
+    `/context`), whatever path a secret came by (an instruction file holding a key): a
+    registered secret or provider credential as the model is sent it, `{{secret:NAME}}`
+    (`secrets`, the proxy that redacts requests), then every credential smith has read
+    (the environment's provider keys, the auth file's) and what looks like one masked
+    (smith.diagnostics.masked)."""
+    from smith.diagnostics import masked
+
+    def mask(text: str) -> str:
+        return masked(str(secrets.redact(text)))
+
+    return [Part(p.name, mask(p.source), mask(p.text), p.sent) for p in parts]
 
 
 def safety_line(config: Config) -> str:
