@@ -14,12 +14,19 @@
 
 `approval.allow` and `approval.deny` refine it, for every policy: a rule is a tool's name
 or the start of a bash command in whole words (`git status`, `rm -rf`). Deny wins, and
-the matched rule is named. A deny rule matches any part of a compound command
-(`make; rm -rf x`); an allow rule only a simple one (no `;`, `&&`, `|`, redirection or
-substitution), so allowing `git status` never allows `git status; curl ...`. Deny rules
-see through quotes, wrappers (`env`, `sudo`, `command`), paths (`/bin/rm`), flag order and
-`sh -c`, but they guard against accidents and are no boundary (`r=rm; $r -rf` passes):
-the sandbox is the boundary.
+the matched rule is named. Commands are parsed as bash parses them (plugins/_bashrules.py,
+on tree-sitter-bash), once per call whatever the number of rules. A deny rule matches
+every program the command runs: in any part of a compound command, substitutions and
+functions, through wrappers and their options (`nice -n 5 rm`, `xargs -n 1 rm`), `sh -c`
+and `eval` of literal text, `find -exec`, with quotes, ANSI-C quoting and braces
+expanded, and options by meaning (`rm -rf` denies `rm -Rf` and `rm --recursive
+--force`). What it cannot see (a variable or glob as the program, `eval` of computed
+text, code given to an interpreter, source it cannot parse) is denied when the rule could
+match it, with why. An allow rule matches only a lone simple command (no list, pipe,
+redirection, substitution or assignment) that runs nothing beyond the rule's words, so
+allowing `git status` never allows `git status; curl ...`, nor `git` allow `git -c
+alias.x='!sh' x`. The sandbox stays the boundary: a program that runs others from a file
+(`make`, `python x.py`) is not looked into.
 
 Asking is a UI question (smith.ui): the app's overlay, RPC's `ui.ask`; eval and MCP
 refuse it, so the call is denied with a reason that names the flag to change. Each
@@ -29,16 +36,16 @@ shows every decision.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from smith.sdk import DenyCall, Plugin, RuntimeView
 from smith.ui import Notify, Question, Reply
 
+from ._bashprograms import RUNS_ANYTHING, RUNS_BY_OPTION, program
+from ._bashrules import allows, analyse, denial
+
 MUTATING = ("bash", "write", "edit")
-# Where a command holds another: separators, pipes, substitutions and redirections.
-COMPOUND = re.compile(r";|&|\||`|\$\(|<|>|\n")
 
 SHOWN = 400  # characters of a command shown in the question
 PREFIX_WORDS = 2  # at most, of a command's first words an approval covers (`git status`)
@@ -49,15 +56,13 @@ _APPROVED: dict[str, set[str]] = {}
 _ALWAYS: set[str] = set()
 
 
-BLANKS = re.compile(r"[ \t]+")  # what bash splits words on (not \v, \r, NBSP: Python's)
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in BLANKS.split(text.strip(" \t")) if w]
+def _command(arguments: Mapping[str, Any]) -> str:
+    return str(arguments.get("command", ""))
 
 
 def matches(rule: str, name: str, arguments: Mapping[str, Any], *, deny: bool) -> bool:
-    """Whether `rule` covers this call (see the module's docstring)."""
+    """Whether `rule` covers this call (see the module's docstring); a deny rule also
+    when it could (what it cannot see)."""
     rule = rule.strip()
     if not rule:
         return False
@@ -65,59 +70,19 @@ def matches(rule: str, name: str, arguments: Mapping[str, Any], *, deny: bool) -
         return True
     if name != "bash":
         return False
-    command = str(arguments.get("command", ""))
-    want = _words(rule)
-    if deny:
-        return _denies(want, command, depth=0)
-    return not COMPOUND.search(command) and _words(command)[: len(want)] == want
+    analysis = analyse(_command(arguments))
+    return denial([rule], analysis) is not None if deny else allows(rule, analysis)
 
 
-# Words that run the next ones (or start a compound): a deny rule looks past them.
-WRAPPERS = frozenset({"env", "command", "exec", "builtin", "sudo", "doas", "nice", "nohup",
-                      "time", "stdbuf", "xargs", "!", "(", "{", "if", "then", "do", "else",
-                      "elif", "while", "until"})  # fmt: skip
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
-ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def _unquoted(part: str) -> list[str]:
-    import shlex
-
-    try:
-        return shlex.split(part, posix=True)
-    except ValueError:  # an unbalanced quote: words as they stand, quotes dropped
-        return [w.strip("'\"\\") for w in part.split()]
-
-
-def _denies(want: list[str], command: str, *, depth: int) -> bool:
-    """A deny rule against each simple command of `command`, as a shell would run it:
-    quotes and backslashes gone, past assignments and wrappers (env, sudo, command, ...),
-    the program by its base name, and the rule's short flags in any order or grouping
-    (`rm -rf` denies `rm -fr` and `rm -r -f`); `sh -c '...'` is looked into. A guard
-    against accidents, not a boundary: `r=rm; $r -rf` is not caught."""
-    import os
-
-    for part in re.split(r";|&&|\|\||\||&|\n|`|\$\(|\(|\)|\{|\}", command):
-        words = _unquoted(part)
-        while words and (words[0] in WRAPPERS or ASSIGNMENT.match(words[0])
-                         or (words[0].startswith("-") and len(words) > 1)):  # fmt: skip
-            words = words[1:]
-        if not words:
-            continue
-        program, rest = os.path.basename(words[0]), words[1:]
-        if program in SHELLS and "-c" in rest and depth < 3:
-            inner = rest[rest.index("-c") + 1 :]
-            if inner and _denies(want, inner[0], depth=depth + 1):
-                return True
-        if program != want[0]:
-            continue
-        flags = {c for w in rest if w.startswith("-") and not w.startswith("--") for c in w[1:]}
-        if all(
-            (set(w[1:]) <= flags) if w.startswith("-") and not w.startswith("--") else w in rest
-            for w in want[1:]
-        ):
-            return True
-    return False
+def denied(rules: Sequence[str], name: str, arguments: Mapping[str, Any]) -> str | None:
+    """Why the first deny rule that matches this call denies it (a tool's name first),
+    else why one that could match does; None when none could. The command is parsed once."""
+    rules = [r.strip() for r in rules if r.strip()]
+    if name in rules:
+        return f"the approval.deny rule {name!r} matches this {name} call"
+    if name != "bash" or not rules:
+        return None
+    return denial(rules, analyse(_command(arguments)))
 
 
 def first_match(rules: Sequence[str], name: str, arguments: Mapping[str, Any], *,
@@ -144,9 +109,9 @@ def decide(settings: Mapping[str, object], session: str, name: str,
     """What approval makes of this call: denied now (DenyCall), allowed (None), or the
     question to ask the user first (then `answered`). `tools`: the active tools' names,
     which no prefix approval may become."""
-    denied = first_match(_rules(settings.get("approval.deny")), name, arguments, deny=True)
-    if denied is not None:
-        return DenyCall(f"the approval.deny rule {denied!r} matches this {name} call")
+    why = denied(_rules(settings.get("approval.deny")), name, arguments)
+    if why is not None:
+        return DenyCall(why)
     if settings.get("approval") != "untrusted" or name not in MUTATING:
         return None
     approved = [*_rules(settings.get("approval.allow")), *_ALWAYS, *_APPROVED.get(session, ())]
@@ -162,36 +127,37 @@ def decide(settings: Mapping[str, object], session: str, name: str,
     return Question(f"smith wants to {_described(name, arguments)}", choices, reasons=("deny",))
 
 
-# First words no prefix approval is offered for: they run whatever follows them (a
-# wrapper, a shell, an interpreter), so approving them would approve every command.
-INTERPRETERS = ("python", "python3", "node", "perl", "ruby", "php", "deno", "bun", "npx",
-                "pnpx", "uvx", "eval", "source", ".", "exec", "ssh", "docker", "kubectl",
-                "watch", "timeout", "flock")  # fmt: skip
-RUNS_ANYTHING = WRAPPERS | SHELLS | frozenset(INTERPRETERS)
-
-
 def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     """The first words of a simple command that an approval of its prefix covers: up to
-    PREFIX_WORDS, before any flag, path or assignment (`git status -s` -> `git status`,
-    `date -u` -> `date`). Empty, so nothing is offered, for a compound command (no allow
-    rule matches one), for one that starts with a word that runs anything after it
-    (`sudo`, `env`, `bash`, `python3`: RUNS_ANYTHING), and where the words would name a
-    tool (`write --help` -> `write`: a built-in's name or one of `tools`): a rule that is
-    a tool's name allows every call of that tool."""
+    PREFIX_WORDS, before any option, path or assignment (`git status -s` -> `git status`,
+    `date -u` -> `date`). Empty, so nothing is offered, where the rule would not cover
+    this very command (a compound one, or one that runs more than its first words), for a
+    program that runs whatever follows it or code (a wrapper, shell or interpreter, by
+    what it is: `sudo`, `python3.12`, `busybox`, `sed`: RUNS_ANYTHING), for a program
+    whose options can run commands when an option comes first (`git -c ...`, `tar -x
+    --to-command=...`: RUNS_BY_OPTION; `git status` is offered), and where the words
+    would name a tool (`write --help` -> `write`: a built-in's name or one of `tools`): a
+    rule that is a tool's name allows every call of that tool."""
     from smith.effects import builtin_tools
 
-    command = str(arguments.get("command", ""))
-    if COMPOUND.search(command):
-        return ""
-    words: list[str] = []
-    for word in _words(command)[:PREFIX_WORDS]:
-        if word.startswith("-") or "/" in word or "=" in word or not word.isprintable():
+    analysis = analyse(_command(arguments))
+    words = analysis.simple or ()
+    first: list[str] = []
+    for word in words[:PREFIX_WORDS]:
+        text = word.text
+        if not word.static or not text or text[0] == "-" or "/" in text or "=" in text:
             break
-        words.append(word)
-    if not words or words[0] in RUNS_ANYTHING:
+        if not text.isprintable():
+            break
+        first.append(text)
+    if not first or program(first[0]) in RUNS_ANYTHING:
         return ""
-    rule = " ".join(words)
-    return "" if rule in builtin_tools() or rule in tools else rule
+    if program(first[0]) in RUNS_BY_OPTION and len(first) == 1 and len(words) > 1:
+        return ""
+    rule = " ".join(first)
+    if rule in builtin_tools() or rule in tools or not allows(rule, analysis):
+        return ""
+    return rule
 
 
 def answered(
