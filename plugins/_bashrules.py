@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,13 +26,14 @@ from ._bashprograms import HANDLERS, RUNS_ANYTHING, joined, program
 from ._bashwords import Word, basename_glob, expand, fallback
 
 DEPTH = 4  # code within code (`sh -c "eval 'bash -c ...'"`) looked into, at most
+NESTED = 16  # commands within a command's words (`find -exec find -exec ...`), at most
 EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
                         "process_substitution", "arithmetic_expansion"})  # fmt: skip
 SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 # Variables whose value a program runs (GIT_PAGER, EDITOR, GIT_SSH_COMMAND, LESSOPEN) or
 # that make programs load code (LD_PRELOAD, BASH_ENV, GIT_CONFIG_*): by their shape.
 RUNNER_VAR = re.compile(r"(PAGER|EDITOR|VISUAL|COMMAND|ASKPASS|SSH|DIFF|OPEN|CLOSE|BROWSER|"
-                        r"PROXY|CMD|HOOK|SHELL)$")  # fmt: skip
+                        r"PROXY|CMD|HOOK)$")  # fmt: skip
 LOADER_VAR = re.compile(r"^(BASH_ENV|ENV|LD_PRELOAD|LD_AUDIT|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|"
                         r"PERL5LIB|PERL5DB|NODE_OPTIONS|RUBYOPT|PROMPT_COMMAND|SHELLOPTS|"
                         r"BASHOPTS|PS4|GIT_CONFIG\w*|GIT_EXEC_PATH|BASH_FUNC_.*)$")  # fmt: skip
@@ -61,6 +63,9 @@ _BRACE = re.compile(rb"(?<!\$)\{(?=[^\s}])")
 _NOT_BLANKS = bytes.maketrans(b"\v\f\r", b"\x1c\x1c\x1c")
 
 
+_PARSING = threading.Lock()
+
+
 @functools.cache
 def _parser() -> Any:
     import tree_sitter
@@ -70,7 +75,8 @@ def _parser() -> Any:
 
 
 def _parse(source: bytes) -> Any:
-    return _parser().parse(source).root_node
+    with _PARSING:  # one parser, and smith mcp reviews calls on threads
+        return _parser().parse(source).root_node
 
 
 @functools.lru_cache(maxsize=512)
@@ -109,6 +115,7 @@ class _Walk:
         self.simple: tuple[Word, ...] | None = None
         self.stdin: Word | None = None
         self._base: int | None = None
+        self._nested = 0
         self.src = command.encode("utf-8", "surrogatepass")
         self._chars = None if command.isascii() else self._char_offsets()
         # bash splits words on spaces and tabs only; tree-sitter also on \v, \f and \r,
@@ -268,7 +275,14 @@ class _Walk:
     def run(self, words: Any, offset: int | None) -> None:
         base = self._base
         at = None if base is None or offset is None else base + 1 + offset
-        self._program(list(words), at)
+        if self._nested >= NESTED:
+            self.unseen("it runs commands within commands too deep to look into")
+            return
+        self._nested += 1
+        try:
+            self._program(list(words), at)
+        finally:
+            self._nested -= 1
 
     def code(self, word: Word, what: str) -> None:
         if not word.static:

@@ -377,3 +377,26 @@ def test_allowing_git_no_longer_lets_an_alias_run_a_command(
     assert alias["is_error"] and "approval is untrusted" in alias["result"]["text"]
     assert not (project / "pwned").exists()
     assert "approval is untrusted" not in colour["result"]["text"]
+
+
+@pytest.mark.parametrize("command", ["git -c color.ui=never log", "python3.12 x.py"])
+def test_over_rpc_no_prefix_is_offered_for_a_command_whose_rule_would_be_too_broad(
+    senv: SmithEnv, command: str
+) -> None:
+    """The user is asked as issue 26's probe was (RPC's ui.ask): approving `git -c
+    color.ui=never log` always used to keep the rule `git`; now only once, for the
+    session, or deny are offered."""
+    from tests.rpc_kit import Rpc
+    from tests.test_ui_rpc import _asked, _respond
+
+    project = senv.make_project()
+    rpc = Rpc(senv, project, "--model", _calls(senv, [command]), "--approval", "untrusted")
+    try:
+        rpc.call("prompt", {"text": "go"})
+        asked = _asked(rpc)
+        assert [c["key"] for c in asked["params"]["choices"]] == ["once", "session", "deny"]
+        _respond(rpc, asked["id"], result={"choice": "deny"})
+        rpc.call("wait_idle")
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
