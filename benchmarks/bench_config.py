@@ -81,3 +81,47 @@ class Resolve:
 
     track_resolve_uncached_over_kdl_parse.unit = "x kdl.parse"  # type: ignore[attr-defined]
     track_resolve_cached_over_kdl_parse.unit = "x kdl.parse"  # type: ignore[attr-defined]
+
+
+def large_config(nodes: int = 10_000) -> str:
+    """A configuration of `nodes` nodes, each with a value and most with a position deep
+    in the file: the size at which a reader that rescans the text for every position
+    (quadratic) takes minutes."""
+    return "".join(
+        f'catalog.m{i}.context-window {i}\nplugins {{ p{i} {{ key "v{i}" n={i}; }}; }}\n'
+        for i in range(nodes // 4)
+    )
+
+
+class ParseLarge:
+    """smith's reader (values with positions, for diagnostics and in-place edits) against
+    kdl-py parsing the same 10,000-node text: the ratio stays near 1 when reading is
+    linear, and grows with the file when it is not."""
+
+    def setup(self) -> None:
+        self.text = large_config()
+
+    def time_kdl_parse_large(self) -> None:
+        kdl.parse(self.text)
+
+    def time_read_settings_large(self) -> None:
+        from smith.config._kdl import read_settings
+
+        read_settings("config.kdl", self.text)
+
+    def track_read_settings_over_kdl_parse(self) -> float:
+        return parse_ratio(self.text)
+
+    track_read_settings_over_kdl_parse.unit = "x kdl.parse"  # type: ignore[attr-defined]
+
+
+def parse_ratio(text: str) -> float:
+    """smith's reader over kdl-py on `text`, best of three each, interleaved."""
+    from smith.config._kdl import read_settings
+
+    base: list[float] = []
+    ours: list[float] = []
+    for _ in range(3):
+        base += timeit.repeat(lambda: kdl.parse(text), number=1, repeat=1)
+        ours += timeit.repeat(lambda: read_settings("c", text), number=1, repeat=1)
+    return min(ours) / min(base)

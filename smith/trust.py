@@ -30,6 +30,13 @@ TRUST_UNREADABLE = DiagnosticKind(
     fix="repair or delete the file (deleting it forgets every trusted project), then run "
     "`smith trust` again in each project",
 )
+TRUST_CONFIG_UNUSABLE = DiagnosticKind(
+    "trust.config-unusable",
+    what="cannot trust this project: its configuration file {problem}",
+    why="trust approves the project's .smith/config.kdl as it is, and smith reads "
+    "configuration only from a regular UTF-8 file of at most 1 MiB inside the project",
+    fix="make {path} such a file (or remove it), then run `smith trust` again",
+)
 TRUST_NOT_A_DIRECTORY = DiagnosticKind(
     "trust.not-a-directory",
     what="cannot trust {path}: it is not a directory",
@@ -43,16 +50,16 @@ def _store(home: str) -> str:
 
 
 def _load(home: str) -> dict[str, dict[str, object]]:
-    import json
+    from smith.text import loads
 
     path = _store(home)
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = loads(read_bounded(path, TRUST_MAX_BYTES))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        raise TRUST_UNREADABLE.error(source=Source("file", path), reason=str(exc)) from exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise TRUST_UNREADABLE.error(source=Source("file", path), reason=reason) from exc
     projects = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(projects, dict):
         raise TRUST_UNREADABLE.error(
@@ -68,27 +75,102 @@ def digest(text: str) -> str:
 
 
 TEMPLATE_MAX_BYTES = 64 * 1024  # a prompt template is a prompt, not a document
+# Configuration is kilobytes: a file past this is a mistake or an attack, and would cost
+# its size in time and memory on every command.
+CONFIG_MAX_BYTES = 1 << 20
+# The trust list holds the approved text of each trusted project's configuration.
+TRUST_MAX_BYTES = 16 << 20
 
 
 def read_bounded(path: str, limit: int, *, follow: bool = True) -> bytes:
-    """The bytes of the regular file `path`, at most `limit` (ValueError past it; OSError
-    when it is no regular file, or a symlink and not `follow`). Opened without blocking,
-    so a FIFO in its place never hangs smith."""
+    """The bytes of the regular file `path`, at most `limit`: `TooLarge` (a ValueError)
+    past it, OSError when it is no regular file (`NotRegular`), or a symlink and not
+    `follow`. Looked at before it is opened (opening a device can act: a tape rewinds, a
+    terminal becomes the controlling one), opened without blocking (a FIFO swapped in
+    meanwhile never hangs smith) and looked at again once open."""
     import stat
 
-    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
-    fd = os.open(path, flags)
+    mode = os.stat(path, follow_symlinks=follow).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegular(path, mode)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    fd = os.open(path, flags | (0 if follow else os.O_NOFOLLOW))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        data = b""
-        while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
-            data += chunk
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(path, info.st_mode)
+        if info.st_size > limit:  # a sparse file's apparent size counts: it reads as such
+            raise TooLarge(info.st_size, limit)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise ValueError(f"it is over {limit // 1024} KB")
-    return data
+    if size > limit:  # it grew while read
+        raise TooLarge(size, limit)
+    return b"".join(chunks)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of `mode` is, as a diagnostic names it: "a FIFO (named pipe)"."""
+    import stat
+
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def byte_size(n: int) -> str:
+    """A byte count as a diagnostic gives it: `1 MiB`, `3.8 GiB (4,080,218,931 bytes)`."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            exact = "" if n % scale == 0 else f" ({n:,} bytes)"
+            return f"{n / scale:.3g} {unit}{exact}" if exact else f"{n // scale} {unit}"
+    return f"{n:,} bytes"
+
+
+class NotRegular(OSError):
+    """A file smith reads only as a regular file is something else; `kind` says what."""
+
+    def __init__(self, path: str, mode: int) -> None:
+        self.kind = file_kind(mode)
+        super().__init__(f"{path} is {self.kind}, not a regular file")
+
+
+class TooLarge(ValueError):
+    """A file is larger than smith reads of its kind."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"it is {byte_size(size)}, over the {byte_size(limit)} bound")
+
+
+def _unusable(project: str, exc: OSError | ValueError) -> Exception:
+    from smith.paths import project_config_path
+
+    path = project_config_path(project)
+    if isinstance(exc, NotRegular):
+        problem = f"is {exc.kind}, not a regular file"
+    elif isinstance(exc, Outside):
+        problem = f"is a symlink to {exc.target}, outside the project"
+    elif isinstance(exc, UnicodeDecodeError):
+        problem = f"is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    elif isinstance(exc, OSError):
+        problem = f"cannot be read: {exc.strerror or exc}"
+    else:
+        problem = str(exc).replace("it is", "is", 1)
+    return TRUST_CONFIG_UNUSABLE.error(source=Source("file", path), problem=problem, path=path)
 
 
 def template_digests(project: str) -> dict[str, str]:
@@ -125,15 +207,36 @@ def approved_templates(home: str, project: str) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in templates.items()} if isinstance(templates, dict) else {}
 
 
+def config_text(path: str, *, inside: str | None = None, exact: bool = False) -> str:
+    """The text of the configuration file `path`, as a text file reads (UTF-8, newlines
+    made \\n; `exact`: kept as they are): a regular file of at most CONFIG_MAX_BYTES
+    (`NotRegular`, `TooLarge`); with `inside` (a project root), one that stays in that
+    directory once symlinks are resolved (`Outside`). UnicodeDecodeError when it is not
+    UTF-8."""
+    if inside is not None:
+        real, root = os.path.realpath(path), os.path.realpath(inside)
+        if not real.startswith(root.rstrip(os.sep) + os.sep):
+            raise Outside(path, real)
+    text = read_bounded(path, CONFIG_MAX_BYTES).decode("utf-8")
+    return text if exact else text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class Outside(OSError):
+    """A project's file leads out of the project; `target` is where."""
+
+    def __init__(self, path: str, target: str) -> None:
+        self.target = target
+        super().__init__(f"{path} is a symlink to {target}, outside the project")
+
+
 def _config_text(project: str) -> str | None:
-    """The project's configuration file as text; None when it has none (or it cannot be
-    read: configuration reports that when it reads the file)."""
+    """The project's configuration file as text; None when it has none. OSError or
+    ValueError (see `config_text`) when it cannot be read as configuration."""
     from smith.paths import project_config_path
 
     try:
-        with open(project_config_path(project), encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError):
+        return config_text(project_config_path(project), inside=project)
+    except FileNotFoundError:
         return None
 
 
@@ -149,7 +252,11 @@ def is_trusted(home: str, project: str, text: str | None = None) -> bool:
     record = approval(home, project)
     if record is None:
         return False
-    text = _config_text(project) if text is None else text
+    if text is None:
+        try:
+            text = _config_text(project)
+        except (OSError, ValueError):
+            return False  # what cannot be read is not what was trusted
     return text is None or record.get("sha256") == digest(text)
 
 
@@ -171,7 +278,10 @@ def _update(home: str, change: str, project: str) -> bool:
         fcntl.flock(lock, fcntl.LOCK_EX)
         projects = _load(home)
         if change == "add":
-            text = _config_text(project)
+            try:
+                text = _config_text(project)
+            except (OSError, ValueError) as exc:
+                raise _unusable(project, exc) from None
             record: dict[str, object] = {
                 "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             }

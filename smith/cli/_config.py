@@ -35,6 +35,17 @@ def _literal(setting: Setting, config: Config) -> str:
     return format_value(setting.value)
 
 
+VALUE_MAX = 60  # characters of a value `config show` prints; `config get` prints it whole
+COLUMN_MAX = 40  # a column is padded to at most this
+
+
+def _cut(literal: str) -> str:
+    """A value as `config show` lists it: a long one cut, with a marker saying so."""
+    if len(literal) <= VALUE_MAX:
+        return literal
+    return f"{literal[: VALUE_MAX - 20]}… ({len(literal):,} characters)"
+
+
 def _record(setting: Setting, config: Config) -> dict[str, object]:
     option = config.schema.get(setting.key)
     assert option is not None
@@ -70,10 +81,17 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
     for warning in plugin_warnings:
         ctx.print_diagnostic(warning)
     rows = [
-        (s.key, _literal(s, config), s.layer, "" if s.layer == "default" else s.source.location)
+        (
+            s.key,
+            _cut(_literal(s, config)),
+            s.layer,
+            "" if s.layer == "default" else s.source.location,
+        )
         for s in config
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    # Columns as wide as their widest cell, up to a bound: one long key or value (a 10 MB
+    # string) must not pad every other row to its width.
+    widths = [min(max(len(row[i]) for row in rows), COLUMN_MAX) for i in range(3)]
     for key, value, layer, where in rows:
         ctx.out(f"{key:<{widths[0]}}  {value:<{widths[1]}}  {layer:<{widths[2]}}  {where}".rstrip())
     return 0

@@ -35,9 +35,12 @@ def _stamp(path: str, text: str) -> tuple[int, str, str, str]:
 
 
 def load(home: str, path: str, text: str) -> list[Located] | None:
+    from smith.trust import CONFIG_MAX_BYTES, read_bounded
+
     try:
-        with open(_entry(home, path), "rb") as f:
-            stamp, rows = marshal.load(f)
+        # An entry holds a file of at most CONFIG_MAX_BYTES and its settings; a larger
+        # one, or one that is no regular file, is none of ours.
+        stamp, rows = marshal.loads(read_bounded(_entry(home, path), 4 * CONFIG_MAX_BYTES))
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if stamp != _stamp(path, text):
@@ -59,8 +62,10 @@ def store(home: str, path: str, text: str, settings: list[Located]) -> None:
     entry = _entry(home, path)
     tmp = f"{entry}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(entry), exist_ok=True)
-        with open(tmp, "wb") as f:
+        from smith._atomic import private_dirs
+
+        private_dirs(os.path.dirname(entry), home)  # owner-only, as all under SMITH_HOME
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
             marshal.dump((_stamp(path, text), rows), f)
         os.replace(tmp, entry)
     except OSError:

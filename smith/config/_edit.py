@@ -90,11 +90,7 @@ def _store(
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     with _locked(directory, wait):
-        try:
-            with open(path, encoding="utf-8", newline="") as f:  # keep \r\n as it is
-                old = f.read()
-        except FileNotFoundError:
-            old = ""
+        old = _current(path)
         settings, problems = read_settings(path, old)
         if problems:
             raise ConfigError([*problems, FILE_BROKEN(source=Source("file", path))])
@@ -118,6 +114,17 @@ def _store(
             raise RuntimeError(f"config set would not read back {key} = {literal}: {problems}")
         write_atomic(path, new)
     return value, stored[-1]
+
+
+def _current(path: str) -> str:
+    """The user file's text as it is (\\r\\n kept), read as configuration is read
+    (smith.config._files): "" when there is none, ConfigError when it is unusable."""
+    from smith.config._files import read
+
+    text, problem = read(path, exact=True)
+    if problem is not None:
+        raise ConfigError([problem, FILE_BROKEN(source=Source("file", path))])
+    return text or ""
 
 
 def _typed(option: Option, value: object) -> object:

@@ -16,6 +16,10 @@ in place without disturbing comments or layout).
 
 from __future__ import annotations
 
+import bisect
+import math
+import re
+
 from kdl.errors import ParseError, ParseFragment
 from kdl.parsefuncs import parse as kdl_parse
 from kdl.parsing import ParseConfig
@@ -35,6 +39,14 @@ KDL_SYNTAX = DiagnosticKind(
     fix="correct the file at that position. A setting is a node name then one value, e.g. "
     'model "claude-sonnet-4" or tools.bash.timeout 300; strings take double quotes; in KDL '
     "1.0 a block written on one line needs `;` after each setting: model {{ temperature 0.3; }}",
+)
+
+TOO_BIG = DiagnosticKind(
+    "config.number-too-large",
+    what="cannot read this number: {problem}",
+    why="settings hold integers between -2**63 and 2**63-1 and finite numbers; a number "
+    "beyond them is a typo (or a file made to make smith spend its time converting it)",
+    fix="correct the number at that position, or remove the setting",
 )
 
 
@@ -69,52 +81,89 @@ class _Node:
         self.column = column
 
 
-def _native(value: Value, raw: str) -> object:
+class _TooBig(ValueError):
+    """A number no setting can hold; raised from a converter, at the value."""
+
+    def __init__(self, offset: int, problem: str) -> None:
+        super().__init__(problem)
+        self.offset = offset
+        self.problem = problem
+
+
+# Integers a setting may hold: what a 64-bit signed integer holds (a timeout, a count, a
+# byte size). Larger ones are typos or attacks: Python would need quadratic time to turn
+# thousands of digits into an int, and refuses past 4,300 (sys.get_int_max_str_digits).
+_INT_BOUND = 1 << 63
+_MAX_DIGITS = 40  # more (after signs and underscores) is past the bound whatever they are
+
+
+def _native(value: Value, raw: str, offset: int) -> object:
     if isinstance(value, Decimal):
         # kdl-py keeps "300" as mantissa 300.0; the source text tells an integer apart.
         digits = raw.replace("_", "")
         if not any(c in raw for c in ".eE"):
-            return int(digits.lstrip("+"))
-        return float(digits)  # from the text: kdl-py's mantissa*10**exp loses precision
+            number = int(digits.lstrip("+")) if len(digits) <= _MAX_DIGITS else None
+            if number is None or not -_INT_BOUND <= number < _INT_BOUND:
+                raise _TooBig(offset, f"the integer {_short(raw)} is too large")
+            return number
+        result = float(digits)  # from the text: kdl-py's mantissa*10**exp loses precision
+        if not math.isfinite(result):
+            raise _TooBig(offset, f"the number {_short(raw)} is too large")
+        return result
     if isinstance(value, Hex | Octal | Binary):
-        return int(value.value)
+        number = value.value
+        if not -_INT_BOUND <= number < _INT_BOUND:
+            raise _TooBig(offset, f"the integer {_short(raw)} is too large")
+        return number
     if isinstance(value, Null):
         return None
     return value.value
 
 
+def _short(raw: str) -> str:
+    """A number's text as a diagnostic quotes it: long ones by their ends and length."""
+    return raw if len(raw) <= 24 else f"{raw[:10]}...{raw[-6:]} ({len(raw):,} characters)"
+
+
 class _Reader:
-    """Parses one file, recording a position for every node and value."""
+    """Parses one file, recording a position for every node and value.
+
+    Positions come from each value's offset, which kdl-py hands its converters inside a
+    ParseFragment, turned into line and column by bisecting the line starts: linear in
+    the file. (The fragment's public `error()` computes them by scanning the text from
+    its start on every call, which made a file of 8,000 lines take a minute.)
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.line_starts.append(i + 1)
-
-    def _offset(self, line: int, column: int) -> int:
-        return self.line_starts[line - 1] + column - 1
+        self.line_starts = [0, *(m.end() for m in re.finditer("\n", text))]
+        self.last = 0  # where the last value or node converted ends: the parse got that far
 
     def _position(self, offset: int) -> tuple[int, int]:
-        import bisect
-
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index] + 1
 
+    def _offset(self, fragment: ParseFragment) -> int:
+        """The fragment's offset in the text: kdl-py keeps it as `_i`; if a later version
+        does not, the public (slow) way, from line and column."""
+        at = getattr(fragment, "_i", None)
+        if isinstance(at, int):
+            return at
+        error = fragment.error("")
+        return self.line_starts[error.line - 1] + error.col - 1
+
     def value(self, value: Value, fragment: ParseFragment) -> _Value:
-        # The fragment's position (via the public error()) is where the value ends.
-        at = fragment.error("")
-        end = self._offset(at.line, at.col)
+        end = self._offset(fragment)  # a value's fragment is at its end
         start = end - len(fragment.fragment)
+        self.last = end
         line, column = self._position(start)
-        return _Value(_native(value, fragment.fragment), line, column, start, end)
+        return _Value(_native(value, fragment.fragment, start), line, column, start, end)
 
     def node(self, node: Node, fragment: ParseFragment) -> _Node:
-        at = fragment.error("")
+        line, column = self._position(self._offset(fragment))  # a node's is at its name
         # Children were converted first, so every arg, prop and child is already ours.
         children: list[_Node] = [c for c in node.nodes if isinstance(c, _Node)]
-        return _Node(node.name, list(node.args), dict(node.props), children, at.line, at.col)
+        return _Node(node.name, list(node.args), dict(node.props), children, line, column)
 
     def parse(self) -> list[_Node]:
         config = ParseConfig(
@@ -125,6 +174,15 @@ class _Reader:
         )
         # The node converter replaced every kdl Node with a _Node.
         return [node for node in kdl_parse(self.text, config).nodes if isinstance(node, _Node)]
+
+    def unreadable_number(self) -> int:
+        """Where the number kdl-py itself could not read starts (an exponent of thousands
+        of digits): the first run of digits past what was read."""
+        found = _LONG_DIGITS.search(self.text, self.last)
+        return found.start() if found else self.last
+
+
+_LONG_DIGITS = re.compile(rf"[+-]?[0-9][0-9_.]*(?:[eE][+-]?)?[0-9_]{{{_MAX_DIGITS},}}")
 
 
 def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]]:
@@ -140,6 +198,13 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
     except RecursionError:  # kdl-py parses recursively: a file of nodes nested thousands deep
         detail = "nodes are nested too deeply to read (settings nest a few levels at most)"
         return [], [KDL_SYNTAX(source=Source("file", f"{path}:1:1"), detail=detail)]
+    except _TooBig as exc:
+        line, column = reader._position(exc.offset)
+        return [], [TOO_BIG(source=Source("file", f"{path}:{line}:{column}"), problem=exc.problem)]
+    except ValueError:  # kdl-py's own int() of an exponent past Python's digit limit
+        line, column = reader._position(reader.unreadable_number())
+        problem = "a number has too many digits to read"
+        return [], [TOO_BIG(source=Source("file", f"{path}:{line}:{column}"), problem=problem)]
     settings: list[Located] = []
     problems: list[Diagnostic] = []
 

@@ -79,12 +79,6 @@ UNTRUSTED_PROJECT = DiagnosticKind(
     "machine, so smith applies it only once you approve the project",
     fix="review the file, then run `smith trust {root}` to apply it",
 )
-UNREADABLE_FILE = DiagnosticKind(
-    "config.unreadable",
-    what="cannot read this configuration file: {reason}",
-    why="smith will not run with configuration it cannot see",
-    fix="fix the file's permissions or encoding (it must be UTF-8), or move it away",
-)
 TRUST_LIST_UNREADABLE = DiagnosticKind(
     "config.trust-list-unreadable",
     severity="warning",
@@ -342,13 +336,12 @@ class _Resolver:
         from smith.config import _cache
 
         if text is None:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-            except FileNotFoundError:
-                return
-            except (OSError, UnicodeDecodeError) as exc:
-                self.report(UNREADABLE_FILE(source=Source("file", path), reason=str(exc)))
+            from smith.config._files import read
+
+            text, problem = read(path)
+            if problem is not None:
+                self.report(problem)
+            if text is None:
                 return
         located = _cache.load(home, path, text)
         if located is None:
@@ -378,11 +371,12 @@ class _Resolver:
         if approved is None:
             self.report(UNTRUSTED_PROJECT(source=Source("file", path), root=root))
             return False
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            self.report(UNREADABLE_FILE(source=Source("file", path), reason=str(exc)))
+        from smith.config._files import read
+
+        text, problem = read(path, project=root)
+        if problem is not None:
+            self.report(problem)
+        if text is None:
             return False
         if approved.get("sha256") != trust.digest(text):
             self.report(changed_since(approved, text, path, root))
