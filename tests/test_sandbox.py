@@ -268,18 +268,19 @@ def test_a_root_that_holds_the_system_or_home_is_never_writable(tmp_path: Path) 
     assert "--bind" in Sandbox().wrap(["true"], roots=[project], cwd=project, protected=())
 
 
-def test_a_repository_the_model_made_runs_nothing_through_smiths_own_git_status(
+def test_a_hostile_repository_runs_nothing_through_smiths_own_git_status(
     senv: SmithEnv, smith: Callable[..., Result]
 ) -> None:
-    """The model makes a repository whose core.fsmonitor is a script; smith's next
-    environment block runs `git status` on it: in a read-only sandbox, with the
-    repository's programs off, so the script never runs outside."""
+    """A repository arrives with a core.fsmonitor script (a clone, an archive: one a
+    command makes is moved out, tests/test_hardening_sandbox.py); smith's environment
+    block runs `git status` on it: in a read-only sandbox, with the repository's programs
+    off, so the script never runs outside."""
     project = senv.root / "fresh"
     (project / ".smith").mkdir(parents=True)
     marker = senv.root / "ran-outside"
-    setup = (f"git init -q && git config core.fsmonitor 'echo ran > {marker}; false' && "
-             "echo made")  # fmt: skip
-    assert "made" in _text(_run(smith, project, setup))
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "config", "core.fsmonitor",
+                    f"echo ran > {marker}; false"], check=True)  # fmt: skip
     r = smith("context", "--json", cwd=project)
     assert r.code == 0, r.err
     (env,) = [p["text"] for p in json.loads(r.out)["parts"] if p["name"] == "environment"]

@@ -155,9 +155,12 @@ class Job:
         env: dict[str, str],
         confine: Callable[[list[str]], list[str]] | None = None,
         sandbox: str = "off",
+        sandbox_fds: tuple[int, ...] = (),
     ) -> None:
         """`confine`: what runs the reaper and the command in a sandbox (it makes the PID
-        namespace: smith.effects._sandbox); `sandbox` names its mode for the record."""
+        namespace: smith.effects._sandbox); `sandbox` names its mode for the record;
+        `sandbox_fds`: what that sandbox alone inherits (its seccomp filter's pipe), the
+        caller's to close."""
         self.token = os.urandom(8).hex()
         self.sandbox = sandbox
         env = {**env, MARK: self.token}
@@ -178,7 +181,7 @@ class Job:
             argv = [*prefix, sys.executable, "-S", "-E", "-c", INIT, str(write), *argv]
             if confine is not None:
                 argv = confine(argv)
-            pass_fds = (write,)
+            pass_fds = (write, *sandbox_fds)
         else:
             _set(PR_SET_CHILD_SUBREAPER, 1)  # double-forked escapees come back to smith
         try:

@@ -2,33 +2,44 @@
 bubblewrap (`bwrap`), in the mode `sandbox.mode` names.
 
     workspace-write  the root filesystem read-only; the project root, tools.extra-roots
-                     and a private /tmp writable; the project's .git and .smith
-                     read-only; smith's data directory hidden (an empty directory over
-                     it: auth file, sessions, file history)
+                     and a private /tmp writable; inside them every git repository (.git,
+                     at any depth) and tools.protected name (.smith) read-only
+                     (smith.effects._repos), and a repository the command makes moved
+                     out after it
     read-only        nothing writable but the private /tmp
     off              no sandbox: the command runs as the user's own process
 
 In both sandboxed modes the command has no network (a network namespace of its own with
-only loopback, unless `sandbox.network`), a PID namespace of its own (nothing it starts
-outlives it, and it sees neither smith's process nor its file descriptors), only the
-three standard descriptors, and no provider credential in its environment (the caller
-withholds them: ToolContext.withhold).
+only loopback, unless `sandbox.network`) and no unix socket of its own to reach the
+host's with (a seccomp filter: smith.effects._seccomp), a PID namespace of its own
+(nothing it starts outlives it, and it sees neither smith's process nor its file
+descriptors), only the three standard descriptors, and no provider credential in its
+environment (the caller withholds them: ToolContext.withhold). Hidden from it: smith's
+data and configuration directories (empty; where the project is inside one, everything
+of it but the way down to the project, which is read-only) and the credential locations
+of `sandbox.hide` (an empty directory over a directory, an empty file over a file), but
+those `sandbox.reveal` lets through for a command starting with given words. Every path
+is resolved before it is mounted (a symlinked directory is mounted where it leads).
 
 Where bubblewrap is missing or cannot make its namespaces, `unavailable()` says why, and
 `sandbox.fallback` decides: `refuse` (commands are refused, with that diagnostic) or
 `off` (they run unsandboxed, with a warning at start).
 
-`Sandbox.wrap` puts the bwrap command line in front of a command; smith.effects._procs
-runs it with its reaper inside, as it runs an unsandboxed command in a PID namespace.
+`Sandbox.confinement` prepares one command: its bwrap command line, the descriptor bwrap
+reads the filter from, and after it ran, the repositories it made moved out.
+smith.effects._procs runs the command line with its reaper inside, as it runs an
+unsandboxed command in a PID namespace.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from smith.diagnostics import DiagnosticKind
 
@@ -91,14 +102,11 @@ def unavailable() -> tuple[str, str] | None:
         return ("bubblewrap (bwrap) is not installed",
                 "install it: `apt-get install bubblewrap` (Debian, Ubuntu), "
                 "`dnf install bubblewrap` (Fedora)")  # fmt: skip
-    try:
-        probe = subprocess.run(
-            [bwrap, *_namespaces(network=False), *BASE, "true"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
+    from smith._spawn import process_env, run_child
+
+    try:  # a helper: waited for, bwrap's own init included (smith._spawn)
+        probe = run_child([bwrap, *_namespaces(network=False), *BASE, "true"], cwd="/",
+                          env=process_env(secrets=True), timeout=10)  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         return (f"{bwrap} could not be run ({exc})", "check the bubblewrap installation")
     if probe.returncode != 0:
@@ -138,24 +146,52 @@ def _namespaces(*, network: bool) -> list[str]:
     return [*flags, "--share-net"] if network else flags
 
 
+# Plain words only: no quoting, expansion, glob, operator or redirection.
+SIMPLE = re.compile(r"[\w./:@%+,=~-]+(?:[ \t]+[\w./:@%+,=~-]+)*")
+CONFIG_LINKS = 200  # most entries of smith's configuration directory looked at for symlinks
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list | tuple) else []
+
+
+def reveals(words: tuple[str, ...], command: str) -> bool:
+    """Whether a sandbox.reveal rule's `words` start `command`: a simple command of plain
+    words only (no quote, variable, glob, redirection or second command), so the rule
+    covers exactly what it names, as an approval.allow rule does."""
+    text = command.strip(" \t")
+    return SIMPLE.fullmatch(text) is not None and tuple(text.split()[: len(words)]) == words
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How commands are confined (from sandbox.*): `mode` (MODES), `network`, `fallback`
-    (FALLBACKS), and `hidden`: smith's own directories, never shown to a command.
-    `moved`: (directory, where the command sees it) pairs: a root given as the directory
-    is mounted in the other's place, so a command that names that place in any spelling
-    reaches the directory (replay --reexecute runs commands in a scratch copy mounted
-    where the project was; the project itself is out of reach)."""
+    (FALLBACKS); `hidden`: smith's own directories, never shown to a command;
+    `credentials`: the paths of sandbox.hide (absolute); `reveal`: sandbox.reveal's rules
+    (a command's first words, a path let through for it); `shown`: the paths let through
+    for this command (`for_command`); `quarantine`: where a repository a command made is
+    moved. `moved`: (directory, where the command sees it) pairs: a root given as the
+    directory is mounted in the other's place, so a command that names that place in
+    any spelling reaches the directory (replay --reexecute runs commands in a scratch
+    copy mounted where the project was; the project itself is out of reach)."""
 
     mode: str = "workspace-write"
     network: bool = False
     fallback: str = "refuse"
     hidden: tuple[str, ...] = ()
     moved: tuple[tuple[str, str], ...] = ()
+    credentials: tuple[str, ...] = ()
+    reveal: tuple[tuple[tuple[str, ...], str], ...] = ()
+    shown: tuple[str, ...] = ()
+    quarantine: str = ""
 
     @classmethod
     def from_config(cls, config: Config) -> Sandbox:
-        """sandbox.* as configured; smith's data directory is hidden."""
+        """sandbox.* as configured; smith's data and configuration directories hidden."""
+        rules = []
+        for rule in _strings(config["sandbox.reveal"]):
+            words, _, path = str(rule).partition("=")
+            rules.append((tuple(words.split()), os.path.expanduser(path.strip())))
         return cls(
             mode=str(config["sandbox.mode"]),
             network=bool(config["sandbox.network"]),
@@ -163,13 +199,22 @@ class Sandbox:
             # Its data (auth file, sessions, file history) and its configuration (header
             # credentials, and what would turn this sandbox off).
             hidden=(config.home, str(config["config-home"])),
+            credentials=tuple(os.path.expanduser(p) for p in _strings(config["sandbox.hide"])),
+            reveal=tuple(rules),
+            quarantine=os.path.join(config.home, "quarantine"),
         )
+
+    def for_command(self, command: str) -> Sandbox:
+        """This sandbox for one bash command: the credentials sandbox.reveal lets through
+        for it shown."""
+        shown = tuple(path for words, path in self.reveal if reveals(words, command))
+        return replace(self, shown=shown) if shown else self
 
     @property
     def effective(self) -> str:
         """The mode commands run in: `mode`, or "off" where the sandbox cannot run and the
         fallback is off, or "refused" where it is refuse."""
-        if self.mode == "off" or unavailable() is None:
+        if self.problem() is None:
             return self.mode
         return "off" if self.fallback == "off" else "refused"
 
@@ -188,13 +233,39 @@ class Sandbox:
                                     then=then, remedy=remedy)]  # fmt: skip
 
     def problem(self) -> tuple[str, str] | None:
-        """(cause, remedy) when the configured mode cannot be had here."""
-        return None if self.mode == "off" else unavailable()
+        """(cause, remedy) when the configured mode cannot be had here: no bubblewrap, or,
+        without the network, no socket filter."""
+        if self.mode == "off":
+            return None
+        found = unavailable()
+        if found is None and not self.network:
+            from smith.effects._seccomp import problem
 
-    def wrap(self, argv: list[str], *, roots: list[str], cwd: str,
-             protected: tuple[str, ...]) -> list[str]:  # fmt: skip
+            missing = problem()
+            found = None if missing is None else (missing.cause, missing.remedy)
+        return found
+
+    def writable(self, roots: Sequence[str]) -> list[str]:
+        """The roots a command may write, as real paths: none in read-only; never one that
+        holds the system or the user's home, nor one inside smith's own directories."""
+        if self.mode != "workspace-write":
+            return []
+        own = [os.path.realpath(p) for p in self.hidden]
+        found = [os.path.realpath(r) for r in roots if os.path.isdir(r) and not _too_wide(r)]
+        return [r for r in found if not any(_under(r, o) for o in own)]
+
+    def confinement(self, *, roots: list[str], cwd: str,
+                    protected: tuple[str, ...]) -> Confinement:  # fmt: skip
+        """One command's confinement (see Confinement)."""
+        return Confinement(self, roots=roots, cwd=cwd, protected=protected)
+
+    def wrap(self, argv: list[str], *, roots: list[str], cwd: str, protected: tuple[str, ...],
+             seccomp: int | None = None, readonly: Iterable[str] = ()) -> list[str]:  # fmt: skip
         """`argv` under bubblewrap: `roots` writable in workspace-write (the project root
-        first; `protected` names under it stay read-only), the rest as the module says."""
+        first; `protected` names under it and the `readonly` paths stay read-only), the
+        rest as the module says. `seccomp`: the descriptor bwrap reads the socket filter
+        from (smith.effects._seccomp.descriptor, which the caller passes to that process
+        alone); None: no filter (a caller that cannot pass one)."""
         bwrap = _bwrap()
         assert bwrap is not None and self.effective in ("workspace-write", "read-only")
         out = [bwrap, *_namespaces(network=self.network)]
@@ -208,35 +279,50 @@ class Sandbox:
         # under /run: none is reachable (only loopback inside is "the network").
         if os.path.isdir("/run"):
             out += ["--tmpfs", "/run"]
-        writable = self.mode == "workspace-write"
-        for root in roots:
+        writable = self.writable(roots)
+        for root in dict.fromkeys(os.path.realpath(r) for r in roots):
             if os.path.isdir(root):
                 # A root that holds the whole system or the user's home is never writable
                 # (started in / or ~, workspace-write would be no sandbox at all).
-                bind = "--bind" if writable and not _too_wide(root) else "--ro-bind"
-                out += [bind, root, self.seen_at(root)]
+                out += ["--bind" if root in writable else "--ro-bind", root, self.seen_at(root)]
         if writable:
-            for name in protected:
-                path = os.path.join(roots[0], name)
-                if os.path.lexists(path):  # a symlinked .git: its target is what matters
-                    real = os.path.realpath(path)
-                    if os.path.exists(real):
-                        out += ["--ro-bind", real, self.seen_at(real)]
+            named = [os.path.join(writable[0], p) for p in protected if "/" in p.strip("/")]
+            named += [os.path.join(r, p.strip("/")) for r in writable for p in protected]
+            for path in dict.fromkeys([*named, *readonly]):
+                real = os.path.realpath(path)  # a symlinked .git: its target is what matters
+                # ... when it is writable at all: a `.git -> /` must not bind / over all.
+                if os.path.lexists(path) and any(_under(real, r) for r in writable):
+                    out += ["--ro-bind", real, self.seen_at(real)]
+        keep = [*(os.path.realpath(r) for r in roots), os.path.realpath(cwd)]
+        out += self._credentials(keep)
         for path in self.hidden:
-            if any(_under(root, os.path.realpath(path)) for root in (*roots, cwd)):
-                continue  # the project is inside it: hiding it would hide the project
-            if os.path.isdir(path):
-                out += ["--tmpfs", path]
-            elif os.path.isfile(path):
-                out += ["--ro-bind", "/dev/null", path]
-        return [*out, "--chdir", self.seen_at(cwd), "--", *argv]
+            out += _hide_smiths(os.path.realpath(path), keep, writable)
+        if seccomp is not None:
+            out += ["--seccomp", str(seccomp)]
+        return [*out, "--chdir", self.seen_at(os.path.realpath(cwd)), "--", *argv]
+
+    def _credentials(self, keep: list[str]) -> list[str]:
+        """sandbox.hide's paths hidden, but those shown for this command (a path under a
+        hidden directory is mounted back into it, read-only)."""
+        out = []
+        for path in self.credentials:
+            if path not in self.shown:
+                out += _hidden(os.path.realpath(path), keep)
+        for path in self.shown:
+            real = os.path.realpath(path)
+            under = [c for c in self.credentials if c != path and _under(path, c)]
+            if under and os.path.exists(real):
+                out += ["--ro-bind", real, real]
+        return out
 
     def seen_at(self, path: str) -> str:
         """Where a command in the sandbox sees `path` (`moved`: a moved directory's
         contents are seen in its place)."""
         for directory, place in self.moved:
             if _under(path, directory):
-                return os.path.normpath(os.path.join(place, os.path.relpath(path, directory)))
+                return os.path.normpath(
+                    os.path.join(os.path.realpath(place), os.path.relpath(path, directory))
+                )
         return path
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
@@ -246,6 +332,133 @@ class Sandbox:
             return env
         kept = {k: v for k, v in env.items() if k not in HOST_SOCKETS}
         return {**kept, "TMPDIR": TMP, "TMP": TMP, "TEMP": TMP}
+
+
+def _hidden(real: str, keep: list[str]) -> list[str]:
+    """Mounts that make `real` look empty (an empty directory, an empty file), unless it
+    is missing or holds what must stay seen (the project: hiding would hide it)."""
+    if any(_under(k, real) for k in keep) or not os.path.lexists(real):
+        return []
+    if os.path.isdir(real):
+        return ["--tmpfs", real]
+    # Read as empty; /dev/null bound --ro-bind would be nodev, and unreadable. (A FIFO or
+    # socket needs no cover: nothing is read from one, and no socket can be made to it.)
+    return ["--dev-bind", "/dev/null", real] if os.path.isfile(real) else []
+
+
+def _hide_smiths(real: str, keep: list[str], writable: list[str]) -> list[str]:
+    """smith's own directory `real` out of the command's reach whatever the project is:
+    hidden; where the project (or cwd, a root) is inside it, read-only and everything but
+    the way down to them hidden; and where its entries are symlinks into a writable root
+    (dotfiles kept in a project, linked by GNU stow), their targets hidden too."""
+    if not os.path.isdir(real):
+        return _hidden(real, keep)
+    out = []
+    inside = [k for k in keep if _under(k, real)]
+    if inside:
+        out += ["--ro-bind", real, real]
+        out += _around(real, inside)
+    else:
+        out += ["--tmpfs", real]
+    for target in _linked(real):
+        if any(_under(target, w) for w in writable):
+            out += _hidden(target, keep)
+    return out
+
+
+def _around(directory: str, inside: list[str]) -> list[str]:
+    """Everything in `directory` hidden but the way down to `inside` (paths in it)."""
+    if directory in inside:
+        return []  # the project itself (its own protections were mounted already)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        path = os.path.join(directory, name)
+        below = [k for k in inside if _under(k, path)]
+        if below and os.path.isdir(path) and not os.path.islink(path):
+            out += _around(path, below)
+        elif not below and not os.path.islink(path):
+            out += _hidden(path, [])
+    return out
+
+
+def _linked(directory: str) -> list[str]:
+    """Where the symbolic links in `directory` lead (the first CONFIG_LINKS entries,
+    breadth first; links not followed)."""
+    found, todo, seen = [], [directory], 0
+    while todo and seen < CONFIG_LINKS:
+        try:
+            with os.scandir(todo.pop(0)) as entries:
+                for entry in entries:
+                    seen += 1
+                    if entry.is_symlink():
+                        found.append(os.path.realpath(entry.path))
+                    elif entry.is_dir(follow_symlinks=False):
+                        todo.append(entry.path)
+        except OSError:
+            continue
+    return found
+
+
+class Confinement:
+    """One command in the sandbox: `argv` (its bwrap command line, for _procs.Job), `fds`
+    (what that process alone inherits: the socket filter's pipe), `started` (closes them
+    in smith once the process has its own), and `settle` (after the command: the
+    repositories it made are moved out of the project; what to tell about that)."""
+
+    def __init__(self, sandbox: Sandbox, *, roots: list[str], cwd: str,
+                 protected: tuple[str, ...]) -> None:  # fmt: skip
+        from smith.effects import _repos, _seccomp
+
+        self.sandbox, self.roots, self.cwd, self.protected = sandbox, roots, cwd, protected
+        self.writable = sandbox.writable(roots)
+        self.names = tuple(p.strip("/") for p in protected if "/" not in p.strip("/"))
+        self.before = _repos.scan(self.writable, self.names) if self.writable else {}
+        self.fds: tuple[int, ...] = () if sandbox.network else (_seccomp.descriptor(),)
+
+    def argv(self, argv: list[str]) -> list[str]:
+        return self.sandbox.wrap(argv, roots=self.roots, cwd=self.cwd, protected=self.protected,
+                                 seccomp=self.fds[0] if self.fds else None,
+                                 readonly=list(self.before))  # fmt: skip
+
+    def started(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = ()
+
+    def settle(self) -> str:
+        """Move the repositories the command made out of the project; the notice for its
+        result ("" when there were none)."""
+        from smith.effects import _repos
+
+        self.started()
+        if not self.writable:
+            return ""
+        made = _repos.appeared(self.before, _repos.scan(self.writable, self.names))
+        if not made:
+            return ""
+        into = self.sandbox.quarantine
+        if not into:  # a bare Sandbox (no data directory): a private one of smith's
+            import tempfile
+
+            into = tempfile.mkdtemp(prefix="smith-quarantine-")
+        lines = []
+        for source, target, failed in _repos.quarantine(made, into):
+            lines.append(f"  {source} -> {target}" if target
+                         else f"  {source} (could not be moved: {failed}; delete it)")  # fmt: skip
+        return QUARANTINED.format(moves="\n".join(lines))
+
+
+QUARANTINED = (
+    "[smith moved the git repositories this command made out of the project:\n{moves}\n"
+    "A repository made in the sandbox could run programs on the user's machine at their "
+    "next git command there (its config and hooks), so none is left in the project "
+    "(docs/safety.md). If one is wanted, the user can review it and move it back; a "
+    "command that must make one can be run outside the sandbox with the user's approval.]"
+)
 
 
 OFF = Sandbox(mode="off")

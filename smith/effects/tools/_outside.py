@@ -23,6 +23,7 @@ SANDBOX_SIGNS = (
     ("Network is unreachable", "the network"),
     ("Temporary failure in name resolution", "the network"),
     ("Could not resolve host", "the network"),
+    ("Address family not supported", "a unix socket (the socket filter)"),
 )
 
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable
 
 from smith.effects._outputs import MAX_BYTES, MaskedFile, prune
 from smith.effects._procs import Job
-from smith.effects._sandbox import OFF, Sandbox
+from smith.effects._sandbox import OFF, Confinement, Sandbox
 from smith.effects._tool import (
     Presentation,
     ToolCancelled,
@@ -157,13 +156,11 @@ def _shown_tail(ctx: ToolContext, output: _Output) -> str:
 
 
 def _confined(
-    ctx: ToolContext, cwd: str, sandbox: Sandbox
-) -> tuple[dict[str, str], Callable[[list[str]], list[str]] | None, str]:
+    ctx: ToolContext, cwd: str, sandbox: Sandbox, command: str
+) -> tuple[dict[str, str], Confinement | None, str]:
     """How the command's Job is started: its environment, what confines it (None: no
     sandbox) and the sandbox mode it runs in; raises ToolError when the sandbox is needed
     and cannot run here."""
-    import functools
-
     from smith.effects._sandbox import SANDBOX_REFUSED
 
     mode = sandbox.effective
@@ -174,8 +171,16 @@ def _confined(
     env = sandbox.environment(ctx.process_env())
     if mode == "off":
         return env, None, mode
-    confine = functools.partial(sandbox.wrap, roots=ctx.roots, cwd=cwd, protected=ctx.protected)
-    return env, confine, mode
+    from smith.effects._seccomp import FilterUnavailable
+
+    try:
+        confinement = sandbox.for_command(command).confinement(
+            roots=ctx.roots, cwd=cwd, protected=ctx.protected
+        )
+    except FilterUnavailable as exc:
+        refused = SANDBOX_REFUSED(cause=exc.cause, mode=sandbox.mode, remedy=exc.remedy)
+        raise ToolError(refused.render(), details={"sandbox": mode}) from None
+    return env, confinement, mode
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
@@ -232,18 +237,25 @@ def _noted(result: ToolResult, note: str, *, first: bool = False) -> ToolResult:
 
 def _execute(ctx: ToolContext, command: str, cwd: str, timeout: float,
              sandbox: Sandbox) -> ToolResult:  # fmt: skip
-    env, confine, mode = _confined(ctx, cwd, sandbox)
+    env, confinement, mode = _confined(ctx, cwd, sandbox, command)
     output = _Output(ctx)
     started = time.monotonic()
     try:
-        job = Job([*_shell(), command], cwd=cwd, env=env, confine=confine, sandbox=mode)
+        job = Job([*_shell(), command], cwd=cwd, env=env, sandbox=mode,
+                  confine=confinement.argv if confinement else None,
+                  sandbox_fds=confinement.fds if confinement else ())  # fmt: skip
     except OSError as exc:
         raise ToolError(f"the shell could not be started: {exc}") from None
+    finally:
+        if confinement is not None:
+            confinement.started()  # bwrap has its own copy of the filter's pipe
     ctx.started(job.identity())
     try:
         timed_out = _pump(job, output, timeout, ctx)
     except BaseException:
         job.end()  # interrupted: leave nothing running
+        if confinement is not None:
+            confinement.settle()  # what it made is moved out all the same
         raise
     finally:
         assert job.proc.stdout is not None
@@ -252,6 +264,8 @@ def _execute(ctx: ToolContext, command: str, cwd: str, timeout: float,
     code = job.wait()
     duration = round(time.monotonic() - started, 3)
     text = output.text()
+    if confinement is not None and (moved := confinement.settle()):
+        text = f"{text}\n{moved}" if text else moved
     details: dict[str, object] = {
         # what ran (a plugin may have rewritten the call), cut short for a summary line
         "command": command if len(command) <= COMMAND_SHOWN else command[:COMMAND_SHOWN] + "…",
