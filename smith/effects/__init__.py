@@ -39,6 +39,7 @@ __all__ = [
     "builtin_tools",
     "list_files",
     "lost_result",
+    "process_env",
     "prune_outputs",
     "read_file",
     "run_tool",
@@ -50,6 +51,7 @@ __all__ = [
 TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
+    from smith._spawn import process_env as process_env
     from smith.effects._journal import bounded as bounded
     from smith.effects._sandbox import Sandbox as Sandbox
     from smith.effects._sandbox import unavailable as sandbox_unavailable
@@ -61,6 +63,7 @@ _LAZY = {
     "Sandbox": "smith.effects._sandbox",
     "sandbox_unavailable": "smith.effects._sandbox",
     "list_files": "smith.effects.tools",
+    "process_env": "smith._spawn",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY, {"sandbox_unavailable": "unavailable"})

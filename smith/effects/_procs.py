@@ -14,15 +14,18 @@ ends when the shell does, when `unshare` is killed (`--kill-child`), and `unshar
 killed when smith's process dies (PR_SET_PDEATHSIG), kill -9 included. Inside, the shell
 is pid 2 and /proc shows only the namespace, so `kill $$`, `ps` and `pkill` behave.
 
-Where no namespace can be made, smith becomes a subreaper (PR_SET_CHILD_SUBREAPER):
-processes that escape by a double fork are re-parented to smith instead of init and are
-found there; the shell gets PR_SET_PDEATHSIG, and the environment mark and process tree
-are searched as before.
+Where no namespace can be made, processes that escape by a double fork are re-parented
+to smith (a subreaper: smith._spawn) instead of init and are found there; the shell gets
+PR_SET_PDEATHSIG, and the environment mark and process tree are searched as before.
+Either way, once the command's own process has ended, what is left of its process group
+is ended and waited for (smith._spawn.settle): bubblewrap's init, which can outlive the
+bwrap that reported the command's status, too.
 
 Either way `Job.identity()` says what identifies the command's processes (pid and start
 time from /proc, so a reused pid is never mistaken for it); the effect journal records
 it, and `end_leftovers` ends what is still running of an effect found unfinished on the
-next start.
+next start. smith's own helpers (rg, the git status reader, probes) are smith._spawn's
+`Child`; every process gets its environment from smith._spawn.process_env.
 """
 
 from __future__ import annotations
@@ -36,11 +39,20 @@ import sys
 import time
 from collections.abc import Callable
 
+from smith._spawn import (
+    HELPERS,
+    dies_with_smith,
+    pids,
+    process_env,
+    run_child,
+    settle,
+    stat_fields,
+    subreaper,
+)
+
 MARK = "SMITH_TOOL_RUN"  # set in the command's environment; descendants inherit it
 KILL_WAIT = 2.0  # seconds between SIGTERM and SIGKILL
 GONE_WAIT = 5.0  # most seconds to wait for a killed namespace to be gone
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
 
 # The namespace's init: run the command as a child, reap every orphan, report the
 # command's wait status on the pipe (argv[1]), and end when the command does.
@@ -67,21 +79,6 @@ while True:
 
 
 @functools.cache
-def _prctl() -> object:
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True).prctl
-
-
-def _set(option: int, value: int) -> bool:
-    try:
-        prctl = _prctl()
-        return bool(prctl(option, value, 0, 0, 0) == 0)  # type: ignore[operator]
-    except (OSError, AttributeError):
-        return False
-
-
-@functools.cache
 def namespace_prefix() -> tuple[str, ...] | None:
     """The `unshare` command line that runs a command in its own PID namespace, or None
     when one cannot be made here (no unshare, no permission)."""
@@ -94,48 +91,24 @@ def namespace_prefix() -> tuple[str, ...] | None:
     if os.geteuid() != 0:
         flags = ["--user", "--map-root-user", *flags]
     try:
-        probe = subprocess.run(
-            [unshare, *flags, "true"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=10,
-            check=False,
-        )
+        probe = run_child([unshare, *flags, "true"], cwd="/", env=process_env(secrets=True),
+                          timeout=10)  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
     return (unshare, *flags, "--") if probe.returncode == 0 else None
 
 
-def _stat_fields(pid: int) -> list[bytes] | None:
-    """The fields of /proc/PID/stat after the command name (state first), or None if
-    there is no such process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(b")") + 2 :].split()
-
-
 def start_time(pid: int) -> int | None:
     """The start time of `pid` (clock ticks after boot, /proc/PID/stat field 22), or None
     if there is no such process."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return None if fields is None else int(fields[19])
 
 
 def _state(pid: int) -> tuple[int, int, bytes] | None:
     """(parent pid, session id, state letter) of `pid`, or None."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return None if fields is None else (int(fields[1]), int(fields[3]), fields[0])
-
-
-def _pids() -> list[int]:
-    try:
-        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
-    except OSError:
-        return []
 
 
 def _alive(pid: int) -> bool:
@@ -159,21 +132,17 @@ class Job:
     ) -> None:
         """`confine`: what runs the reaper and the command in a sandbox (it makes the PID
         namespace: smith.effects._sandbox); `sandbox` names its mode for the record;
-        `sandbox_fds`: what that sandbox alone inherits (its seccomp filter's pipe), the
+        `sandbox_fds`: descriptors the sandbox reads at its start (its seccomp filter), the
         caller's to close."""
         self.token = os.urandom(8).hex()
         self.sandbox = sandbox
         env = {**env, MARK: self.token}
         prefix: tuple[str, ...] | None = () if confine is not None else namespace_prefix()
         self.how = "pid-namespace" if prefix is not None else "subreaper"
-        parent = os.getpid()
-        _prctl()  # loaded here: the child only calls it
-
-        def in_child() -> None:  # after fork, before exec: end with smith, whatever happens
-            _set(PR_SET_PDEATHSIG, signal.SIGKILL)
-            if os.getppid() != parent:  # smith died before that took effect
-                os.kill(os.getpid(), signal.SIGKILL)
-
+        # A subreaper either way: escapees come back to smith, and so does bubblewrap's
+        # own init when the bwrap that reports for it has gone first (waited for there).
+        subreaper()
+        in_child = dies_with_smith()  # after fork, before exec: end with smith
         self.report: int | None = None
         pass_fds: tuple[int, ...] = ()
         if prefix is not None:
@@ -182,8 +151,6 @@ class Job:
             if confine is not None:
                 argv = confine(argv)
             pass_fds = (write, *sandbox_fds)
-        else:
-            _set(PR_SET_CHILD_SUBREAPER, 1)  # double-forked escapees come back to smith
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -205,6 +172,7 @@ class Job:
                 os.close(pass_fds[0])
         self.pid = self.proc.pid
         self.start = start_time(self.pid)
+        _LEADERS.add(self.pid)  # not another command's orphan, for a search of the tree
 
     def identity(self) -> dict[str, object]:
         """What identifies this command's processes, for a record: its own process (pid
@@ -213,8 +181,11 @@ class Job:
                 "sandbox": self.sandbox}  # fmt: skip
 
     def wait(self) -> int:
-        """The command's exit status (negative: the signal that ended it)."""
+        """The command's exit status (negative: the signal that ended it), once it and
+        everything left of its process group have ended (`settle`)."""
         code = self.proc.wait()
+        settle(self.pid)
+        _LEADERS.discard(self.pid)
         if self.report is None:
             return code
         try:
@@ -240,6 +211,8 @@ class Job:
             self._end_namespace()
         else:
             self._end_tree()
+        settle(self.pid)
+        _LEADERS.discard(self.pid)
 
     def _init(self) -> int | None:
         try:
@@ -287,13 +260,14 @@ class Job:
         me, session = os.getpid(), os.getsid(0)
         tree: dict[int, list[int]] = {}
         found: set[int] = set()
-        for pid in _pids():
+        for pid in pids():
             state = _state(pid)
             if state is None:
                 continue
             parent, sid, _ = state
             tree.setdefault(parent, []).append(pid)
-            if parent == me and sid != session and pid != self.pid and pid not in _LEADERS:
+            ours = pid == self.pid or pid in _LEADERS or pid in HELPERS
+            if parent == me and sid != session and not ours:
                 started = start_time(pid)
                 if started is not None and self.start is not None and started >= self.start:
                     found.add(pid)
@@ -307,7 +281,7 @@ class Job:
         return found - {me}
 
 
-_LEADERS: set[int] = set()  # the shells of commands running now (without a namespace)
+_LEADERS: set[int] = set()  # the processes of commands running now (Job.pid)
 
 
 def _reap(pids: set[int]) -> None:
@@ -321,7 +295,7 @@ def _marked(token: str) -> set[int]:
     """Processes carrying this run's environment mark."""
     needle = f"{MARK}={token}".encode()
     found = set()
-    for pid in _pids():
+    for pid in pids():
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
                 if needle in f.read().split(b"\0"):

@@ -262,11 +262,11 @@ class ToolContext:
 
     def process_env(self, **extra: str) -> dict[str, str]:
         """The environment of a process a call starts: smith's own without the withheld
-        variables, then the call's additions."""
-        import os
+        variables, then the call's additions (smith._spawn.process_env, what every
+        process smith starts gets)."""
+        from smith._spawn import process_env
 
-        inherited = {k: v for k, v in os.environ.items() if k not in self.withhold}
-        return {**inherited, **self.env, **extra}
+        return process_env(self.withhold, {**self.env, **extra})
 
     def path(self, path: str) -> str:
         """`path` resolved and confined to the roots; smith's own directories (those the
