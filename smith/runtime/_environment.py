@@ -53,7 +53,7 @@ def environment(
     name = moment.tzname()
     if name and name not in ("UTC", zone):
         zone = f"{name}, {zone}"
-    git = git_state(root, confine=confine)  # in a read-only sandbox: the model wrote it
+    git = git_state(root, confine=confine, env=helper_env())  # read, never run: see there
     system = platform.system() or "unknown OS"
     fields: dict[str, Any] = {
         "cwd": cwd,
@@ -79,6 +79,17 @@ def environment(
         "</environment>",
     ]
     return Environment("\n".join(lines), fields)
+
+
+def helper_env() -> dict[str, str]:
+    """The environment of a process smith starts for itself (the git status reader):
+    what a command gets, without the provider key variables (every built-in provider's)
+    and without any variable holding a credential smith has read (providers.NAME's
+    api-key-env among them), since nothing of smith's own needs one."""
+    from smith._spawn import process_env
+    from smith.providers import credential_variables
+
+    return process_env(credential_variables(None), secrets=True)
 
 
 def _same(a: str, b: str) -> bool:

@@ -2,21 +2,28 @@
 (smith.runtime's environment block): whether there is one, its branch, and how many
 files differ from HEAD, with the first few paths.
 
-The repository is only read. The branch comes from pygit2 (no scan of the work tree);
-the status from `git status` with a timeout and without optional locks, so a huge tree
-costs at most the timeout and never takes the index lock from the user's own git. When
-git is not installed, pygit2 scans the tree instead.
+The repository is only read, and nothing in it runs: the repository may come from
+anywhere (a clone with its own .git, one the model made), and git runs programs its
+configuration names (filter drivers' clean and process commands, core.fsmonitor, hooks),
+with the environment it is given. So git itself is never run. The branch comes from
+pygit2 (no scan of the work tree); the status from libgit2 too, which has no external
+filter drivers, fsmonitor or hooks (only its built-in crlf and ident filters), in a
+child process (smith.effects' helper rules: the caller's environment, without provider
+keys) ended at a timeout, so a huge tree, or a tree that makes libgit2 loop, costs at
+most the timeout. Why a status is not known is said in a few masked words, never in
+text the repository could write at length.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-TIMEOUT = 2.0  # seconds `git status` may take before the status is left out
+TIMEOUT = 2.0  # seconds the status may take before it is left out
+REASON_CHARS = 120  # of why a status is not known
 
 
 @dataclass(frozen=True)
@@ -44,10 +51,25 @@ class GitState:
                 "paths": list(self.paths), "unknown": self.unknown or None}  # fmt: skip
 
 
-# A repository's own configuration must not run programs for smith's status: the model
-# may have written it (a fresh `git init`, core.fsmonitor set to a script).
-SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-        "-c", "core.untrackedCache=false")  # fmt: skip
+# The status reader: libgit2 through pygit2, found on smith's own import path (given
+# whole, -I -S: nothing of the project's is imported), printing `FLAGS PATH\0` per entry,
+# or `!REASON` when libgit2 refuses.
+READER = """\
+import os, sys
+sys.path[:] = sys.argv[1].split("\\n")
+import pygit2
+try:
+    status = pygit2.Repository(sys.argv[2]).status(untracked_files="normal")
+except pygit2.GitError as exc:
+    sys.stdout.buffer.write(b"!" + str(exc).encode("utf-8", "replace"))
+    sys.exit(0)
+out = sys.stdout.buffer
+for path, flags in sorted(status.items()):
+    out.write(b"%d " % flags + os.fsencode(path) + b"\\0")
+"""
+IGNORED = 1 << 14  # GIT_STATUS_IGNORED
+WT_NEW = 1 << 7  # GIT_STATUS_WT_NEW
+INDEX_ANY = 0x1F  # GIT_STATUS_INDEX_NEW ... INDEX_TYPECHANGE
 
 
 def git_state(
@@ -56,13 +78,19 @@ def git_state(
     limit: int = 5,
     timeout: float = TIMEOUT,
     confine: Callable[[list[str], str], list[str]] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> GitState | None:
     """The git repository holding `path` (None when there is none): its branch and a
-    status bounded to `limit` paths and `timeout` seconds. `confine(argv, cwd)` runs git
-    in a sandbox (read-only: smith.effects.Sandbox), so nothing the repository's files
-    make git run (filters, say) can reach outside it."""
+    status bounded to `limit` paths and `timeout` seconds. The status is read by a child
+    process with environment `env` (None: only HOME and XDG_CONFIG_HOME, where git's own
+    configuration is); `confine(argv, cwd)` runs it in a sandbox (read-only:
+    smith.effects.Sandbox) besides."""
     import pygit2
 
+    from smith.vcs._rules import check_gitdirs
+
+    if not check_gitdirs(path):  # libgit2 would block opening it
+        return GitState("unknown", unknown="a file in its .git is a FIFO or a device")
     found = pygit2.discover_repository(path)
     if found is None:
         return None
@@ -74,27 +102,58 @@ def git_state(
     if repo.is_bare:
         return GitState(branch, unknown="a bare repository")
     workdir = repo.workdir or path
-    git = shutil.which("git")
-    if git is None:
-        return _scanned(repo, branch, limit)
-    argv = [git, *SAFE, "--no-optional-locks", "status", "--porcelain=v1", "-z",
-            "--untracked-files=normal"]  # fmt: skip
+    where = [p for p in sys.path if os.path.isabs(p) and "\n" not in p]
+    argv = [sys.executable, "-I", "-S", "-c", READER, "\n".join(where), found]
     if confine is not None:
         argv = confine(argv, workdir)
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k in ("HOME", "XDG_CONFIG_HOME")}
     try:
-        done = subprocess.run(
-            argv, stdin=subprocess.DEVNULL,
-            cwd=workdir, capture_output=True, timeout=timeout, check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-        )  # fmt: skip
+        done = _run(argv, workdir, env, timeout)
     except subprocess.TimeoutExpired:
-        return GitState(branch, unknown=f"git status took over {timeout:g} s")
+        return GitState(branch, unknown=f"reading it took over {timeout:g} s")
     except OSError as exc:
-        return GitState(branch, unknown=f"git could not run: {exc.strerror or exc}")
-    if done.returncode != 0:
-        first = done.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-        return GitState(branch, unknown=first[0] if first else "git status failed")
-    return _counted(_porcelain(done.stdout), branch, limit)
+        return GitState(branch, unknown=_reason(f"it could not be read: {exc.strerror or exc}"))
+    if done.returncode != 0:  # what it printed is not passed on: the repository shaped it
+        return GitState(branch, unknown=f"its reader failed (exit status {done.returncode})")
+    if done.stdout.startswith(b"!"):
+        return GitState(branch, unknown=_reason(done.stdout[1:].decode("utf-8", "replace")))
+    return _counted(_entries(done.stdout), branch, limit)
+
+
+def _run(argv: list[str], cwd: str, env: Mapping[str, str],
+         timeout: float) -> subprocess.CompletedProcess[bytes]:  # fmt: skip
+    """The reader as one of smith's helper processes: ended and waited for at the
+    timeout, with everything it started (smith._spawn.run_child)."""
+    from smith._spawn import run_child
+
+    return run_child(argv, cwd=cwd, env=env, timeout=timeout)
+
+
+def _reason(text: str) -> str:
+    """A short, masked, one-line reason for the block the model is sent."""
+    from smith.diagnostics import masked
+
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    line = masked(line)
+    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"
+
+
+def _entries(out: bytes) -> list[tuple[str, str]]:
+    """(XY-like code, path) of each entry the reader printed: '??' untracked, ' M' any
+    other difference from HEAD; ignored files left out."""
+    entries: list[tuple[str, str]] = []
+    for item in out.split(b"\0"):
+        flags, _, raw = item.partition(b" ")
+        if not flags.isdigit() or not raw:
+            continue
+        bits = int(flags)
+        if bits & IGNORED:
+            continue
+        untracked = bits & WT_NEW and not bits & INDEX_ANY
+        path = raw.decode("utf-8", "backslashreplace")
+        entries.append(("??" if untracked else " M", path))
+    return entries
 
 
 def _branch(repo: object) -> str:
@@ -113,40 +172,7 @@ def _branch(repo: object) -> str:
         return "unknown"
 
 
-def _porcelain(out: bytes) -> list[tuple[str, str]]:
-    """(XY code, path) of each entry of `git status --porcelain=v1 -z`."""
-    fields = out.split(b"\0")
-    entries: list[tuple[str, str]] = []
-    i = 0
-    while i < len(fields):
-        item = fields[i]
-        i += 1
-        if len(item) < 4:
-            continue
-        code, path = item[:2].decode("ascii", "replace"), item[3:].decode("utf-8", "replace")
-        if "R" in code or "C" in code:
-            i += 1  # the original path of a rename or copy follows
-        entries.append((code, path))
-    return entries
-
-
 def _counted(entries: list[tuple[str, str]], branch: str, limit: int) -> GitState:
     changed = [p for c, p in entries if c not in ("??", "!!")]
     untracked = [p for c, p in entries if c == "??"]
     return GitState(branch, len(changed), len(untracked), tuple((changed + untracked)[:limit]))
-
-
-def _scanned(repo: object, branch: str, limit: int) -> GitState:
-    import pygit2
-
-    assert isinstance(repo, pygit2.Repository)
-    try:
-        status = repo.status(untracked_files="normal")
-    except pygit2.GitError as exc:
-        return GitState(branch, unknown=str(exc))
-    entries = [
-        ("??" if flags & pygit2.enums.FileStatus.WT_NEW else " M", path)
-        for path, flags in sorted(status.items())
-        if not flags & pygit2.enums.FileStatus.IGNORED
-    ]
-    return _counted(entries, branch, limit)
