@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     import argparse
 
     from smith.cli._main import Context
+    from smith.effects import Outcome
+    from smith.runtime import ToolHost
 
 UNKNOWN_TOOL = DiagnosticKind(
     "cli.unknown-tool",
@@ -104,13 +106,16 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         )
     session = assembly.named_session(args.session or "manual")
     assert session is not None
+    limit = float(assembly.config.integer("tools.timeout"))
+    own = tool_args.get("timeout") if spec.name == "bash" else None
+    if isinstance(own, int | float):
+        limit = max(limit, float(own) + 30)  # bash ends its own command first, as in a turn
     with session:
         # The same host as MCP's: journaled, secrets restored for bash and masked in what
         # is recorded and shown, snapshotted around a change so `smith undo` takes it back.
         host = assembly.tool_host(session)
         try:
-            with _aborts_on_termination():
-                outcome = host.run(host.tools[spec.name], tool_args, cause={"manual": True})
+            outcome = _bounded(host, spec.name, tool_args, spec.timeout or limit)
         except JournalError as exc:
             ctx.print_diagnostic(exc.error.diagnostic)
             return 1
@@ -121,9 +126,64 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
     return 0 if outcome.result.ok else 1
 
 
+STOP_GRACE = 10.0  # seconds a timed-out or aborted call gets to stop and record its end (as MCP)
+
+
+def _bounded(host: ToolHost, name: str, tool_args: dict[str, object], timeout: float) -> Outcome:
+    """Run the call in a worker thread, as a turn does: at `timeout` seconds (tools.timeout,
+    --tools-timeout) or on Ctrl-C, SIGTERM or SIGHUP it is cancelled (its processes are
+    ended and waited for) and gets STOP_GRACE seconds to record how it ended."""
+    import threading
+
+    from smith.effects import Outcome, ToolResult
+
+    call = host.context.for_call()
+    done: dict[str, object] = {}
+    # Waited for with an Event, not Thread.join: a join that a signal interrupts marks the
+    # thread finished while it runs (CPython bpo-45274), and a second join returns at once.
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            done["outcome"] = host.run(host.tools[name], tool_args, call=call,
+                                       cause={"manual": True})  # fmt: skip
+        except BaseException as exc:  # raised again in the main thread
+            done["error"] = exc
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=work, name=f"smith-tool-{name}", daemon=True)
+    timed_out = False
+    try:
+        with _aborts_on_termination():
+            worker.start()
+            if not finished.wait(timeout):
+                timed_out = True
+                call.cancelled.set()
+                finished.wait(STOP_GRACE)
+    except KeyboardInterrupt:
+        call.cancelled.set()  # the tool ends its processes and records it was cancelled
+        finished.wait(STOP_GRACE)
+        raise
+    if "error" in done:
+        raise done["error"]  # type: ignore[misc]
+    outcome = done.get("outcome")
+    if not isinstance(outcome, Outcome):  # still running after the grace: it ignores cancel
+        text = f"[timed out after {timeout:g} s; it did not stop in time: its effect is unknown]"
+        return Outcome(ToolResult(text, ok=False, mutation="unknown"), None, "unknown")
+    if timed_out:
+        result = outcome.result
+        text = f"[timed out after {timeout:g} s] {result.text}"
+        timed = ToolResult(text, details=result.details, mutation=result.mutation, ok=False,
+                           image=result.image)  # fmt: skip
+        return Outcome(timed, outcome.effect_id, outcome.outcome)
+    return outcome
+
+
 class _aborts_on_termination:
-    """SIGTERM and SIGHUP abort the tool like Ctrl-C does: the command is ended and its
-    effect recorded as cancelled, instead of smith dying with the command still running."""
+    """SIGTERM and SIGHUP abort the tool like Ctrl-C does: its processes are ended and
+    waited for and its effect recorded as cancelled, instead of smith dying with them
+    still running."""
 
     def __enter__(self) -> None:
         import signal

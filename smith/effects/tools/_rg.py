@@ -6,6 +6,12 @@ the paths it prints are relative to where the model is working (after a leading 
 same paths read and edit take. Hidden files are searched, .git never is, .gitignore files
 apply even outside a git repository, and configured ignores (tools.ignore) are passed as
 exclusion globs, which rg ranks above every .gitignore rule.
+
+rg runs as one of smith's helper processes (smith._spawn.Child): without the
+provider keys in its environment, ended with its call (cut short, cancelled by a timeout
+or an abort, interrupted) and with smith, and always waited for. Walking a directory it
+opens no FIFO, socket or device (those are not files to it); one named as the path is
+refused by the tool before rg sees it.
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ import os
 import shutil
 import subprocess
 import sysconfig
+from collections.abc import Iterator
 
-from smith.effects._tool import ToolContext, ToolError
+from smith._spawn import Child
+from smith.effects._tool import ToolCancelled, ToolContext, ToolError
 
 COMMON = [
     "--hidden",
@@ -49,41 +57,82 @@ def run(
     ctx: ToolContext, args: list[str], where: str, *, stop_after: int = 0
 ) -> tuple[bytes, bool]:
     """rg's output and whether it was cut short: at MAX_OUTPUT bytes, or (with
-    `stop_after`) once that many output records (NUL-free lines) have been read."""
+    `stop_after`) once more than that many output records (lines) have been read. rg is
+    ended and waited for when the call ends however it ends (ToolCancelled when
+    `ctx.cancelled` is set: a timeout or an abort)."""
     cwd = os.path.realpath(ctx.cwd)
     target = os.path.relpath(where, cwd)
     excludes = [a for p in ctx.ignore for a in ("--glob", "!" + p.rstrip("/"))]
     argv = [binary(), *COMMON, *excludes, *args, "--", target]
-    with subprocess.Popen(
-        argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    ) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        if stop_after:
-            chunks, size, lines = [], 0, 0
-            for line in proc.stdout:
-                chunks.append(line)
-                size += len(line)
-                lines += 1
-                if lines > stop_after or size > MAX_OUTPUT:
-                    break
-            out = b"".join(chunks)
-            cut = lines > stop_after or size > MAX_OUTPUT
-        else:
-            out = proc.stdout.read(MAX_OUTPUT + 1)
-            cut = len(out) > MAX_OUTPUT
-            out = out[:MAX_OUTPUT]
-        if cut:
-            proc.kill()
-        err = proc.stderr.read()
-        code = proc.wait()
-    if code not in (0, 1) and not cut:  # 1 means "nothing matched"
+    out, err = bytearray(), bytearray()
+    cut = False
+    lines = 0
+    with Child(argv, cwd=cwd, env=ctx.process_env()) as child:
+        for chunk in _chunks(child, ctx, err):
+            out += chunk
+            lines += chunk.count(b"\n")
+            if stop_after and lines > stop_after:
+                out = bytearray(b"\n".join(out.split(b"\n")[: stop_after + 1]) + b"\n")
+                cut = True
+            if len(out) > MAX_OUTPUT:
+                del out[MAX_OUTPUT:]
+                cut = True
+            if cut:
+                break
+        code = None if cut else child.proc.wait()
+    if code not in (None, 0, 1):  # 1 means "nothing matched"
         message = err.decode("utf-8", "replace").strip().splitlines()
         detail = message[-1] if message else f"rg exit {code}"
         raise ToolError(
             f"search failed: {detail}; for exact text rather than a regular "
             "expression pass literal=true"
         )
-    return out, cut
+    return bytes(out), cut
+
+
+ERR_BYTES = 64 * 1024  # of rg's messages kept (the last line says what failed)
+POLL = 0.1  # seconds between looks at ctx.cancelled while rg says nothing
+
+
+def _chunks(child: Child, ctx: ToolContext, err: bytearray) -> Iterator[bytes]:
+    """rg's output as it comes, its messages into `err`, until it closes both; raises
+    ToolCancelled as soon as the call is cancelled (rg may wait for ever on a file that
+    never ends)."""
+    import selectors
+
+    streams = [s for s in (child.proc.stdout, child.proc.stderr) if s is not None]
+    with selectors.DefaultSelector() as sel:
+        for stream in streams:
+            os.set_blocking(stream.fileno(), False)
+            sel.register(stream.fileno(), selectors.EVENT_READ, stream is child.proc.stdout)
+        while sel.get_map():
+            if ctx.cancelled.is_set():
+                raise ToolCancelled("not-applied")
+            for key, _ in sel.select(POLL):
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(key.fd)
+                elif key.data:
+                    yield chunk
+                elif len(err) < ERR_BYTES:
+                    err += chunk[: ERR_BYTES - len(err)]
+
+
+def special(path: str) -> str:
+    """What `path` is when it is a FIFO, a socket or a device ('a FIFO', ...), which
+    search and listing skip; '' for anything else (a missing path included)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "")
 
 
 def relative(path: str) -> str:
@@ -106,16 +155,11 @@ def list_files(ctx: ToolContext, limit: int) -> tuple[list[str], bool]:
     paths: list[str] = []
     rest = b""
     cut = False
-    with subprocess.Popen(
-        argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    ) as proc:
-        assert proc.stdout is not None
-        while chunk := os.read(proc.stdout.fileno(), 1 << 16):
+    with Child(argv, cwd=cwd, env=ctx.process_env(), stderr=subprocess.DEVNULL) as child:
+        for chunk in _chunks(child, ctx, bytearray()):
             *names, rest = (rest + chunk).split(b"\0")
             paths += (relative(text(name)) for name in names)
             if len(paths) > limit:
                 cut = True
-                proc.kill()
                 break
-        proc.wait()
     return paths[:limit], cut

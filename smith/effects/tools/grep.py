@@ -14,6 +14,12 @@ PER_FILE = 200
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     where = ctx.path(str(args.get("path", ".")))
+    special = _rg.special(where)
+    if special:  # rg would wait for ever on a FIFO that no one writes
+        raise ToolError(
+            f"{ctx.show(where)} is {special}, not a file or directory: grep searches "
+            "regular files (give the directory around it to search the files there)"
+        )
     if not os.path.exists(where):
         raise ToolError(f"{ctx.show(where)} does not exist")
     flags = [
@@ -87,9 +93,10 @@ SPEC = ToolSpec(
     "expression (Rust regex syntax; exact text with literal=true), optionally only in "
     "files matching `glob`, with `context` lines around each match. Results are sorted by "
     "file and line: at most 500 lines (it says when there are more), 200 matches a file, "
-    "lines cut at 500 characters; .gitignore is honoured. Refuses a path outside the "
-    "project or one that does not exist, and a pattern that is not a valid regular "
-    "expression (pass literal=true for exact text).",
+    "lines cut at 500 characters; .gitignore is honoured; FIFOs, sockets and devices are "
+    "skipped. Refuses a path outside the project, one that does not exist or is no file "
+    "or directory, and a pattern that is not a valid regular expression (pass "
+    "literal=true for exact text).",
     {
         "type": "object",
         "properties": {

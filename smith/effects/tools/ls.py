@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from smith.effects._tool import ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects.tools import _rg
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,9 +72,12 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     spec = ignored(ctx, path)
     root = os.path.realpath(ctx.root)
     shown_entries = []
-    hidden = 0
+    hidden = special = 0
     for name in names:
         full = os.path.join(path, name)
+        if _rg.special(full):  # a FIFO, socket or device: nothing a tool reads
+            special += 1
+            continue
         is_dir = os.path.isdir(full)
         rel = os.path.relpath(full, root) + ("/" if is_dir else "")
         if name == ".git" or spec.match_file(rel):
@@ -86,7 +90,11 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         text += f"\n[{total - MAX_ENTRIES} more entries not shown]"
     if hidden:
         text += f"\n[{hidden} ignored entries hidden]"
-    return ToolResult(text, details={"path": shown, "entries": total, "ignored": hidden})
+    if special:
+        kinds = "FIFO, socket or device" if special == 1 else "FIFOs, sockets or devices"
+        text += f"\n[{special} {kinds} left out]"
+    details = {"path": shown, "entries": total, "ignored": hidden, "special": special}
+    return ToolResult(text, details=details)
 
 
 def _printable(name: str) -> str:
@@ -100,7 +108,8 @@ def _printable(name: str) -> str:
 SPEC = ToolSpec(
     "ls",
     "List a directory (default: the working directory), sorted, directories marked with "
-    "/, leaving out what .gitignore ignores; at most 1,000 entries (it says how many more). "
+    "/, leaving out what .gitignore ignores and FIFOs, sockets and devices; at most 1,000 "
+    "entries (it says how many more). "
     "Refuses a path outside the project, a file (use read) and a missing directory.",
     {
         "type": "object",
