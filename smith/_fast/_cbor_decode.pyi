@@ -15,5 +15,7 @@ def decode(
     strict: bool = False,
     max_length: int = 67108864,
     max_depth: int = 256,
+    max_items: int = 1048576,
 ) -> Any:
-    """The value of one CBOR item filling `data`; strict accepts only canonical input."""
+    """The value of one CBOR item filling `data`; strict accepts only canonical input;
+    at most max_items items (every value, array member, map key and value) are decoded."""

@@ -35,6 +35,7 @@ class DecodeError(ValueError):
 cdef enum:
     DEPTH_CEILING = 1000     # decode recurses in C (~0.5 KB a level): max_depth stops here
     KEYS = 1024              # decoded short keys kept for reuse (a power of two)
+    MAX_ITEMS = 1 << 20      # decode's default item bound: ~70 MB of Python objects at most
 
 
 cdef inline double half_value(uint32_t h) noexcept nogil:
@@ -56,7 +57,24 @@ cdef struct Dec:
     Py_ssize_t max_length
     Py_ssize_t max_depth
     Py_ssize_t text_at      # where the text being decoded starts (for UTF-8 errors)
+    Py_ssize_t items_left   # of max_items: every value, array member, map key and value
+    Py_ssize_t max_items
     bint strict
+
+
+cdef int items_error(Dec* d, Py_ssize_t start) except -1:
+    raise DecodeError(start, f"over max_items: more than {d.max_items} items to decode "
+                             "(each value counts: array members, map keys and values)")
+
+
+cdef inline int take_items(Dec* d, Py_ssize_t start, uint64_t n) except -1:
+    """Spend `n` of the item budget: one byte of CBOR can decode to a 56-byte object, so
+    bytes alone do not bound what decoding holds (zstd makes it worse)."""
+    if n > <uint64_t>d.items_left:
+        return items_error(d, start)
+    d.items_left -= <Py_ssize_t>n
+    return 0
+
 
 cdef uint64_t[4] SHORTEST = [24, 0x100, 0x10000, 0x100000000]
 # Map keys repeat across entries: short ASCII ones are made once and reused (with their
@@ -180,6 +198,8 @@ cdef object dec_array(Dec* d, Py_ssize_t start, int info, uint64_t n, Py_ssize_t
         d.pos += 1
         return result
     check_length(d, start, n, 0)
+    if n > <uint64_t>d.items_left:  # each member is an item: refuse before allocating
+        items_error(d, start)
     result = PyList_New(<Py_ssize_t>n)
     for i in range(<Py_ssize_t>n):
         item = dec_item(d, depth + 1)
@@ -194,6 +214,8 @@ cdef object dec_map(Dec* d, Py_ssize_t start, int info, uint64_t n, Py_ssize_t d
     cdef int order
     if not indefinite:
         check_length(d, start, n, 1)
+        if n > <uint64_t>d.items_left // 2:  # a key and a value each
+            items_error(d, start)
     result = {}
     while (i < <Py_ssize_t>n) if not indefinite else not (
             d.pos < d.end and d.data[d.pos] == 0xff):
@@ -211,6 +233,7 @@ cdef object dec_map(Dec* d, Py_ssize_t start, int info, uint64_t n, Py_ssize_t d
         if key is None:
             key = dec_item(d, depth + 1)
         else:
+            take_items(d, key_at, 1)
             d.pos = key_at + 1 + n_key
         key_len = d.pos - key_at
         if d.strict and prev_at >= 0:
@@ -281,6 +304,7 @@ cdef object dec_item(Dec* d, Py_ssize_t depth):
     cdef Py_ssize_t start = d.pos
     cdef int major, info
     cdef uint64_t arg
+    take_items(d, start, 1)
     read_head(d, &major, &info, &arg)
     if major == 0:
         return arg
@@ -303,15 +327,19 @@ cdef object dec_item(Dec* d, Py_ssize_t depth):
 
 
 def decode(data, *, bint strict=False, Py_ssize_t max_length=64 * 1024 * 1024,
-           Py_ssize_t max_depth=MAX_DEPTH):
+           Py_ssize_t max_depth=MAX_DEPTH, Py_ssize_t max_items=MAX_ITEMS):
     """The value of one CBOR item filling `data` (any contiguous buffer).
 
     Declared lengths (bytes, or items) are checked against the input left and max_length
-    before anything is allocated; arrays and maps nest at most max_depth deep. strict=True
+    before anything is allocated; arrays and maps nest at most max_depth deep; at most
+    max_items items are decoded (every value counts, array members and map keys and
+    values too), since an item of one byte becomes an object of 50 or more. strict=True
     accepts only the canonical encoding, exactly what `encode` writes.
     """
     if max_length < 0:
         raise ValueError("max_length must not be negative")
+    if max_items < 0:
+        raise ValueError("max_items must not be negative")
     if not 0 <= max_depth <= DEPTH_CEILING:
         raise ValueError(f"max_depth must be between 0 and {DEPTH_CEILING}")
     cdef Py_buffer view
@@ -321,6 +349,7 @@ def decode(data, *, bint strict=False, Py_ssize_t max_length=64 * 1024 * 1024,
         d.data = <const unsigned char*>view.buf
         d.pos, d.end, d.text_at = 0, view.len, 0
         d.max_length, d.max_depth, d.strict = max_length, max_depth, strict
+        d.items_left = d.max_items = max_items
         try:
             result = dec_item(&d, 0)
         except UnicodeDecodeError as exc:

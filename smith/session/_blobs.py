@@ -98,7 +98,7 @@ class Blobs:
 
 def _decode(body: bytes) -> tuple[str, str, bytes] | None:
     try:
-        value = _cbor.decode(body, strict=True)
+        value = _cbor.decode(body, strict=True, max_items=4)  # [digest, type, data]
     except ValueError:
         return None
     if not (isinstance(value, list) and len(value) == 3):

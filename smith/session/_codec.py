@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 
 COMPRESS_AT = 1024
 ZSTD_LEVEL = 3
+# Items (every value: array members, map keys and values) one entry's content may decode
+# to. Bytes do not bound memory: a byte of CBOR becomes an object of 50 or more, and zstd
+# packs 64 million of them in 2 KB. Writing checks it too, so smith never writes content
+# it will not read back.
+MAX_ITEMS = 1 << 20
+# Session info and leaf frames are a few values: their bound is small.
+MAX_META_ITEMS = 1 << 12
 
 
 @functools.cache
@@ -35,6 +42,14 @@ def entry_frame(
     id: str, parent: str | None, ts: int, kind: str, pair: str | None, content: object
 ) -> bytes:
     raw = _cbor.encode(content)
+    if len(raw) > MAX_ITEMS:  # fewer bytes cannot hold more items: only big content checks
+        try:
+            _cbor.decode(raw, max_items=MAX_ITEMS)
+        except _cbor.DecodeError as exc:
+            raise ValueError(
+                f"content of {kind} entry {id!r} is over smith's bound of {MAX_ITEMS:,} "
+                "items (values, array members, map keys and values) per entry"
+            ) from exc
     flags = 0
     if len(raw) >= COMPRESS_AT:
         packed = _zstd().compress(raw)
@@ -77,7 +92,7 @@ def decode_content(stored: bytes, compressed: bool, *, max_size: int = MAX_BODY)
         if len(stored) != declared:
             raise ContentError("compressed content is shorter than it declares")
     try:
-        return _cbor.decode(stored, strict=True, max_length=max_size)
+        return _cbor.decode(stored, strict=True, max_length=max_size, max_items=MAX_ITEMS)
     except ValueError as exc:
         raise ContentError(str(exc)) from exc
 
@@ -91,4 +106,5 @@ def leaf_frame(leaf: str) -> bytes:
 
 
 def decode_meta(body: bytes) -> object:
-    return _cbor.decode(body, strict=True)
+    """A session info or leaf frame's value (DecodeError past MAX_META_ITEMS items)."""
+    return _cbor.decode(body, strict=True, max_items=MAX_META_ITEMS)
