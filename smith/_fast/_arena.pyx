@@ -29,9 +29,11 @@ from smith._fast._frames cimport (
     FRAME_OK,
     FRAME_TRUNCATED,
     FrameInfo,
+    Search,
+    find_frame,
     next_frame,
 )
-from smith._fast._frames import STATUS_NAMES
+from smith._fast._frames import STATUS_NAMES, data_extents, read_into, readable_length
 from smith._fast._record cimport (
     MISSING_PARENT,
     NO_PARENT,
@@ -86,9 +88,19 @@ cdef inline uint64_t hash_bytes(const uint8_t *p, uint32_t n) noexcept nogil:
     return h ^ (h >> 29)
 
 
-cdef int64_t _content_size(const uint8_t *p, uint32_t n, bint compressed) noexcept nogil:
+cdef enum:
+    MIN_FRAME = 24  # header + the smallest possible entry body
+    MAX_RATIO = 32768  # zstd: at most a 128 KiB block from each 4 stored bytes
+
+
+cdef int64_t _content_size(const uint8_t *p, uint32_t n, bint compressed,
+                           uint32_t max_body) noexcept nogil:
     """RFC 8878 3.1.1.1: magic, frame header descriptor, window descriptor unless single
-    segment, dictionary id, then the frame content size in 0, 1, 2, 4 or 8 bytes."""
+    segment, dictionary id, then the frame content size in 0, 1, 2, 4 or 8 bytes.
+
+    A declared size is only a claim: one over the bound content is decoded to, or more
+    than `n` stored bytes can expand to (a zstd block of at least 4 bytes gives at most
+    128 KiB), is none (-1), never a figure a crafted header chose."""
     cdef uint8_t fhd, fcs_flag, did_flag, width
     cdef uint32_t pos = 5
     cdef int64_t size = 0
@@ -111,11 +123,11 @@ cdef int64_t _content_size(const uint8_t *p, uint32_t n, bint compressed) noexce
         return -1
     for k in range(width - 1, -1, -1):
         size = (size << 8) | p[pos + k]
-    return size + 256 if width == 2 else size
-
-
-cdef enum:
-    MIN_FRAME = 24  # header + the smallest possible entry body
+    if width == 2:
+        size += 256
+    if size < 0 or size > max_body or size > <int64_t>n * MAX_RATIO:
+        return -1
+    return size
 
 
 cdef class _Ingest:
@@ -273,7 +285,7 @@ cdef class Arena:
     def load(f, Py_ssize_t size, uint32_t max_body=64 * 1024 * 1024,
              Py_ssize_t max_skips=16, Py_ssize_t chunk=1 << 20):
         """Read `size` bytes of the open binary file `f` into a new arena, indexing each
-        chunk's frames while it is still in cache."""
+        chunk's frames while it is still in cache. (A session file on disk: `read`.)"""
         cdef Arena a = Arena.__new__(Arena)
         cdef Py_ssize_t got = 0, n
         cdef _Ingest state = _Ingest(max_skips)
@@ -293,8 +305,64 @@ cdef class Arena:
             if got < size:
                 a._ingest(state, got, False)
         a._ingest(state, got, True)
-        a._finish(state, got)
+        a._finish(state, got, got)
         return a
+
+    @staticmethod
+    def read(int fd, uint64_t size, uint32_t max_body=64 * 1024 * 1024,
+             Py_ssize_t max_skips=16, uint64_t chunk=1 << 20):
+        """A new arena holding the session file open as `fd` (of `size` bytes), read from
+        its start with pread in chunks, each indexed while it is still in cache.
+
+        Only what holds data is read: a sparse file's holes stay untouched zeroed memory,
+        and past its last data nothing is held but what a frame starting there could
+        need, so memory follows the file's data, never the size it claims (a 600 MB file
+        of 2 KB of frames would otherwise cost 600 MB)."""
+        cdef Arena a = Arena.__new__(Arena)
+        a.max_body = max_body
+        return a._read(fd, size, chunk, _Ingest(max_skips))
+
+    cdef Arena _read(self, int fd, uint64_t size, uint64_t chunk, _Ingest state):
+        cdef uint64_t got = 0, hold, step, n
+        hold, data = readable_length(fd, size, self.max_body)
+        if data is None:
+            extents = ((0, size),)
+            self._reserve_bytes(size + (size >> 4) + 4096)
+            self._reserve_records(size // MIN_FRAME + 16, 16)
+        else:
+            extents = data_extents(fd, 0, hold)
+            # Zeroed by calloc, which takes fresh pages from the system: holes never read
+            # stay unbacked (reading them maps the shared zero page).
+            self.buf = <uint8_t *>PyMem_RawCalloc(hold + 4096, 1)
+            if self.buf == NULL:
+                raise MemoryError(f"cannot hold a session of {hold} bytes in memory")
+            self.cap = hold + 4096
+            # A frame has a nonzero length, so data: no more frames than data bytes.
+            self._reserve_records(min(hold, data) // MIN_FRAME + 16, 16)
+        view = PyMemoryView_FromMemory(<char *>self.buf, self.cap, PyBUF_WRITE)
+        shrunk = False
+        for start, stop in extents:
+            got = start  # a hole before it reads as the zeros already there
+            while got < stop:
+                step = min(chunk, stop - got)
+                n = read_into(fd, view, got, got + step, got)
+                got += n
+                if n < step:  # the file shrank while read: what is there is all there is
+                    shrunk = True
+                    break
+                self._ingest(state, got, False)
+            if shrunk:
+                break
+        if shrunk or data is None:
+            self._ingest(state, got, True)
+            self._finish(state, got, got)
+        else:
+            # Past `hold` a sparse file is zeros, which hold no frame: part of its tail.
+            self._ingest(state, hold, True)
+            self._finish(state, hold, size)
+        if self.cap > self.size + (self.size >> 4) + (1 << 20):
+            self._shrink_bytes()
+        return self
 
     cdef _reserve_bytes(self, uint64_t need):
         cdef uint64_t cap
@@ -308,6 +376,14 @@ cdef class Arena:
         self.buf = p
         self.cap = cap
         smith_huge_pages(p, cap)
+
+    cdef _shrink_bytes(self):
+        """Give back what was held past the frames (a sparse file's zeros)."""
+        cdef uint64_t keep = self.size + (self.size >> 4) + 4096
+        cdef uint8_t *p = <uint8_t *>PyMem_RawRealloc(self.buf, keep)
+        if p != NULL:
+            self.buf = p
+            self.cap = keep
 
     cdef _reserve_records(self, Py_ssize_t entries, Py_ssize_t metas):
         cdef Record *r
@@ -468,9 +544,24 @@ cdef class Arena:
         Same policy as _frames.scan: corrupt frames count as skipped only once an intact
         frame follows them; trailing ones are a torn tail.
         """
+        cdef Search search
+        search.prefix = NULL
+        try:
+            self._ingest_frames(state, n, final, &search)
+        finally:
+            PyMem_RawFree(search.prefix)
+
+    cdef _ingest_frames(self, _Ingest state, uint64_t n, bint final, Search *search):
         cdef FrameInfo info
         cdef int status
         cdef uint64_t pos = state.pos
+        # Deciding what follows damage (only once the whole file is here) checks
+        # candidate bodies through a checksum index: exact, and linear however crafted.
+        search.budget = 64 * n + (1 << 20)
+        search.buf = self.buf
+        search.n = n
+        search.indexed = final
+        search.found = -1
         if pos == 0:
             if n < FILE_HEADER_SIZE:
                 if final:
@@ -479,7 +570,7 @@ cdef class Arena:
             pos = FILE_HEADER_SIZE
             state.end = pos
         while pos < n and not state.done:
-            status = next_frame(self.buf, n, pos, self.max_body, True, &info, final)
+            status = next_frame(self.buf, n, pos, self.max_body, True, &info, final, search)
             if status == FRAME_MORE:
                 break
             if status == FRAME_OK:
@@ -509,8 +600,18 @@ cdef class Arena:
                 state.error = (STATUS_NAMES[status], pos)
                 state.done = True
         state.pos = pos
+        if final and state.error is None and state.pending:
+            # Corrupt frames end the file, their lengths trusted: a tail only if no intact
+            # frame starts inside them (one this arena cannot index counts too), since
+            # opening for writing cuts a tail.
+            if find_frame(self.buf, n, state.end, pos, self.max_body, search) != -1:
+                state.skipped.extend(state.pending)
+                state.pending.clear()
+                state.error = ("damaged", state.end)
+                state.done = True
 
-    cdef _finish(self, _Ingest state, uint64_t n):
+    cdef _finish(self, _Ingest state, uint64_t n, uint64_t total):
+        """`n` bytes were indexed of a file of `total` (past `n`: zeros)."""
         self._link(state)
         self.chain = 0
         while self.chain < self.count and self.records[self.chain].parent == self.chain - 1:
@@ -518,7 +619,7 @@ cdef class Arena:
         self._shrink_records()
         # Appends go right after the last intact frame; a torn tail is not kept.
         self.size = max(state.end, FILE_HEADER_SIZE) if n >= FILE_HEADER_SIZE else n
-        truncated = 0 if state.error is not None else n - self.size
+        truncated = 0 if state.error is not None else total - self.size
         self.report = {"frames": self.count + self.nmeta, "skipped": state.skipped,
                        "truncated": truncated, "end": self.size,
                        "error": state.error, "orphans": state.orphans,
@@ -573,6 +674,20 @@ cdef class Arena:
         return PyUnicode_DecodeUTF8(<const char *>self.buf + r.frame + FRAME_HEADER_SIZE + off,
                                     n, "surrogateescape")
 
+    cdef inline Py_ssize_t _up(self, Py_ssize_t at) except -3:
+        """The parent of record `at`, for walks towards the root. A parent always comes
+        earlier (loading and appending resolve only those), so a walk takes at most
+        `at` steps; a link that does not is refused rather than followed for ever."""
+        cdef int64_t parent = self.records[at].parent
+        if parent >= at:
+            raise ArenaError(f"entry {at} links to a parent ({parent}) that is not earlier")
+        return parent
+
+    def shadowed(self, Py_ssize_t i) -> bool:
+        """Whether entry i repeats the id of an earlier entry: it is not reachable by id,
+        so a walk of the tree by ids leaves it out (it would loop back)."""
+        return (self._rec(i).flags & SHADOWED) != 0
+
     def id(self, Py_ssize_t i) -> str:
         cdef Record *r = self._rec(i)
         return self._text(r, r.id_off, r.id_len)
@@ -616,7 +731,7 @@ cdef class Arena:
         self._rec(i)
         while at >= 0:
             depth += 1
-            at = self.records[at].parent
+            at = self._up(at)
         out = bytearray(depth * 8)
         cdef int64_t[::1] view = memoryview(out).cast("q")
         at = i
@@ -671,7 +786,7 @@ cdef class Arena:
         compressed content the size its zstd frame header declares (-1 if it declares
         none). Reads the record and at most 18 header bytes; decompresses nothing."""
         cdef Record *r = self._rec(i)
-        return _content_size(self.buf + r.content, r.content_len, r.flags & 1)
+        return _content_size(self.buf + r.content, r.content_len, r.flags & 1, self.max_body)
 
     def content_sizes(self, among):
         """`content_size` of each index in `among`, as int64 values."""
@@ -685,7 +800,8 @@ cdef class Arena:
             if at < 0 or at >= self.count:
                 raise IndexError(f"entry index {at} out of range (0..{self.count - 1})")
             r = &self.records[at]
-            view[k] = _content_size(self.buf + r.content, r.content_len, r.flags & 1)
+            view[k] = _content_size(self.buf + r.content, r.content_len, r.flags & 1,
+                                   self.max_body)
         return memoryview(out).cast("q")
 
     def meta_frames(self):
@@ -735,7 +851,7 @@ cdef class Arena:
         while at >= 0:
             total += self.records[at].frame_len
             depth += 1
-            at = self.records[at].parent
+            at = self._up(at)
         for k in range(self.nmeta):
             if self.meta[k].type in keep:
                 total += self.meta[k].frame_len

@@ -1,3 +1,5 @@
+from collections.abc import Iterator
+
 from typing_extensions import Buffer
 
 MAGIC: bytes
@@ -21,6 +23,7 @@ class Scan:
     end: int
     truncated: int
     error: tuple[str, int] | None
+    work: int
 
 def scan(
     data: Buffer,
@@ -29,4 +32,9 @@ def scan(
     max_body: int = ...,
     max_skips: int = 16,
     resync: bool = False,
+    check_entries: bool = False,
 ) -> Scan: ...
+def data_extents(fd: int, start: int, end: int) -> Iterator[tuple[int, int]]: ...
+def layout(fd: int, size: int) -> tuple[int, int] | None: ...
+def readable_length(fd: int, size: int, max_body: int = ...) -> tuple[int, int | None]: ...
+def read_into(fd: int, buf: Buffer, start: int, end: int, dest: int = 0) -> int: ...

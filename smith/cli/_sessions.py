@@ -119,10 +119,9 @@ def _tree_lines(session: Session) -> list[str]:
     selected = {e.id for e in session.branch()}
     leaf = session.leaf
     lines: list[str] = []
-    by_id = {e.id: e for e in session.entries()}
 
     def label(eid: str) -> str:
-        e = by_id[eid]
+        e = session.entry(eid)  # by id: an entry repeating an id is not in the tree
         try:
             content = e.content
         except SmithError:
@@ -242,6 +241,13 @@ def _repair(args: argparse.Namespace, ctx: Context) -> int:
         f"{report['frames_skipped']} corrupt ones and {report['truncated_bytes']} "
         f"trailing bytes; the original is kept as {report['backup']}"
     )
+    dropped = [
+        (report["duplicates_dropped"], "entries repeating an earlier entry's id"),
+        (report["unreadable_meta_dropped"], "session info frames that do not decode"),
+    ]
+    for count, what in dropped:
+        if count:
+            ctx.out(f"dropped {count} {what} (kept in the backup)")
     if report["bytes_resynced"]:
         ctx.out(f"jumped over {report['bytes_resynced']} damaged bytes to later frames")
     if report["bytes_left_in_backup"]:

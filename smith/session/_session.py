@@ -85,6 +85,22 @@ CONTENT_UNREADABLE = DiagnosticKind(
     fix="the rest of the session is intact; dump or fork around this entry, or report how "
     "the file was written",
 )
+UNREADABLE = DiagnosticKind(
+    "session.unreadable",
+    what="this session file cannot be read: {reason}",
+    why="smith reads a whole session file into memory to use it, and this one could not be",
+    fix="check the file's permissions and the disk it is on; other sessions are not "
+    "affected, and `smith sessions list` still lists them",
+)
+TAIL_NOT_KEPT = DiagnosticKind(
+    "session.tail-not-kept",
+    what="cannot keep the unfinished frame at the end of this session before cutting it: {reason}",
+    why="opening a session for writing cuts an unfinished last frame so that new entries "
+    "stay readable, and its bytes are first copied beside the file; that copy failed, so "
+    "nothing was cut",
+    fix="free some disk space (or fix the directory's permissions) and open it again; "
+    "`smith sessions repair {id}` also rewrites it, keeping a backup",
+)
 UNKNOWN_ENTRY = DiagnosticKind(
     "session.unknown-entry",
     what="there is no entry '{entry}' in this session",
@@ -132,6 +148,51 @@ def publish(path: str, data: bytes, *, replace: bool = True) -> None:
             os.link(tmp, path)  # atomic, and fails if `path` exists
         finally:
             os.unlink(tmp)
+    _fsync_directory(directory)
+
+
+def backup_path(path: str, what: str) -> str:
+    """A free name beside `path` for a copy of (part of) it: PATH.WHAT-STAMP[-N]."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    for n in range(1000):
+        candidate = f"{path}.{what}-{stamp}" + (f"-{n}" if n else "")
+        if not os.path.lexists(candidate):
+            return candidate
+    raise FileExistsError(f"{path}.{what}-{stamp}")
+
+
+def keep_tail(fd: int, path: str, start: int) -> str | None:
+    """Copy what the open file `fd` holds from `start` to its end into a new file beside
+    `path` (PATH.torn-at-START-STAMP, owner-only; holes stay holes), read in bounded
+    chunks; None, writing nothing, when it is only zeros (a zero-filled or sparse tail)."""
+    size = os.fstat(fd).st_size
+    out, target = -1, None
+    try:
+        for begin, stop in _frames.data_extents(fd, start, size):
+            at = begin
+            while at < stop:
+                chunk = os.pread(fd, min(1 << 20, stop - at), at)
+                if not chunk:
+                    break
+                if out < 0 and chunk.count(0) < len(chunk):
+                    target = backup_path(path, f"torn-at-{start}")
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+                    out = os.open(target, flags, 0o600)
+                if out >= 0:
+                    os.pwrite(out, chunk, at - start)
+                at += len(chunk)
+        if out < 0:
+            return None
+        os.ftruncate(out, size - start)
+        os.fsync(out)
+    finally:
+        if out >= 0:
+            os.close(out)
+    _fsync_directory(os.path.dirname(os.path.abspath(path)))
+    return target
+
+
+def _fsync_directory(directory: str) -> None:
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -140,14 +201,15 @@ def publish(path: str, data: bytes, *, replace: bool = True) -> None:
 
 
 class Entry:
-    """One entry: identity and links from the record; content decoded on first access."""
+    """One entry: identity and links from the record; content decoded on each access and
+    never kept, so an entry held in a list holds no decoded content (keep what you read
+    for as long as you need it)."""
 
-    __slots__ = ("_arena", "_content", "index")
+    __slots__ = ("_arena", "index")
 
     def __init__(self, arena: Arena, index: int) -> None:
         self._arena = arena
         self.index = index
-        self._content: object = _MISSING
 
     @property
     def id(self) -> str:
@@ -173,16 +235,12 @@ class Entry:
     @property
     def content(self) -> object:
         """The decoded content; a diagnostic (CONTENT_UNREADABLE) if it cannot be."""
-        if self._content is _MISSING:
-            try:
-                self._content = _codec.decode_content(
-                    self._arena.content(self.index), self._arena.compressed(self.index)
-                )
-            except _codec.ContentError as exc:
-                raise CONTENT_UNREADABLE.error(
-                    value=self.id, entry=self.id, reason=str(exc)
-                ) from None
-        return self._content
+        try:
+            return _codec.decode_content(
+                self._arena.content(self.index), self._arena.compressed(self.index)
+            )
+        except _codec.ContentError as exc:
+            raise CONTENT_UNREADABLE.error(value=self.id, entry=self.id, reason=str(exc)) from None
 
     def __repr__(self) -> str:
         return f"<Entry {self.id} {self.kind} parent={self.parent}>"
@@ -207,6 +265,9 @@ class Session:
         # at a time, so ids, parents and the file stay in step.
         self._write_lock = threading.RLock()
         self._blobs: _blobs.Blobs | None = None
+        self.tail_backup: str | None = None  # where `open` kept a torn tail it cut
+        # (offset, reason) of session info and leaf frames that do not decode
+        self.unread_meta: list[tuple[int, str]] = []
 
     # -- opening ------------------------------------------------------------------
 
@@ -263,27 +324,38 @@ class Session:
     def load(cls, path: str, *, max_skips: int = 16) -> Session:
         """Read-only: recover what can be read and report it in `recovery`."""
         with memory.scope("session", "load " + os.path.basename(path)):
-            return cls._load(path, max_skips)
+            try:
+                return cls._load(path, max_skips)
+            except (OSError, MemoryError, ArenaError) as exc:
+                # One unreadable file is a diagnostic about it, never a failure of the
+                # command that met it (listing every session of a project, say).
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                if isinstance(exc, MemoryError):
+                    reason = f"there is not enough memory to hold it ({exc or 'MemoryError'})"
+                raise UNREADABLE.error(source=Source("file", path), reason=str(reason)) from None
 
     @classmethod
     def _load(cls, path: str, max_skips: int) -> Session:
-        with os.fdopen(_open_regular(path, os.O_RDONLY), "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            head = f.read(_frames.HEADER_SIZE)
+        fd = _open_regular(path, os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
             try:
-                version = _frames.read_file_header(head)
+                version = _frames.read_file_header(os.pread(fd, _frames.HEADER_SIZE, 0))
             except ValueError as exc:
                 raise NOT_A_SESSION.error(source=Source("file", path), reason=str(exc)) from None
             if version > FORMAT_VERSION:
                 raise FUTURE_VERSION.error(
                     source=Source("file", path), version=version, supported=FORMAT_VERSION
                 )
-            f.seek(0)
-            arena = Arena.load(f, size, max_skips=max_skips)
-        info, leaf = _meta(arena)
+            arena = Arena.read(fd, size, max_skips=max_skips)
+        finally:
+            os.close(fd)
+        info, leaf, unread = _meta(arena)
         # A session frame lost to damage must not lose the session's name in the store.
         info.setdefault("id", os.path.basename(path).rsplit(".", 1)[0])
-        return cls(path, arena, info, leaf, None)
+        session = cls(path, arena, info, leaf, None)
+        session.unread_meta = unread
+        return session
 
     @classmethod
     def open(cls, path: str, *, lock_timeout: float = 2.0) -> Session:
@@ -302,6 +374,14 @@ class Session:
                     id=session.id,
                 )
             if report["truncated"]:
+                # A torn tail holds no frame (the scan made sure), but its bytes are kept
+                # beside the file before they are cut, unless they are only zeros.
+                try:
+                    session.tail_backup = keep_tail(fd, path, report["end"])
+                except OSError as exc:
+                    raise TAIL_NOT_KEPT.error(
+                        source=Source("file", path), reason=str(exc), id=session.id
+                    ) from None
                 os.ftruncate(fd, report["end"])
                 os.fsync(fd)
         except BaseException:
@@ -327,11 +407,15 @@ class Session:
 
     @property
     def id(self) -> str:
-        return str(self.info.get("id", ""))
+        # Text only: a header made elsewhere can hold anything (an integer of thousands of
+        # digits has no str()); smith.session._header says what is wrong with it.
+        value = self.info.get("id")
+        return value if isinstance(value, str) else os.path.basename(self.path).rsplit(".", 1)[0]
 
     @property
     def name(self) -> str:
-        return str(self.info.get("name", ""))
+        value = self.info.get("name")
+        return value if isinstance(value, str) else ""
 
     @property
     def damage(self) -> str | None:
@@ -341,7 +425,19 @@ class Session:
         if r["skipped"]:
             parts.append(f"{len(r['skipped'])} damaged frame(s) skipped")
         if r["truncated"]:
-            parts.append(f"{r['truncated']} bytes of an unfinished frame at the end ignored")
+            kept = f" (kept in {self.tail_backup})" if self.tail_backup else ""
+            parts.append(f"{r['truncated']} bytes of an unfinished frame at the end ignored{kept}")
+        if r["duplicates"]:
+            parts.append(
+                f"{r['duplicates']} entr{'y' if r['duplicates'] == 1 else 'ies'} repeating "
+                "an earlier entry's id left out of the tree"
+            )
+        for offset, reason in self.unread_meta[:1]:
+            more = len(self.unread_meta) - 1
+            parts.append(
+                f"the session info or leaf frame at byte {offset} left out ({reason})"
+                + (f" and {more} more" if more else "")
+            )
         if r["error"] is not None:
             parts.append(f"unreadable from byte {r['error'][1]} ({r['error'][0]})")
         return "; ".join(parts) or None
@@ -423,13 +519,12 @@ class Session:
         if target is None:
             return None
         found: list[Entry] = []
-        entry = self.entry(target)
-        while entry.id != ancestor:
-            found.append(entry)
-            parent = entry.parent
-            if parent is None:
+        at = self.entry(target).index
+        while self._arena.id(at) != ancestor:
+            found.append(Entry(self._arena, at))
+            at = self._arena.parent(at)  # always an earlier record: the walk ends
+            if at < 0:
                 return None
-            entry = self.entry(parent)
         found.reverse()
         return found
 
@@ -447,10 +542,15 @@ class Session:
         return self._arena
 
     def children(self) -> dict[str | None, list[str]]:
-        """Parent id -> child ids, in append order (for tree views)."""
+        """Parent id -> child ids, in append order (for tree views). An entry repeating
+        an earlier entry's id is left out: its id names the earlier one, so listing it
+        would link that one under itself (a, b under a, a again under b: a loop)."""
         out: dict[str | None, list[str]] = {}
-        for entry in self.entries():
-            out.setdefault(entry.parent, []).append(entry.id)
+        arena = self._arena
+        for i in range(len(arena)):
+            if not arena.shadowed(i):
+                parent = arena.parent(i)
+                out.setdefault(None if parent < 0 else arena.id(parent), []).append(arena.id(i))
         return out
 
     # -- writing --------------------------------------------------------------------
@@ -674,23 +774,27 @@ def _opt_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _meta(arena: Arena) -> tuple[dict[str, object], str | None]:
+def _meta(arena: Arena) -> tuple[dict[str, object], str | None, list[tuple[int, str]]]:
     """Session info (later session frames update earlier ones) and the explicitly selected
-    leaf: the last leaf frame, unless an entry was appended after it (appending selects)."""
+    leaf: the last leaf frame, unless an entry was appended after it (appending selects);
+    and (offset, reason) of each such frame that passed its checksum but does not decode
+    (within its small item bound), which is left out."""
     info: dict[str, object] = {}
     leaf: str | None = None
     leaf_at = -1
+    unread: list[tuple[int, str]] = []
     for k, kind in enumerate(arena.meta_types()):
         if kind not in (TYPE_SESSION, TYPE_LEAF):
             continue
         try:
             value = _codec.decode_meta(arena.meta_body(k))
-        except ValueError:
-            continue  # a meta body that passed its checksum but does not decode: ignore
+        except ValueError as exc:
+            unread.append((arena.meta_offset(k), str(exc)))
+            continue
         if kind == TYPE_SESSION and isinstance(value, dict):
             info.update({str(key): v for key, v in value.items()})
         elif kind == TYPE_LEAF and isinstance(value, str) and arena.index(value) >= 0:
             leaf, leaf_at = value, arena.meta_offset(k)
     if leaf is not None and len(arena) and arena.offset(len(arena) - 1) > leaf_at:
         leaf = None
-    return info, leaf
+    return info, leaf, unread
