@@ -304,3 +304,15 @@ def test_a_helper_is_ended_when_its_call_is_interrupted(tmp_path: Path) -> None:
         pid = sleeper.pid
         raise KeyboardInterrupt
     assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_the_apps_editor_and_clipboard_tools_get_no_provider_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from smith.frontends.tui._external import _editor_env
+    from smith.frontends.tui._images import ImageInput
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("EDITOR", "vi")
+    for env in (_editor_env(), ImageInput(lambda: None).env):
+        assert "ANTHROPIC_API_KEY" not in env and env["EDITOR"] == "vi"

@@ -29,7 +29,7 @@ def edit_externally(app: Any, text: str) -> tuple[str | None, str | None]:
             f.write(text)
         try:
             with app.suspend():
-                code = subprocess.call([*shlex.split(command), path])
+                code = subprocess.call([*shlex.split(command), path], env=_editor_env())
         except (OSError, ValueError) as exc:
             return None, f"the editor '{command}' could not be started: {exc}"
         except Exception as exc:  # the driver cannot hand the terminal over (headless)
@@ -40,3 +40,13 @@ def edit_externally(app: Any, text: str) -> tuple[str | None, str | None]:
             return f.read().rstrip("\n"), None
     finally:
         os.unlink(path)
+
+
+def _editor_env() -> dict[str, str]:
+    """The editor's environment: what every process smith starts gets, without the
+    provider keys (smith.effects.process_env); it runs on the user's behalf, not the
+    model's, but needs no key either."""
+    from smith.effects import process_env
+    from smith.providers import credential_variables
+
+    return process_env(credential_variables(None), secrets=True)

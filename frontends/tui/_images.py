@@ -38,13 +38,22 @@ CLIPBOARDS = (
 CLIPBOARD_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
+def _helper_env() -> dict[str, str]:
+    """The clipboard tools' environment: what every process smith starts gets, without
+    the provider keys (smith.effects.process_env)."""
+    from smith.effects import process_env
+    from smith.providers import credential_variables
+
+    return process_env(credential_variables(None), secrets=True)
+
+
 class ImageInput:
     """Where the editor's images come from: files (relative to the runtime's working
     directory) and the system clipboard, each bounded by the runtime's images.max-bytes."""
 
     def __init__(self, runtime: Callable[[], Runtime | None], env: dict[str, str] | None = None):
         self._runtime = runtime
-        self.env = os.environ if env is None else env
+        self.env = _helper_env() if env is None else env
 
     def _bounds(self) -> tuple[str, int]:
         runtime = self._runtime()
