@@ -82,9 +82,10 @@ def safety_options(add: Callable[[Option], object]) -> None:
             Choice(SANDBOX_MODES),
             "workspace-write",
             doc="How every command smith starts is confined (bubblewrap): workspace-write "
-            "(only the project, tools.extra-roots and a private /tmp writable; .git and "
-            ".smith read-only; no network), read-only (only the private /tmp writable), "
-            "or off (commands run with all of your rights).",
+            "(only the project, tools.extra-roots and a private /tmp writable; every git "
+            "repository and .smith in them read-only; no network and no host socket), "
+            "read-only (only the private /tmp writable), or off (commands run with all of "
+            "your rights).",
         )
     )
     add(
