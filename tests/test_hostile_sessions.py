@@ -148,6 +148,18 @@ def test_opening_keeps_the_torn_tail_it_cuts(tmp_path: Path) -> None:
         assert s.tail_backup is None and s.recovery["truncated_bytes"] == 4096
 
 
+def test_a_fork_or_clone_never_replaces_an_existing_file(tmp_path: Path) -> None:
+    source = Session.create(str(tmp_path / "a.smith"), id="a")
+    source.append("message", MESSAGE, id="m")
+    other = _write(str(tmp_path / "b.smith"), _info("b"), *_entries(2))
+    for make in (source.fork, source.clone):
+        with pytest.raises(SmithError) as info:
+            make(str(tmp_path / "b.smith"), id="b2")
+        assert info.value.diagnostic.code == "session.exists"
+        assert Path(tmp_path / "b.smith").read_bytes() == other
+    source.close()
+
+
 # -- 2. no walk of the tree loops ----------------------------------------------------
 
 

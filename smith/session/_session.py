@@ -606,12 +606,10 @@ class Session:
             if kind not in (TYPE_SESSION, TYPE_LEAF)
         ]
         leaf = [_codec.leaf_frame(self._leaf)] if self._leaf is not None else []
-        publish(
-            path,
-            b"".join(
-                [_frames.file_header(), _codec.session_frame(info), *entries, *unknown, *leaf]
-            ),
+        data = b"".join(
+            [_frames.file_header(), _codec.session_frame(info), *entries, *unknown, *leaf]
         )
+        _publish_new(path, data, str(info["id"]))
         return Session.open(path)
 
     def fork(
@@ -639,12 +637,21 @@ class Session:
             data = self._arena.fork_bytes(
                 index, _frames.file_header(), _codec.session_frame(info), unknown
             )
-        publish(path, data)
+        _publish_new(path, data, str(info["id"]))
         # A linear history is shared in memory (copy-on-write) instead of read back.
         shared = None if target is None else self._arena.fork(self.entry(target).index)
         if shared is None:
             return Session.open(path)
         return Session(path, shared, info, None, _lock(path, 2.0))
+
+
+def _publish_new(path: str, data: bytes, id: str) -> None:
+    """Publish a new session file (a fork, a clone): never over an existing file, which
+    would be rewritten with no copy kept (session.exists instead)."""
+    try:
+        publish(path, data, replace=False)
+    except FileExistsError:
+        raise EXISTS.error(source=Source("file", path), id=id) from None
 
 
 def _open_regular(path: str, flags: int) -> int:
