@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,7 @@ if spec.get("term_when"):
     while seen is None and time.monotonic() < deadline and proc.poll() is None:
         seen = next((p[0] for p in procs() if p[1] == spec["term_when"] and p[5] == proc.pid), None)
         time.sleep(0.02)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(spec.get("signal", signal.SIGTERM))
 try:
     out, err = proc.communicate(timeout=spec.get("timeout", 120))
     hung = False
@@ -61,7 +62,12 @@ except subprocess.TimeoutExpired:
     os.killpg(proc.pid, signal.SIGKILL)
     out, err = proc.communicate()
     hung = True
-left = [p for p in procs() if p[0] != me and (p[3] == me or p[4] == proc.pid or p[5] == proc.pid)]
+def leftovers():
+    return [p for p in procs() if p[0] != me and (me in (p[3],) or proc.pid in (p[4], p[5]))]
+deadline = time.monotonic() + spec.get("grace", 0)  # for what dies with smith, not by it
+while any(p[2] != "Z" for p in leftovers()) and time.monotonic() < deadline:
+    time.sleep(0.02)
+left = leftovers()
 for p in left:
     try:
         os.kill(p[0], signal.SIGKILL)
@@ -83,11 +89,13 @@ sys.exit(main(sys.argv[1:]))
 
 
 def harnessed(senv: SmithEnv, cwd: Path, *args: str, env: dict[str, str] | None = None,
-              raced: bool = False, term_when: str = "") -> dict[str, Any]:  # fmt: skip
+              raced: bool = False, term_when: str = "",
+              sig: int = signal.SIGTERM) -> dict[str, Any]:  # fmt: skip
     """Run `smith ARGS` under the harness: its result and what it left behind."""
     argv = [sys.executable, "-c", RACED, *args] if raced else [smith_executable(), *args]
     spec = {"argv": argv, "cwd": str(cwd), "env": {**senv.env, **(env or {})},
-            "term_when": term_when}  # fmt: skip
+            "term_when": term_when, "signal": int(sig),
+            "grace": 10 if sig == signal.SIGKILL else 0}  # fmt: skip
     done = subprocess.run([sys.executable, "-c", HARNESS, json.dumps(spec)],
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -247,6 +255,17 @@ def test_sigterm_ends_smith_and_its_hung_search_and_waits_for_it(senv: SmithEnv)
     assert r["seen"] is not None  # rg was waiting on the FIFO when SIGTERM came
     assert not r["hung"] and r["code"] == 130, r["err"]
     assert r["left"] == []
+
+
+def test_kill_9_of_smith_ends_its_hung_search_too(senv: SmithEnv) -> None:
+    """smith cannot wait for anything once killed; what it started dies with it
+    (PR_SET_PDEATHSIG): only zombies come back to the harness, no live process."""
+    project = _project(senv)
+    os.mkfifo(project / "pipe.log")
+    args = ("tools", "run", "grep", '{"pattern": "x", "path": "pipe.log"}')
+    r = harnessed(senv, project, *args, raced=True, term_when="rg", sig=signal.SIGKILL)
+    assert r["seen"] is not None and r["code"] == -signal.SIGKILL
+    assert [p for p in r["left"] if p[2] != "Z"] == []
 
 
 def test_eval_exits_after_a_search_that_hung_timed_out(senv: SmithEnv) -> None:
