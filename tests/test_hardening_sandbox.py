@@ -442,3 +442,9 @@ def test_the_walk_lists_only_what_changed(tmp_path: Path, monkeypatch: pytest.Mo
     found = _repos.scan([str(tmp_path)], [".smith"])
     assert listed == [str(tmp_path / "a" / "b")]
     assert _repos.appeared(first, found) == [found[str(tmp_path / "a" / "b" / ".git")]]
+    # smith's own directory in the project (its quarantine) is never walked: a
+    # repository moved there while another command runs is not moved again.
+    listed.clear()
+    (tmp_path / "d" / "quarantine" / ".git").mkdir(parents=True)
+    found = _repos.scan([str(tmp_path)], [".smith"], skip=[str(tmp_path / "d")])
+    assert str(tmp_path / "d") not in listed and len(found) == 2

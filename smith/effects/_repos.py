@@ -54,10 +54,12 @@ _CACHED_NAMES: list[frozenset[str]] = [frozenset()]
 _LOCK = threading.Lock()
 
 
-def scan(roots: Iterable[str], names: Iterable[str]) -> dict[str, Mark]:
+def scan(roots: Iterable[str], names: Iterable[str], skip: Iterable[str] = ()) -> dict[str, Mark]:
     """Every repository and protected entry under `roots` (real paths), by path; `names`:
-    the protected names (`.git` always is one). Nothing under a mark is walked."""
+    the protected names (`.git` always is one). Nothing under a mark is walked, nor the
+    directories in `skip` (smith's own, hidden from commands: its quarantine is there)."""
     wanted = frozenset({GIT, *names})
+    skipped = frozenset(skip)
     found: dict[str, Mark] = {}
     fresh = time.time_ns() - int(RACY * 1e9)
     with _LOCK:
@@ -68,6 +70,8 @@ def scan(roots: Iterable[str], names: Iterable[str]) -> dict[str, Mark]:
             stack = [root]
             while stack:
                 directory = stack.pop()
+                if directory in skipped:
+                    continue
                 try:
                     st = os.lstat(directory)
                 except OSError:

@@ -416,7 +416,8 @@ class Confinement:
         self.sandbox, self.roots, self.cwd, self.protected = sandbox, roots, cwd, protected
         self.writable = sandbox.writable(roots)
         self.names = tuple(p.strip("/") for p in protected if "/" not in p.strip("/"))
-        self.before = _repos.scan(self.writable, self.names) if self.writable else {}
+        self.own = [os.path.realpath(p) for p in sandbox.hidden]
+        self.before = _repos.scan(self.writable, self.names, self.own) if self.writable else {}
         self.fds: tuple[int, ...] = () if sandbox.network else (_seccomp.descriptor(),)
 
     def argv(self, argv: list[str]) -> list[str]:
@@ -437,7 +438,7 @@ class Confinement:
         self.started()
         if not self.writable:
             return ""
-        made = _repos.appeared(self.before, _repos.scan(self.writable, self.names))
+        made = _repos.appeared(self.before, _repos.scan(self.writable, self.names, self.own))
         if not made:
             return ""
         into = self.sandbox.quarantine
