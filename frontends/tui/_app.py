@@ -10,7 +10,6 @@ stream, and the status line carries model, thinking, cost, context use, session 
 from __future__ import annotations
 
 import functools
-import signal
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -19,6 +18,7 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.widgets import Input, Static, TextArea
 
 from smith.runtime import Image, Runtime, Template, format_cost
@@ -28,6 +28,7 @@ from smith.text import inert
 from smith.ui import Intent
 
 from ._editor import Editor, placeholder, submit_keys
+from ._hangup import Leaving, restore_terminal, terminal_driver
 from ._history import PromptHistory
 from ._host import (
     CommandHostMixin,
@@ -145,6 +146,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         self._switching = False  # a session switch is under way
         self._context_frozen = False  # see _freeze_context
         self._busy = False
+        self.leaving: Leaving | None = None  # set once the app runs in a terminal
         self.plugin_status: dict[tuple[str, str, str], str] = {}  # plugins' Status, Progress
 
     def _fatal_error(self) -> None:
@@ -192,10 +194,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         return self.query_one("#input", Editor)
 
     async def on_mount(self) -> None:
-        loop = __import__("asyncio").get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            # Textual installs none: end the app, which restores the terminal.
-            loop.add_signal_handler(sig, self.exit, 128 + sig)
+        if not self.is_headless:
+            self._leave_with_the_terminal()
         for name, key in self.keys.items():
             if name in self.ACTIONS and key:
                 action, description = self.ACTIONS[name]
@@ -221,8 +221,24 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         if self.first_prompt:
             self._send(self.first_prompt)
 
+    def get_driver_class(self) -> type[Driver]:
+        # smith web's driver over pipes is kept; the terminal's gets _hangup's changes.
+        return terminal_driver(super().get_driver_class())
+
+    def _leave_with_the_terminal(self) -> None:
+        """SIGHUP, SIGTERM or a lost terminal end the app, the ordinary way (which
+        restores the terminal) or, if that hangs, within a couple of seconds anyway
+        (frontends/tui/_hangup.py). Textual installs no handler for either signal."""
+        loop = __import__("asyncio").get_running_loop()
+        self.leaving = Leaving(
+            lambda code: loop.call_soon_threadsafe(self.exit, code),
+            session=lambda: self.session,
+            restore=lambda: restore_terminal(self._driver),
+        ).start()
+
     async def on_unmount(self) -> None:
         if self.runtime is not None:
+            self._unwatch()  # the widgets are going: the ending turn's events are not shown
             await self.runtime.close()
 
     # -- input -------------------------------------------------------------------------
