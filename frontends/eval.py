@@ -145,8 +145,10 @@ def _scratch_store(home: str) -> str:
     record of what the run did survives whatever ends the process."""
     import tempfile
 
+    from smith._atomic import private_dirs
+
     parent = os.path.join(home, "tmp")
-    os.makedirs(parent, exist_ok=True)
+    private_dirs(parent, home)  # owner-only, as everything under SMITH_HOME
     return tempfile.mkdtemp(prefix="eval-", dir=parent)
 
 

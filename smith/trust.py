@@ -271,10 +271,11 @@ def _update(home: str, change: str, project: str) -> bool:
     import json
     import time
 
-    from smith._atomic import write_atomic
+    from smith._atomic import private_dirs, write_atomic
 
-    os.makedirs(home, exist_ok=True)
-    with open(os.path.join(home, TRUST_FILE + ".lock"), "a") as lock:
+    private_dirs(home, home)  # owner-only, as everything under SMITH_HOME
+    lock_fd = os.open(os.path.join(home, TRUST_FILE + ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    with open(lock_fd, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         projects = _load(home)
         if change == "add":
@@ -296,7 +297,7 @@ def _update(home: str, change: str, project: str) -> bool:
         elif projects.pop(project, None) is None:
             return False
         text = json.dumps({"version": 1, "projects": projects}, indent=2, sort_keys=True)
-        write_atomic(_store(home), text + "\n")
+        write_atomic(_store(home), text + "\n", mode=0o600)
         return True
 
 

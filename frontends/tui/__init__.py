@@ -117,9 +117,11 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
 def _log_file(assembly: Assembly) -> None:
     """The app owns the terminal: smith's log records go to $SMITH_HOME/logs/smith.log,
     masked as in every mode."""
-    path = os.path.join(assembly.config.home, "logs")
-    os.makedirs(path, exist_ok=True)
-    stream = open(os.path.join(path, "smith.log"), "a", encoding="utf-8")  # noqa: SIM115
+    from smith._atomic import private_dirs
+
+    path = private_dirs(os.path.join(assembly.config.home, "logs"), assembly.config.home)
+    log = os.open(os.path.join(path, "smith.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    stream = open(log, "a", encoding="utf-8")  # noqa: SIM115
     assembly.log_to(stream, fmt="%(asctime)s smith: %(levelname)s: %(name)s: %(message)s")
 
 

@@ -60,7 +60,9 @@ class PromptHistory:
             return
         line = json.dumps({"text": text, "ts": int(time.time() * 1000)}, ensure_ascii=False)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            from smith._atomic import private_dirs
+
+            private_dirs(str(self.path.parent))  # owner-only, as everything under SMITH_HOME
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as f:
                 f.write(line + "\n")

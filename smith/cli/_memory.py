@@ -33,6 +33,7 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
     import tempfile
 
     from smith import memory
+    from smith._atomic import private_dirs
     from smith.runtime import build
     from smith.session import SessionStore
 
@@ -44,7 +45,7 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
     config = ctx.config()
     assembly = build(config, cwd=ctx.cwd, surface="library", warn=ctx.print_diagnostic, env=ctx.env)
     parent = os.path.join(config.home, "tmp")
-    os.makedirs(parent, exist_ok=True)
+    private_dirs(parent, config.home)  # owner-only, as everything under SMITH_HOME
     scratch = tempfile.mkdtemp(prefix="memory-", dir=parent)
     # Ceiling crossings are said once, from the report at the end, not as scopes end.
     log, mute = logging.getLogger("smith.memory"), logging.NullHandler()

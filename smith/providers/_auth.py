@@ -240,10 +240,10 @@ class AuthFile:
         to different providers all survive."""
         import fcntl
 
-        from smith._atomic import write_atomic
+        from smith._atomic import private_dirs, write_atomic
 
         home = os.path.dirname(self.path)
-        os.makedirs(home, exist_ok=True)
+        private_dirs(home, home)  # owner-only, as everything under SMITH_HOME
         fd = os.open(self.path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
         with os.fdopen(fd, "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes

@@ -193,10 +193,10 @@ def store_list(home: str, snapshot: Refreshed) -> bool:
     refresh that started later (then False). Locked and atomic."""
     import fcntl
 
-    from smith._atomic import write_atomic
+    from smith._atomic import private_dirs, write_atomic
 
-    os.makedirs(home, exist_ok=True)
-    with open(_cache_path(home) + ".lock", "a") as lock:
+    private_dirs(home, home)  # owner-only, as everything under SMITH_HOME
+    with open(os.open(_cache_path(home) + ".lock", os.O_WRONLY | os.O_CREAT, 0o600), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         current = read_cache(home)
         stored = current.get(snapshot.provider)
@@ -204,7 +204,7 @@ def store_list(home: str, snapshot: Refreshed) -> bool:
             return False
         current[snapshot.provider] = snapshot
         data = {"version": 1, "providers": {n: _encode(s) for n, s in sorted(current.items())}}
-        write_atomic(_cache_path(home), json.dumps(data, indent=1) + "\n")
+        write_atomic(_cache_path(home), json.dumps(data, indent=1) + "\n", mode=0o600)
         return True
 
 

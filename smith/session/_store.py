@@ -157,9 +157,11 @@ class SessionStore:
     def directory(self, cwd: str) -> str:
         """The directory of `cwd`'s sessions, created if missing; session.bad-directory
         when something else (a dangling link, a file) is in its place."""
+        from smith._atomic import private_dirs
+
         path = os.path.join(self.root, project_key(cwd))
         try:
-            os.makedirs(path, exist_ok=True)
+            private_dirs(path, self.home)  # owner-only, as everything under SMITH_HOME
         except FileExistsError:
             kind = describe(path)
             raise BAD_DIRECTORY.error(

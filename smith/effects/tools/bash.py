@@ -56,7 +56,9 @@ class _Output:
         if self.file is None and self.total > TAIL_BYTES:
             import tempfile
 
-            os.makedirs(self.spill_dir, exist_ok=True)
+            from smith._atomic import private_dirs
+
+            private_dirs(self.spill_dir)  # owner-only, as everything under SMITH_HOME
             fd, self.path = tempfile.mkstemp(prefix="bash-", suffix=".log", dir=self.spill_dir)
             self.file = MaskedFile(os.fdopen(fd, "wb"), self.mask)
             self.file.write(bytes(self.tail[: self.save]))
