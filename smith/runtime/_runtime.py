@@ -178,10 +178,12 @@ class Runtime:
             from smith.vcs import FileHistory
 
             # watch: changes are tracked (inotify) so a batch that changed nothing costs no
-            # scan of the project; close() releases the watches.
+            # scan of the project; close() releases the watches. A snapshot still running
+            # a few seconds into an abort is abandoned: nothing of libgit2's holds smith.
             self.history = FileHistory(
-                history, session, context.root, journal=self.journal, watch=True
-            )
+                history, session, context.root, journal=self.journal, watch=True,
+                stopping=lambda: self._abort_reason is not None,
+            )  # fmt: skip
         self.turn = 0
         self.context_cache = ContextCache()
         self.compaction_failed_at: int | None = None  # context tokens then

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
-from smith.vcs import _model, _ops
+from smith.vcs import _guard, _model, _ops
 from smith.vcs._model import VCS
 from smith.vcs._ops import HISTORY_CONFLICT, NOTHING_TO_REDO, NOTHING_TO_UNDO
 
@@ -55,8 +56,8 @@ SNAPSHOT_SKIPPED_FILES = DiagnosticKind(
     severity="warning",
     what="files were left out of the file history ({count}): {files}",
     why="files the project's git does not track and that are larger than vcs.max-file-size "
-    "({limit} bytes) are not copied into history, nor are nested repositories or files "
-    "smith cannot read; undo and restore leave them as they are",
+    "({limit} bytes) are not copied into history, nor are files smith cannot read; undo "
+    "and restore leave them as they are",
     fix="add them to .gitignore to silence this, or raise vcs.max-file-size to keep them",
 )
 SNAPSHOT_FAILED = DiagnosticKind(
@@ -66,6 +67,15 @@ SNAPSHOT_FAILED = DiagnosticKind(
     why="the turn went on, but what it changes cannot be undone with `smith undo`",
     fix="check that smith's data directory ({home}) is writable and has space; run with "
     "--debug for details",
+)
+SNAPSHOT_ABANDONED = DiagnosticKind(
+    "history.snapshot-abandoned",
+    severity="warning",
+    what="a snapshot of the files was abandoned: {reason}",
+    why="smith does not wait for file history when it is being stopped; what the turn "
+    "changed may not be undoable with `smith undo`",
+    fix="if snapshots of this project are slow, see what makes them so (a huge tree, a "
+    "slow or stalled filesystem); `smith history` lists what was recorded",
 )
 HISTORY_NEAR_LIMIT = DiagnosticKind(
     "history.near-limit",
@@ -83,6 +93,13 @@ HISTORY_OVER_LIMIT = DiagnosticKind(
     why="vcs.max-size bounds the disk space file history may use",
     fix="run `smith history gc` to drop old snapshots, or raise vcs.max-size; until then "
     "turns cannot be undone",
+)
+HISTORY_BUSY = DiagnosticKind(
+    "history.busy",
+    what="the file history of {root} is busy: an abandoned snapshot is still running",
+    why="a snapshot that did not end when smith was stopping goes on in the background, "
+    "holding the history until it ends",
+    fix="try again in a moment; if it never ends, restart smith",
 )
 HISTORY_OTHER_PROJECT = DiagnosticKind(
     "history.other-project",
@@ -132,11 +149,15 @@ class FileHistory:
         *,
         journal: EffectJournal | None = None,
         watch: bool = False,
+        stopping: Callable[[], bool] | None = None,
     ) -> None:
         """`watch`: track changes with inotify (if `settings.watch` allows), so that a
         scan finding nothing changed costs the events since the last one, not an lstat
         per file; for a long-lived owner that scans often (the runtime), which must
-        `close()` it. Arming costs about one scan, so one-shot commands leave it off."""
+        `close()` it. Arming costs about one scan, so one-shot commands leave it off.
+        `stopping`: true while the work a snapshot is part of is being stopped (the
+        runtime's abort); a snapshot still running then is abandoned a few seconds later
+        (_guard.py), so no hang of libgit2 keeps smith from ending."""
         from smith.effects import EffectJournal
 
         self.settings = settings
@@ -152,9 +173,15 @@ class FileHistory:
         self._watch_lock = threading.Lock()  # the tracker, its descriptor and what it vouches
         self._scope: Scope | None = None
         self._vouched: tuple[Scan, tuple[object, ...]] | None = None  # (scan, its fence)
+        self.stopping = stopping
+        self._job: _guard.Job | None = None  # the latest snapshot's work
 
     def close(self) -> None:
-        """Release the change tracker's watches (the history stays usable, scanning)."""
+        """Release the change tracker's watches (the history stays usable, scanning).
+        An abandoned snapshot that still runs keeps them: they go with the process."""
+        if self._running():
+            self.watch = False
+            return
         with self._watch_lock:
             self.watch = False
             self._vouched = None
@@ -170,8 +197,16 @@ class FileHistory:
 
     # -- the repository -----------------------------------------------------------------
 
+    def _running(self) -> bool:
+        """Whether an abandoned snapshot still runs (in its own thread)."""
+        job = self._job
+        return job is not None and not job.done and job.abandoned
+
     def repo(self, *, create: bool = True) -> ShadowRepo:
-        """The project's shadow repository; raises HISTORY_OFF where history is off."""
+        """The project's shadow repository; raises HISTORY_OFF where history is off, and
+        HISTORY_BUSY while an abandoned snapshot still runs."""
+        if self._running():
+            raise HISTORY_BUSY.error(root=self.root)
         self.check_on()
         if self._repo is None:
             from smith.vcs._repo import ShadowRepo
@@ -228,9 +263,12 @@ class FileHistory:
     def _full_scan(self, repo: ShadowRepo) -> Scan:
         from smith.vcs._repo import TooManyFiles
 
-        try:
-            scan = repo.scan(
-                max_file_size=self.settings.max_file_size, max_files=self.settings.max_files
+        settings = self.settings
+        try:  # off the main thread, which must stay free to take a signal
+            scan = _guard.off_main(
+                lambda: repo.scan(
+                    max_file_size=settings.max_file_size, max_files=settings.max_files
+                )
             )
         except TooManyFiles as exc:
             error = self._off_error(
@@ -268,11 +306,28 @@ class FileHistory:
         when they differ from `base` (`after`) or from the branch's last recorded state
         (`before`). Never raises for a problem of the history itself: that becomes a
         warning (each kind once) and the turn goes on."""
-        result = Snapshot()
         if not self.settings.enabled:
-            return result
+            return Snapshot()
         if phase == "after" and base is None:
             phase = "before"  # no snapshot before the batch: record the state, not a turn
+        abandoned = Snapshot()
+        if self._running():
+            reason = "the one before it has not ended yet"
+            self._warn_once(SNAPSHOT_ABANDONED(reason=reason), abandoned.warnings)
+            return abandoned
+        job = self._job = _guard.Job()
+        work = lambda: self._snapshot(job, phase, base, cause)  # noqa: E731
+        taken = _guard.run(job, work, stopping=self.stopping)
+        if taken is None:
+            reason = f"it had not ended {_guard.GRACE:g} s after smith began to stop"
+            self._warn_once(SNAPSHOT_ABANDONED(reason=reason), abandoned.warnings)
+            return abandoned
+        return taken
+
+    def _snapshot(
+        self, job: _guard.Job, phase: str, base: str | None, cause: dict[str, Any] | None
+    ) -> Snapshot:
+        result = Snapshot()
         with self._lock:
             try:
                 repo = self.repo()
@@ -283,7 +338,7 @@ class FileHistory:
                     result.tree = scan.tree
                     self._report_skipped(scan, result.warnings)
                     against = base if phase == "after" else _model.last_tree(self.session)
-                    if scan.tree != against:
+                    if scan.tree != against and job.commit():  # not if abandoned meanwhile
                         result.entry = self.record(repo, scan.tree, phase, against, cause)
             except SmithError as exc:
                 self._warn_once(exc.diagnostic, result.warnings)

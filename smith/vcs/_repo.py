@@ -12,7 +12,14 @@ work tree directly). It has an index of its own: libgit2 compares each file's st
 with it and hashes only files whose stat changed, so a snapshot costs one `lstat` per file
 plus the work on what changed. The project's own `.git` is never written: its index is
 only read, to find tracked files its .gitignore would hide and tracked files that may
-exceed the size limit.
+exceed the size limit. Nested repositories (a vendored clone, a folder of repositories)
+are snapshotted like any directory, never their `.git`: libgit2 does not look into a
+directory holding a `.git` until the index has files in it, so a scan adds a new one's
+files itself, once. Before libgit2 reads the ignore and attribute rules, `_rules.py`
+checks them (some would hang it). Everything here is owner-only (0700, 0600): objects
+are written through a loose backend given those modes, the files libgit2 writes
+otherwise (index, branch, config) are set so after each write, and a repository an
+earlier smith left open is repaired when opened.
 
 Content goes in and comes out byte for byte: `info/attributes` turns off every
 conversion (end of line, filters, ident, encodings) whatever the project's
@@ -20,7 +27,7 @@ conversion (end of line, filters, ident, encodings) whatever the project's
 `snapshots`, so `git --git-dir $SMITH_HOME/vcs/<key> log` shows them; `gc` rewrites that
 branch without the snapshots it drops and deletes the objects nothing reaches any more.
 
-pygit2 is imported here and in _scope.py, and nowhere else in smith (tests/test_architecture.py).
+pygit2 is imported in smith/vcs only, and nowhere else in smith (tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -38,13 +45,14 @@ from typing import Any
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption
 
+from smith._atomic import PRIVATE_FILE, private_home, private_mode, private_tree
 from smith.diagnostics import DiagnosticKind, Source
-from smith.vcs import _worktree
+from smith.vcs import _rules, _setup, _worktree
+from smith.vcs._project import ProjectGit
 from smith.vcs._worktree import EXECUTABLE, GITLINK, LINK, TREE
 
 BRANCH = "refs/heads/snapshots"
 LOCK_TIMEOUT = 30.0  # seconds another smith may hold the shadow repository
-ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
 SCAN = (
     DiffOption.INCLUDE_UNTRACKED
     | DiffOption.RECURSE_UNTRACKED_DIRS
@@ -122,8 +130,9 @@ class ShadowRepo:
         self.index = repo.index
         self._thread_lock = threading.RLock()
         self._held = False  # whether this process holds the lock file
-        self._project: tuple[tuple[int, ...], str, frozenset[str]] | None = None
-        self._gitdir: str | bool | None = False  # the project's repository (False: unknown)
+        self.project = ProjectGit(root, path)  # the project's own git, only read
+        self.rules = _rules.RuleFiles(root)  # the work tree's rule files, checked
+        self.guard = _setup.RuleGuard(path)  # the rule files outside the work tree
 
     # -- opening ------------------------------------------------------------------------
 
@@ -136,14 +145,20 @@ class ShadowRepo:
         if not os.path.exists(os.path.join(path, "HEAD")):
             if not create:
                 return None
-            _init(path, root, home)
-        repo = pygit2.Repository(path)
+            _setup.init(path, root, home)
+        else:
+            private_home(home)
+            if os.stat(path).st_mode & 0o077:  # made by an earlier smith: owner-only now
+                private_tree(path)
+        repo = _setup.open_repo(path)
         other = repo.config["smith.project"] if "smith.project" in repo.config else None  # noqa: SIM401
         if other != root:
             raise HISTORY_WRONG_PROJECT.error(
                 value=path, source=Source("file", path), path=path, other=other, root=root
             )
-        return cls(path, root, repo)
+        shadow = cls(path, root, repo)
+        shadow.guard.guard(repo)
+        return shadow
 
     @contextlib.contextmanager
     def locked(self, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
@@ -202,9 +217,38 @@ class ShadowRepo:
         measured again, so losing an update to a crash costs a measurement, not data)."""
         path = os.path.join(self.path, STATE)
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+        with open(fd, "w", encoding="utf-8") as f:
             json.dump({**self.state(), **changes}, f)
         os.replace(tmp, path)
+
+    # -- what libgit2 reads besides the files (_rules.py) ---------------------------------
+
+    def rule_sources(self) -> list[str]:
+        """The files outside the work tree whose change can change what is ignored."""
+        return self.guard.sources()
+
+    def check_tree(self) -> None:
+        """Check every rule file a scan can read in the work tree (HISTORY_UNSAFE_RULES
+        when one would hang libgit2), and refresh the copy of the global excludes."""
+        self.guard.sync()
+        index = self.index
+        tree: list[pygit2.Tree] = []
+
+        def enters(rel: str) -> bool:
+            try:
+                if not self.repo.path_is_ignored(rel + "/"):
+                    return True
+            except (pygit2.GitError, ValueError):
+                return True
+            if not tree:
+                found = self.repo[index.write_tree()]
+                assert isinstance(found, pygit2.Tree)
+                tree.append(found)
+            return rel in tree[0] or rel in self.project.tracked_dirs()
+
+        project = self.project.index()
+        self.rules.check_tree(enters, None if project is None else project[0])
 
     def size(self) -> int:
         """Bytes the history takes on disk: measured once, then kept up to date with an
@@ -229,15 +273,19 @@ class ShadowRepo:
     def scan(self, *, max_file_size: int, max_files: int) -> Scan:
         """Bring the index up to date with the work tree and write its tree.
 
-        Tracked and untracked-but-not-ignored files are taken; files the project's git
-        does not track that are larger than `max_file_size` are left out (a version
-        stored earlier stays), as are nested repositories and unreadable files. Raises
-        TooManyFiles, storing nothing, if the result would hold more than `max_files`."""
+        Tracked and untracked-but-not-ignored files are taken, nested repositories' files
+        included (never a `.git`); files the project's git does not track that are larger
+        than `max_file_size` are left out (a version stored earlier stays), as are
+        unreadable files. Raises TooManyFiles, storing nothing, if the result would hold
+        more than `max_files`, and HISTORY_UNSAFE_RULES, reading nothing, if a rule file
+        would hang libgit2."""
         index = self.index
         index.read(False)  # only if another process wrote it
+        self.check_tree()
         adds: list[str] = []
         removes: list[str] = []
         skipped: list[dict[str, object]] = []
+        nested: list[str] = []
         written = 0
         new = 0
         tracked: frozenset[str] | None = None
@@ -247,16 +295,24 @@ class ShadowRepo:
                 continue
             path, size = delta.new_file.path, delta.new_file.size
             if path.endswith("/"):
-                skipped.append({"path": path, "size": None, "why": "nested repository"})
+                nested.append(path[:-1])  # libgit2 does not look into a new nested repository
                 continue
             if size > max_file_size:
-                tracked = self._tracked() if tracked is None else tracked
+                tracked = self.project.tracked() if tracked is None else tracked
                 if path not in tracked:
                     skipped.append({"path": path, "size": size, "why": "too large"})
                     continue
             new += delta.status == DeltaStatus.UNTRACKED
             adds.append(path)
             written += size
+        for top in nested:  # once: with files of it in the index, libgit2 looks into it
+            for path, size in self._nested_files(top):
+                if size > max_file_size:
+                    skipped.append({"path": path, "size": size, "why": "too large"})
+                    continue
+                new += 1
+                adds.append(path)
+                written += size
         if len(index) + new - len(removes) > max_files:
             raise TooManyFiles(len(index) + new - len(removes))
         for path in removes:
@@ -264,55 +320,47 @@ class ShadowRepo:
         for path in adds:
             try:
                 index.add(path)
-            except (OSError, pygit2.GitError) as exc:
+            except (OSError, pygit2.GitError, UnicodeError) as exc:
                 skipped.append({"path": path, "size": None, "why": f"unreadable: {exc}"})
         added = self._add_tracked_ignored(index)
         if adds or removes or added:
-            index.write()
+            self.write_index()
         return Scan(str(index.write_tree()), skipped, written, len(index))
 
-    def project_gitdir(self) -> str | None:
-        """The project's own git directory (None: it has none)."""
-        if self._gitdir is False:
-            found = pygit2.discover_repository(self.root)
-            mine = found is not None and os.path.realpath(found) == os.path.realpath(self.path)
-            self._gitdir = None if mine else found
-        return self._gitdir if isinstance(self._gitdir, str) else None
+    def write_index(self) -> None:
+        self.index.write()
+        private_mode(os.path.join(self.path, "index"))
 
-    def project_index(self) -> tuple[tuple[int, ...], str, frozenset[str]] | None:
-        """(stat of the project's index, prefix of this root in it, tracked paths under
-        the root relative to it); read-only, cached while the index file is unchanged."""
-        gitdir = self.project_gitdir()
-        if gitdir is None:
-            return None
-        index_path = os.path.join(gitdir, "index")
-        try:
-            st = os.stat(index_path)
-        except OSError:
-            return None
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        if self._project is not None and self._project[0] == key:
-            return self._project
-        try:
-            project = pygit2.Repository(gitdir)
-            workdir = project.workdir
-            paths = [entry.path for entry in project.index] if workdir else []
-        except pygit2.GitError:
-            return None
-        prefix = os.path.relpath(self.root, os.path.realpath(workdir or self.root))
-        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
-        under = frozenset(p[len(prefix) :] for p in paths if p.startswith(prefix))
-        self._project = (key, prefix, under)
-        return self._project
-
-    def _tracked(self) -> frozenset[str]:
-        project = self.project_index()
-        return frozenset() if project is None else project[2]
+    def _nested_files(self, top: str) -> Iterator[tuple[str, int]]:
+        """(path, size) of each file and link under the nested repository at `top` that
+        no ignore rule hides, its own `.git` (and any other) left out."""
+        stack = [top]
+        while stack:
+            directory = stack.pop()
+            try:
+                with os.scandir(os.path.join(self.root, directory)) as listing:
+                    entries = list(listing)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.lower() == ".git":
+                    continue
+                rel = f"{directory}/{entry.name}"
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if not self.ignored(rel + "/"):
+                            stack.append(rel)
+                    elif (
+                        entry.is_file(follow_symlinks=False) or entry.is_symlink()
+                    ) and not self.ignored(rel):
+                        yield rel, entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
 
     def _add_tracked_ignored(self, index: pygit2.Index) -> int:
         """Add files the project's git tracks that the shadow has not got: those its
         .gitignore hides (force-added ones). Runs when the project's index changed."""
-        project = self.project_index()
+        project = self.project.index()
         if project is None:
             return 0
         key = list(project[0])
@@ -348,6 +396,7 @@ class ShadowRepo:
         oid = self.repo.create_commit(
             BRANCH, signature, signature, message, pygit2.Oid(hex=tree), parents
         )
+        private_mode(os.path.join(self.path, BRANCH))
         return str(oid)
 
     def has_tree(self, tree: str) -> bool:
@@ -411,6 +460,10 @@ class ShadowRepo:
         ]
 
     def ignored(self, path: str) -> bool:
+        """Whether an ignore rule hides `path` (a directory with a trailing `/`); raises
+        HISTORY_UNSAFE_RULES, asking libgit2 nothing, if a rule file it would read for
+        that would hang it."""
+        self.rules.check_above(path)
         try:
             return bool(self.repo.path_is_ignored(path))
         except (pygit2.GitError, ValueError):
@@ -433,8 +486,8 @@ class ShadowRepo:
                     assert isinstance(blob, pygit2.Blob)
                     os.makedirs(os.path.dirname(os.path.join(rules, rel)), exist_ok=True)
                     with open(os.path.join(rules, rel), "wb") as f:
-                        f.write(blob.data)
-            probe = pygit2.Repository(self.path)
+                        f.write(_rules.neutralised(blob.data))  # as git reads them
+            probe = _setup.open_repo(self.path)
             probe.workdir = rules  # this object only; the configuration is not written
             hidden: set[str] = set()
             for path in paths:
@@ -452,7 +505,7 @@ class ShadowRepo:
             with contextlib.suppress(OSError, pygit2.GitError, KeyError):
                 self.index.remove(path)
         if paths:
-            self.index.write()
+            self.write_index()
 
     def holds(self, full: str, entry: tuple[str, int]) -> bool:
         """Whether the file or link at `full` is exactly `entry` (content and mode)."""
@@ -476,6 +529,7 @@ class ShadowRepo:
         first, then directories they emptied (unless `target` has files there), then
         content, byte for byte, with its executable bit, or a symbolic link."""
         removed_dirs: set[str] = set()
+        changes = [c for c in changes if not _worktree.in_git_dir(c.path)]
         for change in changes:
             if change.new is None and _worktree.remove(self.root, change.path):
                 removed_dirs.add(os.path.dirname(change.path))
@@ -526,110 +580,15 @@ class ShadowRepo:
         newest is always kept), then delete every stored object nothing reaches. The
         report's `lost` lists the trees of `needed` (those an undo or redo needs) that
         are stored now and will not be after."""
-        commits = self.snapshots()
-        cutoff = time.time() - keep_days * 86400
-        kept = [
-            c
-            for i, c in enumerate(commits)
-            if i == 0 or (i < keep_count and c.commit_time >= cutoff)
-        ]
-        before = self.measure()
-        staying = {str(c.tree_id) for c in kept} | {str(self.index.write_tree())}
-        report: dict[str, Any] = {
-            "snapshots": len(commits),
-            "pruned": len(commits) - len(kept),
-            "bytes_before": before,
-            "lost": sorted(t for t in set(needed) - staying if self.has_tree(t)),
-        }
-        if dry_run or not commits:
-            return {**report, "bytes_after": before}
-        if len(kept) < len(commits):
-            parent: list[pygit2.Oid] = []
-            for old in reversed(kept):
-                oid = self.repo.create_commit(
-                    None, old.author, old.committer, old.message, old.tree_id, parent
-                )
-                parent = [oid]
-            self.repo.lookup_reference(BRANCH).set_target(parent[0])
-        self._delete_unreachable()
-        # libgit2 caches objects it has read: start afresh so deleted ones are not seen.
-        self.repo = pygit2.Repository(self.path)
+        from smith.vcs._gc import gc
+
+        return gc(self, keep_days=keep_days, keep_count=keep_count, dry_run=dry_run,
+                  needed=needed)  # fmt: skip
+
+    def reopen(self) -> None:
+        """Open the repository afresh (libgit2 caches objects it has read)."""
+        self.repo = _setup.open_repo(self.path)
         self.index = self.repo.index
-        after = self.measure()
-        self.save_state(size=after)
-        return {**report, "bytes_after": after}
-
-    def _delete_unreachable(self) -> None:
-        reachable: set[str] = {str(entry.id) for entry in self.index}
-        # The index's own tree too: libgit2 caches its subtrees' ids and reuses them
-        # without writing them again, so they must stay.
-        index_tree = self.repo[self.index.write_tree()]
-        assert isinstance(index_tree, pygit2.Tree)
-        trees: list[pygit2.Tree] = [index_tree]
-        for commit in self.snapshots():
-            reachable.add(str(commit.id))
-            trees.append(commit.tree)
-        while trees:
-            tree = trees.pop()
-            if str(tree.id) in reachable:
-                continue
-            reachable.add(str(tree.id))
-            for obj in tree:
-                if obj.type_str == "tree":
-                    trees.append(self.repo[obj.id])  # type: ignore[arg-type]
-                else:
-                    reachable.add(str(obj.id))
-        objects = os.path.join(self.path, "objects")
-        for fan in os.listdir(objects):
-            if len(fan) != 2:
-                continue  # pack/, info/
-            directory = os.path.join(objects, fan)
-            for name in os.listdir(directory):
-                if fan + name not in reachable:
-                    with contextlib.suppress(OSError):
-                        os.unlink(os.path.join(directory, name))
-            with contextlib.suppress(OSError):
-                os.rmdir(directory)
-
-
-def _init(path: str, root: str, home: str) -> None:
-    """Create the shadow repository of `root` (atomically: made aside, then renamed)."""
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    repo = pygit2.init_repository(tmp, bare=True, initial_head="snapshots")
-    config = repo.config
-    for key, value in (
-        ("core.bare", False),
-        ("core.worktree", root),
-        ("core.autocrlf", False),
-        ("core.safecrlf", False),
-        ("core.filemode", True),
-        ("core.symlinks", True),
-        ("core.ignorecase", False),
-        ("core.precomposeunicode", False),
-        ("core.logallrefupdates", False),
-        ("gc.auto", 0),
-        ("smith.project", root),
-    ):
-        config[key] = value
-    os.makedirs(os.path.join(tmp, "info"), exist_ok=True)
-    exclude = [".git"]
-    home = os.path.realpath(home)
-    if home == root or home.startswith(root + os.sep):
-        exclude.append("/" + os.path.relpath(home, root).replace(os.sep, "/") + "/")
-    with open(os.path.join(tmp, "info", "exclude"), "w", encoding="utf-8") as f:
-        f.write("\n".join(exclude) + "\n")
-    with open(os.path.join(tmp, "info", "attributes"), "w", encoding="utf-8") as f:
-        f.write(ATTRIBUTES)
-    try:
-        os.rename(tmp, path)
-    except OSError:  # another process made it first
-        import shutil
-
-        shutil.rmtree(tmp, ignore_errors=True)
-        if not os.path.exists(os.path.join(path, "HEAD")):
-            raise
 
 
 def _gitignore(path: str, depth: int) -> str:

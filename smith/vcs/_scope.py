@@ -13,11 +13,12 @@ next check scan and re-arm.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import TYPE_CHECKING
 
 import pygit2
+
+from smith.diagnostics import SmithError
 
 if TYPE_CHECKING:
     from smith.vcs._repo import ShadowRepo
@@ -53,20 +54,14 @@ class Scope:
         self.repo = repo
         self._rules: list[str] | None = None
         self._tree: tuple[object, pygit2.Tree] | None = None  # (index stamp, its tree)
-        self._tracked_dirs: tuple[tuple[int, ...], frozenset[str]] | None = None
 
     def fence(self) -> tuple[object, ...]:
         """Stat data of what a scan depends on besides the work tree: the shadow index
         (first), the ignore rules kept outside the work tree, the project's index."""
         repo = self.repo
         if self._rules is None:
-            xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-            rules = [os.path.join(repo.path, "info", "exclude"), os.path.join(repo.path, "config")]
-            rules += [os.path.expanduser("~/.gitconfig"), f"{xdg}/git/config", f"{xdg}/git/ignore"]
-            with contextlib.suppress(KeyError, pygit2.GitError):
-                rules.append(os.path.expanduser(str(repo.repo.config["core.excludesFile"])))
-            self._rules = rules
-        gitdir = repo.project_gitdir()
+            self._rules = repo.rule_sources()
+        gitdir = repo.project.gitdir()
         project = [os.path.join(gitdir, "index")] if gitdir else []
         return (self.index_key(), *(stamp(p) for p in self._rules), *map(index_key, project))
 
@@ -74,10 +69,12 @@ class Scope:
         return index_key(os.path.join(self.repo.path, "index"))
 
     def excluded(self, rel: str, is_dir: bool) -> bool:
-        """Whether a scan never looks at `rel` or below: ignored, and nothing recorded."""
+        """Whether a scan never looks at `rel` or below: ignored, and nothing recorded.
+        False when that cannot be known safely (a rule file on the way would hang
+        libgit2: the scan that follows says so)."""
         try:
-            ignored = self.repo.repo.path_is_ignored(rel + "/" if is_dir else rel)
-        except (pygit2.GitError, ValueError):  # ValueError: a name that is not UTF-8
+            ignored = self.repo.ignored(rel + "/" if is_dir else rel)
+        except SmithError:
             return False
         return ignored and not self.recorded(rel)
 
@@ -93,15 +90,5 @@ class Scope:
             self._tree = (index_stamp, tree)
         if rel in self._tree[1]:
             return True
-        project = repo.project_index()
-        if project is None:
-            return False
-        if self._tracked_dirs is None or self._tracked_dirs[0] != project[0]:
-            dirs: set[str] = set()
-            for path in project[2]:
-                end = path.rfind("/")
-                while end > 0 and path[:end] not in dirs:
-                    dirs.add(path[:end])
-                    end = path.rfind("/", 0, end)
-            self._tracked_dirs = (project[0], frozenset(dirs))
-        return rel in project[2] or rel in self._tracked_dirs[1]
+        project = repo.project.index()
+        return project is not None and (rel in project[2] or rel in repo.project.tracked_dirs())

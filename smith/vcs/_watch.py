@@ -10,7 +10,7 @@ scan costs the events since then, not an `lstat` per file.
     tracker.close()               # the watches go with the descriptor
 
 Watches go on every directory a scan looks into: not `.git`, not ignored directories
-(unless a file under one is recorded: `Coverage.recorded`), not into nested repositories;
+(unless a file under one is recorded: `Coverage.recorded`), nested repositories included;
 directories made later get theirs as their creation is read, before the scan that follows
 it. The kernel queues each event before the system call that caused it returns, so when
 `quiet` has read the queue empty, every change finished before the check is accounted
@@ -273,11 +273,8 @@ class ChangeTracker:
             except OSError as exc:
                 self._fail(f"cannot list {os.fsdecode(path)}: {exc.strerror}")
                 return
-            nested = rel and any(name == b".git" for name, _ in entries)
-            if nested and not coverage.recorded(rel):
-                continue  # a nested repository: a scan only notes that it is there
             for name, is_dir in entries:
-                if is_dir and name != b".git":
+                if is_dir and name.lower() != b".git":  # a nested repository's files count
                     child = _join(rel, os.fsdecode(name))
                     if not coverage.excluded(child, True):
                         stack.append(child)

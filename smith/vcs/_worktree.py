@@ -6,6 +6,8 @@ calls it), so that the rules below hold for every undo, redo and restore.
   the executable ones, which follow git's mode.
 - Nothing is written or deleted through a symbolic link or below a file: a directory above
   a path that is a link (possibly to outside the project) stops the write.
+- Nothing is written or deleted in a `.git` (the project's, a nested repository's, in any
+  case): git's data is never in history (`in_git_dir`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ import threading
 
 # git's modes of tree entries
 FILE, EXECUTABLE, LINK, GITLINK, TREE = 0o100644, 0o100755, 0o120000, 0o160000, 0o040000
+
+
+def in_git_dir(path: str) -> bool:
+    """Whether `path` is a `.git` or inside one (any case, as git and libgit2 see it)."""
+    return any(part.lower() == ".git" for part in path.split("/"))
 
 
 def real_parents(root: str, path: str) -> bool:
