@@ -468,3 +468,18 @@ def test_an_abandoned_snapshot_keeps_the_history_busy_until_it_ends(tmp_path: Pa
     stopping.clear()
     p.history.undo()  # usable again
     assert not (p.root / "a.txt").exists()
+
+
+def test_a_directory_a_rule_outside_the_tree_stops_hiding_is_checked_before_libgit2_enters(
+    tmp_path: Path,
+) -> None:
+    p = Project(tmp_path)
+    (p.root / "hidden").mkdir()
+    (p.root / "hidden" / ".gitignore").write_bytes(b"\vx\n")
+    exclude = Path(p.history.repo().path) / "info" / "exclude"
+    kept = exclude.read_bytes()
+    exclude.write_bytes(kept + b"hidden/\n")  # as the user's global excludes may say
+    p.turn(lambda root: (root / "a.txt").write_text("a\n"))  # hidden/ is never entered
+    exclude.write_bytes(kept)  # no longer hidden: its .gitignore is read from now on
+    snap = p.history.snapshot("before")
+    assert [w.code for w in snap.warnings] == ["history.unsafe-rules"]

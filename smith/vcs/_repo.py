@@ -247,8 +247,12 @@ class ShadowRepo:
                 tree.append(found)
             return rel in tree[0] or rel in self.project.tracked_dirs()
 
+        # What else decides which directories a scan enters: the rules kept outside the
+        # work tree (a change there re-walks the tree) and the files tracked by git.
         project = self.project.index()
-        self.rules.check_tree(enters, None if project is None else project[0])
+        outside = [os.path.join(self.path, "info", "exclude"), self.guard.copy]
+        key = (None if project is None else project[0], *map(_rules.stamp, outside))
+        self.rules.check_tree(enters, key)
 
     def size(self) -> int:
         """Bytes the history takes on disk: measured once, then kept up to date with an
@@ -333,7 +337,15 @@ class ShadowRepo:
 
     def _nested_files(self, top: str) -> Iterator[tuple[str, int]]:
         """(path, size) of each file and link under the nested repository at `top` that
-        no ignore rule hides, its own `.git` (and any other) left out."""
+        no ignore rule hides, its own `.git` (and any other) left out. The rule files on
+        the way were checked by `check_tree`, which enters every directory this does."""
+
+        def ignored(rel: str) -> bool:
+            try:
+                return bool(self.repo.path_is_ignored(rel))
+            except (pygit2.GitError, ValueError):
+                return False
+
         stack = [top]
         while stack:
             directory = stack.pop()
@@ -348,11 +360,11 @@ class ShadowRepo:
                 rel = f"{directory}/{entry.name}"
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if not self.ignored(rel + "/"):
+                        if not ignored(rel + "/"):
                             stack.append(rel)
                     elif (
                         entry.is_file(follow_symlinks=False) or entry.is_symlink()
-                    ) and not self.ignored(rel):
+                    ) and not ignored(rel):
                         yield rel, entry.stat(follow_symlinks=False).st_size
                 except OSError:
                     continue

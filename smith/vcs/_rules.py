@@ -83,6 +83,14 @@ def _stamp(st: os.stat_result) -> Stamp:
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
+def stamp(path: str) -> Stamp | None:
+    """What changes when the file at `path` does (None: there is none)."""
+    try:
+        return _stamp(os.stat(path))
+    except OSError:
+        return None
+
+
 def read_rules(path: str, shown: str, *, content: bool = True) -> bytes | None:
     """The bytes of the rule file at `path` as libgit2 would read them (None: it would
     take it for absent: missing, a directory, unreadable), raising HISTORY_UNSAFE_RULES
@@ -239,11 +247,7 @@ def check_gitdirs(root: str) -> bool:
             st = None
         if st is not None:
             if stat.S_ISREG(st.st_mode):
-                try:
-                    with open(dot, "rb") as f:
-                        first = f.read(4096).split(b"\n", 1)[0]
-                except OSError:
-                    first = b""
+                first = (read_regular(dot, 4096) or b"").split(b"\n", 1)[0]
                 target = first[len(b"gitdir:") :].strip() if first.startswith(b"gitdir:") else b""
                 if target and not _gitdir_safe(os.path.join(current, os.fsdecode(target))):
                     return False
@@ -258,7 +262,7 @@ def check_gitdirs(root: str) -> bool:
         current = parent
 
 
-def _gitdir_safe(gitdir: str) -> bool:
+def _gitdir_safe(gitdir: str, depth: int = 0) -> bool:
     for name in ("HEAD", "config", "index", "commondir", "gitdir"):
         try:
             st = os.stat(os.path.join(gitdir, name))
@@ -266,13 +270,9 @@ def _gitdir_safe(gitdir: str) -> bool:
             continue
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             return False
-    common = os.path.join(gitdir, "commondir")
-    if os.path.isfile(common):
-        try:
-            with open(common, "rb") as f:
-                other = os.path.join(gitdir, os.fsdecode(f.read(4096).strip()))
-        except OSError:
-            return True
+    common = read_regular(os.path.join(gitdir, "commondir"), 4096)
+    if common and common.strip() and depth < 4:  # a worktree's: the main git directory
+        other = os.path.join(gitdir, os.fsdecode(common.strip()))
         if os.path.realpath(other) != os.path.realpath(gitdir):
-            return _gitdir_safe(other)
+            return _gitdir_safe(other, depth + 1)
     return True
