@@ -182,21 +182,28 @@ class TerminalOutput:
     def __init__(self, file: IO[str]) -> None:
         self._file = file
         self.gone = False
+        self.writing = False  # a write is under way (for long: the terminal is frozen)
 
     def write(self, text: str) -> int:
         if not self.gone:
+            self.writing = True
             try:
                 self._file.write(text)
             except OSError as exc:
                 self._failed(exc)
+            finally:
+                self.writing = False
         return len(text)
 
     def flush(self) -> None:
         if not self.gone:
+            self.writing = True
             try:
                 self._file.flush()
             except OSError as exc:
                 self._failed(exc)
+            finally:
+                self.writing = False
 
     def fileno(self) -> int:
         return self._file.fileno()
@@ -246,8 +253,8 @@ LEAVE = (
 
 def restore_terminal(driver: Driver | None) -> None:
     """For a forced exit: put back the modes the app found (that never blocks), then
-    leave the alternate screen if the terminal is there (a frozen one blocks that
-    write: Leaving's backstop ends the process then)."""
+    leave the alternate screen if the terminal takes output (not while the writer is
+    stuck in a write; should this one block anyway, Leaving's backstop ends it)."""
     import termios
 
     attrs = getattr(driver, "attrs_before", None)
@@ -256,7 +263,7 @@ def restore_terminal(driver: Driver | None) -> None:
         with contextlib.suppress(termios.error):
             termios.tcsetattr(fd, termios.TCSANOW, attrs)
     output = getattr(driver, "output", None)
-    if isinstance(output, TerminalOutput) and not output.gone:
+    if isinstance(output, TerminalOutput) and not (output.gone or output.writing):
         with contextlib.suppress(OSError):
             os.write(output.fileno(), LEAVE.encode())
 
