@@ -102,7 +102,10 @@ def show_value(value: object) -> str:
     elif isinstance(value, bool):
         text = "true" if value else "false"
     else:
-        text = repr(value)
+        try:
+            text = repr(value)
+        except ValueError:  # an integer past sys.get_int_max_str_digits has no repr
+            text = f"<{type(value).__name__} too large to show>"
     if len(text) > _MAX_VALUE_CHARS:
         text = text[: _MAX_VALUE_CHARS - 1] + "…"
     return text

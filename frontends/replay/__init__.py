@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from smith._lazy import lazy_exports
 from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
-from smith.text import inert
+from smith.text import inert, replace_surrogates
 
 if TYPE_CHECKING:
     import argparse
 
     from smith.cli import Context
     from smith.config import Config
+    from smith.diagnostics import Diagnostic
     from smith.session import Session
     from smith.ui import Intent, Reply
 
@@ -50,6 +51,16 @@ REPLAY_BAD_NUMBER = DiagnosticKind(
     why="{flag} sets {purpose}, so it is a number greater than 0",
     fix="give a number greater than 0, e.g. {flag} {example}",
 )
+REPLAY_LEFT_OUT = DiagnosticKind(
+    "replay.entries-left-out",
+    severity="warning",
+    what="{count} {noun} of this session cannot be replayed, left out: {entries}",
+    why="{reason}; what they recorded is unknown, and the rest of the session plays as recorded",
+    fix="`smith sessions show {id}` shows where they are in the tree; to go on without "
+    "them, fork the session at an entry before the first (`smith sessions fork {id} --at "
+    "ENTRY`)",
+)
+SHOWN_IDS = 10  # entries named in the notice; --json lists them all
 # Injected by tests to see the timing without waiting for it.
 CLOCK: Any = None
 NOTHING_ASKED = "a replay only plays back what was recorded: nobody is asked anything"
@@ -191,7 +202,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
 
         def emit(item: dict[str, Any]) -> None:
-            ctx.stdout.write(json.dumps(item, ensure_ascii=False) + "\n")
+            line = json.dumps(item, ensure_ascii=False)
+            # A lone surrogate (an id of bytes that are not UTF-8) has no UTF-8 form.
+            ctx.stdout.write(replace_surrogates(line)[0] + "\n")
             ctx.stdout.flush()
 
     else:
@@ -202,6 +215,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     else:
         name = inert(session.name or session.id)
         print(f"smith: replaying session {name} ({session.id})", file=ctx.stderr)
+    left_out = _left_out(session, timeline)
+    if left_out is not None and args.json:  # an `error` event (docs/events.md), ids in full
+        ids = [entry for entry, _ in timeline.unreadable]
+        emit({"type": "error", "diagnostic": left_out.to_dict(), "entries": ids})
+    elif left_out is not None:
+        print(left_out.render(), file=ctx.stderr)
     try:
         with _signals_interrupt():
             play(
@@ -225,6 +244,25 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         done = ", ".join(f"{n} {status}" for status, n in counts.items())
         print(f"smith: re-executed tool effects: {done}", file=ctx.stderr)
     return 1 if counts is not None and counts["diverged"] else 0
+
+
+def _left_out(session: Session, timeline: Any) -> Diagnostic | None:
+    """The notice of entries the timeline left out (content it cannot decode or show)."""
+    unreadable: list[tuple[str, str]] = timeline.unreadable
+    if not unreadable:
+        return None
+    ids = ", ".join(repr(entry) for entry, _ in unreadable[:SHOWN_IDS])
+    if len(unreadable) > SHOWN_IDS:
+        ids += f" and {len(unreadable) - SHOWN_IDS} more"
+    noun = "entry" if len(unreadable) == 1 else "entries"
+    return REPLAY_LEFT_OUT(
+        source=Source("file", session.path),
+        count=len(unreadable),
+        noun=noun,
+        entries=ids,
+        reason=unreadable[0][1],
+        id=session.id,
+    )
 
 
 @contextlib.contextmanager
@@ -304,6 +342,7 @@ def _reexecutor(ctx: Context, config: Config, session: Session) -> Reexecutor:
 __all__ = [
     "NOTHING_ASKED",
     "REPLAY_BAD_NUMBER",
+    "REPLAY_LEFT_OUT",
     "REPLAY_NO_SESSION",
     "ReplayFrontend",
     "add_arguments",

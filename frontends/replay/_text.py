@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 from smith.runtime import image_chip
-from smith.text import inert
+from smith.text import inert, replace_surrogates
 
 if TYPE_CHECKING:
     from ._timeline import Timeline
@@ -41,7 +41,9 @@ class Transcript:
 
     def write(self, text: str) -> None:
         if text:
-            self.out.write(inert(text))  # recorded model and tool output: shown, not obeyed
+            # Recorded model and tool output: shown, not obeyed; a lone surrogate (an id
+            # of bytes that are not UTF-8) as U+FFFD, which a strict stdout can write.
+            self.out.write(inert(replace_surrogates(text)[0]))
             self.out.flush()
             self.at_line_start = text.endswith("\n")
 

@@ -31,6 +31,12 @@ Ids are derived from entry ids (a prompt is `p-<entry>`, an assistant message
 say why a prompt stopped (it ended after a tool batch with no answer: an iteration or
 token limit, a deadline, a killed process), `agent_end.stop` is `unknown`.
 
+An entry whose content cannot be decoded (its frame passed its checksum, but what it
+holds is not valid compressed CBOR), or cannot be shown as JSON (an integer of thousands
+of digits), is left out and listed in `Timeline.unreadable`, which replay says; bytes and
+non-finite numbers in content are shown as the JSONL dump writes them ({"$bytes": ...},
+{"$float": "nan"}), so that every event is JSON.
+
 Effects that ran outside a model's tool call (`smith tools run`, `smith mcp`) appear as
 `tool_start`/`tool_end` pairs whose `tool_call_id` is the effect id. Every effect is also
 an `Effect` item at the point it completed (or began, when it never completed), for
@@ -39,6 +45,8 @@ an `Effect` item at the point it completed (or began, when it never completed), 
 
 from __future__ import annotations
 
+import base64
+import math
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import SmithError
@@ -95,6 +103,7 @@ class Timeline:
     def __init__(self) -> None:
         self.items: list[Item] = []
         self.runs = 0
+        self.unreadable: list[tuple[str, str]] = []  # (entry id, why) of entries left out
         self.state: dict[str, Any] = {
             "model": None,
             "provider": None,
@@ -140,20 +149,54 @@ class _Turn:
 def reconstruct(session: Session, leaf: str | None = None) -> Timeline:
     """The timeline of the branch to `leaf` (default: the selected one)."""
     entries = session.branch(leaf)
-    contents = [_content(e) for e in entries]
+    unreadable: list[tuple[str, str]] = []
+    contents = [_content(e, unreadable) for e in entries]
     builder = _Builder(_link(entries, contents))
+    builder.timeline.unreadable = unreadable
     for entry, content in zip(entries, contents, strict=True):
         builder.take(entry, content)
     builder.finish()
     return builder.timeline
 
 
-def _content(entry: Entry) -> dict[str, Any]:
+def _content(entry: Entry, unreadable: list[tuple[str, str]]) -> dict[str, Any]:
+    """The entry's content as events carry it; {} (and a note in `unreadable`) when it
+    cannot be decoded or shown."""
     try:
-        content = entry.content
-    except SmithError:
+        content = _shown_as_json(entry.content)
+    except SmithError as exc:
+        unreadable.append((entry.id, exc.diagnostic.what))
+        return {}
+    except _Unshowable as exc:
+        unreadable.append((entry.id, f"the content of entry {entry.id!r} {exc}"))
         return {}
     return content if isinstance(content, dict) else {}
+
+
+class _Unshowable(ValueError):
+    """Content no event can carry."""
+
+
+def _shown_as_json(value: object) -> Any:
+    """`value` as JSON carries it: bytes as {"$bytes": base64}, NaN and infinities as
+    {"$float": "nan"} (as `smith sessions dump` writes them); _Unshowable for an integer
+    too long to write as text."""
+    if isinstance(value, dict):  # copied only where something changes
+        shown = {k: _shown_as_json(v) for k, v in value.items()}
+        return value if all(shown[k] is v for k, v in value.items()) else shown
+    if isinstance(value, list):
+        items = [_shown_as_json(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, bytes):
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$float": repr(value)}
+    if isinstance(value, int) and value.bit_length() > 4000:  # 1,205 digits: may be past
+        try:
+            str(value)
+        except ValueError:  # sys.get_int_max_str_digits
+            raise _Unshowable("holds an integer too long to write as text") from None
+    return value
 
 
 def _dict(value: object) -> dict[str, Any]:

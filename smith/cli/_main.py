@@ -99,9 +99,12 @@ class Context:
         json.dumps's default ensure_ascii escapes every control character, so `--json`
         output passes through unchanged either way."""
         if not exact:
-            from smith.text import inert
+            from smith.text import inert, replace_surrogates
 
-            text = inert(text)
+            # A name or id made of bytes that are not UTF-8 holds lone surrogates, which a
+            # strict stdout cannot encode: shown as U+FFFD. (Exact output is checked by
+            # what makes it: a dump refuses such an id.)
+            text = inert(replace_surrogates(text)[0])
         print(text, file=self.stdout)
 
 

@@ -72,12 +72,19 @@ def _find(ctx: Context, which: str) -> str:
     return _store(ctx).lookup(which, ctx.config().project_root)
 
 
-def _summary(session: Session) -> dict[str, object]:
+def _summary(session: Session, ctx: Context) -> dict[str, object]:
+    """What list and show say of a session; a header field smith cannot use (a file
+    made elsewhere) is null, with a warning naming it."""
+    from smith.session import checked_header
+
+    header, warnings = checked_header(session)
+    for warning in warnings:
+        ctx.print_diagnostic(warning)
     return {
-        "id": session.id,
-        "name": session.name,
-        "created": session.info.get("created"),
-        "cwd": session.info.get("cwd"),
+        "id": header["id"],
+        "name": header["name"],
+        "created": header["created"],
+        "cwd": header["cwd"],
         "entry_count": len(session),
         "leaf": session.leaf,
         "path": session.path,
@@ -92,14 +99,21 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
     store = _store(ctx)
     paths = store.paths() if args.all else store.paths_for_project(ctx.config().project_root)
     items = []
-    for path in paths:
+    for path in paths:  # one session that cannot be read never fails the list
         try:
             session = Session.load(path)
+            summary = _summary(session, ctx)
         except SmithError as exc:
             ctx.print_diagnostic(exc.diagnostic)
             continue
+        except OSError as exc:  # removed or made unreadable since it was listed
+            from smith.cli._main import OS_ERROR
+
+            reason = exc.strerror or str(exc)
+            ctx.print_diagnostic(OS_ERROR(source=Source("file", path), path=path, reason=reason))
+            continue
         damage = session.damage
-        items.append({**_summary(session), "damaged": damage is not None, "damage": damage})
+        items.append({**summary, "damaged": damage is not None, "damage": damage})
     if args.json:
         ctx.out(json.dumps({"sessions": items}, indent=2))
         return 0
@@ -128,8 +142,7 @@ def _tree_lines(session: Session) -> list[str]:
             content = {"text": "(content unreadable)"}
         text = ""
         if isinstance(content, dict):
-            raw = content.get("text") or content.get("name") or ""
-            text = " ".join(str(raw).split())[:60]
+            text = " ".join(_text(content.get("text") or content.get("name") or "").split())[:60]
         mark = "*" if eid in selected else " "
         tail = "  <- leaf" if eid == leaf else ""
         return f"{mark} {eid} {e.kind}{': ' + text if text else ''}{tail}"
@@ -149,7 +162,7 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
 
     session = Session.load(_find(ctx, args.id))
     damage = session.damage  # as `sessions list` says it, in both forms
-    summary = {**_summary(session), "damaged": damage is not None, "damage": damage,
+    summary = {**_summary(session, ctx), "damaged": damage is not None, "damage": damage,
                "recovery": session.recovery}  # fmt: skip
     if args.json:
         summary["entries"] = [
@@ -158,7 +171,8 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
         ctx.out(json.dumps(summary, indent=2))
         return 0
     cwd = summary["cwd"] or "unknown"
-    ctx.out(f"{session.id}  {session.name or '(unnamed)'}  ({len(session)} entries, cwd {cwd})")
+    name = summary["name"] or "(unnamed)"
+    ctx.out(f"{summary['id']}  {name}  ({len(session)} entries, cwd {cwd})")
     _report(ctx, session)
     for line in _tree_lines(session):
         ctx.out(line)
@@ -211,22 +225,56 @@ def _dump(args: argparse.Namespace, ctx: Context) -> int:
 def _import(args: argparse.Namespace, ctx: Context) -> int:
     from smith.session import import_jsonl
 
-    session = import_jsonl(args.file, _store(ctx), name=args.name, keep_id=not args.new_id)
+    name = _typed_name(args.name, ctx)
+    session = import_jsonl(args.file, _store(ctx), name=name, keep_id=not args.new_id)
     ctx.out(f"imported {session.id}: {len(session)} entries ({session.path})")
     return 0
 
 
 def _fork(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.session import Session, new_session_id
+    from smith.session import Session, checked_header, new_session_id
 
     store = _store(ctx)
     source = Session.load(_find(ctx, args.id))
     at = source.entry(args.at).id if args.at is not None else source.leaf
+    header, _ = checked_header(source)  # the fork's header is made sound: nothing to warn
+    cwd = header["cwd"]
+    if cwd is None and "cwd" in source.info:  # unusable: the fork is this project's
+        cwd = ctx.config().project_root
+        ctx.out(f"note: the fork belongs to this project ({cwd}): the session's own "
+                "working directory cannot be used")  # fmt: skip
+    # The fork's header is sound: a new id and time, and the fields checked above.
+    source.info.update(cwd=cwd, name=header["name"] or "")
+    name = _typed_name(args.name, ctx)
     new_id = new_session_id()
-    path = store.path_for(new_id, str(source.info.get("cwd") or ""))
-    source.fork(path, at=at, name=args.name, id=new_id).close()
-    ctx.out(f"forked {source.id} at {at or '(the empty start)'} into {new_id}")
+    path = store.path_for(new_id, str(cwd or ""))
+    source.fork(path, at=at, name=name, id=new_id).close()
+    ctx.out(f"forked {header['id']} at {at or '(the empty start)'} into {new_id}")
     return 0
+
+
+def _typed_name(name: str | None, ctx: Context) -> str | None:
+    """A name given on the command line, as a session can hold it: a byte that is not
+    UTF-8 arrives as a lone surrogate, which no session file can hold."""
+    if name is None:
+        return None
+    from smith.text import TEXT_REPLACED, replace_surrogates
+
+    fixed, replaced = replace_surrogates(name)
+    if replaced:
+        ctx.print_diagnostic(TEXT_REPLACED(count=replaced, where="--name"))
+    return str(fixed)
+
+
+def _text(value: object) -> str:
+    """Content shown in a tree line: text as it is; anything else as it prints, or by
+    what it is when it cannot print (an integer of thousands of digits)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except ValueError:
+        return f"({type(value).__name__} too large to show)"
 
 
 def _repair(args: argparse.Namespace, ctx: Context) -> int:

@@ -47,6 +47,7 @@ __all__ = [
     "Session",
     "SessionStore",
     "calls_pair",
+    "checked_header",
     "content_size",
     "dump",
     "import_jsonl",
@@ -61,6 +62,7 @@ __all__ = [
 TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
+    from smith.session._header import checked_header as checked_header
     from smith.session._repair import repair as repair
     from smith.session._session import DAMAGED as DAMAGED
     from smith.session._session import UNKNOWN_ENTRY as UNKNOWN_ENTRY
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
 
 
 _LAZY = {
+    "checked_header": "smith.session._header",
     "DAMAGED": "smith.session._session",
     "UNKNOWN_ENTRY": "smith.session._session",
     "project_key": "smith.session._store",

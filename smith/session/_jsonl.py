@@ -7,27 +7,40 @@ Line 1 is the session header: {"type": "session", "version", "id", "name", "crea
 image, stored once: smith.session._blobs): {"type": "blob", "digest", "media_type",
 "data": {"$bytes": base64}}. `import_jsonl` accepts exactly what `dump` writes, and
 dump -> import -> dump is byte-identical.
+
+Import streams: each line is checked and its frame written as it is read, so memory
+holds one line (at most MAX_LINE) and the ids seen, whatever the file's length, and the
+file is written beside its final name and published only once every line passed (it is
+removed on any failure). A dump refuses what JSON text cannot hold (a header field smith
+never writes, an entry id that is not UTF-8, an integer of thousands of digits), naming
+the entry and the way around it.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
+import os
 
 from smith._fast import _frames
 from smith._fast._arena import Arena, ArenaError
-from smith.diagnostics import DiagnosticKind, Source
-from smith.session import _codec
+from smith.diagnostics import DiagnosticKind, SmithError, Source
+from smith.session import _codec, _header
 from smith.session._blobs import blob_frame, digest_of
-from smith.session._session import FORMAT_VERSION, Session, publish
+from smith.session._session import FORMAT_VERSION, Session, new_id
 from smith.text import loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import BinaryIO, NoReturn
 
     from smith.session._store import SessionStore
+
+# A line holds one entry: a frame's 64 MiB of content as JSON (base64, escapes) fits.
+MAX_LINE = 128 << 20
 
 BAD_JSONL = DiagnosticKind(
     "session.bad-jsonl",
@@ -36,6 +49,21 @@ BAD_JSONL = DiagnosticKind(
     "valid record",
     fix="import a file written by `smith sessions dump` (line 1 the session header, then one "
     "entry per line with id, parent, ts, kind and content), or fix that line",
+)
+NOT_A_DUMP = DiagnosticKind(
+    "session.jsonl-not-a-file",
+    what="cannot import this: it is {kind}, not a regular file",
+    why="an import reads a dump written to a file; a device never ends and a FIFO waits for "
+    "a writer, so smith reads neither",
+    fix="save the dump to a file first (`smith sessions dump ID -o FILE`), then import that",
+)
+DUMP_UNWRITABLE = DiagnosticKind(
+    "session.dump-unwritable",
+    what="cannot dump entry {entry}: {problem}",
+    why="a dump is JSON text that imports back exactly, and JSON text cannot hold this; "
+    "smith never writes such a value, so the session was made or changed by another program",
+    fix="fork the session at an entry before it (`smith sessions fork {id} --at ENTRY`, "
+    "ENTRY from `smith sessions show {id}`), which leaves it out, and dump the fork",
 )
 
 
@@ -78,7 +106,11 @@ def _line(record: dict[str, object]) -> str:
 
 
 def dump(session: Session) -> Iterator[str]:
-    """The session as JSONL lines (without newlines)."""
+    """The session as JSONL lines (without newlines). SmithError when it holds what JSON
+    text cannot (session.header-unusable, session.dump-unwritable), raised at the line."""
+    unusable = _header.unusable(session, "dump it")
+    if unusable is not None:
+        raise SmithError(unusable)
     yield _line(
         {
             "type": "session",
@@ -94,79 +126,106 @@ def dump(session: Session) -> Iterator[str]:
         record: dict[str, object] = {"id": e.id, "parent": e.parent, "ts": e.ts, "kind": e.kind}
         if e.pair is not None:
             record["pair"] = e.pair
+        for field in ("id", "parent", "kind", "pair"):
+            value = record.get(field)
+            if isinstance(value, str) and _header.text_problem(value):
+                raise _unwritable(session, e.id, f"its {field} is not UTF-8 text")
         record["content"] = _to_json(e.content)
-        yield _line(record)
+        try:
+            yield _line(record)
+        except ValueError:  # json's int() past sys.get_int_max_str_digits
+            raise _unwritable(
+                session, e.id, "its content holds an integer too long to write as text"
+            ) from None
     for digest, media_type, data in session.blobs.items():
         blob = {"type": "blob", "digest": digest, "media_type": media_type, "data": _to_json(data)}
         yield _line(blob)
 
 
-class _Reader:
-    """Checks one JSONL file line by line; `fail` names the file and line."""
+def _unwritable(session: Session, entry: str, problem: str) -> SmithError:
+    # The id as its bytes were: an id that is not UTF-8 shows its bytes as \xNN.
+    shown = entry.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return DUMP_UNWRITABLE.error(source=Source("file", session.path), entry=repr(shown),
+                                 problem=problem, id=session.id)  # fmt: skip
 
-    def __init__(self, path: str) -> None:
+
+class _Reader:
+    """Reads one JSONL file line by line, checking each; `fail` names the file and line."""
+
+    def __init__(self, path: str, f: BinaryIO) -> None:
         self.path = path
+        self.f = f
         self.lineno = 0
-        self.header: dict[str, object] | None = None
-        self.frames: list[bytes] = []
-        self.blobs: list[bytes] = []  # blob frames, written after the entries
-        self.seen: set[str] = set()
         self.last: str | None = None
-        # Entries are checked by the same arena that will load them, so an import can
-        # never write what a load would then drop.
+        # Every entry is checked by an arena as a load will check it (ids, parent, ts),
+        # from a frame of its fields alone: what it holds is the ids, not the content.
         self.arena = Arena.empty(_frames.file_header())
 
-    def fail(self, problem: str) -> None:
+    def fail(self, problem: str) -> NoReturn:
         raise BAD_JSONL.error(source=Source("file", f"{self.path}:{self.lineno}"), problem=problem)
 
     def need(self, record: dict[str, object], key: str, kind: type) -> object:
         value = record.get(key)
         if isinstance(value, bool) or not isinstance(value, kind):
             name = "string" if kind is str else "integer"
-            self.fail(f"'{key}' must be a JSON {name}, got {json.dumps(value)[:60]}")
+            self.fail(f"'{key}' must be a JSON {name}, got {_shown(value)}")
         return value
 
-    def read(self) -> None:
-        try:
-            self._read()
-        except UnicodeDecodeError as exc:
-            self.fail(f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
-        except RecursionError:
-            self.fail("content is nested too deeply")
+    def records(self) -> Iterator[dict[str, object]]:
+        """Each record of the file, in order; blank lines are passed over."""
+        while True:
+            line = self.f.readline(MAX_LINE + 1)
+            if not line:
+                return
+            self.lineno += 1
+            if len(line) > MAX_LINE:
+                self.fail(
+                    f"the line is longer than {MAX_LINE >> 20} MiB: no entry of a session is "
+                    "(a frame holds at most 64 MiB); is this a dump?"
+                )
+            if not line.strip():
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self.fail(f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
+            try:
+                record = loads(text)
+            except ValueError as exc:
+                self.fail(f"not JSON ({exc})")
+            if not isinstance(record, dict):
+                self.fail("not a JSON object")
+            yield record
 
-    def _read(self) -> None:
-        with open(self.path, encoding="utf-8") as f:
-            for self.lineno, text in enumerate(f, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    record = loads(text)
-                except ValueError as exc:
-                    self.fail(f"not JSON ({exc})")
-                if not isinstance(record, dict):
-                    self.fail("not a JSON object")
-                if self.header is None:
-                    self.read_header(record)
-                elif record.get("type") == "blob":
-                    self.read_blob(record)
-                else:
-                    self.read_entry(record)
-        if self.header is None:
+    def header(self) -> dict[str, object]:
+        record = next(self.records(), None)
+        if record is None:
             self.lineno = 1
             self.fail("the file is empty")
-
-    def read_header(self, record: dict[str, object]) -> None:
         if record.get("type") != "session":
             self.fail('the first line must be the session header ({"type": "session", ...})')
         version = self.need(record, "version", int)
-        if isinstance(version, int) and version > FORMAT_VERSION:
-            self.fail(f"format version {version} is newer than this smith reads ({FORMAT_VERSION})")
+        if isinstance(version, int) and not 1 <= version <= FORMAT_VERSION:
+            self.fail(
+                f"format version {version} is not one this smith reads (1 to {FORMAT_VERSION})"
+            )
         for key in ("id", "name", "cwd"):
-            self.need(record, key, str)
-        self.need(record, "created", int)
-        self.header = record
+            problem = _header.text_problem(self.need(record, key, str), path=key == "cwd")
+            if problem:
+                self.fail(f"'{key}' holds {problem}")
+        created = self.need(record, "created", int)
+        if isinstance(created, int) and not 0 <= created <= _header.MAX_TS:
+            self.fail(
+                f"'created' must be milliseconds since 1970 (0 to 2**63-1), got {_shown(created)}"
+            )
+        return record
 
-    def read_blob(self, record: dict[str, object]) -> None:
+    def frames(self) -> Iterator[bytes]:
+        """The frame of each line after the header."""
+        for record in self.records():
+            yield self.blob(record) if record.get("type") == "blob" else self.entry(record)
+
+    def blob(self, record: dict[str, object]) -> bytes:
         digest = str(self.need(record, "digest", str))
         media_type = str(self.need(record, "media_type", str))
         try:
@@ -175,86 +234,151 @@ class _Reader:
             data = None
         if not isinstance(data, bytes):
             self.fail('a blob\'s "data" must be {"$bytes": base64}')
-        assert isinstance(data, bytes)
         if digest_of(data) != digest:
             self.fail(f"the blob's bytes do not have the digest {digest[:16]}...")
-        self.blobs.append(blob_frame(digest, media_type, data))
+        try:
+            return blob_frame(digest, media_type, data)
+        except ValueError as exc:
+            self.fail(f"the blob cannot be stored: {exc}")
 
-    def read_entry(self, record: dict[str, object]) -> None:
+    def entry(self, record: dict[str, object]) -> bytes:
         eid = str(self.need(record, "id", str))
         ts = self.need(record, "ts", int)
         kind = str(self.need(record, "kind", str))
         parent, pair = record.get("parent"), record.get("pair")
         if not eid or not kind:
             self.fail("'id' and 'kind' must not be empty")
-        if eid in self.seen:
-            self.fail(f"entry id '{eid}' appears twice")
-        if parent is not None and (not isinstance(parent, str) or parent not in self.seen):
-            self.fail(f"parent {json.dumps(parent)[:60]} is not an earlier entry of this file")
+        if parent is not None and not isinstance(parent, str):
+            self.fail(f"parent {_shown(parent)} is not an earlier entry of this file")
         if pair is not None and not isinstance(pair, str):
             self.fail("'pair' must be a string when present")
+        for key, text in (("id", eid), ("kind", kind), ("parent", parent), ("pair", pair)):
+            problem = _header.text_problem(text) if isinstance(text, str) else ""
+            if problem:
+                self.fail(f"'{key}' holds {problem}")
         if "content" not in record:
             self.fail("the entry has no 'content'")
         assert isinstance(ts, int) and (parent is None or isinstance(parent, str))
+        pair = pair if isinstance(pair, str) else None
         try:
-            frame = _codec.entry_frame(
-                eid,
-                parent,
-                ts,
-                kind,
-                pair if isinstance(pair, str) else None,
-                _from_json(record["content"]),
-            )
-            self.arena.append(frame)
+            self.arena.append(_codec.entry_frame_raw(eid, parent, ts, kind, pair, b"", 0))
         except ArenaError:
+            if self.arena.index(eid) >= 0:
+                self.fail(f"entry id '{eid}' appears twice")
+            if parent is not None and self.arena.index(parent) < 0:
+                self.fail(f"parent {_shown(parent)} is not an earlier entry of this file")
             self.fail(
                 "the entry does not fit a session (ts must be 0 to 2**63-1 and ids "
                 "shorter than 65,535 bytes)"
             )
+        try:
+            frame = _codec.entry_frame(eid, parent, ts, kind, pair, _from_json(record["content"]))
         except ValueError as exc:
             self.fail(f"content cannot be stored: {exc}")
-        self.frames.append(frame)
-        self.seen.add(eid)
         self.last = eid
+        return frame
+
+
+def _shown(value: object) -> str:
+    """A JSON value as an error quotes it: short, and never by a conversion that fails."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return _header.describe(value)
+    return json.dumps(value)[:60]
+
+
+def _open_dump(path: str) -> BinaryIO:
+    """The JSONL file at `path` for reading, if it is a regular file: opened without
+    blocking (a FIFO has no writer to wait for), then checked."""
+    import stat
+
+    from smith.trust import file_kind
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NOT_A_DUMP.error(source=Source("file", path), kind=file_kind(mode))
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb", buffering=1 << 16)
+
+
+class _Partial:
+    """A session file being written beside its final name, published (linked into place,
+    never over an existing file) only when complete, removed otherwise."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.tmp = f"{target}.{os.getpid()}.{new_id()}.tmp"
+        self.fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        self.pending = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.pending += data
+        if len(self.pending) >= 1 << 20:
+            self._flush()
+
+    def _flush(self) -> None:
+        view = memoryview(self.pending)
+        while view:
+            view = view[os.write(self.fd, view) :]
+        view.release()
+        self.pending.clear()
+
+    def publish(self, sid: str, source: Source) -> None:
+        from smith.session._session import EXISTS
+
+        self._flush()
+        os.fsync(self.fd)
+        try:
+            os.link(self.tmp, self.target)  # atomic, and fails if the target exists
+        except FileExistsError:
+            raise EXISTS.error(value=sid, source=source, id=sid) from None
+        directory = os.open(os.path.dirname(self.target), os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+    def close(self) -> None:
+        os.close(self.fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.tmp)
 
 
 def import_jsonl(
     path: str, store: SessionStore, *, name: str | None = None, keep_id: bool = True
 ) -> Session:
-    """Create a session from a JSONL file; every line is checked before anything is
-    written, and the file is published atomically."""
+    """Create a session from a JSONL file, line by line: every line is checked as it is
+    written, and the session is published atomically once all of them passed."""
     from smith.session._session import EXISTS, new_session_id
 
-    reader = _Reader(path)
-    reader.read()
-    header = reader.header
-    assert header is not None
-    leaf = header.get("leaf")
-    if leaf is not None and (not isinstance(leaf, str) or leaf not in reader.seen):
-        reader.lineno = 1
-        reader.fail(f"the header's leaf {json.dumps(leaf)[:60]} is not an entry of this file")
-    sid = str(header["id"]) if keep_id else new_session_id()
-    if store.exists(sid):
-        raise EXISTS.error(value=sid, source=Source("file", f"{path}:1"), id=sid)
-    info: dict[str, object] = {
-        "version": FORMAT_VERSION,
-        "id": sid,
-        "name": header["name"] if name is None else name,
-        "created": header["created"],
-        "cwd": header["cwd"],
-    }
-    tail = [_codec.leaf_frame(leaf)] if isinstance(leaf, str) and leaf != reader.last else []
-    target = store.path_for(sid, str(info["cwd"]))
-    publish(
-        target,
-        b"".join(
-            [
-                _frames.file_header(),
-                _codec.session_frame(info),
-                *reader.frames,
-                *reader.blobs,
-                *tail,
-            ]
-        ),
-    )
+    with _open_dump(path) as f:
+        reader = _Reader(path, f)
+        header = reader.header()
+        sid = str(header["id"]) if keep_id else new_session_id()
+        if store.exists(sid):
+            raise EXISTS.error(value=sid, source=Source("file", f"{path}:1"), id=sid)
+        info: dict[str, object] = {
+            "version": FORMAT_VERSION,
+            "id": sid,
+            "name": header["name"] if name is None else name,
+            "created": header["created"],
+            "cwd": header["cwd"],
+        }
+        target = store.path_for(sid, str(info["cwd"]))
+        store.directory(str(info["cwd"]))
+        out = _Partial(target)
+        try:
+            out.write(_frames.file_header() + _codec.session_frame(info))
+            for frame in reader.frames():
+                out.write(frame)
+            leaf = header.get("leaf")
+            if leaf is not None and (not isinstance(leaf, str) or reader.arena.index(leaf) < 0):
+                reader.lineno = 1
+                reader.fail(f"the header's leaf {_shown(leaf)} is not an entry of this file")
+            if isinstance(leaf, str) and leaf != reader.last:
+                out.write(_codec.leaf_frame(leaf))
+            out.publish(sid, Source("file", f"{path}:1"))
+        finally:
+            out.close()
     return Session.load(target)
