@@ -83,13 +83,12 @@ class Leaving:
         self._relay = -1  # the wakeup fd there was before ours (asyncio's, in smith web)
 
     def start(self) -> Leaving:
-        """Install the handlers (from the main thread) and start watching."""
-        for sig in SIGNALS:
-            signal.signal(sig, self._signalled)
-        try:
+        """Install the handlers and start watching. Only the main thread can take
+        signals: from another (an app run in a thread), only the terminal is watched."""
+        if threading.current_thread() is threading.main_thread():
+            for sig in SIGNALS:
+                signal.signal(sig, self._signalled)
             self._relay = signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)
-        except ValueError:  # not the main thread: the handlers still write to the pipe
-            self._relay = -1
         threading.Thread(target=self._watch, name="smith-leaving", daemon=True).start()
         return self
 
