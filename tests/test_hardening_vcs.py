@@ -320,6 +320,7 @@ def test_global_excludes_and_the_projects_own_git_files_cannot_hang_a_snapshot(
     ignore = Path(senv.env["XDG_CONFIG_HOME"]) / "git" / "ignore"
     ignore.parent.mkdir(parents=True)
     ignore.write_bytes(b"\v*.tmp\n*.bak\n")  # the user's own: libgit2 reads a neutralised copy
+    os.mkfifo(ignore.parent / "attributes")  # global attributes: not read at all
     project = git_project(senv.root / "project")
     os.unlink(project / ".git" / "config")
     os.mkfifo(project / ".git" / "config")  # as a hostile archive's .git could have it

@@ -10,7 +10,7 @@ work tree made safe for it (smith/vcs/_rules.py).
   write.
 - `RuleGuard` keeps the shadow's own `info/exclude` neutralised and gives libgit2 a
   neutralised copy of the user's global excludes (`core.excludesFile` points at it), so
-  no line there can make libgit2 loop.
+  no line there can make libgit2 loop; the user's global attributes are not read at all.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from smith.vcs import _rules
 
 ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
 EXCLUDES = "info/global-excludes"  # the user's global excludes, as libgit2 may read them
+# Never made: info/attributes decides every attribute smith's history uses, so the user's
+# global attributes file (another file libgit2 would open, FIFO or not) is not read.
+NO_ATTRIBUTES = "info/no-global-attributes"
 
 
 def init(path: str, root: str, home: str) -> None:
@@ -45,6 +48,7 @@ def init(path: str, root: str, home: str) -> None:
         ("core.precomposeunicode", False),
         ("core.logallrefupdates", False),
         ("core.excludesFile", os.path.join(path, EXCLUDES)),
+        ("core.attributesFile", os.path.join(path, NO_ATTRIBUTES)),
         ("gc.auto", 0),
         ("smith.project", root),
     ):
@@ -124,10 +128,12 @@ class RuleGuard:
         if data is not None and _rules.hanging_line(data) is not None:
             write_private(exclude, _rules.neutralised(data))
         config = repo.config
-        current = config["core.excludesFile"] if "core.excludesFile" in config else None  # noqa: SIM401
-        if current != self.copy:  # a repository an earlier smith made
-            config["core.excludesFile"] = self.copy
-            private_mode(os.path.join(self.path, "config"))
+        wanted = {"core.excludesFile": self.copy,
+                  "core.attributesFile": os.path.join(self.path, NO_ATTRIBUTES)}  # fmt: skip
+        for key, value in wanted.items():
+            if (config[key] if key in config else None) != value:  # noqa: SIM401
+                config[key] = value  # a repository an earlier smith made
+                private_mode(os.path.join(self.path, "config"))
         self.sync()
 
     def sync(self) -> None:
