@@ -18,6 +18,7 @@ so that a signal still reaches the main thread's Python code.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -75,7 +76,10 @@ def run(
                 job.done = True
                 ended.notify_all()
 
-    threading.Thread(target=target, name="smith-history", daemon=True).start()
+    # In the caller's context, as asyncio.to_thread runs a call: its memory scope (smith.memory)
+    # and any other context variable go with the work.
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(target,), name="smith-history", daemon=True).start()
     stop_seen: float | None = None
     with ended:
         while not job.done:
