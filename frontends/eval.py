@@ -344,7 +344,7 @@ class _HumanPrinter:
             mark = "✗" if ev["is_error"] else "✓"
             self.note(f"{mark} {ev['name']}: {first[0][:200] if first else ''}")
         elif kind == "retry":
-            self.note(f"smith: retrying in {ev['delay']:g} s: {ev['error']}")
+            self.note(f"smith: retrying in {ev['delay']:.1f} s: {ev['error']}")
         elif kind == "error":
             d = ev["diagnostic"]
             self.note(f"smith: {d.get('what', d)}")

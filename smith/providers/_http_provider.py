@@ -239,7 +239,23 @@ class HttpProvider:
         )
 
     def _clean(self, end: End) -> End:
-        """The End with its error text free of credentials."""
+        """The End with its error text free of credentials, and for a refused credential
+        what to do about it."""
         if end.error is None:
             return end
-        return dataclasses.replace(end, error=redact_text(scrub(end.error)))
+        error = end.error + (self._auth_fix() if end.kind == "auth" else "")
+        return dataclasses.replace(end, error=redact_text(scrub(error)))
+
+    def _auth_fix(self) -> str:
+        """What to do when the provider refused the credential (HTTP 401 or 403, or an
+        authentication error in the stream): the server said only what was wrong."""
+        name = self.settings.name
+        store = (
+            f"`smith auth login {name}` stores a key for it, or providers.{name}.api-key-env "
+            "names the environment variable that holds one"
+        )
+        if not self.settings.credential:
+            return f"; smith sent {name} no key: {store}"
+        source = self.settings.credential_source
+        sent = f"the key from {source}" if source else "the key smith sent"
+        return f"; {sent} was refused (or has no access to this model): check it; {store}"

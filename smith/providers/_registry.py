@@ -444,6 +444,7 @@ class _Host:
             headers=dict(account.headers),
             extra=dict(account.extra),
             base_url_origin=origin,
+            credential_source=None if credential is None else credential.source,
         )
         if credential is not None and credential.kind == "oauth":
             return replace(settings, renew=self._renewer(credential))

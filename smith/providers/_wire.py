@@ -68,6 +68,9 @@ class ProviderSettings:
     # "providers.lab.base-url", or the default of a self-hosted provider. None for the
     # fixed endpoint of a first-party API.
     base_url_origin: str | None = None
+    # Where the credential came from ("env OPENAI_API_KEY", "auth file /x/auth.json"),
+    # said when the provider refuses it; None without one.
+    credential_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

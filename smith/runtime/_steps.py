@@ -106,7 +106,7 @@ async def respond(rt: LoopContext) -> dict[str, Any]:
             continue
         if end.retryable and attempt < rt.limits.retries:
             attempt += 1
-            delay = backoff(attempt, end.retry_after, rt.limits)
+            delay = round(backoff(attempt, end.retry_after, rt.limits), 2)  # not 0.811003 s
             rt.emit(event("retry", attempt=attempt, delay=delay, error=end.error))
             await asyncio.sleep(delay)
             continue
