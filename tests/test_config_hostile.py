@@ -218,3 +218,14 @@ def test_config_show_cuts_a_huge_value(senv: SmithEnv, smith: Callable[..., Resu
     assert "… (1,000,002 characters)" in model and len(model) < 200
     assert len(r.out) < 200 * len(lines)  # no row padded to the long value's width
     assert smith("config", "get", "model").out == "x" * 1_000_000 + "\n"  # get: whole
+
+
+def test_a_changed_project_file_lists_a_huge_value_cut(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = _trusted(senv, smith)
+    (project / ".smith" / "config.kdl").write_text(f'model "{"y" * 500_000}"\n')
+    r = smith("config", "get", "model", cwd=project)
+    assert "it changed since you trusted it" in r.err
+    assert 'model "trusted-model" -> "yyyy' in r.err and "… (500,002 characters)" in r.err
+    assert len(r.err) < 2000

@@ -34,6 +34,15 @@ def settings_of(text: str, path: str) -> dict[str, str] | None:
     return {item.key: format_value(item.value) for item in located}
 
 
+SHOWN_CHARS = 80  # of a value in the warning: a file can hold a value of a megabyte
+
+
+def _cut(literal: str) -> str:
+    if len(literal) <= SHOWN_CHARS:
+        return literal
+    return f"{literal[: SHOWN_CHARS - 20]}… ({len(literal):,} characters)"
+
+
 def changes(old: str | None, new: str, path: str) -> list[str]:
     """The settings added, changed or removed from `old` to `new`, e.g.
     `tools.bash.timeout 77 -> 88`; `old` None: the file was not there when trusted."""
@@ -44,11 +53,11 @@ def changes(old: str | None, new: str, path: str) -> list[str]:
     found = []
     for key in sorted(before.keys() | after.keys()):
         if key not in before:
-            found.append(f"{key} {after[key]} (new)")
+            found.append(f"{key} {_cut(after[key])} (new)")
         elif key not in after:
-            found.append(f"{key} removed (was {before[key]})")
+            found.append(f"{key} removed (was {_cut(before[key])})")
         elif before[key] != after[key]:
-            found.append(f"{key} {before[key]} -> {after[key]}")
+            found.append(f"{key} {_cut(before[key])} -> {_cut(after[key])}")
     return found or ["the file's text changed, but not its settings"]
 
 
