@@ -86,7 +86,7 @@ CONTENT_UNREADABLE = DiagnosticKind(
     fix="the rest of the session is intact; dump or fork around this entry, or report how "
     "the file was written",
 )
-UNREADABLE = DiagnosticKind(
+SESSION_UNREADABLE = DiagnosticKind(
     "session.unreadable",
     what="this session file cannot be read: {reason}",
     why="smith reads a whole session file into memory to use it, and this one could not be",
@@ -255,7 +255,7 @@ class Session:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 if isinstance(exc, MemoryError):
                     reason = f"there is not enough memory to hold it ({exc or 'MemoryError'})"
-                raise UNREADABLE.error(source=Source("file", path), reason=str(reason)) from None
+                raise SESSION_UNREADABLE.error(source=Source("file", path), reason=str(reason)) from None
 
     @classmethod
     def _load(cls, path: str, max_skips: int) -> Session:
