@@ -372,6 +372,16 @@ cdef int64_t find_frame(const uint8_t *buf, uint64_t n, uint64_t pos, uint64_t s
     return -1
 
 
+cdef inline int torn_or_damaged(const uint8_t *buf, uint64_t n, uint64_t pos,
+                                uint32_t max_body, Search *search) noexcept nogil:
+    """What the bad frame at `pos` is: a torn tail (FRAME_TRUNCATED) when no intact frame
+    starts after it, else damage (FRAME_DAMAGED) that a cut would make worse."""
+    cdef int64_t found = find_frame(buf, n, pos + 1, n, max_body, search)
+    if search != NULL:
+        search.found = found
+    return FRAME_TRUNCATED if found == -1 else FRAME_DAMAGED
+
+
 cdef int next_frame(const uint8_t *buf, uint64_t n, uint64_t pos, uint32_t max_body,
                     bint verify_body, FrameInfo *info, bint final=True,
                     Search *search=NULL) noexcept nogil:
@@ -385,7 +395,6 @@ cdef int next_frame(const uint8_t *buf, uint64_t n, uint64_t pos, uint32_t max_b
     """
     cdef const uint8_t *p = buf + pos
     cdef uint32_t body_len
-    cdef int64_t found
     if n - pos < FRAME_HEADER_SIZE:
         return FRAME_TRUNCATED if final else FRAME_MORE
     if not header_ok(p) or smith_le32(p) == 0:
@@ -393,10 +402,7 @@ cdef int next_frame(const uint8_t *buf, uint64_t n, uint64_t pos, uint32_t max_b
             return FRAME_MORE
         # Torn writes and zero-filled extensions leave no intact frame behind them;
         # anything else means frames we cannot reach safely.
-        found = find_frame(buf, n, pos + 1, n, max_body, search)
-        if search != NULL:
-            search.found = found
-        return FRAME_TRUNCATED if found == -1 else FRAME_DAMAGED
+        return torn_or_damaged(buf, n, pos, max_body, search)
     body_len = smith_le32(p)
     info.offset = pos
     info.body_len = body_len
@@ -409,10 +415,7 @@ cdef int next_frame(const uint8_t *buf, uint64_t n, uint64_t pos, uint32_t max_b
             return FRAME_MORE
         # A torn append, or a length that is wrong (its header intact by chance or by
         # craft) with whole frames after it, which a cut would delete.
-        found = find_frame(buf, n, pos + 1, n, max_body, search)
-        if search != NULL:
-            search.found = found
-        return FRAME_TRUNCATED if found == -1 else FRAME_DAMAGED
+        return torn_or_damaged(buf, n, pos, max_body, search)
     if verify_body and smith_le32(p + 8) != ~smith_crc32c_update(
             0xFFFFFFFFu, p + FRAME_HEADER_SIZE, body_len):
         return FRAME_CORRUPT
