@@ -154,24 +154,29 @@ def read_file(path: str, *, limit: int | None, reach: Reach) -> bytes:
     return b"".join(parts)
 
 
+def file_kind(mode: int) -> str:
+    """What a file of `mode` is, as a diagnostic names it: "a FIFO (named pipe)"."""
+    for test, name in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 def _regular(path: str, info: os.stat_result) -> None:
-    mode = info.st_mode
-    if stat.S_ISREG(mode):
+    if stat.S_ISREG(info.st_mode):
         return
-    what = (
-        "a directory"
-        if stat.S_ISDIR(mode)
-        else "a FIFO (named pipe)"
-        if stat.S_ISFIFO(mode)
-        else "a socket"
-        if stat.S_ISSOCK(mode)
-        else "a device"
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "not a file"
-    )
     raise FileRefused(
         path,
-        f"it is {what}, not a regular file (reading one could block or never end)",
+        f"it is {file_kind(info.st_mode)}, not a regular file (reading one could block or "
+        "never end)",
         f"replace {path} with a regular file, or remove it",
     )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 
+from smith._readfile import file_kind
 from smith.diagnostics import DiagnosticKind, Source
 
 TRUST_FILE = "trust.json"
@@ -111,23 +112,6 @@ def read_bounded(path: str, limit: int, *, follow: bool = True) -> bytes:
     if size > limit:  # it grew while read
         raise TooLarge(size, limit)
     return b"".join(chunks)
-
-
-def file_kind(mode: int) -> str:
-    """What a file of `mode` is, as a diagnostic names it: "a FIFO (named pipe)"."""
-    import stat
-
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISLNK, "a symbolic link"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def byte_size(n: int) -> str:

@@ -277,7 +277,7 @@ def test_read_file_takes_regular_files_inside_and_refuses_the_rest(tmp_path: Pat
     os.mkfifo(root / "fifo")
     reach = _reach(root)
     assert read_file(str(root / "in.md"), limit=100, reach=reach) == b"fine\n"
-    with pytest.raises(FileRefused, match="a device"):
+    with pytest.raises(FileRefused, match="a character device"):
         read_file(str(root / "zero"), limit=100, reach=Reach.anywhere())
     refused = {
         "zero": "outside the project",

@@ -291,7 +291,7 @@ def _open_dump(path: str) -> BinaryIO:
     blocking (a FIFO has no writer to wait for), then checked."""
     import stat
 
-    from smith.trust import file_kind
+    from smith._readfile import file_kind
 
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     mode = os.fstat(fd).st_mode

@@ -255,7 +255,9 @@ class Session:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 if isinstance(exc, MemoryError):
                     reason = f"there is not enough memory to hold it ({exc or 'MemoryError'})"
-                raise SESSION_UNREADABLE.error(source=Source("file", path), reason=str(reason)) from None
+                raise SESSION_UNREADABLE.error(
+                    source=Source("file", path), reason=str(reason)
+                ) from None
 
     @classmethod
     def _load(cls, path: str, max_skips: int) -> Session:

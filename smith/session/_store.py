@@ -18,6 +18,7 @@ import stat
 import zlib
 from typing import TYPE_CHECKING
 
+from smith._readfile import file_kind
 from smith.diagnostics import DiagnosticKind, SmithError, Source
 from smith.session._session import EXISTS, Session
 
@@ -77,15 +78,7 @@ def describe(path: str) -> str:
         if not os.path.exists(path):
             return f"a symbolic link to {target}, which does not exist"
         return f"a symbolic link to {target}"
-    kinds = (
-        (stat.S_ISREG, "a regular file"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    )
-    return next((words for test, words in kinds if test(mode)), "not a regular file")
+    return file_kind(mode)
 
 
 def _log_warning(diagnostic: Diagnostic) -> None:
