@@ -23,6 +23,9 @@ ALLOWED = {
     "cbor2": ["smith/session", "smith/_fast"],
     "zstandard": ["smith/session", "smith/_fast"],
     "frizbee": ["frontends/tui/_fuzzy.py"],
+    "pyseccomp": ["smith/effects/_seccomp.py"],
+    "tree_sitter": ["plugins/_bashrules.py"],
+    "tree_sitter_bash": ["plugins/_bashrules.py"],
 }
 
 
