@@ -36,7 +36,7 @@ REQUIRED = [
 
 
 def test_help_lists_every_command_and_setting(smith_process: Callable[..., Result]) -> None:
-    r = smith_process("--help")
+    r = smith_process("--help-all")
     assert r.code == 0, r.err
     for name in REQUIRED:
         assert re.search(rf"^  {name}\s", r.out, re.M), name

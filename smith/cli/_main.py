@@ -44,12 +44,6 @@ OS_FAILED = DiagnosticKind(
     "missing permissions)",
     fix="free space or fix permissions, check where output is going, and run the command again",
 )
-UNKNOWN_COMMAND = DiagnosticKind(
-    "cli.unknown-command",
-    what="'{name}' is not a smith command",
-    why="smith knows only the commands listed by `smith --help`",
-    fix="{hint}; `smith --help` lists every command",
-)
 
 
 class Context:
@@ -119,11 +113,14 @@ def _debug_requested(flags: Mapping[str, object], env: Mapping[str, str]) -> boo
         return False
 
 
-def _looks_like_command(word: str) -> bool:
-    """A lone word close to a command name is a typo, not a prompt."""
-    import difflib
-
-    return bool(difflib.get_close_matches(word, list(BY_NAME), n=1, cutoff=0.75))
+def _forced_prompt(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """(the arguments to parse, the prompt `--` forces): `smith [settings] -- WORDS`
+    sends WORDS to the app as they are, even when they begin with a command's name. A
+    `--` after a command's name is that command's (`smith tools run bash -- ls`)."""
+    if "--" not in argv:
+        return argv, None
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1 :]
 
 
 def _interactive(
@@ -149,13 +146,6 @@ def _interactive(
     return code
 
 
-def _unknown_command(name: str) -> Diagnostic:
-    from smith.diagnostics import did_you_mean
-
-    hint = did_you_mean(name, BY_NAME, template="`smith {}`")
-    return UNKNOWN_COMMAND(value=name, source=Source("argument", name), name=name, hint=hint)
-
-
 def _dispatch(
     argv: list[str],
     flags: dict[str, object],
@@ -167,23 +157,29 @@ def _dispatch(
     from smith.cli import _parser
 
     top = _parser.top_parser()
-    ns = top.parse_args(argv)
+    head, forced = _forced_prompt(argv)
+    ns = top.parse_args(head)
+    if forced is not None and ns.command is not None:
+        ns, forced = top.parse_args(argv), None  # the `--` follows a command's name
     flags.update(_parser.flag_values(ns))
     if ns.version:
         from smith import __version__
 
         print(f"smith {__version__}", file=stdout)
         return EXIT_OK
-    if ns.help:
+    if ns.help or ns.help_all:
+        top.show_all = ns.help_all
         top.print_help(stdout)
         return EXIT_OK
+    if forced is not None:
+        return _interactive(ns, flags, env, stdout, stderr, " ".join(forced) or None)
     command: Command | None = BY_NAME.get(ns.command) if ns.command else None
     if command is None:
-        prompt = " ".join([ns.command, *ns.args]) if ns.command else None
-        if prompt is not None and " " not in prompt and _looks_like_command(prompt):
-            from smith.diagnostics import SmithError
+        if ns.command:
+            from smith.cli import _mistyped
 
-            raise SmithError(_unknown_command(prompt))
+            _mistyped.check([ns.command, *ns.args])
+        prompt = " ".join([ns.command, *ns.args]) if ns.command else None
         return _interactive(ns, flags, env, stdout, stderr, prompt)
 
     parser = _parser.command_parser(command)
