@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Result
+from tests.conftest import Result, SmithEnv
+from tests.vcs_kit import git_project
 
 Smith = Callable[..., Result]
 APP = "the interactive app needs a terminal"  # what a prompt meets without a terminal
@@ -137,3 +139,125 @@ def test_a_commands_help_leads_with_its_own_usage_and_options(
     assert f"`smith {name} --help-all`" in r.out
     every = smith_process(*words, "--help-all")
     assert every.code == 0 and "--agent-deadline N" in every.out and "--tui-keys-abort" in every.out
+
+
+# -- undo, redo and history across sessions ----------------------------------------------
+
+
+def _turn(smith: Smith, senv: SmithEnv, project: Path, prompt: str, *calls: dict[str, Any],
+          session: str | None = None) -> str:  # fmt: skip
+    """Run `prompt` through `smith eval` with a scripted model making `calls`; the id of
+    the session it ran in."""
+    path = senv.root / f"{prompt.replace(' ', '-')}.json"
+    responses = [{"tool_calls": list(calls), "stop": "tool_use"}, {"text": "done", "stop": "end"}]
+    path.write_text(json.dumps({"responses": responses}))
+    where = ["--session", session] if session else []
+    r = smith("eval", "--json", "--model", f"scripted:{path}", *where, prompt, cwd=project)
+    assert r.code == 0, r.err
+    result = json.loads(r.out.splitlines()[-1])
+    return str(result["session"]["id"])
+
+
+def _write(path: str, text: str) -> dict[str, Any]:
+    return {"name": "write", "arguments": {"path": path, "content": text}}
+
+
+def _bash(command: str) -> dict[str, Any]:
+    return {"name": "bash", "arguments": {"command": command}}
+
+
+@pytest.fixture
+def project(senv: SmithEnv) -> Path:
+    return git_project(senv.root / "project", {"a.txt": "a0\n", "b.txt": "b0\n"})
+
+
+def test_undo_after_a_later_session_that_changed_nothing_takes_back_the_earlier_change(
+    senv: SmithEnv, smith_process: Smith, project: Path
+) -> None:
+    """The probe: a session edits (the app's), a later `smith eval` only reads; undo,
+    history and redo act on the edit, naming its session."""
+    app = _turn(smith_process, senv, project, "change a", _write("a.txt", "a1\n"))
+    _turn(smith_process, senv, project, "look around", _bash("cat a.txt"))
+    listed = smith_process("history", cwd=project)
+    assert listed.code == 0, listed.err
+    assert app in listed.out.splitlines()[0] and "change a" in listed.out
+    undone = smith_process("undo", cwd=project)
+    assert undone.code == 0, undone.err
+    assert (project / "a.txt").read_text() == "a0\n"
+    assert undone.out.startswith("undid turn ") and "(change a)" in undone.out
+    assert "in session eval " in undone.out and f"({app})" in undone.out
+    assert "(undone)" in smith_process("history", cwd=project).out
+    redone = smith_process("redo", "--json", cwd=project)
+    assert redone.code == 0, redone.err
+    assert json.loads(redone.out)["session"]["id"] == app
+    assert (project / "a.txt").read_text() == "a1\n"
+
+
+def test_undo_and_redo_walk_the_projects_changes_across_sessions(
+    senv: SmithEnv, smith: Smith, project: Path
+) -> None:
+    first = _turn(smith, senv, project, "change a", _write("a.txt", "a1\n"))
+    second = _turn(smith, senv, project, "change b", _write("b.txt", "b1\n"))
+    # The first session again, later: its newest turn is now the project's latest change.
+    _turn(smith, senv, project, "change a again", _write("a.txt", "a2\n"), session=first)
+
+    def state() -> tuple[str, str]:
+        return (project / "a.txt").read_text(), (project / "b.txt").read_text()
+
+    def run(op: str) -> str:
+        r = smith(op, "--json", cwd=project)
+        assert r.code == 0, r.err
+        return str(json.loads(r.out)["session"]["id"])
+
+    assert (run("undo"), state()) == (first, ("a1\n", "b1\n"))
+    assert (run("undo"), state()) == (second, ("a1\n", "b0\n"))  # newer than `change a`
+    assert (run("undo"), state()) == (first, ("a0\n", "b0\n"))
+    nothing = smith("undo", cwd=project)
+    assert nothing.code == 1 and "nothing to undo" in nothing.err
+    assert (run("redo"), state()) == (first, ("a1\n", "b0\n"))
+    assert (run("redo"), state()) == (second, ("a1\n", "b1\n"))
+    assert (run("redo"), state()) == (first, ("a2\n", "b1\n"))
+    assert "nothing to redo" in smith("redo", cwd=project).err
+    # --session still picks one.
+    r = smith("undo", "--session", second, cwd=project)
+    assert r.code == 0 and state() == ("a2\n", "b0\n") and f"({second})" in r.out
+
+
+def test_a_new_change_in_another_session_ends_what_can_be_redone(
+    senv: SmithEnv, smith: Smith, project: Path
+) -> None:
+    first = _turn(smith, senv, project, "change a", _write("a.txt", "a1\n"))
+    assert smith("undo", cwd=project).code == 0
+    later = _turn(smith, senv, project, "change b", _write("b.txt", "b1\n"))
+    r = smith("redo", cwd=project)
+    assert r.code == 1 and f"nothing to redo in session '{later}'" in r.err
+    assert (project / "a.txt").read_text() == "a0\n"
+    assert smith("redo", "--session", first, cwd=project).code == 0  # asked for by name
+    assert (project / "a.txt").read_text() == "a1\n"
+
+
+def test_finding_the_latest_change_reads_only_the_sessions_it_walks(
+    senv: SmithEnv, smith: Smith, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other sessions of the project (here 12 that changed nothing, and one whose change
+    is older) are never read to find the latest change."""
+    _turn(smith, senv, project, "change b", _write("b.txt", "b1\n"))
+    latest = _turn(smith, senv, project, "change a", _write("a.txt", "a1\n"))
+    for n in range(12):
+        _turn(smith, senv, project, f"look {n}", _bash("true"))
+    from smith.session import Session, SessionStore
+    from smith.vcs import HistorySettings, latest_session
+
+    loaded: list[str] = []
+    load = Session.load.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Session], path: str, **kw: Any) -> Session:
+        loaded.append(path)
+        return load(cls, path, **kw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Session, "load", classmethod(counting))
+    store = SessionStore(str(senv.data_home))
+    settings = HistorySettings(str(senv.data_home))
+    found = latest_session(settings, store, str(project), "undo")
+    assert found is not None and found.endswith(f"{latest}.smith")
+    assert loaded == [found]

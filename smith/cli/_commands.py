@@ -95,16 +95,18 @@ COMMANDS: tuple[Command, ...] = (
         "undo",
         "Undo the file changes of the last turn",
         module="smith.cli._vcs.undo",
-        description="Undo the file changes of the newest turn of this project's latest "
-        "session (--session picks another) that changed files, byte for byte, including "
-        "what shell commands did. Only files that turn changed are touched; if you changed "
-        "one of them since, nothing is changed unless you add --force.",
+        description="Undo the project's latest file change: the newest turn that changed "
+        "files, whichever session ran it (the app's, an eval's; --session picks one), byte "
+        "for byte, including what shell commands did. Only files that turn changed are "
+        "touched; if you changed one of them since, nothing is changed unless you add "
+        "--force.",
     ),
     Command(
         "redo",
         "Redo file changes that were undone",
         module="smith.cli._vcs.redo",
-        description="Apply again the file changes the latest `smith undo` took back.",
+        description="Apply again the file changes the latest `smith undo` took back, "
+        "whichever session it was in (--session picks one).",
     ),
     Command(
         "restore",

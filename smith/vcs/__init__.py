@@ -24,6 +24,7 @@ __all__ = [
     "ShadowRepo",
     "Snapshot",
     "git_state",
+    "latest_session",
     "needed_trees",
 ]
 
@@ -32,6 +33,7 @@ TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
     from smith.vcs._history import HISTORY_OFF as HISTORY_OFF
+    from smith.vcs._latest import latest_session as latest_session
     from smith.vcs._ops import needed_trees as needed_trees
     from smith.vcs._repo import ShadowRepo as ShadowRepo
     from smith.vcs._status import GitState as GitState
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "HISTORY_OFF": "smith.vcs._history",
+    "latest_session": "smith.vcs._latest",
     "ShadowRepo": "smith.vcs._repo",
     "GitState": "smith.vcs._status",
     "git_state": "smith.vcs._status",

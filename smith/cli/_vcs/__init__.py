@@ -35,7 +35,10 @@ HISTORY_UNKNOWN_SESSION = DiagnosticKind(
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--session", metavar="NAME", help="the session (name or id; default: this project's latest)"
+        "--session",
+        metavar="NAME",
+        help="the session (name or id; default: the one that made the project's latest file "
+        "change)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -49,9 +52,12 @@ def add_force(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _session(config: Config, name: str | None) -> Session:
+def _session(config: Config, name: str | None, op: str) -> Session:
+    """The session named, else the one `op` acts on by default: the session of the
+    project's latest file change (smith.vcs.latest_session), whichever made it."""
     from smith.runtime import named_session
     from smith.session import Session, SessionStore
+    from smith.vcs import HistorySettings, latest_session
 
     root = config.project_root
     if name is not None:
@@ -61,29 +67,47 @@ def _session(config: Config, name: str | None) -> Session:
                 value=name, source=Source("argument", name), name=name
             )
         return found
-    path = SessionStore(config.home).latest(root)
+    store = SessionStore(config.home)
+    settings = HistorySettings.from_config(config)
+    path = (latest_session(settings, store, root, op) if settings.enabled else None) or (
+        store.latest(root)
+    )
     if path is None:
         raise HISTORY_NO_SESSION.error(root=root)
     return Session.open(path)
 
 
 @contextlib.contextmanager
-def open_history(ctx: Context, args: argparse.Namespace) -> Iterator[FileHistory]:
-    """The file history of the chosen session, open for writing until the block ends."""
+def open_history(ctx: Context, args: argparse.Namespace, op: str) -> Iterator[FileHistory]:
+    """The file history of the session `op` acts on (see `_session`), open for writing
+    until the block ends."""
     from smith.vcs import FileHistory, HistorySettings
 
     config = ctx.config()
-    with _session(config, args.session) as session:
+    with _session(config, args.session, op) as session:
         found = FileHistory(HistorySettings.from_config(config), session, config.project_root)
         found.check_session()
         yield found
 
 
-def report(ctx: Context, args: argparse.Namespace, result: dict[str, object], done: str) -> int:
-    """Print what an undo, redo or restore changed."""
+def named(session: Session) -> str:
+    """How a session is named to the user: its name and id, or its id alone."""
+    name = session.name
+    if name and name != session.id:
+        return f"session {name} ({session.id})"
+    return f"session {session.id}"
+
+
+def report(
+    ctx: Context, args: argparse.Namespace, result: dict[str, object], done: str, session: Session
+) -> int:
+    """Print what an undo, redo or restore changed, in which session (`done` says what
+    it did)."""
     if args.json:
-        ctx.out(json.dumps(result, indent=2))
+        ctx.out(json.dumps({**result, "session": {"id": session.id, "name": session.name}},
+                           indent=2))  # fmt: skip
         return 0
+    done = f"{done} in {named(session)}"
     changed = result["changed"]
     assert isinstance(changed, list)
     if not changed:

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    with open_history(ctx, args) as files:
+    with open_history(ctx, args, "diff") as files:
         result = files.diff(args.a, args.b)
     if args.json:
         ctx.out(json.dumps(result, indent=2))

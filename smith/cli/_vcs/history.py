@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from smith.cli._vcs import add_common, open_history
+from smith.cli._vcs import add_common, named, open_history
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,15 +31,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.action == "gc":
         return _gc(args, ctx)
-    with open_history(ctx, args) as files:
+    with open_history(ctx, args, "history") as files:
         items = files.history()
-        session = files.session.id
+        session, where = files.session.id, named(files.session)
     if args.json:
         ctx.out(json.dumps({"session": session, "turns": items}, indent=2))
         return 0
     if not items:
-        ctx.out(f"no turn of session {session} changed files")
+        ctx.out(f"no turn of {where} changed files")
         return 0
+    ctx.out(f"{where}:")
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(int(str(item["ts"])) / 1000))
         count = f"{item['files']} file{'s' if item['files'] != 1 else ''}"

@@ -17,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    with open_history(ctx, args) as files:
+    with open_history(ctx, args, "redo") as files:
         result = files.redo(force=args.force)
-    return report(ctx, args, result, f"redid {result['title']}")
+        session = files.session
+    return report(ctx, args, result, f"redid {result['title']}", session)

@@ -25,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    with open_history(ctx, args) as files:
+    with open_history(ctx, args, "restore") as files:
         result = files.restore(args.entry, conversation=args.conversation, force=args.force)
-    return report(ctx, args, result, f"restored the files as they were at entry {result['target']}")
+        session = files.session
+    done = f"restored the files as they were at entry {result['target']}"
+    return report(ctx, args, result, done, session)
