@@ -261,3 +261,50 @@ def test_finding_the_latest_change_reads_only_the_sessions_it_walks(
     found = latest_session(settings, store, str(project), "undo")
     assert found is not None and found.endswith(f"{latest}.smith")
     assert loaded == [found]
+
+
+# -- wording -----------------------------------------------------------------------------
+
+
+def test_one_ignored_entry_is_one_entry(senv: SmithEnv, smith_process: Smith) -> None:
+    project = git_project(senv.root / "project", {"a.txt": "a\n"})
+    r = smith_process("tools", "run", "ls", '{"path": "."}', cwd=project)
+    assert r.code == 0, r.err
+    assert r.out.endswith("[1 ignored entry hidden]\n")  # .git
+    assert "entries" not in r.out
+    (project / "build.log").write_text("x\n")
+    (project / ".git" / "info" / "exclude").write_text("build.log\n")
+    shown = smith_process("tools", "run", "ls", '{"path": "."}', cwd=project).out
+    assert shown.endswith("[2 ignored entries hidden]\n")
+
+
+def test_a_new_file_is_said_to_be_created(senv: SmithEnv, smith_process: Smith) -> None:
+    project = git_project(senv.root / "project", {"a.txt": "a\n"})
+    script = senv.root / "write.json"
+    call = _write("hello.py", "print('hi')\n")
+    responses = [{"tool_calls": [call], "stop": "tool_use"}, {"text": "done", "stop": "end"}]
+    script.write_text(json.dumps({"responses": responses}))
+    r = smith_process("eval", "--model", f"scripted:{script}", "make hello", cwd=project)
+    assert r.code == 0, r.err
+    assert "✓ write: created hello.py (12 bytes)" in r.err  # eval's account of the tool
+    assert "no change" not in r.out + r.err
+    stat = smith_process("diff", "--stat", cwd=project)
+    assert "created   hello.py" in stat.out and "+1 -0 lines" in stat.out
+    undone = smith_process("undo", cwd=project)
+    assert "deleted   hello.py" in undone.out and not (project / "hello.py").exists()
+
+
+# -- the README ----------------------------------------------------------------------------
+
+
+def test_the_readme_names_every_command_and_what_the_tests_need() -> None:
+    from smith.cli._commands import COMMANDS
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme[readme.index("| command |") :]
+    for command in COMMANDS:
+        assert f"| `{command.name}" in table or f", `{command.name}" in table, command.name
+    setup = readme[readme.index("## Set-up") : readme.index("## Usage")]
+    for needed in ("bubblewrap", "libseccomp", "tmux", "chromium", "git"):
+        assert needed in setup, needed
+    assert "minutes" in setup  # how long the suite takes

@@ -87,9 +87,10 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     total = len(shown_entries)
     text = "\n".join(shown_entries[:MAX_ENTRIES]) or "(empty)"
     if total > MAX_ENTRIES:
-        text += f"\n[{total - MAX_ENTRIES} more entries not shown]"
+        more = total - MAX_ENTRIES
+        text += f"\n[{more} more {'entry' if more == 1 else 'entries'} not shown]"
     if hidden:
-        text += f"\n[{hidden} ignored entries hidden]"
+        text += f"\n[{hidden} ignored {'entry' if hidden == 1 else 'entries'} hidden]"
     if special:
         kinds = "FIFO, socket or device" if special == 1 else "FIFOs, sockets or devices"
         text += f"\n[{special} {kinds} left out]"

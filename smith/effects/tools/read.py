@@ -35,7 +35,9 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     max_bytes = ctx.limits["read.max-bytes"]
     if offset > max(len(lines), 1):
         raise ToolError(
-            f"offset {offset} is past the end: {shown} has {len(lines)} lines", details=details
+            f"offset {offset} is past the end: {shown} has {len(lines)} "
+            f"line{'' if len(lines) == 1 else 's'}",
+            details=details,
         )
     start = offset - 1
     window: list[str] = []
