@@ -88,6 +88,34 @@ def test_dash_dash_forces_a_prompt_even_for_a_command_name(
     assert r.code == 0 and prompts == ["undo the last change", "sesions list", "fix the tests"]
 
 
+@pytest.mark.parametrize(
+    ("words", "why"),
+    [
+        (["undo", "the", "last", "change"], "unrecognized arguments: the last change"),
+        (["sessions", "are", "broken"], "invalid choice: 'are'"),
+    ],
+)
+def test_prose_after_a_command_says_how_to_send_it_as_a_prompt(
+    smith_process: Smith, words: list[str], why: str
+) -> None:
+    """`smith undo` is a command, so `smith undo the last change` is its command line: the
+    error says so, and how to make the words a prompt."""
+    r = smith_process(*words)
+    assert r.code == 2 and why in r.err, r.err
+    assert f"`smith {words[0]}` is a smith command" in r.err
+    assert f"`smith -- {' '.join(words)}`" in r.err
+    plain = smith_process("undo", "--bogus")  # a flag is no prompt: the usual usage error
+    assert plain.code == 2 and "smith -- " not in plain.err
+
+
+def test_help_for_a_word_that_is_no_command_says_so(smith_process: Smith) -> None:
+    r = smith_process("help", "sesions")
+    assert r.code == 2 and APP not in r.err, r.err  # it opened the app with "sesions --help"
+    assert "'sesions' is not a smith command" in r.err
+    assert "did you mean `smith help sessions`?" in r.err
+    assert smith_process("help", "sessions").out.startswith("usage: smith sessions")
+
+
 def test_the_suggestion_is_a_command_line_that_works(smith_process: Smith) -> None:
     """What the diagnostic offers runs."""
     r = smith_process("sesions", "lst", "--json")

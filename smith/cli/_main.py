@@ -194,6 +194,8 @@ def _dispatch(
         import argparse
 
         parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    if any(not word.startswith("-") for word in ns.args):
+        parser.words = [command.name, *ns.args]
     saved, sys.stdout = sys.stdout, stdout  # argparse prints a command's --help there
     try:
         sub = parser.parse_args(ns.args)

@@ -28,6 +28,8 @@ USAGE = DiagnosticKind(
 )
 
 OPTION_DEST = "setting:"
+# argparse's words for a command line with words the command does not take
+PROSE = ("unrecognized arguments:", "argument ACTION: invalid choice:")
 
 
 SETTINGS = "settings"
@@ -41,6 +43,9 @@ class Parser(argparse.ArgumentParser):
     command takes all of them) it shows only the COMMON ones unless `show_all`."""
 
     show_all = False
+    # The command line from the command's name on, for a command's own parser: words it
+    # cannot take may have been meant as a prompt (`smith undo the last change`).
+    words: list[str] | None = None
     describe_common = False  # smith's own help; a command's only names the settings
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -48,6 +53,15 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if self.words is not None and message.startswith(PROSE):
+            import shlex
+
+            from smith.cli._mistyped import NOT_A_PROMPT
+
+            line = shlex.join(self.words)
+            raise NOT_A_PROMPT.error(
+                source=Source("argument", self.prog), message=message, prog=self.prog, line=line
+            )
         raise USAGE.error(
             source=Source("argument", self.prog),
             message=message,
