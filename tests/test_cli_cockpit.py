@@ -336,3 +336,17 @@ def test_the_readme_names_every_command_and_what_the_tests_need() -> None:
     for needed in ("bubblewrap", "libseccomp", "tmux", "chromium", "git"):
         assert needed in setup, needed
     assert "minutes" in setup  # how long the suite takes
+
+
+def test_a_session_of_one_entry_is_one_entry(
+    senv: SmithEnv, smith_process: Smith, project: Path
+) -> None:
+    session = _turn(smith_process, senv, project, "change a", _write("a.txt", "a1\n"))
+    shown = smith_process("sessions", "show", "--json", session, cwd=project)
+    first = json.loads(shown.out)["entries"][0]["id"]
+    forked = smith_process("sessions", "fork", session, "--at", first, cwd=project)
+    assert forked.code == 0, forked.err
+    listed = smith_process("sessions", "list", cwd=project).out
+    assert "       1 entry    " in listed and " 1 entries" not in listed
+    one = next(line.split()[0] for line in listed.splitlines() if " 1 entry " in line)
+    assert "(1 entry, cwd " in smith_process("sessions", "show", one, cwd=project).out

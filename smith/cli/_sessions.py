@@ -122,7 +122,8 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
         ctx.out(f"no sessions{where}")
     for s in items:
         note = f"  (damaged: {s['damage']}; see `smith sessions show`)" if s["damaged"] else ""
-        ctx.out(f"{s['id']}  {s['entry_count']:>7} entries  {s['name'] or '(unnamed)'}{note}")
+        noun = "entry  " if s["entry_count"] == 1 else "entries"
+        ctx.out(f"{s['id']}  {s['entry_count']:>7} {noun}  {s['name'] or '(unnamed)'}{note}")
     return 0
 
 
@@ -172,7 +173,8 @@ def _show(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     cwd = summary["cwd"] or "unknown"
     name = summary["name"] or "(unnamed)"
-    ctx.out(f"{summary['id']}  {name}  ({len(session)} entries, cwd {cwd})")
+    count = f"{len(session)} {'entry' if len(session) == 1 else 'entries'}"
+    ctx.out(f"{summary['id']}  {name}  ({count}, cwd {cwd})")
     _report(ctx, session)
     for line in _tree_lines(session):
         ctx.out(line)
@@ -227,7 +229,8 @@ def _import(args: argparse.Namespace, ctx: Context) -> int:
 
     name = _typed_name(args.name, ctx)
     session = import_jsonl(args.file, _store(ctx), name=name, keep_id=not args.new_id)
-    ctx.out(f"imported {session.id}: {len(session)} entries ({session.path})")
+    count = f"{len(session)} {'entry' if len(session) == 1 else 'entries'}"
+    ctx.out(f"imported {session.id}: {count} ({session.path})")
     return 0
 
 
