@@ -24,6 +24,7 @@ from benchmarks import (
     bench_tools,
     bench_tui,
     bench_vcs,
+    bench_vcs_latest,
 )
 from benchmarks._measure import startup_ratio
 
@@ -84,6 +85,7 @@ def main() -> int:
     print(bench_editor.line(bench_editor.figures()))
     print(bench_complete.line(bench_complete.figures()))
     print(bench_vcs.line(bench_vcs.figures()))
+    print(bench_vcs_latest.line(bench_vcs_latest.figures()))
     print(bench_memory.line(bench_memory.figures()))
     print(bench_sandbox.line(bench_sandbox.figures()))
     return 0
