@@ -90,8 +90,7 @@ def latest_session(
     exists. When nothing is left to undo or redo, the session of the newest change."""
     from smith.vcs._repo import ShadowRepo
 
-    root = os.path.realpath(root)
-    repo = ShadowRepo.open(settings.home, root, create=False)
+    repo = ShadowRepo.open(settings.home, root, create=False)  # by the real path
     if repo is None:
         return None
     read: dict[str, _Undo | None] = {}
