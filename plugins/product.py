@@ -19,9 +19,14 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
 def _help(host: CommandHost, arg: str) -> None:
-    lines = [f"/{c.name}{' ' + c.usage if c.usage else ''}  {c.description}"
-             for c in host.commands()]  # fmt: skip
-    host.show("Commands", lines)
+    """/help: the commands and the keys, each as the plugins and configuration give them."""
+    commands = [(f"/{c.name}{' ' + c.usage if c.usage else ''}", c.description)
+                for c in host.commands()]  # fmt: skip
+    keys = list(host.key_help())
+    width = min(20, max(len(name) for name, _ in [*commands, *keys, ("", "")]))
+    lines = [f"{name.ljust(width)}  {what}" for name, what in commands]
+    lines += ["", "Keys", *(f"{key.ljust(width)}  {what}" for key, what in keys)]
+    host.show("Commands and keys", lines)
 
 
 def _quit(host: CommandHost, arg: str) -> None:

@@ -4,8 +4,8 @@ plugins may ask of it, and switching the session the app shows."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from smith.diagnostics import SmithError, did_you_mean
 from smith.text import inert
@@ -14,6 +14,10 @@ from ._render import render_notice
 from ._screens import ChoiceScreen, InfoScreen
 
 if TYPE_CHECKING:
+    from textual.app import SystemCommand
+    from textual.binding import BindingType
+    from textual.screen import Screen
+
     from smith.runtime import Runtime, Template
     from smith.sdk import Command, CommandHost, Plugin
     from smith.session import Session
@@ -46,6 +50,9 @@ class CommandHostMixin:
     run_worker: Callable[..., Any]
     _factory: Callable[[Session], Runtime]
     models: Callable[[], Sequence[ModelChoice]]  # what the model picker offers
+    keys: Mapping[str, str]  # action -> its keys: the plugins' keybindings, configured
+    ACTIONS: ClassVar[dict[str, tuple[str, str]]]  # action -> (app action, description)
+    BINDINGS: ClassVar[list[BindingType]]
 
     if TYPE_CHECKING:
 
@@ -111,6 +118,45 @@ class CommandHostMixin:
 
     def show(self, title: str, lines: Sequence[str]) -> None:
         self.push_screen(InfoScreen(title, lines))
+
+    def key_help(self) -> Sequence[tuple[str, str]]:
+        """(keys, what they do) of every key the app answers: the editor's, the plugins'
+        keybindings as configured (tui.keys.*) for the app's actions, and its fixed
+        bindings; read from where they are bound, so the list stays true."""
+        from textual.binding import Binding
+
+        from ._editor import NEWLINE_KEYS
+
+        keys = self.keys
+        steer, follow = keys.get("steer", ""), keys.get("follow-up", "")
+        rows = [("enter", "send" + (" (while it works: steer)" if "enter" in steer else ""))]
+        rows += [(k, "while it works: steer") for k in _split(steer) if k != "enter"]
+        rows += [(",".join(_split(follow)), "while it works: queue a follow-up")] if follow else []
+        rows += [(",".join(NEWLINE_KEYS), "new line"), ("up,down", "earlier prompts (at the "
+                 "first or last line)")]  # fmt: skip
+        rows += [(keys[name], what) for name, (_, what) in self.ACTIONS.items() if keys.get(name)]
+        rows += [(b.key, b.description or _BINDING_HELP.get(b.action, b.action))
+                 for b in self.BINDINGS if isinstance(b, Binding)]  # fmt: skip
+        rows += [("/", "the commands (Tab completes, Enter runs)"), ("@", "complete a path "
+                 "of the project"), ("!", "!cmd runs a shell command (!!cmd: not told to the "
+                 "model)")]  # fmt: skip
+        return [(key_label(key), what) for key, what in rows]
+
+    def show_keys(self) -> None:
+        """The keys overlay (the command palette's "Keys")."""
+        width = max((len(k) for k, _ in self.key_help()), default=0)
+        self.show("Keys", [f"{k.ljust(width)}  {what}" for k, what in self.key_help()])
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's palette commands, its "Keys" (a panel of Textual's generic editor
+        keys) showing smith's keys instead."""
+        from textual.app import SystemCommand
+
+        for command in super().get_system_commands(screen):  # type: ignore[misc]
+            if command.title == "Keys":
+                yield SystemCommand("Keys", "smith's keys and what they do", self.show_keys)
+            else:
+                yield command
 
     def show_diff(self, title: str, summary: str, patch: str) -> bool:
         """A pager over `patch`, file by file (frontends/tui/_pager.py)."""
@@ -207,8 +253,10 @@ class CommandHostMixin:
 
     def _switch(self, session: Session) -> None:
         """Close the current runtime and session and show `session`; one switch at a time
-        (commands and input wait for it, see run_command and _submitted)."""
+        (commands and input wait for it, see run_command and _submitted). The model in
+        use stays, unless `session` recorded another (`_keep_model`)."""
         old_runtime, old_session = self.runtime, self.session
+        model = old_runtime.model if old_runtime is not None else None
         self._switching = True
         self.session = session
         self.runtime = None
@@ -222,10 +270,32 @@ class CommandHostMixin:
                 self._reload_transcript()
                 self._attach_runtime()  # says what it found: damage, unknown effects
                 self.tell(f"session {session.name or session.id}")
+                self._keep_model(model)
             finally:
                 self._switching = False
 
         self._swap_task = __import__("asyncio").ensure_future(swap())
+
+    def _keep_model(self, model: str | None) -> None:
+        """After a switch: the model the session last recorded (/model in it), else
+        `model`, the one in use before, when the new runtime started with another."""
+        from smith.runtime.ops import SetModel
+
+        runtime = self.runtime
+        if runtime is None:
+            return
+        recorded = recorded_model(self.session)
+        wanted = recorded or model
+        if wanted is None or wanted == runtime.model:
+            return
+        try:
+            runtime.submit(SetModel(wanted))
+        except SmithError as exc:
+            d = exc.diagnostic
+            self.tell(f"the model stays {runtime.model}: {d.what}\n  fix: {d.fix}", error=True)
+            return
+        self.tell(f"model: {runtime.model}" + (" (as this session recorded)" if recorded else ""))
+        self._status()
 
     def _attach_runtime(self) -> None:
         raise NotImplementedError  # SmithApp: a runtime for self.session
@@ -258,6 +328,32 @@ class PluginHost:
         if self._app.runtime is None:
             return refused("the app is switching sessions", "tui")
         return await self._app.runtime.ask(question, origin=self._origin)
+
+
+_BINDING_HELP = {"page(-1)": "scroll the transcript up", "page(1)": "scroll it down"}
+_KEY_NAMES = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn", "up": "↑", "down": "↓"}
+
+
+def _split(keys: str) -> list[str]:
+    return [k.strip() for k in keys.split(",") if k.strip()]
+
+
+def key_label(keys: str) -> str:
+    """How keys are written for a person: `ctrl+p,f1` -> `Ctrl+P, F1`."""
+
+    def one(part: str) -> str:
+        return _KEY_NAMES.get(part, part.upper() if len(part) == 1 else part.capitalize())
+
+    return ", ".join("+".join(one(part) for part in key.split("+")) for key in _split(keys))
+
+
+def recorded_model(session: Session) -> str | None:
+    """The model setting the session's branch last recorded (a model_change), if any."""
+    for entry in reversed(session.branch(kind="model_change")):
+        content = entry.content
+        if isinstance(content, dict) and isinstance(content.get("setting"), str):
+            return str(content["setting"])
+    return None
 
 
 def _role(content: object) -> object:

@@ -2,8 +2,9 @@
 language's colours (the transcript's review rendering, frontends/tui/_review.py).
 
 n / p (or ] / [) go to the next / previous file, the arrows and page keys scroll,
-Escape or q closes it. Each file's diff is coloured when the pager opens; a file's
-diff over LIMIT lines is cut (the rest is in the session: `smith diff` prints it all).
+Escape or q closes it (the line under the title says so). Each file's diff is coloured
+when the pager opens; a file's diff over LIMIT lines is cut (the rest is in the session:
+`smith diff` prints it all).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class DiffScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(inert(self.title_text), classes="title", markup=False)
-            yield Static(f"{inert(self.summary)}  (n/p: next/previous file, q: close)",
+            yield Static(f"{inert(self.summary)}  (n/p: next/previous file, Esc or q: close)",
                          markup=False)  # fmt: skip
             with VerticalScroll(id="diff-body"):
                 for n, (path, part) in enumerate(self.files):

@@ -29,9 +29,7 @@ class ModelPicker(ModalScreen[str | None]):
     DEFAULT_CSS = (
         OVERLAY_CSS.format(name="ModelPicker")
         + """
-    ModelPicker OptionList {
-        height: auto; max-height: 20; text-wrap: nowrap; text-overflow: ellipsis;
-    }
+    ModelPicker OptionList { text-wrap: nowrap; text-overflow: ellipsis; }
     ModelPicker .hint { color: $text-muted; padding-top: 1; }
     """
     )
@@ -50,9 +48,10 @@ class ModelPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Model (now {inert(self.current)})", classes="title", markup=False)
-            yield Input(placeholder="filter: provider or model name", id="model-filter")
-            yield OptionList(id="models")
+            with Vertical(classes="head"):
+                yield Static(f"Model (now {inert(self.current)})", classes="title", markup=False)
+                yield Input(placeholder="filter: provider or model name", id="model-filter")
+            yield OptionList(id="models", classes="body")
             yield Static("type to filter · ↑↓ move · Enter use it · Esc cancel",
                          classes="hint", markup=False)  # fmt: skip
 

@@ -66,7 +66,6 @@ class HistorySearch(ModalScreen[str | None]):
     DEFAULT_CSS = (
         OVERLAY_CSS.format(name="HistorySearch")
         + """
-    HistorySearch OptionList { height: auto; max-height: 16; }
     HistorySearch .hint { color: $text-muted; padding-top: 1; }
     """
     )
@@ -85,9 +84,10 @@ class HistorySearch(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Prompt history", classes="title", markup=False)
-            yield Input(self.query_text, placeholder="filter: words it contains", id="recall")
-            yield OptionList(id="recalled")
+            with Vertical(classes="head"):
+                yield Static("Prompt history", classes="title", markup=False)
+                yield Input(self.query_text, placeholder="filter: words it contains", id="recall")
+            yield OptionList(id="recalled", classes="body")
             yield Static("type to filter · ↑↓ move · Enter take it back · Esc cancel",
                          classes="hint", markup=False)  # fmt: skip
 
@@ -140,7 +140,7 @@ class FindMixin:
 
         def back(text: str | None) -> None:
             if text is not None:
-                editor.value = text
+                editor.recall(text)  # with its pastes: its chips stand for them again
             editor.focus()
 
         app.push_screen(HistorySearch(editor.prompts.entries), back)

@@ -1,5 +1,11 @@
 """Overlays: each is a modal screen that owns focus until it is dismissed (Escape closes
-any of them), and the command palette's provider of smith's commands."""
+any of them), and the command palette's provider of smith's commands.
+
+Every overlay fits the smallest supported terminal (80x24): its box is at most 90% of
+the screen high, the title is docked at its top, a hint saying how to move and how to
+close it at its bottom, and the body between them (`.body`) scrolls within what is left.
+Overlays of other modules build on OVERLAY_CSS and the same classes.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import Hit, Hits, Provider
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -23,15 +30,24 @@ if TYPE_CHECKING:
 OVERLAY_CSS = """
 {name} {{ align: center middle; }}
 {name} > Vertical {{
-    width: 80%; max-width: 100; height: auto; max-height: 80%;
+    width: 90%; max-width: 100; height: auto; max-height: 90%;
     border: round $accent; background: $surface; padding: 0 1;
 }}
 {name} .title {{ text-style: bold; padding-bottom: 1; }}
+{name} > Vertical > .title, {name} > Vertical > .head {{
+    dock: top; height: auto; max-height: 50%;
+}}
+{name} .hint {{ color: $text-muted; dock: bottom; height: auto; }}
+{name} .body {{ height: auto; max-height: 100%; }}
 """
+
+SCROLL_HINT = "↑↓ PgUp PgDn scroll · Esc close"
+CHOICE_HINT = "↑↓ move · Enter choose · Esc cancel"
 
 
 class InfoScreen(ModalScreen[None]):
-    """Lines to read (help, the plugin list); any key in BINDINGS closes it."""
+    """Lines to read (help, keys, the plugin list), scrolled with the arrows and page
+    keys; Escape, q or Enter closes it."""
 
     DEFAULT_CSS = OVERLAY_CSS.format(name="InfoScreen")
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -46,8 +62,13 @@ class InfoScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(inert(self.title_text), classes="title", markup=False)
-            yield Static("\n".join(inert(line) for line in self.lines), id="info-body",
-                         markup=False)  # fmt: skip
+            with VerticalScroll(id="info-scroll", classes="body"):
+                yield Static("\n".join(inert(line) for line in self.lines), id="info-body",
+                             markup=False)  # fmt: skip
+            yield Static(SCROLL_HINT, classes="hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#info-scroll", VerticalScroll).focus()  # its keys scroll it
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)
@@ -58,6 +79,7 @@ class ChoiceScreen(ModalScreen[str | None]):
 
     DEFAULT_CSS = OVERLAY_CSS.format(name="ChoiceScreen")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
+    HINT = CHOICE_HINT
 
     def __init__(self, title: str, options: Sequence[tuple[str, str]]) -> None:
         super().__init__()
@@ -67,7 +89,9 @@ class ChoiceScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(inert(self.title_text), classes="title", markup=False)
-            yield OptionList(*(Option(Text(inert(label)), id=key) for key, label in self.options))
+            yield OptionList(*(Option(Text(inert(label)), id=key) for key, label in self.options),
+                             classes="body")  # fmt: skip
+            yield Static(self.HINT, classes="hint", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
@@ -79,8 +103,18 @@ class ChoiceScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+# Palette scores: any match of a command's name ranks above a match of its description
+# alone (typing `model` finds /model before /context, "what the model is told"), a
+# name starting with what was typed above other name matches, and a description-only
+# match below Textual's own commands' name matches.
+BY_PREFIX = 2000.0
+BY_NAME = 1000.0
+BY_DESCRIPTION = 0.01
+
+
 class SmithCommands(Provider):
-    """smith's commands (from the product plugin) in Textual's command palette."""
+    """smith's commands (from the plugins, and prompt templates) in Textual's command
+    palette; their text is shown as written (brackets included), never read as markup."""
 
     def _commands(self) -> Sequence[Command]:
         commands: Sequence[Command] = getattr(self.app, "plugin_commands", ())
@@ -88,18 +122,32 @@ class SmithCommands(Provider):
 
     async def discover(self) -> Hits:
         for command in self._commands():
-            yield Hit(1.0, f"/{command.name}", self._runner(command), help=command.description)
+            yield Hit(1.0, escape(f"/{command.name}"), self._runner(command),
+                      text=f"/{command.name}", help=escape(command.description))  # fmt: skip
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
+        typed = query.strip().lstrip("/").casefold()
         for command in self._commands():
-            score = matcher.match(f"/{command.name} {command.description}")
+            score = rank(matcher.match, typed, command)
             if score > 0:
-                yield Hit(score, matcher.highlight(f"/{command.name}"), self._runner(command),
-                          help=command.description)  # fmt: skip
+                name = f"/{command.name}"
+                shown = matcher.highlight(name) if score >= BY_NAME else escape(name)
+                yield Hit(score, shown, self._runner(command), text=name,
+                          help=escape(command.description))  # fmt: skip
 
     def _runner(self, command: Command) -> Callable[[], None]:
         def run() -> None:
             self.app.run_command(command.name, "")  # type: ignore[attr-defined]
 
         return run
+
+
+def rank(match: Callable[[str], float], typed: str, command: Command) -> float:
+    """The palette's score of `command` for a query that `match` scores (Textual's fuzzy
+    matcher) and that reads `typed` without its slash; 0: no match."""
+    by_name = match(f"/{command.name}")
+    if by_name > 0:
+        prefix = bool(typed) and command.name.casefold().startswith(typed)
+        return (BY_PREFIX if prefix else BY_NAME) + by_name
+    return match(f"/{command.name} {command.description}") * BY_DESCRIPTION

@@ -59,8 +59,8 @@ class TreeScreen(ModalScreen[str | None]):
     DEFAULT_CSS = (
         OVERLAY_CSS.format(name="TreeScreen")
         + """
-    TreeScreen > Vertical { height: 80%; }
-    TreeScreen BranchTree { height: 1fr; background: $surface; }
+    TreeScreen > Vertical { height: 90%; }
+    TreeScreen BranchTree { height: 1fr; max-height: 100%; background: $surface; }
     TreeScreen .hint { color: $text-muted; padding-top: 1; }
     """
     )
