@@ -47,9 +47,9 @@ def _resume(host: CommandHost, arg: str) -> None:
         return
     options = list(host.sessions())
     if not options:
-        host.tell("this project has no other sessions yet")
+        host.tell("this project has no other session with messages yet")
         return
-    host.choose("Resume a session", options, host.switch_session)
+    host.choose("Resume a session (newest first)", options, host.switch_session)
 
 
 def _tree(host: CommandHost, arg: str) -> None:

@@ -164,17 +164,22 @@ class Sessions:
         return Session.open(self.store.lookup(id, self.project))
 
     def listing(self) -> list[tuple[str, str]]:
+        """(id, label) of the project's sessions with messages, newest first (_resume)."""
         from smith.diagnostics import SmithError
         from smith.session import Session
 
+        from ._resume import label
+
         out = []
-        for path in sorted(self.store.paths_for_project(self.project), key=os.path.getmtime,
-                           reverse=True):  # fmt: skip
+        for path in self.store.paths_for_project(self.project):  # newest first
             try:
+                info = os.stat(path)
                 s = Session.load(path)
-            except SmithError:
+            except (SmithError, OSError):  # unreadable, or gone since it was listed
                 continue
-            out.append((s.id, f"{s.name or s.id}  ({len(s)} entries)"))
+            shown = label(s, info.st_mtime, info.st_size)
+            if shown is not None:
+                out.append((s.id, shown))
         return out
 
     def fork(self, session: Session) -> Session:

@@ -209,6 +209,9 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         for notice in self._hidden:
             self.tell(notice, error=True)
         self._sync()
+        from ._welcome import welcome
+
+        welcome(self)  # a first launch in this project: what to try, where help is
         if len(self.transcript.blocks) > BIG:
             # A long history is hundreds of thousands of objects that live as long as the
             # app: keep the collector from walking them all on every full collection
