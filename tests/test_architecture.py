@@ -26,6 +26,7 @@ ALLOWED = {
     "pyseccomp": ["smith/effects/_seccomp.py"],
     "tree_sitter": ["plugins/_bashrules.py"],
     "tree_sitter_bash": ["plugins/_bashrules.py"],
+    "orjson": ["smith/_jsonout.py"],
 }
 
 
