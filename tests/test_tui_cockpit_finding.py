@@ -96,6 +96,29 @@ def test_the_menu_shows_only_for_a_slash_that_starts_the_message(tmp_path: Path)
     run(main())
 
 
+def test_walking_the_history_onto_a_command_opens_no_menu(tmp_path: Path) -> None:
+    """Up and Down walk on past an entry that starts with / or holds an @path (the list
+    would take the next Up or Down); typing opens the menu again."""
+    history = PromptHistory(None)
+    for text in ("/help", "see @README.md", "last"):
+        history.add(text)
+
+    async def main() -> None:
+        app = _app(tmp_path, history=history)
+        async with app.run_test(size=SMALL) as pilot:
+            editor, completion = app.editor, app.editor.completion
+            await pilot.press("up", "up")
+            assert editor.text == "see @README.md" and not completion.shown
+            await pilot.press("up")
+            assert editor.text == "/help" and not completion.shown
+            await pilot.press("down")
+            assert editor.text == "see @README.md"
+            await pilot.press("up", "backspace")
+            assert editor.text == "/hel" and completion.shown and completion.kind == "command"
+
+    run(main())
+
+
 # -- the command palette ---------------------------------------------------------------
 
 

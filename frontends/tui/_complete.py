@@ -15,7 +15,8 @@ the plugins give them, then fuzzy matches of the name), each with its usage and
 description, a window of SHOWN rows that follows the chosen one. Tab completes the name
 and a space; Enter runs the chosen command when it needs no argument (as Claude Code
 does: the editor sends `/name` and whatever follows it), else completes it like Tab.
-While the list shows, Tab never moves the focus out of the editor.
+While the list shows, Tab never moves the focus out of the editor. An entry that Up or
+Down bring back from the prompt history opens no list (they go on walking it).
 Nothing here is terminal-specific: the browser gets the same list.
 """
 
@@ -120,6 +121,7 @@ class Completion:
         self.shown = False  # the list is on screen (it owns Escape, Tab; Enter with matches)
         self._word: tuple[int, int, int] | None = None  # row, start (the @ or /), end
         self._dismissed: tuple[int, int] | None = None  # the word Escape closed
+        self._walking = False  # the last key walked the history (see `key`)
 
     def mount(self) -> None:
         """Put the list above the editor (beside it in its parent)."""
@@ -140,6 +142,9 @@ class Completion:
             return
         kind, row, start, end, query = found
         if self._dismissed == (row, start):
+            return
+        if self._walking:
+            self.close()
             return
         self._word = (row, start, end)
         opening = not self.shown or kind != self.kind
@@ -244,6 +249,10 @@ class Completion:
     def key(self, key: str) -> bool:
         """Act on `key` if the list takes it now; whether it did."""
         if not self.shown:
+            # Up or Down with no list walk the prompt history: an entry they bring back
+            # (`/help`, `see @x.py`) opens no list, or the next Up or Down would move in
+            # it rather than go on walking. A key that edits the text opens it again.
+            self._walking = key in ("up", "down")
             return False
         if key == "escape":
             self.dismiss()
@@ -275,8 +284,10 @@ class Completion:
         rest = line[end:].strip() or "\n".join(self.editor.document.lines[1:]).strip()
         sends = run and (not needs_argument(command) or bool(rest))
         space = "" if sends or line[end : end + 1].isspace() else " "
-        self.editor.replace(f"/{command.name}{space}", (row, start), (row, end))
-        self.editor.move_cursor((row, start + 1 + len(command.name) + (1 if space else 0)))
+        word = f"/{command.name}{space}"
+        if line[start:end] != word:  # typed in full: nothing to change
+            self.editor.replace(word, (row, start), (row, end))
+            self.editor.move_cursor((row, start + len(word)))
         if sends:
             self.close()
             return False

@@ -411,13 +411,14 @@ def template_commands(
 
 class CommandSuggester:
     """Completes `/na` to the first command (or template) whose name starts so, shown
-    in the editor as a suggestion (Right arrow takes it)."""
+    in the editor as a suggestion (Right arrow takes it); a bare `/` suggests nothing (the
+    menu lists them all, and the editor would seem to hold the first)."""
 
     def __init__(self, app: CommandHostMixin) -> None:
         self.app = app
 
     def __call__(self, value: str) -> str | None:
-        if not value.startswith("/") or " " in value or value.startswith("//"):
+        if not value.startswith("/") or " " in value or value.startswith("//") or value == "/":
             return None
         typed = value[1:]
         for command in self.app.plugin_commands:

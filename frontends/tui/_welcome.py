@@ -46,8 +46,8 @@ def welcome_text(model: str, project: str, keys: Mapping[str, str]) -> Text:
         text.append("  " + example, style="cyan")
         text.append(note + "\n", style="dim")
     text.append(
-        f"Help: {key('help', 'f1')} or /help for the commands and keys, "
-        f"{key('palette', 'ctrl+p')} for the palette, {key('abort', 'escape')} stops a turn.",
+        f"Help: {key('help', 'f1')} or /help · {key('palette', 'ctrl+p')}: the palette · "
+        f"{key('abort', 'escape')} stops a turn",
         style="dim",
     )
     return text
