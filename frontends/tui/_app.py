@@ -27,6 +27,7 @@ from smith.session import Session
 from smith.text import inert
 from smith.ui import Intent
 
+from ._bulk import branch_shown, collector_paused
 from ._editor import Editor, placeholder, submit_keys
 from ._hangup import Leaving, restore_terminal, terminal_driver
 from ._history import PromptHistory
@@ -208,7 +209,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             self.transcript.add("banner", lambda: render_notice(self.banner or ""))
         for notice in self._hidden:
             self.tell(notice, error=True)
-        self._sync()
+        with collector_paused(len(self.session) > BIG):  # a long history's objects
+            self._sync()
         from ._welcome import welcome
 
         welcome(self)  # a first launch in this project: what to try, where help is
@@ -486,13 +488,16 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         if leaf is None or leaf == self._synced:
             return
         new = self.session.entries_between(self._synced, leaf) if self._synced else None
-        if new is None:
-            new = self.session.branch(leaf)
-        shown = [entry for entry in new if entry.kind in SHOWN_KINDS]
-        for entry in shown:
-            if entry.pair:  # a tool result: the running call's line gives way to it
-                self._drop_tool_line(f"tool-{entry.pair}")
-        self.transcript.add_entries(shown)
+        if new is None:  # the whole branch, read from the records in bulk (_bulk)
+            whole = branch_shown(self.session, leaf, SHOWN_KINDS)
+            shown, ids, pairs = whole.entries, whole.ids, whole.pairs
+        else:
+            shown = [entry for entry in new if entry.kind in SHOWN_KINDS]
+            ids, pairs = [e.id for e in shown], [e.pair for e in shown]
+        for pair in pairs:
+            if pair:  # a tool result: the running call's line gives way to it
+                self._drop_tool_line(f"tool-{pair}")
+        self.transcript.add_entries(shown, ids)
         self._synced = leaf
 
     def _drop_tool_line(self, key: str) -> None:

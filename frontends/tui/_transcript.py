@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 from rich.console import Console, RenderableType
@@ -59,6 +60,22 @@ class Heights:
             total += self._tree[j]
             j -= j & -j
         self._tree.append(total)
+
+    def extend(self, value: int, count: int) -> None:
+        """`count` blocks of `value` rows at the end: what as many appends make, in one
+        pass (a node covering only new blocks holds its width times `value`; the few
+        that also cover earlier blocks, the update path of the last old one, are summed)."""
+        n0 = len(self._values)
+        self._values.extend([value] * count)
+        end = n0 + count
+        self._tree.extend([(i & -i) * value for i in range(n0 + 1, end + 1)])
+        if not n0:
+            return
+        base = self.before(n0)  # old nodes only: the new ones are past n0
+        i = n0 + (n0 & -n0)
+        while i <= end:
+            self._tree[i] = base + (i - n0) * value - self.before(i - (i & -i))
+            i += i & -i
 
     def __getitem__(self, i: int) -> int:
         return self._values[i]
@@ -202,15 +219,26 @@ class Transcript(ScrollView, can_focus=True):
         self.index[new] = i
         self.blocks[i].key = new
 
-    def add_entries(self, entries: list[Any]) -> None:
-        """Add recorded entries at the end: one update for all of them, however many."""
-        for entry in entries:
-            if entry.id in self.index:
-                continue
-            self.index[entry.id] = len(self.blocks)
-            self.blocks.append(Block(entry.id, None, None, entry))
-            self.heights.append(ESTIMATE)
-            self._new_slot()
+    def add_entries(self, entries: list[Any], ids: list[str] | None = None) -> None:
+        """Add recorded entries at the end (`ids`: theirs, if known): one update for all
+        of them, however many. A resumed session's 100,000 are added in bulk (index,
+        blocks, heights and slots each in one pass); an entry already shown, or repeated,
+        is skipped."""
+        ids = [e.id for e in entries] if ids is None else ids
+        index, start = self.index, len(self.blocks)
+        fresh = dict(zip(ids, range(start, start + len(ids)), strict=True))
+        if len(fresh) == len(ids) and fresh.keys().isdisjoint(index):  # all new, distinct
+            index.update(fresh)
+            self.blocks += map(Block, ids, repeat(None), repeat(None), entries)
+        else:
+            for eid, entry in zip(ids, entries, strict=True):
+                if eid not in index:
+                    index[eid] = len(self.blocks)
+                    self.blocks.append(Block(eid, None, None, entry))
+        count = len(self.blocks) - start
+        self.heights.extend(ESTIMATE, count)
+        self.slots += range(self._next_slot, self._next_slot + count)
+        self._next_slot += count
         self._changed()
 
     def drop(self, key: str) -> None:
