@@ -118,7 +118,9 @@ def _run_tool(
         outcome = "error"
     except ToolCancelled as exc:
         mutation = exc.mutation if spec.mutating else "not-applied"
-        result = ToolResult("[cancelled: the call was aborted]", mutation=mutation, ok=False)
+        note = "[cancelled: the call was aborted]"
+        text = f"{exc.text.rstrip(chr(10))}\n{note}" if exc.text.strip() else note
+        result = ToolResult(text, details=exc.details, mutation=mutation, ok=False)
         outcome = "cancelled"
     except Exception as exc:
         from smith.diagnostics import SmithError

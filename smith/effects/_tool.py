@@ -72,11 +72,16 @@ class ToolError(Exception):
 
 class ToolCancelled(Exception):
     """Raised by a tool that noticed `ctx.cancelled` and stopped; `mutation` is what it
-    knows about its changes (unknown when it was part-way through)."""
+    knows about its changes (unknown when it was part-way through); `text` and `details`:
+    what it had done by then (bash: the output printed before the abort), kept in the
+    recorded result before the note that the call was aborted."""
 
-    def __init__(self, mutation: str = "unknown") -> None:
+    def __init__(self, mutation: str = "unknown", *, text: str = "",
+                 details: dict[str, object] | None = None) -> None:  # fmt: skip
         super().__init__("cancelled")
         self.mutation = mutation
+        self.text = text
+        self.details = details or {}
 
 
 def _path_argument(args: dict[str, object]) -> list[str] | None:

@@ -106,6 +106,7 @@ def _pump(job: Job, output: _Output, timeout: float, ctx: ToolContext) -> bool:
     exited_at: float | None = None
     timed_out = False
     reported = 0.0  # the first output is reported at once, then at most every PROGRESS_EVERY
+    told = 0  # bytes of output reported: what came after is reported once a pause allows
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
         while True:
@@ -123,6 +124,9 @@ def _pump(job: Job, output: _Output, timeout: float, ctx: ToolContext) -> bool:
                 exited_at = time.monotonic()
             wait = 0.05 if exited_at is not None else max(0.0, min(deadline - now, 0.25))
             if not sel.select(wait):
+                if output.total != told and now - reported >= PROGRESS_EVERY:
+                    reported, told = now, output.total  # output, then quiet: show its end
+                    ctx.progress({"output_bytes": told, "tail": _shown_tail(ctx, output)})
                 continue
             try:
                 chunk = os.read(fd, 65536)
@@ -140,11 +144,11 @@ def _pump(job: Job, output: _Output, timeout: float, ctx: ToolContext) -> bool:
                 return timed_out
             output.add(chunk)
             if now - reported >= PROGRESS_EVERY:
-                reported = now
-                ctx.progress({"output_bytes": output.total, "tail": _shown_tail(ctx, output)})
+                reported, told = now, output.total
+                ctx.progress({"output_bytes": told, "tail": _shown_tail(ctx, output)})
 
 
-SHOWN_TAIL = 200  # characters of output a progress update shows
+SHOWN_TAIL = 800  # characters of output a progress update shows (a frontend's last lines)
 SECRET_REACH = 4096  # ... masked over this much more, so a secret cut by its edge is whole
 
 
@@ -254,6 +258,14 @@ def _execute(ctx: ToolContext, command: str, cwd: str, timeout: float,
     ctx.started(job.identity())
     try:
         timed_out = _pump(job, output, timeout, ctx)
+    except ToolCancelled as exc:  # aborted: what it printed until then is kept
+        job.end()
+        moved = confinement.settle() if confinement is not None else ""
+        text = output.text()
+        text = f"{text}\n{moved}" if text and moved else text or moved
+        details = _details(ctx, command, cwd, mode, output, started)
+        raise ToolCancelled(exc.mutation, text=text, details={**details, "cancelled": True}
+                            ) from None  # fmt: skip
     except BaseException:
         job.end()  # interrupted: leave nothing running
         if confinement is not None:
@@ -264,20 +276,10 @@ def _execute(ctx: ToolContext, command: str, cwd: str, timeout: float,
         job.proc.stdout.close()
         output.close()
     code = job.wait()
-    duration = round(time.monotonic() - started, 3)
     text = output.text()
     if confinement is not None and (moved := confinement.settle()):
         text = f"{text}\n{moved}" if text else moved
-    details: dict[str, object] = {
-        # what ran (a plugin may have rewritten the call), cut short for a summary line
-        "command": command if len(command) <= COMMAND_SHOWN else command[:COMMAND_SHOWN] + "…",
-        "exit_status": code,
-        "duration": duration,  # seconds
-        "cwd": ctx.show(cwd),
-        "sandbox": mode,  # how it was confined (sandbox.mode, as it could be had)
-        "output_bytes": output.total,
-        "full_output": output.path,
-    }
+    details = {**_details(ctx, command, cwd, mode, output, started), "exit_status": code}
     if timed_out:
         details["timed_out"] = True
         raise ToolError(
@@ -289,6 +291,20 @@ def _execute(ctx: ToolContext, command: str, cwd: str, timeout: float,
     status = f"[killed by signal {-code}]" if code < 0 else f"[exit status {code}]" if code else ""
     body = text + ("\n" if text and not text.endswith("\n") and status else "") + status
     return ToolResult(body or "(no output)", details=details, mutation="applied", ok=code == 0)
+
+
+def _details(ctx: ToolContext, command: str, cwd: str, mode: str, output: _Output,
+             started: float) -> dict[str, object]:  # fmt: skip
+    """What a result's details say of the command (a review shows them)."""
+    return {
+        # what ran (a plugin may have rewritten the call), cut short for a summary line
+        "command": command if len(command) <= COMMAND_SHOWN else command[:COMMAND_SHOWN] + "…",
+        "duration": round(time.monotonic() - started, 3),  # seconds
+        "cwd": ctx.show(cwd),
+        "sandbox": mode,  # how it was confined (sandbox.mode, as it could be had)
+        "output_bytes": output.total,
+        "full_output": output.path,
+    }
 
 
 TIMEOUT_DEFAULT = 120  # tools.bash.timeout
