@@ -12,6 +12,9 @@ Frame times while streaming: a provider streams DELTAS text deltas (a few words 
 paragraph break now and then, one every PACE seconds as a fast model would) into the
 100,000-entry session, the view following the bottom. The baseline is the same stream
 into an empty session, so the figures show whether history costs anything per frame.
+The answer being written is drawn as Markdown as it arrives (`_render.render_live`); a
+third run streams into the 100,000 entries with it drawn as plain text, as the app did
+before, so `frame_median_100k_over_plain_tail` is what Markdown costs per frame.
 
 What one frame is. Textual produces a screen update in `Screen._on_timer_update` (the
 screen's update timer, at most MAX_FPS a second: layout reflow when needed, then the
@@ -241,6 +244,23 @@ async def _open_and_stream(session: Any, frames: _Frames) -> dict[str, Any]:
     return {"first": first, "frames": times, "stream_s": streamed, "at_bottom": at_bottom}
 
 
+@contextlib.contextmanager
+def _plain_tail() -> Iterator[None]:
+    """The answer being written drawn as plain text (the baseline of Markdown as it
+    streams)."""
+    from rich.text import Text
+
+    from smith.frontends.tui import _app
+    from smith.text import inert
+
+    drawn = _app.render_live
+    _app.render_live = lambda text: Text(inert(text))  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        _app.render_live = drawn  # type: ignore[assignment]
+
+
 def _p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[max(0, -(-len(ordered) * 95 // 100) - 1)]  # nearest rank
@@ -279,6 +299,8 @@ def figures() -> dict[str, float]:
         ]
         small = _run(_open_and_stream(empty(), frames))
         large = _run(_open_and_stream(big, frames))
+        with _plain_tail():
+            plain = _run(_open_and_stream(big, frames))
     out = {
         "first_frame_ms": large["first"] * 1e3,
         "first_frame_empty_ms": statistics.median(first_empty) * 1e3,
@@ -286,7 +308,7 @@ def figures() -> dict[str, float]:
         "deltas": float(DELTAS),
         "stream_paced_s": DELTAS * PACE,
     }
-    for prefix, run in (("", large), ("empty_", small)):
+    for prefix, run in (("", large), ("empty_", small), ("plain_", plain)):
         times = [t * 1e3 for t in run["frames"]]
         out |= {
             f"{prefix}frames": float(len(times)),
@@ -310,7 +332,9 @@ def line(f: dict[str, float]) -> str:
         f"{f['empty_frame_median_ms']:.1f} ms, p95 {f['empty_frame_p95_ms']:.1f} ms, worst "
         f"{f['empty_frame_worst_ms']:.0f} ms of {f['empty_frames']:.0f}); the stream took "
         f"{f['stream_s']:.1f} s ({f['empty_stream_s']:.1f} s empty) for "
-        f"{f['stream_paced_s']:.1f} s of pacing"
+        f"{f['stream_paced_s']:.1f} s of pacing; the answer as plain text while it streams "
+        f"(before): median {f['plain_frame_median_ms']:.1f} ms, p95 "
+        f"{f['plain_frame_p95_ms']:.1f} ms"
     )
 
 
@@ -358,6 +382,11 @@ class Frames:
         return f["frame_median_ms"] / f["empty_frame_median_ms"]
 
     track_frame_median_100k_over_empty.unit = "x the empty session"  # type: ignore[attr-defined]
+
+    def track_frame_median_100k_over_plain_tail(self, f: dict[str, float]) -> float:
+        return f["frame_median_ms"] / f["plain_frame_median_ms"]
+
+    track_frame_median_100k_over_plain_tail.unit = "x the answer drawn as plain text"  # type: ignore[attr-defined]
 
     def track_frames_100k(self, f: dict[str, float]) -> float:
         return f["frames"]

@@ -77,9 +77,13 @@ async def _context(host: CommandHost, arg: str) -> None:
 
 
 def _compact(host: CommandHost, arg: str) -> None:
+    import re
+
     focus = arg.strip() or None  # /compact FOCUS: what the summary must keep above all
     host.runtime.submit(ops.Compact(focus))
-    host.tell(f"compacting the context, keeping {focus}…" if focus else "compacting the context…")
+    # "/compact keep the approvals" says "keeping: the approvals", not "keeping keep ..."
+    kept = re.sub(r"^(keep(ing)?\b:?\s*)", "", focus or "", flags=re.I).strip() or focus
+    host.tell(f"compacting the context, keeping: {kept}…" if focus else "compacting the context…")
 
 
 def _model(host: CommandHost, arg: str) -> None:
@@ -133,8 +137,17 @@ def _op(name: str) -> Callable[[CommandHost, str], None]:
 
 
 def _diff(host: CommandHost, arg: str) -> None:
+    from smith.diagnostics import SmithError
+
     words: list[str | None] = [*arg.split()[:2]]
-    result = host.runtime.submit(ops.Diff(*words))
+    try:
+        result = host.runtime.submit(ops.Diff(*words))
+    except SmithError as exc:
+        if exc.diagnostic.code != "history.no-changes":
+            raise
+        host.tell("no file changes to show: no turn of this session has changed files yet "
+                  "(/diff A B compares two entries, see /history)")  # fmt: skip
+        return
     assert isinstance(result, dict)
     changed = result["files"]
     if not changed:

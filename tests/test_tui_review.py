@@ -115,12 +115,17 @@ def test_summary_lines_for_edits_writes_and_commands(tmp_path: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             shown = visible(app)
-            assert "✓ edit  src/app.py +2 -1 (click or Ctrl+O to show)" in shown
-            assert "✓ write  src/new.py +2 (click or Ctrl+O to show)" in shown
-            assert "✓ bash  pytest -q  exit 0  1.2 s  2 lines (click or Ctrl+O to show)" in shown
-            assert "✗ bash  false  exit 1  0.00 s  1 line" in shown
+            assert "✓ edit  src/app.py +2 -1" in shown
+            assert "✓ write  created src/new.py  +2 lines" in shown
+            assert "✓ bash  pytest -q  exit 0  1.2 s" in shown
+            assert "✗ bash  false  exit 1  0.00 s" in shown
+            assert "[exit status 1]" not in shown  # the summary line says it
             assert "→ edit src/app.py" in shown and "→ bash pytest -q" in shown
-            assert "hello, world" not in shown and "2 passed" not in shown  # collapsed
+            # Collapsed, a preview: a diff's first lines (not its file names, which the
+            # summary says), a command's last lines.
+            assert "+    return 'hello, world'" in shown and "+print(os.sep)" in shown
+            assert "2 passed in 0.01s" in shown
+            assert "+++ b/src/app.py" not in shown
 
     run(main())
 
@@ -152,9 +157,10 @@ def test_expanding_shows_the_diff_in_syntax_colour_and_the_output(tmp_path: Path
             assert any(s.bgcolor == Color.parse("#12301a") for s in styles)
             colours = {s.color.name for s in styles if s.color is not None}
             assert len(colours) >= 3, colours  # the +, the keyword, the string
+            assert "+++ b/src/app.py" in shown  # all of it, its file names too
             await pilot.press("ctrl+o")
             await pilot.pause()
-            assert "hello, world" not in visible(app)
+            assert "+++ b/src/app.py" not in visible(app)
 
     run(main())
 
@@ -169,7 +175,7 @@ def test_a_click_expands_one_change(tmp_path: Path) -> None:
             await pilot.click("#transcript", offset=(4, row))
             await pilot.pause()
             shown = visible(app)
-            assert "+print(os.sep)" in shown and "hello, world" not in shown
+            assert "+++ b/src/new.py" in shown and "+++ b/src/app.py" not in shown
 
     run(main())
 
@@ -252,11 +258,12 @@ def test_tools_that_really_ran_are_reviewed(tmp_path: Path) -> None:
             await pilot.pause()
             shown = visible(app)
             assert "✓ edit  src/app.py +1 -1" in shown
-            assert "✓ write  src/new.py +2 (click" in shown
-            assert "✓ bash  echo hi  exit 0  " in shown and " s  1 line (click" in shown
+            assert "✓ write  created src/new.py  +2 lines" in shown
+            assert "✓ bash  echo hi  exit 0  " in shown and "\n  hi" in shown
+            assert "+    return 'hi'" in shown and "+B = 2" in shown  # previews
             await pilot.press("ctrl+o")
             await pilot.pause()
-            assert "+    return 'hi'" in visible(app) and "+B = 2" in visible(app)
+            assert "+++ b/src/new.py" in visible(app)
 
     run(main())
 
@@ -293,7 +300,7 @@ def test_a_plugins_tool_is_shown_as_its_presentation_says(tmp_path: Path) -> Non
             await pilot.pause()
             shown = visible(app)
             assert "→ fmt src/app.py" in shown
-            assert "✓ fmt  src/app.py +2 -1 (click or Ctrl+O to show)" in shown
+            assert "✓ fmt  src/app.py +2 -1" in shown and "+    return 'hello, world'" in shown
             assert '→ plain {"path": "x"}' in shown and "✓ plain" in shown
             assert "as it was" in shown  # a plain result: its text
 

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
@@ -43,11 +43,14 @@ from ._intents import AppFrontend, question_text, render_question, show_plugin
 from ._models import ModelChoice, model_choices
 from ._recall import FindMixin
 from ._render import (
+    INTERRUPTED,
+    ToolLines,
+    interrupted,
     plain_text,
+    render_live,
     render_markdown,
     render_message,
     render_notice,
-    render_tool_activity,
     settle_point,
 )
 from ._review import Shown, presentations
@@ -147,6 +150,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         self._switching = False  # a session switch is under way
         self._context_frozen = False  # see _freeze_context
         self._busy = False
+        self._tools = ToolLines(lambda: self.transcript, self.shown)
         self.leaving: Leaving | None = None  # set once the app runs in a terminal
         self.plugin_status: dict[tuple[str, str, str], str] = {}  # plugins' Status, Progress
 
@@ -374,6 +378,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
                 self._freeze_context()
             if data["event"] == "agent_end":
                 self.signal_away(f"smith: done ({data.get('stop', 'end')})")
+                if interrupted(data):  # stopped while a tool ran: one line says so
+                    self.tell(INTERRUPTED)
             if data["event"] in ("agent_start", "settled", "turn_end", "queue_changed"):
                 self._busy = data["event"] != "settled"
                 if data["event"] in ("turn_end", "settled"):
@@ -424,30 +430,31 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             self.set_timer(FRAME, self._show_live)
 
     def _show_live(self) -> None:
-        """Redraw the streaming message: plain text (Markdown of the whole message on
-        every frame would cost more as it grows; the record is shown as Markdown). A long
-        answer is cut at paragraph ends into settled blocks drawn once, so a frame only
-        re-wraps the paragraph being written."""
+        """Redraw the streaming message as Markdown, headings, emphasis and tables as they
+        arrive. A long answer is cut at paragraph ends into settled blocks drawn once, so
+        a frame only parses and wraps the paragraph being written (Markdown of the whole
+        message on every frame would cost more as it grows)."""
         self._live_pending = False
         if not self._live:
             return
         tail = f"live-{self._live_id}"
         content = self._live["content"]
-        if len(content) == 1 and content[0]["type"] == "text":
-            text = content[0]["text"]
+        texts = [p for p in content if p["type"] == "text"]
+        if len(texts) == 1 and content[-1] is texts[0]:  # (after its thinking, if any)
+            text = content[-1]["text"]
             cut = settle_point(text, self._live_done, SETTLE)
             if cut > 1:
                 part = text[self._live_done : cut]
                 key = f"{tail}-{len(self._live_keys)}"
-                first = not self._live_keys
+                before = None if self._live_keys else [dict(p) for p in content[:-1]]
                 if tail in self.transcript.index:
                     self.transcript.rekey(tail, key)
-                self.transcript.add(key, lambda: _settled(part, first))  # its gap: the \n\n
+                self.transcript.add(key, lambda: _settled(part, before))  # its gap: the \n\n
                 self._live_keys.append(key)
                 self._live_done = cut
             if self._live_done:
                 rest = text[self._live_done :]
-                self.transcript.add(tail, lambda: Text(inert(rest)))
+                self.transcript.add(tail, lambda: render_live(rest))
                 return
         live = dict(self._live, content=[dict(p) for p in content])
         self.transcript.add(tail, lambda: render_message(live, streaming=True, shown=self.shown))
@@ -460,18 +467,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         self._live_done = 0
 
     def _tool(self, data: dict[str, Any]) -> None:
-        key = f"tool-{data['tool_call_id']}"
-        if data["phase"] == "start":
-            self.transcript.add(
-                key,
-                lambda: render_tool_activity(data["name"], data["arguments"], "…", self.shown),
-            )
-        elif data["phase"] == "end":
-            mark = "✗" if data["is_error"] else "✓"
-            first = inert(data["result"]["text"].strip().splitlines()[0][:120]
-                          if data["result"]["text"].strip() else "")  # fmt: skip
-            self.transcript.add(key, lambda: Text(f"{mark} {inert(data['name'])}: {first}",
-                                                  style="dim"))  # fmt: skip
+        self._tools.show(data)  # running calls, their live output, the user's !commands
 
     def _notify(self, data: dict[str, Any]) -> None:
         if "diagnostic" in data:
@@ -570,8 +566,13 @@ def _entry_text(entry: Any) -> str:
     return ""
 
 
-def _settled(part: str, first: bool) -> RenderableType:
+def _settled(part: str, before: list[dict[str, Any]] | None) -> RenderableType:
     """A settled part of a streaming answer: whole paragraphs (and whole code blocks),
-    so it is drawn as Markdown once, as the recorded answer will be."""
-    body = render_markdown(part.rstrip("\n"))
-    return Group(Text("smith", style="bold green"), body) if first else body
+    so it is drawn as Markdown once, as the recorded answer will be. The first one
+    (`before`: the parts its text follows, such as its thinking) carries the label."""
+    if before is None:
+        return render_markdown(part.rstrip("\n"))
+    text = {"type": "text", "text": part.rstrip("\n")}
+    drawn = render_message({"role": "assistant", "content": [*before, text]}, streaming=True)
+    assert drawn is not None  # (an assistant's message is always drawn)
+    return drawn

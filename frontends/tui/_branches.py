@@ -19,6 +19,8 @@ from smith.diagnostics import SmithError
 from smith.session import Entry
 from smith.text import inert
 
+from ._mentions import typed_text
+
 if TYPE_CHECKING:
     from smith.session import Session
 
@@ -113,14 +115,7 @@ class BranchMap:
             return None
         if not isinstance(content, dict) or content.get("role") != "user":
             return None
-        parts = content.get("content", [])
-        if isinstance(parts, str):
-            return parts
-        return "".join(
-            str(p.get("text") or "")
-            for p in parts
-            if isinstance(p, dict) and p.get("type") == "text"
-        )
+        return typed_text(content)  # as typed: not the files its @paths attached
 
     def prompt(self, start: int) -> str | None:
         """The first prompt of the run from `start`, if one is near its start."""

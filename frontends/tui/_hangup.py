@@ -218,10 +218,15 @@ class TerminalOutput:
 
 def terminal_driver(found: type[Driver]) -> type[Driver]:
     """`found` if it is not Textual's Linux driver (smith web's, Windows'), else that
-    driver with `TerminalOutput` and no restart after a hangup."""
+    driver with `TerminalOutput`, no restart after a hangup, and input read by
+    `_keys.KeyParser`."""
     if found.__module__ != "textual.drivers.linux_driver":
         return found
     from textual.drivers.linux_driver import LinuxDriver
+
+    from ._keys import install
+
+    install()  # Shift+Enter as xterm's modifyOtherKeys sends it, too (_keys)
 
     class TerminalDriver(LinuxDriver):
         def __init__(self, app: App[Any], **kw: Any) -> None:

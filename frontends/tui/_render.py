@@ -5,8 +5,9 @@ terminal)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from markdown_it import MarkdownIt
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
@@ -14,7 +15,13 @@ from rich.text import Text
 from smith.runtime import image_chip
 from smith.text import inert
 
-from ._review import Shown, call_line, render_review
+from ._mentions import attachment_lines, typed_text
+from ._review import Shown, call_line, render_review, render_running, render_shell
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ._transcript import Transcript
 
 TOOL_LINES = 6  # lines of a tool result shown under its call
 HYPERLINKS = False  # OSC 8 links in answers (tui.hyperlinks)
@@ -43,15 +50,19 @@ def render_message(
     streaming: bool = False,
     shown: Shown | None = None,
 ) -> RenderableType | None:
-    """A message; `expanded` shows thinking and tool results in full; `streaming` shows
-    text plain (it is still arriving); `shown`: how each tool's calls are shown (the
-    built-ins' when None)."""
+    """A message; `expanded` shows thinking and tool results in full; `streaming`: it is
+    still arriving (its code blocks are not folded); `shown`: how each tool's calls are
+    shown (the built-ins' when None)."""
     role = message.get("role")
     if role == "user":
         label = Text("you ", style="bold cyan")
         images = [p for p in _parts(message) if p.get("type") == "image"]
         chips = [(" " + inert(image_chip(p, n)), "magenta") for n, p in enumerate(images, 1)]
-        return Text.assemble(label, inert(_texts(message, "text")), *chips)
+        said = Text.assemble(label, inert(typed_text(message)), *chips)
+        files = attachment_lines(message)  # what its @paths attached: a line each
+        if not files:
+            return said
+        return Group(said, *(Text(f"  ↳ {inert(line)}", style="dim cyan") for line in files))
     if role == "assistant":
         return _assistant(message, expanded, streaming, shown)
     if role == "tool_result":
@@ -60,7 +71,10 @@ def render_message(
 
 
 def plain_text(message: dict[str, Any]) -> str:
-    """What search looks through: every text, thinking and tool call of a message."""
+    """What search looks through: every text, thinking and tool call of a message (of a
+    user's, what was typed: not the files it attached, which are not shown)."""
+    if message.get("role") == "user":
+        return typed_text(message)
     parts = [p.get("text") or "" for p in _parts(message) if "text" in p]
     parts += [json.dumps(p.get("arguments"), ensure_ascii=False, default=str)
               for p in _parts(message) if p.get("type") == "tool_call"]  # fmt: skip
@@ -80,11 +94,8 @@ def _assistant(
         note = f" (+{more} lines; click or Ctrl+O to show)" if more else ""
         parts.append(Text(f"thinking: {first}{note}", style="dim italic"))
     text = _texts(message, "text")
-    if text.strip():
-        if streaming:
-            parts.append(Text(inert(text)))
-        else:
-            parts.append(render_markdown(text if expanded else fold_code(text)))
+    if text.strip():  # (a code block still being written is not folded yet)
+        parts.append(render_markdown(text if expanded or streaming else fold_code(text)))
     for part in _parts(message):
         if part.get("type") == "tool_call":
             name = inert(str(part.get("name", "?")))
@@ -94,10 +105,23 @@ def _assistant(
                 line = f"{name} {args[:160]}"
             parts.append(Text(f"→ {line}", style="yellow"))
     stop = message.get("stop")
-    if stop in ("error", "abort", "limit"):
+    if stop == "abort":
+        parts.append(Text(INTERRUPTED, style="bold yellow"))
+    elif stop in ("error", "limit"):
         why = inert(str(message.get("error") or stop))
         parts.append(Text(f"[{stop}] {why}", style="red" if stop == "error" else "dim"))
     return Group(Text("smith", style="bold green"), *parts)
+
+
+INTERRUPTED = "interrupted: the turn was stopped (send a message to go on)"
+
+
+def interrupted(data: dict[str, Any]) -> bool:
+    """Whether an `agent_end` needs the line saying the turn was stopped: an abort whose
+    last message does not say so already (one stopped while it streamed does)."""
+    message = data.get("message")
+    said = isinstance(message, dict) and message.get("stop") == "abort"
+    return data.get("stop") == "abort" and not said
 
 
 def _tool_result(message: dict[str, Any], expanded: bool, shown: Shown | None) -> RenderableType:
@@ -119,9 +143,38 @@ CODE_LINES = 30  # lines of a code block shown before it folds (Ctrl+O shows it 
 CODE_THEME = "monokai"
 
 
+class _Markdown(Markdown):
+    """Rich's Markdown parsed by one shared parser: Rich builds a new MarkdownIt for every
+    instance (0.3 ms, most of the cost of drawing a streaming paragraph, 60 times a
+    second). The attributes are the ones Rich's __init__ sets (tests/test_tui_markdown.py
+    checks both draw the same)."""
+
+    _parser: ClassVar[MarkdownIt | None] = None
+
+    def __init__(self, markup: str, code_theme: str, hyperlinks: bool) -> None:
+        parser = _Markdown._parser
+        if parser is None:
+            parser = _Markdown._parser = MarkdownIt().enable("strikethrough").enable("table")
+        self.markup = markup
+        self.parsed = parser.parse(markup)
+        self.code_theme = code_theme
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = hyperlinks
+        self.inline_code_lexer = None
+        self.inline_code_theme = code_theme
+
+
 def render_markdown(text: str) -> RenderableType:
     """An answer's Markdown, with fenced code in its language's colours."""
-    return Markdown(inert(text), hyperlinks=HYPERLINKS, code_theme=CODE_THEME)
+    return _Markdown(inert(text), CODE_THEME, HYPERLINKS)
+
+
+def render_live(text: str) -> RenderableType:
+    """The paragraph of an answer being written: Markdown as it arrives (a heading, an
+    emphasis, a table row drawn as soon as its characters are there); benchmarks/
+    bench_tui.py measures its frames against plain text's."""
+    return render_markdown(text)
 
 
 def fold_code(text: str, limit: int = CODE_LINES) -> str:
@@ -159,10 +212,56 @@ def render_notice(text: str, style: str = "bold yellow") -> RenderableType:
     return Text(inert(text), style=style)
 
 
-def render_tool_activity(
-    name: str, arguments: Any, state: str, shown: Shown | None = None
-) -> RenderableType:
+def tool_line(name: str, arguments: Any, shown: Shown | None = None) -> str:
     line = call_line(inert(name), arguments, shown)  # edit PATH, bash COMMAND
     if line is None:
         line = f"{inert(name)} {inert(json.dumps(arguments, ensure_ascii=False))[:160]}"
-    return Text(f"{state} {line}", style="yellow")
+    return line
+
+
+def render_tool_activity(
+    name: str, arguments: Any, state: str, shown: Shown | None = None
+) -> RenderableType:
+    return Text(f"{state} {tool_line(name, arguments, shown)}", style="yellow")
+
+
+class ToolLines:
+    """Running calls in the transcript (`tool_activity` intents), a block per call: its
+    line while it runs, with the last lines of its output as they arrive (`tool_update`),
+    then how it ended until its recorded result takes its place. The user's own
+    `!command` has no recorded result: it stays, echoed with its output (folded when
+    long; click or Ctrl+O shows it all)."""
+
+    def __init__(self, transcript: Callable[[], Transcript], shown: Shown) -> None:
+        self.transcript = transcript
+        self.shown = shown
+        self.calls: dict[str, tuple[str, Any]] = {}  # running call id -> (its line, arguments)
+
+    def show(self, data: dict[str, Any]) -> None:
+        key, call = f"tool-{data['tool_call_id']}", str(data["tool_call_id"])
+        phase = data["phase"]
+        if phase == "start":
+            line = tool_line(data["name"], data.get("arguments"), self.shown)
+            self.calls[call] = (line, data.get("arguments"))
+            self.transcript().add(key, lambda: Text(f"… {line}", style="yellow"))
+        elif phase == "update" and call in self.calls:
+            update = data.get("update")
+            tail = update.get("tail") if isinstance(update, dict) else None
+            if isinstance(tail, str):
+                line, size = self.calls[call][0], update.get("output_bytes")  # type: ignore[union-attr]
+                size = size if isinstance(size, int) else len(tail.encode())
+                self.transcript().add(key, lambda: render_running(line, tail, size))
+        elif phase == "end":
+            _, arguments = self.calls.pop(call, ("", None))
+            result = data["result"]
+            if isinstance(data.get("shell"), dict):  # the user's own command
+                command = str(arguments.get("command") if isinstance(arguments, dict) else "")
+                self.transcript().add(
+                    key, lambda expanded: render_shell(command, result, expanded, EXPANDED_LINES),
+                    expandable=True)  # fmt: skip
+                return
+            mark = "✗" if data["is_error"] else "✓"
+            text = str(result.get("text") or "").strip()
+            first = inert(text.splitlines()[0][:120] if text else "")
+            self.transcript().add(key, lambda: Text(f"{mark} {inert(data['name'])}: {first}",
+                                                    style="dim"))  # fmt: skip

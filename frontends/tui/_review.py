@@ -2,9 +2,10 @@
 line (`edit src/app.py +3 -1`) over a unified diff in the file's syntax colours, a
 command (bash) one line with its command, exit status and duration over its output.
 Which tool is which is its presentation (smith.effects.Presentation), so a plugin's tool
-is shown as the built-ins are. Collapsed, only the summary is built; the diff is
-highlighted only when the block is expanded and drawn (the transcript caches what it
-drew)."""
+is shown as the built-ins are. Collapsed, a preview is shown under the summary (a diff's
+first lines, a command's last ones: how a test run went); expanded, all of it. Either is
+built only when the block is drawn (the transcript caches what it drew). The user's own
+`!command` and a running command's live output are shown here too."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from smith.sdk import Plugin
 
 HINT = " (click or Ctrl+O to show)"
+PREVIEW = 6  # lines of a diff a collapsed change shows under its summary
+LAST = 4  # lines of output a collapsed command shows (its last ones: a test run's result)
+LIVE = 5  # lines of a running command's output shown under its call
 THEME = "ansi_dark"  # the terminal's own palette, light or dark
 ADDED = Style(color="green", bold=True)
 REMOVED = Style(color="red", bold=True)
@@ -58,7 +62,7 @@ def lexer_for(path: str) -> str:
     return aliases[0] if aliases else "text"
 
 
-def colour_diff(diff: str, path: str, limit: int) -> Text:
+def colour_diff(diff: str, path: str, limit: int, more: str | None = None) -> Text:
     """`diff` with its +/- lines marked and their code in the syntax colours of `path`'s
     language; at most `limit` lines (then how many more there are)."""
     lines = inert(diff).rstrip("\n").split("\n")
@@ -89,8 +93,8 @@ def colour_diff(diff: str, path: str, limit: int) -> Text:
         else:
             out.append(f"  {line}", style="dim")
     if len(lines) > limit:
-        out.append(f"\n  … {len(lines) - limit} more lines (the full diff is in the session)",
-                   style="dim")  # fmt: skip
+        why = more if more is not None else " (the full diff is in the session)"
+        out.append(f"\n  … {len(lines) - limit} more lines{why}", style="dim")
     return out
 
 
@@ -149,19 +153,6 @@ def duration(seconds: float) -> str:
     return f"{minutes} min {rest} s"
 
 
-def _output(text: str, expanded: bool, limit: int) -> tuple[str, str]:
-    """(the body shown, a note for the summary line)."""
-    lines = text.splitlines()
-    if not lines:
-        return "", ""
-    if not expanded:
-        return "", f"{len(lines)} line{'s' * (len(lines) != 1)}{HINT}"
-    body = "\n".join(f"  {line}" for line in lines[:limit])
-    if len(lines) > limit:
-        body += f"\n  … {len(lines) - limit} more lines (the full output is in the session)"
-    return body, ""
-
-
 def render_review(message: dict[str, Any], text: str, expanded: bool, limit: int,
                   shown: Shown | None = None) -> RenderableType | None:  # fmt: skip
     """A result its tool's presentation reviews (a change: edit, write; a command: bash)
@@ -174,7 +165,8 @@ def render_review(message: dict[str, Any], text: str, expanded: bool, limit: int
         return None
     if presentation.result == "change" and isinstance(details.get("diff"), str):
         return _change(message, details, expanded, limit)
-    if presentation.result == "command" and isinstance(details.get("exit_status"), int):
+    ended = isinstance(details.get("exit_status"), int) or details.get("cancelled") is True
+    if presentation.result == "command" and ended:
         return _command(message, details, text, expanded, limit)
     return None
 
@@ -184,17 +176,48 @@ def _change(message: dict[str, Any], details: dict[str, Any], expanded: bool, li
     path = str(details.get("path") or "?")
     diff = str(details["diff"])
     added, removed = counts(diff)
-    head = _head(message, inert(path))
-    head.append(f" +{added}", style=ADDED)
-    if removed or message.get("tool_name") == "edit":
-        head.append(f" -{removed}", style=REMOVED)
+    created = details.get("created") is True
+    head = _head(message, f"created {inert(path)}" if created else inert(path))
+    if created:
+        head.append(f"  +{added} line{'s' * (added != 1)}", style=ADDED)
+    else:
+        head.append(f" +{added}", style=ADDED)
+        if removed or message.get("tool_name") == "edit":
+            head.append(f" -{removed}", style=REMOVED)
     if not diff:
-        head.append("  (no change)", style="dim")
+        if not created:
+            head.append("  (no change)", style="dim")
         return head
-    if not expanded:
-        head.append(HINT, style="dim")
-        return head
-    return Group(head, colour_diff(diff, path, limit))
+    if expanded:
+        return Group(head, colour_diff(diff, path, limit))
+    # Collapsed: its first lines, the file names the summary has already said left out.
+    body = "".join(line for line in diff.splitlines(keepends=True)
+                   if not line.startswith(("--- ", "+++ ")))  # fmt: skip
+    preview = colour_diff(body, path, PREVIEW, more=HINT)
+    return Group(head, preview)
+
+
+def status_line(details: dict[str, Any]) -> tuple[str, str]:
+    """How a command ended, and its style: exit 0, exit 2, signal 9, timed out, aborted."""
+    if details.get("cancelled") is True:
+        return "aborted", "bold yellow"
+    code = details.get("exit_status")
+    code = code if isinstance(code, int) else 0
+    status = "timed out" if details.get("timed_out") else (
+        f"signal {-code}" if code < 0 else f"exit {code}")  # fmt: skip
+    return status, "green" if code == 0 and not details.get("timed_out") else "bold red"
+
+
+# The notes bash adds after the output: the summary line says them already.
+_NOTES = ("[exit status ", "[killed by signal ", "[cancelled: the call was aborted]")
+
+
+def output_lines(text: str) -> list[str]:
+    """A command's output as lines, without the note of how it ended at its end."""
+    lines = inert(text).rstrip("\n").splitlines()
+    if lines and lines[-1].startswith(_NOTES) and lines[-1].endswith("]"):
+        lines.pop()
+    return lines
 
 
 def _command(message: dict[str, Any], details: dict[str, Any], text: str, expanded: bool,
@@ -203,17 +226,74 @@ def _command(message: dict[str, Any], details: dict[str, Any], text: str, expand
     first = command.split("\n", 1)[0]
     if len(first) > 80 or "\n" in command:
         first = first[:80] + " …"
-    code = int(details["exit_status"])
-    status = "timed out" if details.get("timed_out") else (
-        f"signal {-code}" if code < 0 else f"exit {code}")  # fmt: skip
+    status, style = status_line(details)
     took = details.get("duration")
     head = _head(message, first)
-    head.append(f"  {status}", style="green" if code == 0 else "bold red")
+    head.append(f"  {status}", style=style)
     if isinstance(took, int | float):
         head.append(f"  {duration(float(took))}", style="dim")
-    body, note = _output(inert(text).rstrip("\n"), expanded, limit)
-    if note:
-        head.append(f"  {note}", style="dim")
-    if not body:
+    lines = output_lines(text)
+    if not lines:
         return head
-    return Group(head, Text(body, style="dim"))
+    if expanded:
+        body = "\n".join(f"  {line}" for line in lines[:limit])
+        if len(lines) > limit:
+            body += f"\n  … {len(lines) - limit} more lines (the full output is in the session)"
+        return Group(head, Text(body, style="dim"))
+    # Collapsed: its last lines, where a test run or a build says how it went.
+    shown = lines[-LAST:]
+    more = f"  … {len(lines) - LAST} earlier lines{HINT}\n" if len(lines) > LAST else ""
+    return Group(head, Text(more + "\n".join(f"  {line}" for line in shown), style="dim"))
+
+
+def folded(lines: list[str], expanded: bool, edge: int, limit: int) -> str:
+    """`lines` indented, at most `edge` first and `edge` last when collapsed with a line
+    saying how many are folded between them (all, up to `limit`, when expanded)."""
+    if expanded:
+        body = lines[:limit]
+        more = f"… {len(lines) - limit} more lines" if len(lines) > limit else ""
+    elif len(lines) > 2 * edge:
+        hidden = len(lines) - 2 * edge
+        body = [*lines[:edge], f"… {hidden} more lines{HINT}", *lines[-edge:]]
+        more = ""
+    else:
+        body, more = lines, ""
+    return "\n".join(f"  {line}" for line in [*body, *([more] if more else [])])
+
+
+def render_shell(command: str, result: dict[str, Any], expanded: bool, limit: int,
+                 edge: int = 20) -> RenderableType:  # fmt: skip
+    """The user's own `!command` once it ended: the command echoed, its output (the
+    first and last `edge` lines when collapsed, all when expanded) and how it ended."""
+    details = result.get("details") if isinstance(result.get("details"), dict) else {}
+    assert isinstance(details, dict)
+    head = Text()
+    head.append("$ ", style="bold magenta")
+    head.append(inert(command.strip()), style="bold")
+    lines = output_lines(str(result.get("text") or ""))
+    if not details:  # not run (aborted before it started) or refused: its text says why
+        return Group(head, Text(folded(lines, expanded, edge, limit), style="red"))
+    status, style = status_line(details)
+    end = Text("  ")
+    end.append(status, style=style)
+    took = details.get("duration")
+    if isinstance(took, int | float):
+        end.append(f"  {duration(float(took))}", style="dim")
+    if not lines:
+        return Group(head, end)
+    return Group(head, Text(folded(lines, expanded, edge, limit)), end)
+
+
+def render_running(line: str, tail: str, bytes_out: int) -> RenderableType:
+    """A running call's line with the last lines of what it printed so far (a `tool_update`
+    tail: a carriage return starts its line over, as a terminal shows it)."""
+    call = Text(f"… {line}", style="yellow")
+    lines = [row.rsplit("\r", 1)[-1] for row in tail.split("\n")]
+    if bytes_out > len(tail.encode()) and len(lines) > 1:
+        lines = lines[1:]  # its first line is cut
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        return call
+    shown = "\n".join(f"  {inert(row)[:300]}" for row in lines[-LIVE:])
+    return Group(call, Text(shown, style="dim"))

@@ -19,6 +19,7 @@ def send(app: SmithApp, text: str, mode: str = "prompt", images: Sequence[Image]
     """Run `/command`s; send the rest as a prompt, or while the agent works as a steer or
     a follow-up (`mode`; "prompt" queues a follow-up then). A message the runtime refuses
     (images for a model without image input) is told, and put back in the editor."""
+    app.transcript.latest()  # what it does (a command's notice too) is shown at the bottom
     if text.startswith("/") and len(text) > 1 and not text.startswith("//"):
         name, _, arg = text[1:].partition(" ")
         app.run_command(name, arg.strip())
@@ -27,7 +28,6 @@ def send(app: SmithApp, text: str, mode: str = "prompt", images: Sequence[Image]
         text = text[1:]  # a message that starts with a slash
     if app.runtime is None:
         return  # switching sessions: a moment
-    app.transcript.latest()
     if text.startswith("!"):  # the user's own command: `!cmd` tells the model, `!!cmd` not
         from smith.runtime.ops import Shell
 
