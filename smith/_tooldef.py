@@ -352,7 +352,7 @@ def _union(nodes: list[_Node]) -> _Node:
 
     @functools.cache
     def validators() -> list[typing.Any]:
-        import jsonschema  # loaded already: the runtime validated the arguments with it
+        import jsonschema  # only for a union with a conversion (validation imports none)
 
         return [jsonschema.Draft202012Validator(s) for s, _ in nodes]
 

@@ -19,8 +19,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    import jsonschema
-
 __all__ = ["JournalError", "Outcome", "run_tool", "validate"]
 
 
@@ -62,20 +60,16 @@ def _unencodable(value: object, where: str = "") -> list[str]:
 
 
 @functools.cache
-def _validator(spec: ToolSpec) -> jsonschema.Draft202012Validator:
-    import jsonschema
+def _validator(spec: ToolSpec) -> Callable[[object], list[str]]:
+    # jsonschema's messages; jsonschema itself only for schemas past a few keywords
+    from smith.effects._validate import compiled
 
-    return jsonschema.Draft202012Validator(spec.parameters)
+    return compiled(spec.parameters)
 
 
 def validate(spec: ToolSpec, args: object) -> list[str]:
     """Readable problems with `args` for `spec`, or []."""
-    validator = _validator(spec)
-    problems = _unencodable(args)
-    for error in sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path)):
-        where = "/".join(str(p) for p in error.absolute_path)
-        problems.append(f"{where}: {error.message}" if where else error.message)
-    return problems
+    return _unencodable(args) + _validator(spec)(args)
 
 
 def run_tool(
