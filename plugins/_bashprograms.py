@@ -483,6 +483,65 @@ def _any_word(reach: Reach, name: str, args: list[Word]) -> None:
                      "model", shapes)  # fmt: skip
 
 
+def _options_run(reach: Reach, name: str, args: list[Word], long: tuple[str, ...],
+                 short: str = "") -> None:  # fmt: skip
+    """Options whose value is a program or code (`npm --script-shell=...`, `go test
+    -exec`): long ones (`--` or, for go, `-`) also as the unambiguous abbreviations their
+    parsers take; `short`: letters of such short options."""
+    for w in args:
+        t = w.text
+        if not w.static and w.could_start_with_dash():
+            reach.unseen(f"an argument of {name}, {w.shown()}, cannot be known before it runs "
+                         "and could be an option that runs a command")  # fmt: skip
+            continue
+        key = t.lstrip("-").partition("=")[0]
+        dashed = t.startswith("--") or (name == "go" and t.startswith("-"))
+        if dashed and len(key) >= 2 and any(k.startswith(key) for k in long):
+            reach.unseen(f"{name} {t.partition('=')[0]} names a program or code it runs, "
+                         "which no rule can see into")  # fmt: skip
+        elif short and t.startswith("-") and not t.startswith("--") and set(t[1:]) & set(short):
+            reach.unseen(f"{name} {t} names a command it runs, which no rule can see into")
+
+
+# Subcommands that run a command given after them (`uv run CMD`, `npm exec CMD`): any
+# word of the call could be that command's program.
+_RUNNERS = {
+    "npm": ("exec", "x", "explore", "create", "init", "innit"),
+    "uv": ("run", "tool"), "poetry": ("run", "shell"), "pipenv": ("run", "shell"),
+    "pdm": ("run",), "hatch": ("run", "shell"), "rye": ("run",), "bundle": ("exec",),
+    "conda": ("run",), "mamba": ("run",), "micromamba": ("run",), "mise": ("exec", "x"),
+    "asdf": ("exec",), "direnv": ("exec",), "devbox": ("run", "shell"),
+    "nix": ("run", "shell", "develop"), "flatpak": ("run",), "snap": ("run",),
+    "dotnet": ("exec",), "go": (), "cargo": (), "make": (),
+}  # fmt: skip
+# Options whose value is a program or code.
+_NPM_PROGRAMS = ("script-shell", "shell", "browser", "editor", "viewer", "git", "node-options",
+                 "call", "node-gyp")  # fmt: skip
+
+
+def _runner(reach: Reach, name: str, args: list[Word]) -> None:
+    """A package or build tool whose subcommands run what their files say (`npm test`,
+    `cargo test`, `go test`, `make test`: not looked into, as `make` is not), but some
+    of which run a command given to them (`uv run`, `npm exec`) or have options that do
+    (`npm --script-shell`, `go test -exec`, `cargo --config target.x.runner=...`,
+    `make --eval`, `make CC='sh -c ...'`)."""
+    if any(w.static and w.text in _RUNNERS[name] for w in args):
+        _any_word(reach, name, args)
+        return
+    if name == "npm":
+        _options_run(reach, name, args, _NPM_PROGRAMS, "c")
+    elif name == "go":
+        _options_run(reach, name, args, ("exec", "toolexec", "vettool"))
+        if args[:1] and args[0].text == "env" and any(w.text.startswith("-w") for w in args):
+            reach.unseen("go env -w sets what later go commands run with (GOFLAGS)")
+    elif name == "cargo":
+        _options_run(reach, name, args, ("config",), "")
+    elif name == "make":
+        _options_run(reach, name, args, ("eval",), "E")
+        if any(not w.text.startswith("-") and "=" in w.text for w in args if w.static):
+            reach.unseen("make's variable assignments can change the commands its rules run")
+
+
 HANDLERS: dict[str, Handler] = {
     "env": _env, "xargs": _xargs, "eval": _eval, "trap": _eval, "alias": _alias,
     "source": _source, ".": _source,
@@ -509,12 +568,15 @@ HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(("bwrap", "firejail", "systemd-run", "strace", "ltrace", "valgrind", "perf",
                      "parallel", "npx", "pnpx", "bunx", "uvx", "pipx", "pkexec", "sg",
                      "proot", "torsocks", "proxychains", "expect", "dbus-run-session",
-                     "xvfb-run", "nix-shell", "with-contenv", "entr", "inotifywait"), _any_word),
+                     "xvfb-run", "nix-shell", "with-contenv", "entr", "inotifywait", "pnpm",
+                     "yarn"), _any_word),
+    **dict.fromkeys(_RUNNERS, _runner),
 }  # fmt: skip
-# Programs whose own options or arguments can run a command (git -c, find -exec, tar
-# --to-command): a prefix approval of one stops before its options, and allows no call in
-# which those options run something.
-RUNS_BY_OPTION = frozenset({"git", "find", "fd", "tar", "rsync", "scp", "zip", "sort", "man"})
+# Programs whose own options, arguments or subcommands can run a command (git -c, find
+# -exec, tar --to-command, npm exec, uv run, go test -exec): a prefix approval of one
+# stops before its options, and allows no call in which they run something.
+RUNS_BY_OPTION = frozenset({"git", "find", "fd", "tar", "rsync", "scp", "zip", "sort", "man",
+                            *_RUNNERS})  # fmt: skip
 # Programs that run what follows them, or code: no prefix approval is offered for them.
 RUNS_ANYTHING = (frozenset(HANDLERS) - RUNS_BY_OPTION) | {
     "docker", "podman", "kubectl", "nerdctl", "mosh", "sshpass", "ssh"}  # fmt: skip

@@ -28,10 +28,24 @@ allowing `git status` never allows `git status; curl ...`, nor `git` allow `git 
 alias.x='!sh' x`. The sandbox stays the boundary: a program that runs others from a file
 (`make`, `python x.py`) is not looked into.
 
+A prefix approval may start with an interpreter only where it names a module that runs
+what it says over files (`python3 -m pytest`, PYTHON_MODULES): never code given inline
+(`python3 -c`), never a module that runs code or commands it is handed (`-m timeit`,
+`-m cProfile`, `-m pdb`), and never `-m pip`, whose install runs the build code of
+whatever it fetches. A script (`python3 manage.py`) is not offered: it may take code
+(`manage.py shell -c`). Programs whose subcommands or options run other commands (`npm
+exec`, `uv run`, `go test -exec`, `cargo --config`, `make --eval` or `make CC=...`) are
+known to the rules (plugins/_bashprograms.py), so `npm test` is offered and covers no
+call that runs something else.
+
 Asking is a UI question (smith.ui): the app's overlay, RPC's `ui.ask`; eval and MCP
-refuse it, so the call is denied with a reason that names the flag to change. Each
-question and its answer is recorded in the session (entry kind `question`), so replay
-shows every decision.
+refuse it, so the call is denied. The question carries what it is about (its `detail`):
+the diff an edit or write would make, computed by the tool's own code without making it
+(RuntimeView.preview), or the whole command. Escape in the app interrupts: the call is
+denied and the turn ends (Reply.interrupt, DenyCall.interrupt). What the model is told of
+a denial speaks to it: what was denied and what it may do instead. Each question and its
+answer is recorded in the session (entry kind `question`), so replay shows every
+decision.
 """
 
 from __future__ import annotations
@@ -40,15 +54,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from smith.sdk import DenyCall, Plugin, RuntimeView
-from smith.ui import Notify, Question, Reply
+from smith.ui import Detail, Notify, Question, Reply
 
 from ._bashprograms import RUNS_ANYTHING, RUNS_BY_OPTION, program
 from ._bashrules import allows, analyse, denial
 
 MUTATING = ("bash", "write", "edit")
 
-SHOWN = 400  # characters of a command shown in the question
+SHOWN = 400  # characters of a command shown in the question's text (its detail has all)
+NAMED = 120  # characters of a command named in what the model is told of a denial
 PREFIX_WORDS = 2  # at most, of a command's first words an approval covers (`git status`)
+# Modules `python3 -m` may name in a prefix approval: tools over files, none of which runs
+# code or a command given in its arguments (see the module's docstring).
+PYTHON_MODULES = frozenset({"pytest", "unittest", "venv", "py_compile", "compileall",
+                            "json.tool", "black", "isort", "ruff", "flake8", "build"})  # fmt: skip
 
 # What the user approved for the rest of a session (session id -> rules), and always (in
 # the user's approval.allow too, which this process read before it was added).
@@ -96,19 +115,37 @@ def _rules(value: object) -> list[str]:
 
 def _described(name: str, arguments: Mapping[str, Any]) -> str:
     if name == "bash":
-        command = str(arguments.get("command", ""))
+        command = _command(arguments)
         shown = command if len(command) <= SHOWN else command[:SHOWN] + "…"
         return f"run this command:\n\n  {shown}"
     path = arguments.get("path", "?")
     return f"{'write' if name == 'write' else 'edit'} the file {path}"
 
 
+def _what(name: str, arguments: Mapping[str, Any]) -> str:
+    """The call as the model is told of it: `edit of src/app.py`, `command `make``."""
+    if name == "bash":
+        command = " ".join(_command(arguments).split())
+        return f"command `{command if len(command) <= NAMED else command[:NAMED] + '…'}`"
+    return f"{name} of {arguments.get('path', '?')}"
+
+
+def detail(name: str, arguments: Mapping[str, Any], view: RuntimeView | None = None
+           ) -> Detail | None:  # fmt: skip
+    """What the question shows of the call: the whole command, or the diff the edit or
+    write would make (the tool's own preview, nothing changed), or why it would fail."""
+    if name == "bash":
+        return Detail("command", _command(arguments))
+    return view.preview(name, arguments) if view is not None else None
+
+
 def decide(settings: Mapping[str, object], session: str, name: str,
-           arguments: Mapping[str, Any], tools: Sequence[str] = ()
+           arguments: Mapping[str, Any], tools: Sequence[str] = (),
+           shown: Callable[[], Detail | None] = lambda: None,
            ) -> DenyCall | Question | None:  # fmt: skip
     """What approval makes of this call: denied now (DenyCall), allowed (None), or the
-    question to ask the user first (then `answered`). `tools`: the active tools' names,
-    which no prefix approval may become."""
+    question to ask the user first (then `answered`), with what `shown` gives as its
+    detail. `tools`: the active tools' names."""
     why = denied(_rules(settings.get("approval.deny")), name, arguments)
     if why is not None:
         return DenyCall(why)
@@ -117,29 +154,31 @@ def decide(settings: Mapping[str, object], session: str, name: str,
     approved = [*_rules(settings.get("approval.allow")), *_ALWAYS, *_APPROVED.get(session, ())]
     if first_match(approved, name, arguments, deny=False) is not None:
         return None
-    choices = [("once", "Approve once"), ("session", f"Approve every {name} call for this session")]
+    choices = [("once", "Approve once"), ("session", f"Approve every {name} call this session")]
     first = prefix(arguments, tools) if name == "bash" else ""
     if first:
-        choices += [("prefix", f"Approve commands starting `{first}` for this session"),
+        choices += [("prefix", f"Approve commands starting `{first}` this session"),
                     ("always", f"Approve commands starting `{first}` always "
-                               "(added to approval.allow in your configuration)")]  # fmt: skip
-    choices.append(("deny", "Deny (you may say why)"))
-    return Question(f"smith wants to {_described(name, arguments)}", choices, reasons=("deny",))
+                               "(kept in approval.allow)")]  # fmt: skip
+    choices.append(("deny", "Deny, and say why (optional)"))
+    return Question(f"smith wants to {_described(name, arguments)}", choices, reasons=("deny",),
+                    detail=shown())  # fmt: skip
 
 
 def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     """The first words of a simple command that an approval of its prefix covers: up to
     PREFIX_WORDS, before any option, path or assignment (`git status -s` -> `git status`,
-    `date -u` -> `date`). Empty, so nothing is offered, where the rule would not cover
-    this very command (a compound one, or one that runs more than its first words), for a
-    program that runs whatever follows it or code (a wrapper, shell or interpreter, by
-    what it is: `sudo`, `python3.12`, `busybox`, `sed`: RUNS_ANYTHING), for a program
-    whose options can run commands when an option comes first (`git -c ...`, `tar -x
-    --to-command=...`: RUNS_BY_OPTION; `git status` is offered), and where the words
-    would name a tool (`write --help` -> `write`: a built-in's name or one of `tools`): a
-    rule that is a tool's name allows every call of that tool."""
-    from smith.effects import builtin_tools
-
+    `ls -la` -> `ls`), or `python3 -m MODULE` for a module of PYTHON_MODULES. Empty, so
+    nothing is offered, where the rule would not cover this very command (a compound
+    one, or one that runs more than its first words), for a program that runs whatever
+    follows it or code (a wrapper, shell or interpreter, by what it is: `sudo`,
+    `python3.12 -c`, `busybox`, `sed`: RUNS_ANYTHING), for a program whose options or
+    subcommands can run commands when an option comes first (`git -c ...`, `npm
+    --script-shell=...`: RUNS_BY_OPTION; `git status` and `npm test` are offered), and
+    where the rule would be the name of a tool approval asks about (`bash --version` ->
+    `bash`, `write`, `edit`): such a rule allows every call of that tool. `tools` (the
+    active tools) is taken for compatibility: a rule naming a tool that never asks
+    (`ls`, `find`) allows nothing that asked."""
     analysis = analyse(_command(arguments))
     words = analysis.simple or ()
     first: list[str] = []
@@ -150,14 +189,26 @@ def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
         if not text.isprintable():
             break
         first.append(text)
+    if first and program(first[0]) == "python" and len(words) > 2:
+        first = _module(words[:3])
+        rule = " ".join(first)
+        return rule if first and allows(rule, analysis) else ""
     if not first or program(first[0]) in RUNS_ANYTHING:
         return ""
     if program(first[0]) in RUNS_BY_OPTION and len(first) == 1 and len(words) > 1:
         return ""
     rule = " ".join(first)
-    if rule in builtin_tools() or rule in tools or not allows(rule, analysis):
+    if rule in MUTATING or not allows(rule, analysis):
         return ""
     return rule
+
+
+def _module(words: Sequence[Any]) -> list[str]:
+    """`python3 -m pytest` as words, for a module of PYTHON_MODULES; else none."""
+    texts = [w.text for w in words]
+    if not all(w.static for w in words) or texts[1] != "-m" or texts[2] not in PYTHON_MODULES:
+        return []
+    return texts
 
 
 def answered(
@@ -171,15 +222,19 @@ def answered(
     """The call after the user's answer: denied (with the user's reason), or allowed, and
     remembered for the session or always (kept in approval.allow by `keep`) when they
     said so; a Notify says where an "always" was kept, or why it could not be."""
+    what = _what(name, arguments)
+    if reply.interrupt:
+        return DenyCall(f"they pressed Escape at the approval of this {what}", interrupt=True)
     if not reply.answered:
         return DenyCall(
-            f"approval is untrusted, so this {name} call needs the user's approval, and "
-            f"none came ({reply.refused}). To let such calls run without asking, pass "
-            f"--approval never (or on-failure), or allow them with --approval-allow {name}"
+            f"this {what} needs the user's approval first, and none could be had "
+            f"({reply.refused}). Do not retry it; do what you can without it, and tell the "
+            "user what you need to run and why, so they can allow it"
         )
     if reply.choice == "deny":
-        why = f": {reply.note}" if reply.note else " (no reason given)"
-        return DenyCall(f"the user denied this {name} call{why}")
+        why = f": {reply.note}" if reply.note else " (they gave no reason)"
+        return DenyCall(f"the user denied this {what}{why}. Do not retry it; ask the user, "
+                        "or take another approach")  # fmt: skip
     if reply.choice == "session":
         _APPROVED.setdefault(session, set()).add(name)
     elif reply.choice in ("prefix", "always") and (first := prefix(arguments, tools)):
@@ -201,14 +256,26 @@ def _kept(rule: str, keep: Callable[[str, str], str] | None) -> Notify:
     return Notify(f"commands starting `{rule}` now run without asking (approval.allow, {where})")
 
 
-async def review(event: dict[str, Any], view: RuntimeView) -> DenyCall | Notify | None:
+# For the user, where nobody could be asked (eval, MCP, a timeout): how such calls run.
+UNASKED = ("a {name} call was denied: approval is untrusted and nobody could approve it "
+           "here. To let such calls run without asking, pass --approval never (or "
+           "on-failure), or allow them with --approval-allow {name}")  # fmt: skip
+
+
+async def review(event: dict[str, Any], view: RuntimeView
+                 ) -> DenyCall | Notify | list[DenyCall | Notify] | None:  # fmt: skip
     """The tool_call hook: a call of a turn."""
     name, arguments = str(event["name"]), event.get("arguments") or {}
     tools = view.tool_names
-    verdict = decide(view.settings, view.session_id, name, arguments, tools)
+    verdict = decide(view.settings, view.session_id, name, arguments, tools,
+                     lambda: detail(name, arguments, view))  # fmt: skip
     if isinstance(verdict, Question):
         reply = await view.ask(verdict)
-        return answered(reply, view.session_id, name, arguments, view.remember, tools)
+        outcome = answered(reply, view.session_id, name, arguments, view.remember, tools)
+        if isinstance(outcome, DenyCall) and not reply.answered and not reply.interrupt:
+            # Nobody could be asked: the user learns how to let such calls run, not the model.
+            return [outcome, Notify(UNASKED.format(name=name), "warning")]
+        return outcome
     return verdict
 
 

@@ -75,10 +75,13 @@ def test_untrusted_refuses_in_eval_with_the_flag_to_change_it(
     assert r.code == 0, r.err
     (end,) = _ends(r.out)
     assert end["is_error"] and not (project / "w.txt").exists()
-    text = end["result"]["text"]
-    assert "approval is untrusted" in text and "--approval never" in text
-    assert "--approval-allow write" in text
+    text = end["result"]["text"]  # speaks to the model: what, and what it may do instead
+    assert "this write of w.txt needs the user's approval first" in text
+    assert "Do not retry it" in text and "--approval" not in text
     assert "approval: asked" in r.err  # the refused question, on stderr
+    # The user, not the model, is told the flags that let such calls run.
+    (notice,) = [e for e in map(json.loads, r.out.splitlines()) if e.get("type") == "ui"]
+    assert "--approval never" in notice["text"] and "--approval-allow write" in notice["text"]
 
     r = smith("eval", "--json", "--approval", "never", "--model", model, "go", cwd=project)
     assert not _ends(r.out)[0]["is_error"] and (project / "w.txt").exists()
@@ -130,7 +133,8 @@ def test_over_rpc_the_client_approves_once_for_the_session_or_denies(senv: Smith
     ]  # fmt: skip
     ends = [e for e in rpc.events if e["type"] == "tool_end"]
     assert ends[1]["result"]["text"].endswith(
-        "the user denied this write call: use the edit tool instead"
+        "the user denied this write of denied.txt: use the edit tool instead. Do not retry "
+        "it; ask the user, or take another approach"
     )
     asked = _every_decision_is_recorded(senv, ["once", "deny", "session"])
     assert [q.get("note") for q in asked] == [None, "use the edit tool instead", None]
@@ -159,13 +163,13 @@ def _every_decision_is_recorded(senv: SmithEnv, choices: list[str]) -> list[dict
     [
         ("git status --short", "git status"),
         ("date -u", "date"),
-        ("ls -la", ""),  # `ls` is a tool's name too
+        ("ls -la", "ls"),  # `ls` names a tool too, one approval never asks about
         ("make test", "make test"),
         ("pytest tests/test_x.py", "pytest"),
         ("FOO=1 make", ""),  # an assignment first: nothing a rule could match
         ("bash --version", ""),  # a tool's name: the rule would allow every bash call
         ("write --help", ""),
-        ("fmt -w x", ""),  # ... one of the active tools, too
+        ("fmt -w x", "fmt"),  # a plugin's tool's name: approval never asks about it
         ("sudo -n true", ""),  # runs what follows: approving it would approve all
         ("env X=1 ls", ""),
         ("python3 -c 'import os'", ""),
@@ -359,7 +363,7 @@ def test_through_mcp_untrusted_refuses_a_write_and_deny_rules_hold(senv: SmithEn
     write = seen["write"]
     assert write.is_error and not (project / "w.txt").exists()
     text = write.content[0].text
-    assert "plugin 'approval' denied it" in text and "--approval never" in text
+    assert "plugin 'approval' denied it" in text and "needs the user's approval" in text
     assert not seen["ls"].is_error  # reading asks nothing
     [session_id] = {write.structured_content["session"]}
     asked = [e.content for e in _records(senv, session_id) if e.kind == "question"]

@@ -374,9 +374,9 @@ def test_allowing_git_no_longer_lets_an_alias_run_a_command(
                       "--model", model, "go", cwd=project)  # fmt: skip
     assert r.code in (0, 1), r.err
     alias, colour = _ends(r.out)
-    assert alias["is_error"] and "approval is untrusted" in alias["result"]["text"]
+    assert alias["is_error"] and "needs the user's approval" in alias["result"]["text"]
     assert not (project / "pwned").exists()
-    assert "approval is untrusted" not in colour["result"]["text"]
+    assert "needs the user's approval" not in colour["result"]["text"]
 
 
 @pytest.mark.parametrize("command", ["git -c color.ui=never log", "python3.12 x.py"])

@@ -540,5 +540,8 @@ class _CallView:
     async def ask(self, question: Asked) -> Reply:
         return self._asker(question)
 
+    def preview(self, name: str, arguments: Mapping[str, object]) -> None:
+        return None  # nobody here answers questions, so none shows a change
+
     def remember(self, key: str, item: str) -> str:
         raise OSError("smith mcp keeps no settings: nobody here answers questions")

@@ -5,7 +5,10 @@ Every intent is shown as the event it stands for (an `event` notification; a plu
 notice, progress or status is the `ui` event). A question is a JSON-RPC request with
 method `ui.ask` and an id of the server's own (`smith-N`); the client answers it with
 `{"choice": KEY}` (with `"note": TEXT`, the user's reason, for a choice marked
-`"reason": true`) or `{"refused": REASON}` (an error response refuses it too). Without
+`"reason": true`), `{"refused": REASON}` (an error response refuses it too) or
+`{"interrupt": true}` (the user stopped the turn there: an approval's call is denied and
+the turn ends, smith.ui.Reply.interrupt). A question's `detail` (the change or command
+an approval is about) is in the request's params. Without
 an answer within the question's timeout (default `ASK_TIMEOUT`) it is refused; when the
 server stops waiting before an answer came (a timeout, an abort) it sends a `ui.cancel`
 notification with the request's id, and a late answer is ignored. docs/rpc.md.
@@ -18,14 +21,17 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from smith.ui import QUESTIONS, Capabilities, Intent, Reply, refused
+from smith.ui import QUESTIONS, Capabilities, Intent, Reply, interrupted, refused
 
 from ._protocol import SERVER_IDS, Response, notification
 
 log = logging.getLogger("smith.rpc")
 
 ASK_TIMEOUT = 300.0  # seconds a question waits for the client unless it sets its own
-SHAPE = 'the answer is not {"choice": KEY, "note": TEXT (optional)} or {"refused": REASON}'
+SHAPE = (
+    'the answer is not {"choice": KEY, "note": TEXT (optional)}, {"refused": REASON} '
+    'or {"interrupt": true}'
+)
 
 
 class RpcFrontend:
@@ -84,6 +90,8 @@ def _reply(response: Response) -> Reply:
         note = result.get("note", "")
         if isinstance(result.get("choice"), str) and isinstance(note, str):
             return Reply(result["choice"], frontend="rpc", note=note)
+        if result.get("interrupt") is True:
+            return interrupted("rpc")
         if isinstance(result.get("refused"), str):
             return refused(result["refused"], "rpc")
     return refused(SHAPE, "rpc")

@@ -39,6 +39,7 @@ __all__ = [
     "builtin_tools",
     "list_files",
     "lost_result",
+    "preview_change",
     "process_env",
     "prune_outputs",
     "read_file",
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from smith.effects._sandbox import Sandbox as Sandbox
     from smith.effects._sandbox import unavailable as sandbox_unavailable
     from smith.effects.tools import list_files as list_files
+    from smith.effects.tools import preview as preview_change
 
 
 _LAZY = {
@@ -63,7 +65,10 @@ _LAZY = {
     "Sandbox": "smith.effects._sandbox",
     "sandbox_unavailable": "smith.effects._sandbox",
     "list_files": "smith.effects.tools",
+    "preview_change": "smith.effects.tools",
     "process_env": "smith._spawn",
 }
 
-__getattr__ = lazy_exports(__name__, _LAZY, {"sandbox_unavailable": "unavailable"})
+__getattr__ = lazy_exports(
+    __name__, _LAZY, {"sandbox_unavailable": "unavailable", "preview_change": "preview"}
+)

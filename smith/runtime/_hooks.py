@@ -439,12 +439,22 @@ async def review_calls(
     from smith.runtime._steps import skip_tools
 
     reviewed = list(calls)
+    stopped = False
     try:
         for i, (call, spec) in enumerate(zip(calls, specs, strict=True)):
             if spec is not None:
-                reviewed[i], refused[i] = await _review(rt, call, spec)
+                reviewed[i], result = await _review(rt, call, spec)
+                refused[i] = result
+                if result is not None and result.pop("interrupt", False):
+                    # The user stopped the turn at this call (DenyCall.interrupt): the
+                    # turn ends as an abort ends it, this call's result saying why.
+                    stopped = True
+                    rt.abort()
+                    await asyncio.sleep(0)  # where the abort's cancellation arrives
+                    rt.check_abort()
     except asyncio.CancelledError:
-        skip_tools(rt, calls, "aborted before it ran")
+        why = "the user interrupted before it ran" if stopped else "aborted before it ran"
+        skip_tools(rt, calls, why, refused if stopped else ())
         raise
     return reviewed, refused
 
@@ -459,6 +469,12 @@ async def _review(rt: LoopContext, call: Call, spec: ToolSpec) -> tuple[Call, Re
     deny = next(((p, a) for p, a in actions if isinstance(a, DenyCall)), None)
     if deny is not None:
         plugin, reason = deny[0], str(rt.secrets.redact(deny[1].reason))
+        if deny[1].interrupt:
+            text = (
+                f"the {name} call did not run: the user interrupted ({reason}), and the turn "
+                "ended there. Do not retry it; wait for the user's next message."
+            )
+            return call, {**_refused(text, plugin, reason), "interrupt": True}
         text = f"the {name} call did not run: plugin '{plugin}' denied it: {reason}"
         return call, _refused(text, plugin, reason)
     rewrites = _distinct([(p, a) for p, a in actions if isinstance(a, RewriteArguments)])

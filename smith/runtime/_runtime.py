@@ -590,7 +590,7 @@ class Runtime:
         with that plugin's own settings; its `ask` asks on behalf of `plugin`, pausing
         `gate` (its deadline) meanwhile."""
         from smith.runtime._intents import HandlerAsker
-        from smith.runtime._view import Keeper, View
+        from smith.runtime._view import Keeper, View, previewer
 
         name = plugin.name if plugin is not None else ""
         settings = MappingProxyType(
@@ -599,7 +599,8 @@ class Runtime:
         owned = frozenset(plugin.settings) if plugin is not None else frozenset()
         return View(self.generation, self.model, self.thinking, self.system_prompt,
                     self.tool_names, self.turn, settings, self.session.id,
-                    HandlerAsker(self, name, gate), Keeper(name, owned, self.remember))  # fmt: skip
+                    HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
+                    previewer(self))  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

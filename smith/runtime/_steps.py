@@ -205,10 +205,14 @@ async def stream_assistant(rt: LoopContext) -> tuple[dict[str, Any], End]:
 # -- tools -----------------------------------------------------------------------------
 
 
-def skip_tools(rt: LoopContext, calls: list[dict[str, Any]], why: str) -> None:
+def skip_tools(rt: LoopContext, calls: list[dict[str, Any]], why: str,
+               results: Sequence[dict[str, Any] | None] = ()) -> None:  # fmt: skip
     """Record each call as not run (calls and results stay paired), e.g. the calls of a
-    response that failed before it was complete: what else it meant to do is unknown."""
-    _record_results(rt, [(c, _not_run(c, why)) for c in calls])
+    response that failed before it was complete: what else it meant to do is unknown.
+    `results`: a call's own result where it has one (a denial), in call order."""
+    given = list(results) + [None] * (len(calls) - len(results))
+    _record_results(rt, [(c, r if r is not None else _not_run(c, why))
+                         for c, r in zip(calls, given, strict=True)])  # fmt: skip
 
 
 def _not_run(call: dict[str, Any], why: str) -> dict[str, Any]:

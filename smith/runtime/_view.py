@@ -10,20 +10,25 @@ ask the user, and its way to keep an item of a setting it owns (Runtime.view).""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
     from smith.runtime._runtime import Runtime
-    from smith.ui import Asked, Reply
+    from smith.ui import Asked, Detail, Reply
+
+log = logging.getLogger("smith.runtime")
 
 
 def status(rt: Runtime) -> dict[str, Any]:
     """`rt.state()` (busy, session id, model, thinking, generation, tools, queue, cost);
     what reading the session had to leave out (`damage`, or None); context use (estimated
-    tokens of what the next request sends, from the records with nothing decoded, the
-    limit compaction uses, whether the messages are held decoded); live memory of the
+    tokens of what the next request sends, from the records with nothing decoded, and
+    of the system prompt and tool definitions as `/context` counts them, the limit
+    compaction uses, whether the messages are held decoded); live memory of the
     session's and turn's scopes (None unless memory accounting is on); the working
     directory tools and `@path`s resolve against (`cwd`); what images the current model
     takes (`images`: `accepted`, and `max_bytes`, images.max-bytes); and the names of the
@@ -37,6 +42,7 @@ def status(rt: Runtime) -> dict[str, Any]:
         "damage": rt.session.damage,
         "context": {
             "tokens": rt.context_cache.tokens(rt.session),
+            "system": system_tokens(rt),
             "limit": context_limit(rt),
             "decoded": rt.context_cache.built,  # its messages are held decoded
         },
@@ -48,6 +54,25 @@ def status(rt: Runtime) -> dict[str, Any]:
         },
         "plugins": [p.name for p in rt.plugins],
     }
+
+
+_SYSTEM: WeakKeyDictionary[Runtime, tuple[object, int]] = WeakKeyDictionary()
+
+
+def system_tokens(rt: Runtime) -> int:
+    """The estimated tokens of what every request sends besides the conversation: the
+    system prompt and the tool definitions, counted as `/context` and `smith context`
+    count them (once per generation)."""
+    gen = rt.current
+    cached = _SYSTEM.get(rt)
+    if cached is not None and cached[0] is gen:
+        return cached[1]
+    from smith.runtime._project import context_parts, generation_parts
+
+    system = generation_parts(rt.prompt_parts, gen.system_prompt)
+    tokens = sum(p.tokens for p in context_parts(system, gen.tools, [], None, secrets=rt.secrets))
+    _SYSTEM[rt] = (gen, tokens)
+    return tokens
 
 
 @dataclass(frozen=True)
@@ -62,9 +87,15 @@ class View:
     session_id: str
     asker: Callable[[Asked], Awaitable[Reply]] = field(repr=False, compare=False)
     keeper: Keeper = field(repr=False, compare=False)
+    previewer: Callable[[str, Mapping[str, object]], Detail | None] = field(
+        default=lambda name, arguments: None, repr=False, compare=False
+    )
 
     async def ask(self, question: Asked) -> Reply:
         return await self.asker(question)
+
+    def preview(self, name: str, arguments: Mapping[str, object]) -> Detail | None:
+        return self.previewer(name, arguments)
 
     def remember(self, key: str, item: str) -> str:
         return self.keeper(key, item)
@@ -85,3 +116,26 @@ class Keeper:
         if self.remember is None:
             raise OSError("this runtime has no user configuration file to keep settings in")
         return self.remember(key, item)
+
+
+def previewer(rt: Runtime) -> Callable[[str, Mapping[str, object]], Detail | None]:
+    """RuntimeView.preview: the change a call of an active built-in file tool would make,
+    from the tool's own code in a context of this runtime's, changing nothing."""
+
+    def preview(name: str, arguments: Mapping[str, object]) -> Detail | None:
+        from smith.effects import ToolError, preview_change
+        from smith.ui import Detail
+
+        if name not in rt.tool_names:
+            return None
+        try:
+            return Detail("diff", preview_change(name, rt.context.for_call(), dict(arguments)))
+        except KeyError:  # a tool without a preview, or arguments without a path
+            return None
+        except ToolError as exc:
+            return Detail("text", f"this {name} call would fail: {exc.message}")
+        except Exception:  # a preview is an aid: the question is asked without it
+            log.exception("no preview of a %s call", name)
+            return None
+
+    return preview

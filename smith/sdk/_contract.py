@@ -89,7 +89,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from smith.ui import Asked, Reply, Shown
+from smith.ui import Asked, Detail, Reply, Shown
 
 if TYPE_CHECKING:
     from smith.config import Option
@@ -224,9 +224,13 @@ class Allow:
 class DenyCall:
     """tool_call: do not run the call; the model gets an error result with `reason` and
     the plugin's name, and the session records the call as not applied. The first deny
-    in plugin order wins over every allow and rewrite."""
+    in plugin order wins over every allow and rewrite. `interrupt`: the user stopped the
+    turn here (Escape on its approval, `Reply.interrupt`): the result tells the model the
+    user interrupted, the other calls of the batch do not run, and the turn ends as an
+    abort ends it (no further request to the model)."""
 
     reason: str
+    interrupt: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +302,12 @@ class RuntimeView(Protocol):
     # Ask the user (the plugin is named as the asker); the answer or a refusal. The
     # handler's deadline is paused while it waits.
     async def ask(self, question: Asked) -> Reply: ...
+
+    def preview(self, name: str, arguments: Mapping[str, object]) -> Detail | None:
+        """What a call of the built-in tool `name` would change, changing nothing: the
+        "diff" of an edit or write (computed by the tool's own code), or "text" saying
+        why the tool would refuse it; None for a tool that has no preview."""
+        ...
 
     def remember(self, key: str, item: str) -> str:
         """Keep `item` in the list setting `key` (one of smith's settings the plugin owns,

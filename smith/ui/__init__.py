@@ -29,6 +29,8 @@ from smith.ui._frontend import (
 )
 from smith.ui._kinds import (
     CONFIRM_CHOICES,
+    DETAIL_MAX,
+    INTERRUPTED,
     KINDS,
     KINDS_TABLE,
     NOTE_MAX,
@@ -38,6 +40,7 @@ from smith.ui._kinds import (
     UNSUPPORTED,
     Asked,
     Confirm,
+    Detail,
     Intent,
     Kind,
     Notify,
@@ -50,6 +53,7 @@ from smith.ui._kinds import (
     answer_event,
     answer_record,
     intent_for,
+    interrupted,
     question_intent,
     refused,
     shown_intent,
@@ -57,6 +61,8 @@ from smith.ui._kinds import (
 
 __all__ = [
     "CONFIRM_CHOICES",
+    "DETAIL_MAX",
+    "INTERRUPTED",
     "KINDS",
     "KINDS_TABLE",
     "NOTE_MAX",
@@ -69,6 +75,7 @@ __all__ = [
     "Capabilities",
     "Confirm",
     "Delivered",
+    "Detail",
     "Frontend",
     "Intent",
     "Kind",
@@ -86,6 +93,7 @@ __all__ = [
     "ask",
     "deliver",
     "intent_for",
+    "interrupted",
     "question_intent",
     "refused",
     "show",

@@ -95,7 +95,8 @@ async def ask(frontend: Frontend | None, intent: Intent) -> Reply:
                        reply.frontend or frontend.name)  # fmt: skip
     takes = any(c["key"] == reply.choice and c.get("reason") for c in choices)
     return Reply(reply.choice, reply.refused, reply.frontend or frontend.name,
-                 _note(reply.note) if takes and reply.refused is None else "")  # fmt: skip
+                 _note(reply.note) if takes and reply.refused is None else "",
+                 reply.refused is not None and reply.interrupt)  # fmt: skip
 
 
 def _note(text: object) -> str:

@@ -110,6 +110,35 @@ SHOWN_TYPES = (Notify, Progress, Status)
 
 
 NOTE_MAX = 500  # characters of a reason the user gives with an answer (Reply.note)
+DETAIL_MAX = 32 * 1024  # characters of a question's detail carried and recorded
+DETAIL_KINDS = ("diff", "command", "text")
+
+
+@dataclass(frozen=True, slots=True)
+class Detail:
+    """What a question is about, to show with it: `kind` "diff" (a unified diff: the
+    change an approval would let a call make), "command" (a whole command line) or
+    "text" (anything else, e.g. why the call would fail). Bounded: past DETAIL_MAX
+    characters it is cut at a line and says how much was left out (`cut`)."""
+
+    kind: str
+    text: str
+    cut: int = 0  # characters left out
+
+    def __post_init__(self) -> None:
+        if self.kind not in DETAIL_KINDS:
+            raise ValueError(f"a question's detail is one of {', '.join(DETAIL_KINDS)}, "
+                             f"not {self.kind!r}")  # fmt: skip
+        text = str(self.text)
+        if len(text) > DETAIL_MAX:
+            kept = text[:DETAIL_MAX]
+            kept = kept[: kept.rfind("\n") + 1] or kept
+            object.__setattr__(self, "cut", self.cut + len(text) - len(kept))
+            text = kept
+        object.__setattr__(self, "text", text)
+
+    def fields(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text, **({"cut": self.cut} if self.cut else {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,12 +146,14 @@ class Question:
     """A question with choices: (key, label) pairs; the answer is a key. `reasons`: the
     keys of the choices the user may give a reason with (a line of text, `Reply.note`:
     "deny, because ..."). `timeout` (seconds): refused when nobody answered by then
-    (None: the frontend's own bound)."""
+    (None: the frontend's own bound). `detail`: what the question is about, shown with it
+    (the diff an approval would let a call make, the whole command)."""
 
     text: str
     choices: Sequence[tuple[str, str]]
     timeout: float | None = None
     reasons: Sequence[str] = ()
+    detail: Detail | None = None
 
     kind = "request_choice"
 
@@ -148,6 +179,7 @@ class Confirm:
 
     kind = "request_confirm"
     reasons: ClassVar[tuple[str, ...]] = ()  # a yes or a no takes no reason
+    detail: ClassVar[Detail | None] = None
 
     @property
     def choices(self) -> tuple[tuple[str, str], ...]:
@@ -162,12 +194,15 @@ class Reply:
     """How a question ended: answered with a `choice` (a key), or `refused` with the
     reason nobody answered (the frontend cannot ask, a timeout, an abort, the user
     dismissed it). `frontend` names who answered or refused; `note` is the reason the
-    user gave with a choice that takes one (Question.reasons), else empty."""
+    user gave with a choice that takes one (Question.reasons), else empty. `interrupt`:
+    a refusal by which the user also stopped the work that asked (Escape on an approval:
+    the call is denied and the turn ends, as an abort ends it)."""
 
     choice: str | None = None
     refused: str | None = None
     frontend: str = ""
     note: str = ""
+    interrupt: bool = False
 
     @property
     def answered(self) -> bool:
@@ -182,6 +217,14 @@ def refused(reason: str, frontend: str = "") -> Reply:
     return Reply(None, reason, frontend)
 
 
+INTERRUPTED = "the user interrupted"
+
+
+def interrupted(frontend: str = "") -> Reply:
+    """The user stopped the work that asked (Reply.interrupt)."""
+    return Reply(None, INTERRUPTED, frontend, interrupt=True)
+
+
 # -- intents from producers' values, and their events and records ---------------------------
 
 
@@ -192,7 +235,7 @@ def shown_intent(value: Shown, *, origin: str) -> Intent:
 
 
 def question_intent(value: Asked, *, origin: str, ask_id: str) -> Intent:
-    data = {
+    data: dict[str, Any] = {
         "ask_id": ask_id,
         "origin": origin,
         "text": value.text,
@@ -202,6 +245,8 @@ def question_intent(value: Asked, *, origin: str, ask_id: str) -> Intent:
         ],
         "timeout": value.timeout,
     }
+    if value.detail is not None:
+        data["detail"] = value.detail.fields()
     return Intent(value.kind, data)
 
 
@@ -218,6 +263,8 @@ def answer_record(intent: Intent, reply: Reply) -> dict[str, Any]:
         "refused": reply.refused,
         "frontend": reply.frontend,
         **({"note": reply.note} if reply.note else {}),
+        **({"interrupt": True} if reply.interrupt else {}),
+        **({"detail": data["detail"]} if data.get("detail") else {}),
     }
 
 
@@ -228,8 +275,9 @@ def answer_event(record: Mapping[str, Any]) -> dict[str, Any]:
         note = {"note": record["note"]} if record.get("note") else {}
         return {"type": "intent_answered", **common, "choice": record.get("choice"),
                 "frontend": record.get("frontend"), **note}  # fmt: skip
+    interrupt = {"interrupt": True} if record.get("interrupt") else {}
     return {"type": "intent_refused", **common, "frontend": record.get("frontend"),
-            "reason": record.get("refused")}  # fmt: skip
+            "reason": record.get("refused"), **interrupt}  # fmt: skip
 
 
 # -- runtime events -> intents ---------------------------------------------------------------

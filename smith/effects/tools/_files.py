@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 
 from smith._readfile import FileRefused, Reach, read_file
@@ -24,3 +25,16 @@ def read_bytes(path: str, shown: str, *, missing: str) -> bytes:
         raise ToolError(f"{shown} cannot be read: permission denied") from None
     except OSError as exc:
         raise ToolError(f"{shown} cannot be read: {exc.strerror or exc}") from None
+
+
+def unified(before: str, after: str, shown: str, *, created: bool = False) -> str:
+    """The unified diff of a file's text, as edit and write record it (details' `diff`)
+    and as an approval shows it before either runs: a new file's lines are all added."""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile="/dev/null" if created else f"a/{shown}",
+            tofile=f"b/{shown}",
+        )
+    )

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import itertools
 
 from smith.effects._filestate import digest, last_seen
 from smith.effects._tool import Presentation, ToolContext, ToolError, ToolResult, ToolSpec
-from smith.effects.tools._files import read_bytes
+from smith.effects.tools._files import read_bytes, unified
 
 
 def _line_of(text: str, index: int) -> int:
@@ -68,9 +67,10 @@ def _plan(text: str, edits: list[tuple[str, str]], shown: str) -> list[tuple[int
     return spans
 
 
-def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
-    from smith._atomic import write_atomic
-
+def _changed(ctx: ToolContext, args: dict[str, object]) -> tuple[str, str, str, str, int]:
+    """What the edit would make of the file, changing nothing: its real path, the path
+    as shown, its text before and after, and the number of replacements; ToolError for
+    an edit that would be refused."""
     path = ctx.writable(str(args["path"]))
     shown = ctx.show(path)
     if "edits" in args and ("old_text" in args or "new_text" in args):
@@ -104,27 +104,34 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     updated = "".join(out)
     if updated == text:
         raise ToolError(f"the edit would not change {shown}: new_text equals old_text")
+    return path, shown, text, updated, len(spans)
+
+
+def preview(ctx: ToolContext, args: dict[str, object]) -> str:
+    """The diff the edit would make, changing nothing (what an approval shows); ToolError
+    for an edit that would be refused (old_text not found, ...)."""
+    _, shown, text, updated, _ = _changed(ctx, args)
+    return unified(text, updated, shown)
+
+
+def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+    from smith._atomic import write_atomic
+
+    path, shown, text, updated, replacements = _changed(ctx, args)
     try:
         write_atomic(path, updated)
     except OSError as exc:  # the temporary file is gone and the original untouched
         raise ToolError(f"{shown} cannot be written: {exc.strerror or exc}") from None
-    diff = "".join(
-        difflib.unified_diff(
-            text.splitlines(keepends=True),
-            updated.splitlines(keepends=True),
-            fromfile=f"a/{shown}",
-            tofile=f"b/{shown}",
-        )
-    )
+    diff = unified(text, updated, shown)
     encoded = updated.encode("utf-8")
     return ToolResult(
-        f"edited {shown} ({len(spans)} replacement{'s' * (len(spans) > 1)})\n{diff}",
+        f"edited {shown} ({replacements} replacement{'s' * (replacements > 1)})\n{diff}",
         mutation="applied",
         details={
             "path": shown,
             "sha256": digest(encoded),
             "diff": diff,
-            "replacements": len(spans),
+            "replacements": replacements,
         },
     )
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 
 from smith.effects._filestate import digest
 from smith.effects._tool import Presentation, ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects.tools._files import unified
 
 
 def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
@@ -30,17 +30,28 @@ def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         "path": shown, "sha256": digest(data), "bytes": len(data), "created": not existed,
     }  # fmt: skip
     if before is not None:
-        diff = "".join(
-            difflib.unified_diff(
-                before.splitlines(keepends=True),
-                content.splitlines(keepends=True),
-                fromfile=f"a/{shown}" if existed else "/dev/null",
-                tofile=f"b/{shown}",
-            )
-        )
+        diff = unified(before, content, shown, created=not existed)
         if len(diff) <= DIFF_LIMIT:  # what a review shows (the app); a bigger one is left out
             details["diff"] = diff
     return ToolResult(f"{verb} {shown} ({len(data)} bytes)", mutation="applied", details=details)
+
+
+def preview(ctx: ToolContext, args: dict[str, object]) -> str:
+    """The diff the write would make, writing nothing (what an approval shows): a new
+    file's content as added lines; ToolError for a write that would be refused, and for
+    an older file that cannot be diffed (too big, not UTF-8), saying what would happen."""
+    path = ctx.writable(str(args["path"]))
+    shown = ctx.show(path)
+    content = str(args["content"])
+    if os.path.isdir(path):
+        raise ToolError(f"{shown} is a directory; give a file path")
+    existed = os.path.exists(path)
+    before = _old_text(path) if existed else ""
+    if before is None:
+        size = len(content.encode("utf-8"))
+        raise ToolError(f"{shown} would be replaced by {size} bytes; what it holds now is "
+                        "too big or not UTF-8 text, so no diff can be shown")  # fmt: skip
+    return unified(before, content, shown, created=not existed)
 
 
 DIFF_LIMIT = 64 * 1024  # characters of diff recorded in a write's details
