@@ -7,7 +7,9 @@ reaches `SmithApp._show` through `smith.ui.deliver`, and every question a plugin
 
 - a Question or Confirm is a modal overlay (`QuestionScreen`) listing the choices; it
   owns focus until it is answered (Enter) or dismissed (Escape: a question is refused,
-  a confirmation answered no); a choice that takes a reason asks for it on a line;
+  a confirmation answered no); a choice that takes a reason asks for it on a line; an
+  approval, or any question with a detail, is the approval overlay (_approve.py): the
+  change or command shown whole, single keys, and Escape interrupting the turn;
 - a plugin's Notify is a Textual notification (its level as the severity); the
   runtime's own notices (errors, retries) stay in the transcript as before;
 - a plugin's Status and unfinished Progress are kept in the status line;
@@ -24,7 +26,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, OptionList
 
 from smith.text import inert
-from smith.ui import NOTE_MAX, QUESTIONS, Capabilities, Intent, Reply, refused
+from smith.ui import NOTE_MAX, QUESTIONS, Capabilities, Intent, Reply, interrupted, refused
 
 from ._screens import ChoiceScreen
 
@@ -52,12 +54,20 @@ class QuestionScreen(ChoiceScreen):
         self.reasons = {str(c["key"]) for c in choices if c.get("reason")}
         self.note = ""  # the reason given with the answer
         self.giving: str | None = None  # the choice whose reason is being typed
+        self.interrupted = False  # dismissed by a user who stops the turn (_approve.py)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         key = event.option.id
         if key not in self.reasons:
             return  # ChoiceScreen answers with it
         event.prevent_default()
+        self.choose(key)
+
+    def choose(self, key: str) -> None:
+        """Answer with the choice `key`, or first ask for the reason it takes."""
+        if key not in self.reasons:
+            self.dismiss(key)
+            return
         self.giving = key
         label = dict(self.options).get(key, key)
         note = Input(placeholder=f"{label}: why? (Enter sends, also with nothing typed)",
@@ -101,7 +111,9 @@ class AppFrontend:
             if not answered.done():
                 answered.set_result(key)
 
-        screen = QuestionScreen(intent)
+        from ._approve import screen_for
+
+        screen = screen_for(intent)
         self.app.signal_away("smith needs an answer: " + str(intent.data.get("text", "")))
         # Through the app's queue: the question may come from any task (a handler's or a
         # tool's thread brings it to the loop without the app's context).
@@ -115,6 +127,8 @@ class AppFrontend:
             return Reply(key, frontend=self.name, note=screen.note)
         if intent.kind == "request_confirm":
             return Reply("no", frontend=self.name)  # Escape denies
+        if screen.interrupted:
+            return interrupted(self.name)
         return refused(DISMISSED, self.name)
 
 
@@ -155,6 +169,8 @@ def render_question(content: dict[str, Any]) -> RenderableType:
         choice = content.get("choice")
         note = f": {content['note']}" if content.get("note") else ""
         how = f"{labels.get(choice) or choice}{note} ({content.get('frontend')})"
+    elif content.get("interrupt"):
+        how = f"interrupted ({content.get('frontend')})"
     else:
         how = f"refused by {content.get('frontend')}: {content.get('refused')}"
     return Text(inert(f"? {asked} → {how}"), style="dim")
