@@ -114,11 +114,11 @@ def test_masked_file_holds_back_a_split_secret() -> None:
 
 
 def test_the_live_tail_of_a_command_masks_a_secret_its_cut_goes_through(tmp_path: Path) -> None:
-    """A progress update shows the last 200 characters: a secret that starts before them
-    must not show its last part (it was masked after the cut, so 30 of 41 characters
+    """A progress update shows the last SHOWN_TAIL characters: a secret that starts before
+    them must not show its last part (it was masked after the cut, so 30 of 41 characters
     were shown)."""
     from smith.effects import ToolContext
-    from smith.effects.tools.bash import _Output, _shown_tail
+    from smith.effects.tools.bash import SHOWN_TAIL, _Output, _shown_tail
     from smith.runtime import SecretProxy
 
     secret = "tok-0123456789abcdefghij0123456789ABCDE"
@@ -127,7 +127,8 @@ def test_the_live_tail_of_a_command_masks_a_secret_its_cut_goes_through(tmp_path
     ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
     ctx.mask = proxy
     output = _Output(ctx)
-    output.add(("x" * 500 + secret + "y" * 170).encode())
+    after = SHOWN_TAIL - 30  # the cut goes through the secret
+    output.add(("x" * 500 + secret + "y" * after).encode())
     tail = _shown_tail(ctx, output)
-    assert len(tail) == 200 and tail.endswith("y" * 170)
+    assert len(tail) == SHOWN_TAIL and tail.endswith("y" * after)
     assert "ABCDE" not in tail and "secret:MODE_SECRET}}" in tail
