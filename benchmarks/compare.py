@@ -20,7 +20,9 @@ from benchmarks import (
     bench_runtime,
     bench_sandbox,
     bench_session,
+    bench_sessions_show,
     bench_sse,
+    bench_startup,
     bench_tools,
     bench_tui,
     bench_vcs,
@@ -63,6 +65,8 @@ def main() -> int:
         f"its file's bytes {f['fork_file_ms']:.1f} ms"
     )
     print(bench_resume.line(bench_resume.figures()))
+    print(bench_sessions_show.line(bench_sessions_show.figures()))
+    print(bench_startup.command_line(bench_startup.command_figures()))
     t = bench_tools.figures()
     print(
         f"tools search     grep {t['grep_over_rg']:.2f}x (a common pattern "
