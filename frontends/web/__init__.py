@@ -4,13 +4,13 @@
     smith web --port 8765 --no-open a fixed port; only print the URL
     smith web --model demo          settings flags pass on to every app it starts
 
-Each browser tab gets its own `smith` app process, started with this command's settings
-flags in this directory. Whoever drives the app can run commands in the project, so the
-server answers only requests carrying a secret made at launch (it is in the printed URL),
-accepts the websocket only from its own page, and listens on loopback unless `--host`
-says otherwise (with a warning). The URL is the first line on stdout (textual-serve
-copies what the apps write to stderr there too); Ctrl+C or SIGTERM stops the server and
-every app it started (see _server.py for how none is left behind).
+Each browser tab ("smith — PROJECT") gets its own `smith` app process, started with this
+command's settings flags in this directory. Whoever drives the app can run commands in
+the project, so the server answers only requests carrying a secret made at launch (it is
+in the printed URL), accepts the websocket only from its own page, and listens on
+loopback unless `--host` says otherwise (with a warning). The URL is the first line on
+stdout (textual-serve copies what the apps write to stderr there too); Ctrl+C or SIGTERM
+stops the server and every app it started (see _server.py for how none is left behind).
 """
 
 from __future__ import annotations
@@ -71,16 +71,20 @@ def _port(text: str) -> int:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import asyncio
+    import os
 
     from ._server import SmithServer, is_loopback
 
-    ctx.config()  # a configuration error is reported now, not in every browser tab
+    root = ctx.config().project_root  # a configuration error is reported now, not in each tab
+    project = os.path.basename(os.path.normpath(root)) or root
     if not is_loopback(args.host):
         ctx.print_diagnostic(
             EXPOSED(value=args.host, source=Source("flag", "--host"), host=args.host)
         )
     argv, env = app_command(ctx.flags, ctx.env)
-    server = SmithServer(argv, host=args.host, port=args.port, env=env, cwd=ctx.cwd)
+    server = SmithServer(
+        argv, host=args.host, port=args.port, env=env, cwd=ctx.cwd, title=f"smith — {project}"
+    )
     return asyncio.run(_serve(server, ctx, open_browser=not args.no_open))
 
 

@@ -30,9 +30,12 @@ from asyncio.subprocess import Process
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+import aiohttp_jinja2
 from aiohttp import WSCloseCode, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
+
+from ._page import PageLoader
 
 GRACE = 3.0  # seconds an app gets to quit when asked, and again after SIGTERM
 INPUT_LIMIT = 1 << 20  # bytes of input an app may leave unread before more is dropped
@@ -50,7 +53,8 @@ TEXTUAL_KEYS = (
     "TEXTUAL",
     "TEXTUAL_LOG",
 )
-MARK = "SMITH_WEB_APP"  # in each app's environment, with a value of its own
+# In each app's environment, with a value of its own (configuration knows it is no setting).
+MARK = "SMITH_WEB_APP"
 
 
 # Runs first in each app's process on Linux: arms PR_SET_PDEATHSIG, so that the app gets
@@ -201,12 +205,20 @@ class AppProcess(AppService):
 
 
 class SmithServer(Server):
-    """Serves `argv` (the smith app) under a secret path, to its own origin only."""
+    """Serves `argv` (the smith app) under a secret path, to its own origin only, in a
+    page called `title`."""
 
     def __init__(
-        self, argv: Sequence[str], *, host: str, port: int, env: Mapping[str, str], cwd: str
+        self,
+        argv: Sequence[str],
+        *,
+        host: str,
+        port: int,
+        env: Mapping[str, str],
+        cwd: str,
+        title: str = "smith",
     ) -> None:
-        super().__init__(shlex.join(argv), host=host, port=port, title="smith")
+        super().__init__(shlex.join(argv), host=host, port=port, title=title)
         self.argv = list(argv)
         self.env = dict(env)
         self.cwd = cwd
@@ -224,7 +236,10 @@ class SmithServer(Server):
         # textual-serve's own application (page, websocket, static files), mounted under
         # the secret; the root only holds the guard.
         root = web.Application(middlewares=[self._guard])
-        root.add_subapp(f"/{self.token}/", await super()._make_app())
+        page = await super()._make_app()
+        templates = aiohttp_jinja2.get_env(page)
+        templates.loader = PageLoader(templates.loader)  # a title, Ctrl+C copies
+        root.add_subapp(f"/{self.token}/", page)
         root.on_response_prepare.append(_no_referrer)
         return root
 

@@ -96,7 +96,12 @@ PROJECT_NOT_A_DIRECTORY = DiagnosticKind(
 )
 
 # Environment variables that start with SMITH_ but are not settings.
-NOT_SETTINGS = frozenset({"SMITH_CYTHON_TRACE"})  # a build variant (setup.py)
+NOT_SETTINGS = frozenset(
+    {
+        "SMITH_CYTHON_TRACE",  # a build variant (setup.py)
+        "SMITH_WEB_APP",  # the mark smith web gives each app it starts (frontends/web/_server.py)
+    }
+)
 
 
 class Setting:

@@ -1,0 +1,129 @@
+"""`smith web` in a browser: the same app as in a terminal, in a titled tab, where Ctrl+C
+copies what is selected and never ends the app. The browser is Debian's chromium driven
+by playwright (tests/web_kit.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SmithEnv
+from tests.web_kit import Served, browser_page, screen_shows, sent_prompts, serving
+
+# What the page sends the app for Ctrl+C (textual-serve's message, as JSON.stringify has it).
+CTRL_C = json.dumps(["stdin", "\x03"], separators=(",", ":"))
+
+
+@pytest.fixture
+def serve(senv: SmithEnv) -> Iterator[Callable[..., Served]]:
+    with serving(senv) as start:
+        yield start
+
+
+def test_a_browser_asks_the_demo_model(serve: Callable[..., Served], tmp_path: Path) -> None:
+    served = serve("--model", "demo")
+    with browser_page(served) as (page, _):
+        page.keyboard.type("list the files")
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "/has \\d+ entr/.test(smithScreen()) && smithScreen().includes('✓ ls')",
+            timeout=30_000,
+        )
+        assert "hello-from-the-browser.txt" in page.evaluate("smithScreen()")
+        shot = page.screenshot(path=tmp_path / "smith-web.png")
+        assert len(shot) > 10_000  # a drawn terminal, not a blank page
+    assert served.stop() == 0
+
+
+def test_a_two_line_prompt_typed_in_the_browser_is_sent_whole(
+    serve: Callable[..., Served], senv: SmithEnv
+) -> None:
+    """Ctrl+J in the browser's terminal is a new line in the editor, Enter sends both
+    lines (what was sent is the project's prompt history)."""
+    served = serve("--model", "demo")
+    with browser_page(served) as (page, _):
+        page.keyboard.type("list the files")
+        page.keyboard.press("Control+j")
+        page.keyboard.type("and say hi")
+        page.keyboard.press("Enter")
+        assert sent_prompts(senv) == ["list the files\nand say hi"]
+    assert served.stop() == 0
+
+
+def test_a_question_in_the_browser_is_the_apps_overlay(
+    serve: Callable[..., Served], senv: SmithEnv
+) -> None:
+    """A plugin's question in the browser is the app's overlay (docs/ui.md: `smith web`
+    serves the same app, so its policy for UI intents is the app's); the app process
+    loads the test plugin (tests/ui_plugin.py)."""
+    from tests.ui_plugin import with_plugin
+
+    senv.env.update(with_plugin(senv.env))  # what the server, and so each app, runs with
+    served = serve("--model", "demo")
+    with browser_page(served) as (page, _):
+        page.keyboard.type("/ask Pick a fruit")
+        page.keyboard.press("Enter")
+        screen_shows(page, "asker asks: Pick a fruit")
+        screen_shows(page, "Banana")
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("Enter")
+        screen_shows(page, "/ask: b")
+    assert served.stop() == 0
+
+
+def test_at_completes_a_path_in_the_browser(serve: Callable[..., Served], senv: SmithEnv) -> None:
+    """The completion list is the app's own, so the browser's terminal shows it too: `@`
+    and part of a name list the file, Tab takes it, Enter sends it as completed (what was
+    sent is the project's prompt history)."""
+    served = serve("--model", "demo")
+    with browser_page(served) as (page, _):
+        page.keyboard.type("read @hello-fr")
+        screen_shows(page, "om-the-browser.txt")  # the rest of the name: drawn by the list
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        assert sent_prompts(senv) == ["read @hello-from-the-browser.txt"]
+    assert served.stop() == 0
+
+
+def test_the_tab_is_titled_and_the_server_warns_of_nothing(senv: SmithEnv) -> None:
+    """The tab says smith and the project (a name that is markup stays text), and the
+    server's terminal stays quiet about what smith web itself puts in each app's
+    environment (it said `SMITH_WEB_APP is not a smith setting` when an app ended)."""
+    with serving(senv, senv.make_project("<b>&amp; 'p'")) as serve:
+        served = serve("--model", "demo")
+        with browser_page(served) as (page, _):
+            assert page.title() == "smith — <b>&amp; 'p'"
+            page.keyboard.type("list the files")
+            page.keyboard.press("Enter")
+            screen_shows(page, "✓ ls")
+        assert served.stop() == 0
+    said = served.out.read_text().splitlines()[1:] + served.err.read_text().splitlines()
+    assert said == ["smith: serving the app at the URL above; anyone with it can use this "
+                    "project. Ctrl+C stops."]  # fmt: skip
+
+
+def test_ctrl_c_copies_the_terminals_own_selection(
+    serve: Callable[..., Served], senv: SmithEnv
+) -> None:
+    """Text selected in the browser's terminal (Shift+drag: a plain drag is the app's)
+    is copied by Ctrl+C, which then does not reach the app: the draft stays."""
+    served = serve("--model", "demo")
+    with browser_page(served, permissions=["clipboard-read", "clipboard-write"]) as (page, _):
+        page.keyboard.type("keep this draft")
+        screen_shows(page, "keep this draft")
+        page.keyboard.down("Shift")
+        page.mouse.move(2, 2)
+        page.mouse.down()
+        page.mouse.move(1278, 718, steps=4)  # the whole terminal
+        page.mouse.up()
+        page.keyboard.up("Shift")
+        page.focus(".xterm-helper-textarea")
+        page.keyboard.press("Control+c")
+        assert "keep this draft" in page.evaluate("navigator.clipboard.readText()")
+        assert CTRL_C not in page.evaluate("smithSent")
+        page.keyboard.press("Enter")  # the draft was still there: it is sent
+        assert sent_prompts(senv) == ["keep this draft"]
+    assert served.stop() == 0
