@@ -127,3 +127,14 @@ def test_ctrl_c_copies_the_terminals_own_selection(
         page.keyboard.press("Enter")  # the draft was still there: it is sent
         assert sent_prompts(senv) == ["keep this draft"]
     assert served.stop() == 0
+
+
+def test_palette_text_in_brackets_is_shown(serve: Callable[..., Served]) -> None:
+    """The command palette's descriptions are text, never markup: /diff's says
+    `(or from ENTRY [to ENTRY])`, whose `[to ENTRY]` was taken for a style and dropped."""
+    served = serve("--model", "demo")
+    with browser_page(served) as (page, _):
+        page.keyboard.press("Control+p")
+        page.keyboard.type("diff")
+        screen_shows(page, "(or from ENTRY [to ENTRY])")
+    assert served.stop() == 0
