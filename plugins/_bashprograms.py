@@ -538,8 +538,12 @@ def _runner(reach: Reach, name: str, args: list[Word]) -> None:
         _options_run(reach, name, args, ("config",), "")
     elif name == "make":
         _options_run(reach, name, args, ("eval",), "E")
-        if any(not w.text.startswith("-") and "=" in w.text for w in args if w.static):
-            reach.unseen("make's variable assignments can change the commands its rules run")
+        values = [w.text.partition("=")[2] for w in args
+                  if w.static and not w.text.startswith("-") and "=" in w.text]  # fmt: skip
+        if values:  # a deny rule could match only a program the values name (not `V=1`)
+            shapes = tuple(sorted({basename_glob(Word(x)) for v in values for x in v.split()}))
+            reach.unseen("make's variable assignments can change the commands its rules run",
+                         shapes)  # fmt: skip
 
 
 HANDLERS: dict[str, Handler] = {

@@ -302,3 +302,12 @@ def test_the_question_record_keeps_the_detail(senv: SmithEnv, smith: Callable[..
         session.close()
     assert asked["detail"]["kind"] == "diff" and "+hello" in asked["detail"]["text"]
     assert json.loads(json.dumps(asked)) == asked
+
+
+@pytest.mark.parametrize("command", ["make test V=1", "make -j4 test", "npm test -- --watch"])
+def test_a_deny_rule_leaves_a_runners_harmless_call_alone(command: str) -> None:
+    """`make test V=1` sets nothing a deny rule could name, so `rm -rf` does not deny it
+    (an approved `make test` prefix still does not cover it: the value could be a program)."""
+    from smith.plugins.approval import denied
+
+    assert denied(["rm -rf", "rm"], "bash", {"command": command}) is None
