@@ -38,15 +38,17 @@ def test_a_browser_asks_the_demo_model(serve: Callable[..., Served], tmp_path: P
     assert served.stop() == 0
 
 
+@pytest.mark.parametrize("newline", ["Control+j", "Shift+Enter"])
 def test_a_two_line_prompt_typed_in_the_browser_is_sent_whole(
-    serve: Callable[..., Served], senv: SmithEnv
+    serve: Callable[..., Served], senv: SmithEnv, newline: str
 ) -> None:
-    """Ctrl+J in the browser's terminal is a new line in the editor, Enter sends both
-    lines (what was sent is the project's prompt history)."""
+    """Ctrl+J, and Shift+Enter (xterm.js sends it as a plain Enter; the page sends it as
+    kitty's `CSI 13;2u`), are a new line in the browser's terminal; Enter sends both lines
+    (what was sent is the project's prompt history)."""
     served = serve("--model", "demo")
     with browser_page(served) as (page, _):
         page.keyboard.type("list the files")
-        page.keyboard.press("Control+j")
+        page.keyboard.press(newline)
         page.keyboard.type("and say hi")
         page.keyboard.press("Enter")
         assert sent_prompts(senv) == ["list the files\nand say hi"]
