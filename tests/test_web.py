@@ -297,6 +297,18 @@ def test_another_host_is_served_with_a_warning(serve: Callable[..., Served]) -> 
     assert quiet.stop() == 0
 
 
+def test_the_apps_mark_is_not_taken_for_a_misspelt_setting(
+    smith: Callable[..., Result], senv: SmithEnv
+) -> None:
+    """Each app smith web starts carries its mark (SMITH_WEB_APP); its configuration
+    said it was no smith setting, a warning the server printed for every tab."""
+    project = senv.make_project()
+    quiet = smith("config", "show", cwd=project, env={_server.MARK: "a1b2"})
+    assert quiet.code == 0 and "warning" not in quiet.err
+    noisy = smith("config", "show", cwd=project, env={"SMITH_WEB_APPS": "a1b2"})
+    assert "warning: env SMITH_WEB_APPS: environment variable SMITH_WEB_APPS" in noisy.err
+
+
 def test_a_taken_port_is_a_diagnostic(smith: Callable[..., Result], senv: SmithEnv) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
