@@ -72,9 +72,6 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.effects import JournalError
-    from smith.runtime import build
-
     try:
         tool_args = loads(args.args)
     except ValueError as exc:
@@ -87,6 +84,13 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
             source=Source("argument", args.args),
             reason=f"got {type(tool_args).__name__}",
         )
+    from smith.cli._early import probe_sandbox
+
+    probed = probe_sandbox()  # its wait overlaps the imports below
+    from smith.effects import JournalError
+    from smith.runtime import build
+
+    probed()
     assembly = build(ctx.config(), cwd=ctx.cwd, surface="tools", warn=ctx.print_diagnostic,
                      model=False, env=ctx.env)  # fmt: skip
     # Log records go out masked, as in every mode (a crashing tool is logged).
