@@ -74,7 +74,7 @@ def test_a_drag_selects_what_is_shown_and_ctrl_c_copies_it_as_plain_text(
             # As shown: markdown rendered (no asterisks), the escape inert, no styles.
             assert app.clipboard == "line one\n\nbeta line ␛[31mtwo\n\ngamma"
             assert _selected(app) == ""  # the selection is let go once copied
-            await pilot.press("ctrl+c")  # nothing selected: Ctrl+C quits again
+            await pilot.press("ctrl+c", "ctrl+c")  # nothing selected: it quits again (twice)
             await pilot.pause()
             assert not app.is_running
 

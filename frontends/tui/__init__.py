@@ -102,16 +102,42 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         templates=assembly.templates,  # prompt templates are commands too
         notify=config["tui.notify"] is True,
         editor_lines=_int(config["tui.editor.max-lines"], 8),
-        history=PromptHistory.for_project(config.home, config.project_root),
+        history=(history := PromptHistory.for_project(config.home, config.project_root)),
         debug=config["debug"] is True,
     )
     tell.append(lambda d: app.tell(d.render(), error=True))
     app.banner = "\n".join(notices) or None
     try:
         code = app.run(mouse=config["tui.mouse"] is True)
+        left = app.session  # the one open when it ended (/resume may have switched)
+        farewell = _farewell(left.id, len(left), history.drafts.load(left.id))
     finally:
         app.session.close()
+    ended_by_signal = app.leaving is not None and app.leaving.leaving  # no terminal to tell
+    if not os.environ.get("TEXTUAL_DRIVER") and not ended_by_signal:  # not smith web's pipe
+        import contextlib
+
+        with contextlib.suppress(OSError):  # a terminal gone meanwhile
+            print(farewell)
+            if history.drafts.problem:
+                print(f"smith: your unsent draft was not kept: {history.drafts.problem}")
     return int(code or app.return_code or 0)  # 1 after an internal error
+
+
+def _farewell(session_id: str, entries: int, draft: tuple[str, bool] | None) -> str:
+    """What is printed once the app is gone (the terminal is the shell's again): the
+    session and how to open it again, as the peers do."""
+    resume = f"smith --resume {session_id}"
+    kept = ""
+    if draft is not None:
+        kept = "your cleared draft (Up shows it)" if draft[1] else "your unsent draft"
+    if entries:
+        with_draft = f", with {kept}" if kept else ""
+        return (f"smith: session {session_id} ({entries:,} entries{with_draft}); "
+                f"resume it with: {resume}")  # fmt: skip
+    if kept:
+        return f"smith: session {session_id} recorded nothing; {kept} is kept: {resume}"
+    return f"smith: session {session_id} recorded nothing (nothing to resume)"
 
 
 def _log_file(assembly: Assembly) -> None:

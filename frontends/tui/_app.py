@@ -40,6 +40,7 @@ from ._host import (
 )
 from ._images import ImageInput
 from ._intents import AppFrontend, question_text, render_question, show_plugin
+from ._interrupt import QuitKey
 from ._models import ModelChoice, model_choices
 from ._recall import FindMixin
 from ._render import (
@@ -152,6 +153,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         self._busy = False
         self._tools = ToolLines(lambda: self.transcript, self.shown)
         self.leaving: Leaving | None = None  # set once the app runs in a terminal
+        self.quit_key = QuitKey()  # Ctrl+C when idle: clears a draft, or asks again
         self.plugin_status: dict[tuple[str, str, str], str] = {}  # plugins' Status, Progress
 
     def _fatal_error(self) -> None:
@@ -187,6 +189,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             busy=lambda: self._busy,
             images=ImageInput(lambda: self.runtime),
             notice=self.tell,
+            session=lambda: self.session.id,  # whose draft the editor keeps
         )
         yield Static("", id="status", markup=False)
 
@@ -262,7 +265,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             self.tell("switching sessions: a moment (your text is kept)")
             return
         if text:
-            editor.prompts.add(text)
+            editor.prompts.add(event.entry())  # as typed: Up shows its paste chips again
             self._send(text, event.mode, images)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -303,13 +306,14 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         self.editor.focus()
 
     def action_interrupt(self) -> None:
-        """Ctrl+C: copy while something is selected, else abort the work or quit."""
+        """Ctrl+C: copy while something is selected, else abort the work, else clear
+        the draft or quit on a second press (_interrupt)."""
         if self._copy_selection():
             return
         if self.runtime is not None and self.runtime.busy:
             self.runtime.abort()
         else:
-            self.exit(0)
+            self.quit_key.press(self)
 
     def _copy_selection(self) -> bool:
         """Copy the selected text (of the transcript, an overlay, or the focused input)

@@ -4,16 +4,23 @@ Enter sends (the editor posts `Editor.Submitted`); Ctrl+J, and Shift+Enter where
 terminal reports it, insert a newline. The editor grows with its content up to
 `max_lines` rows (tui.editor.max-lines), then scrolls. `/na` shows the rest of the first
 command named so as a suggestion (Right arrow takes it). A paste of more than
-`PASTE_LINES` lines is shown as one chip (`[pasted 120 lines]`) and sent whole: `value`
-is the text with every chip still in it replaced by its paste. An image (a pasted or
+`PASTE_LINES` lines is shown as one chip (`[pasted #1 120 lines]`) and sent whole: `value`
+is the text with every chip still in it replaced by its paste, whatever was done to the
+chip meanwhile (`_pastes`). An image (a pasted or
 typed path to an image file, or Ctrl+V of one on the system clipboard: `_images`) is a
 chip too (`[image 1: shot.png 34 KB]`); `message` gives the text to send, each image chip
 left as `[image N]`, and the images in the order their chips appear. `@` completes
 project paths (`completion`, _complete).
+
+What was being written is never lost: Ctrl+C clears it as an edit (Ctrl+Z undoes it) and
+puts it first in Up's walk (`discard`), and the text left in the editor when the app
+ends is kept as the session's draft and shown again when the session is opened
+(`_history.Drafts`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -23,7 +30,8 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from ._complete import PathCompletion
-from ._history import PromptHistory
+from ._history import Prompt, PromptHistory, images_of, pastes_of
+from ._pastes import Pastes, expand
 
 if TYPE_CHECKING:
     from smith.runtime import Image
@@ -31,6 +39,7 @@ if TYPE_CHECKING:
     from ._images import ImageInput
 
 PASTE_LINES = 5  # a paste of more lines than this is shown collapsed
+IMAGE_NUMBER = re.compile(r"\[image (\d+): ")
 NEWLINE_KEYS = ("ctrl+j", "shift+enter")
 # Keys that keep their own meaning while the agent is idle: bound to steer or follow-up,
 # they send only while it works (Tab moves the focus otherwise).
@@ -63,7 +72,7 @@ class Editor(TextArea):
             super().__init__()
             self.editor = editor
             self.text = text  # as it stood, chips and all
-            self.pastes = pastes
+            self.pastes = pastes  # paste chip -> its paste, for the chips in `text`
             self.mode = mode
             self.images = images or {}  # image chip -> its image
 
@@ -77,13 +86,23 @@ class Editor(TextArea):
         def message(self) -> tuple[str, tuple[Image, ...]]:
             """The text to send (`value`) and the images whose chips it holds, in the
             order they appear."""
+            text, found = self._typed()
+            return expand(text, self.pastes), tuple(self.images[chip] for chip in found)
+
+        def entry(self) -> Prompt:
+            """The history's entry for it: the text to send with its paste chips left
+            in, and their pastes (recalled, it shows the chips again)."""
+            text = self._typed()[0]
+            return Prompt(text, {c: p for c, p in self.pastes.items() if c in text})
+
+        def _typed(self) -> tuple[str, list[str]]:
+            """The text stripped, each image chip as `[image N]`; the image chips found,
+            in the order they appear."""
             text = self.text.strip()
             found = sorted((text.find(chip), chip) for chip in self.images if chip in text)
             for _, chip in found:
                 text = text.replace(chip, chip.split(":", 1)[0] + "]")
-            for chip, pasted in self.pastes.items():
-                text = text.replace(chip, pasted)
-            return text, tuple(self.images[chip] for _, chip in found)
+            return text, [chip for _, chip in found]
 
         @property
         def control(self) -> Editor:
@@ -101,6 +120,7 @@ class Editor(TextArea):
         id: str | None = None,
         images: ImageInput | None = None,
         notice: Callable[[str], None] = lambda text: None,
+        session: Callable[[], str] | None = None,
     ) -> None:
         super().__init__(
             soft_wrap=True,
@@ -114,20 +134,69 @@ class Editor(TextArea):
         # key -> the mode it sends in; Enter sends ("prompt") unless it is bound here.
         self.submit_keys = {"enter": "prompt", **(submit_keys or {})}
         self.max_lines = max_lines
-        self.pastes: dict[str, str] = {}  # chip -> the text it stands for
+        self.pastes = Pastes()  # chip -> the text it stands for: every paste, kept
         self.images: dict[str, Image] = {}  # chip -> the image it stands for
         self.image_input = images  # where images come from (None: no images)
         self.notice = notice  # tells the user why an image was not attached
         self._numbered = 0  # the last image number given in this message
         self.prompts = history if history is not None else PromptHistory(None)
         self._walk: int | None = None  # the history entry shown, while walking it
-        self._draft: tuple[str, dict[str, str], dict[str, Image]] = ("", {}, {})  # before a walk
+        self._walk_text = ""  # as it was shown
+        self._draft = Prompt("")  # what was being written before the walk
+        self._session = session  # the id of the session a draft is kept for
+        self._draft_of: str | None = None  # the session whose draft was shown at start
+        self._cleared = Prompt("")  # the draft last cleared with Ctrl+C
         self.completion = PathCompletion(self)
 
     def on_mount(self) -> None:
         # The border takes a row above and below the text.
         self.styles.max_height = self.max_lines + 2
         self.completion.mount()
+        if self._session is not None:
+            self._draft_of = self._session()
+            found = self.prompts.drafts.load(self._draft_of)
+            if found is not None and found[1]:  # cleared: first in Up's walk again
+                self._cleared = found[0]
+                self.prompts.remember(found[0])
+            elif found is not None:
+                self._show(found[0])
+
+    def on_unmount(self) -> None:
+        """The app ends: what is in the editor is the session's draft (when it is empty,
+        the draft last cleared with Ctrl+C, if any)."""
+        if self._session is None:
+            return
+        session = self._session()
+        drafts, draft = self.prompts.drafts, self.unsent()
+        drafts.problem = drafts.save(session, draft or self._cleared, cleared=not draft)
+        if self._draft_of is not None and self._draft_of != session:
+            drafts.drop(self._draft_of)  # it came along to the session switched to
+
+    def unsent(self) -> Prompt:
+        """What is being written, with its pastes and images (while Up's walk shows an
+        entry unchanged, what was being written before the walk)."""
+        walked = self._walk is not None and self.text == self._walk_text
+        return self._draft if walked else self._current()
+
+    def discard(self) -> bool:
+        """Ctrl+C on a draft: clear it as an edit Ctrl+Z undoes, and put it first in Up's
+        walk (for this run). False when there is nothing to clear."""
+        if not self.text:
+            return False
+        if self._walk is not None:
+            self.prompts.remember(self._draft)  # what was written before the walk, too
+        if self._walk is None or self.text != self._walk_text:  # not an entry as it was
+            self._cleared = self._current()
+            self.prompts.remember(self._cleared)
+        self._walk = None
+        self._draft = Prompt("")
+        self.clear()
+        return True
+
+    def _current(self) -> Prompt:
+        text = self.text
+        images = {chip: image for chip, image in self.images.items() if chip in text}
+        return Prompt(text, self.pastes.present(text), images)
 
     def on_text_area_changed(self) -> None:
         self.completion.update()
@@ -145,16 +214,13 @@ class Editor(TextArea):
     @value.setter
     def value(self, text: str) -> None:
         self._walk = None
-        self.pastes.clear()
         self.images.clear()
         self._numbered = 0
         self.load_text(text)
         self.move_cursor(self.document.end)
 
     def expand_pastes(self, text: str) -> str:
-        for chip, pasted in self.pastes.items():
-            text = text.replace(chip, pasted)
-        return text
+        return self.pastes.expand(text)
 
     def clear_text(self) -> None:
         self.value = ""
@@ -275,18 +341,27 @@ class Editor(TextArea):
         elif self._walk + 1 < len(self.prompts.entries):
             self._show_entry(self._walk + 2)
         else:
-            text, pastes, images = self._draft  # the walk ends where it began
-            self.value = text
-            self.pastes.update(pastes)
-            self.images.update(images)
+            self._show(self._draft)  # the walk ends where it began
 
     def _show_entry(self, after: int) -> None:
         """Show the entry before index `after` (walking back from the newest)."""
         if self._walk is None:
-            self._draft = (self.text, dict(self.pastes), dict(self.images))
+            self._draft = self._current()
         walk = after - 1
-        self.value = self.prompts.entries[walk]
-        self._walk = walk
+        self._show(self.prompts.entries[walk])
+        self._walk, self._walk_text = walk, self.text
+
+    def recall(self, entry: str) -> None:
+        """Show `entry` of the history (Ctrl+R), its chips standing for its pastes."""
+        self._show(entry)
+
+    def _show(self, entry: str) -> None:
+        """Show `entry` (of the history, or a draft) with its pastes and images."""
+        self.value = self.pastes.adopt(str(entry), pastes_of(entry))
+        images = images_of(entry)
+        self.images.update(images)
+        numbers = [int(m[1]) for chip in images if (m := IMAGE_NUMBER.match(chip))]
+        self._numbered = max(numbers, default=0)
 
     # -- keys and paste ----------------------------------------------------------------
 
@@ -305,8 +380,13 @@ class Editor(TextArea):
             assert mode is not None
             event.stop()
             event.prevent_default()  # not TextArea's newline
-            sent = self.Submitted(self, self.text, dict(self.pastes), mode, dict(self.images))
+            text = self.text
+            sent = self.Submitted(self, text, self.pastes.present(text), mode, dict(self.images))
             self.clear_text()
+            if self._session is not None:
+                self.prompts.drafts.drop(self._session())  # sent: no longer a draft
+            if self._cleared and str(self._cleared) == text:
+                self._cleared = Prompt("")  # brought back and sent
             self.post_message(sent)
         elif event.key in NEWLINE_KEYS:
             event.stop()
@@ -326,13 +406,7 @@ class Editor(TextArea):
         if lines <= PASTE_LINES:
             self._insert(text)
             return
-        chip = f"[pasted {lines} lines]"
-        n = 1
-        while chip in self.pastes:
-            n += 1
-            chip = f"[pasted {lines} lines #{n}]"
-        self.pastes[chip] = text
-        self._insert(chip)
+        self._insert(self.pastes.add(text))
 
     def action_delete_left(self) -> None:
         """Backspace just after a paste chip deletes the chip (and its paste) whole."""
@@ -344,21 +418,22 @@ class Editor(TextArea):
             super().action_delete_right()
 
     def _delete_chip(self, *, before: bool) -> bool:
-        """Delete the paste or image chip next to the cursor whole; False if none is."""
-        chips = [*self.pastes, *self.images]
-        if self.read_only or not chips or not self.selection.is_empty:
+        """Delete the paste or image chip next to the cursor whole; False if none is. Its
+        paste or image is kept: Ctrl+Z brings the chip back, and it still stands for it."""
+        if self.read_only or not self.selection.is_empty:
             return False
         row, column = self.cursor_location
         line = self.document[row]
-        for chip in chips:
+        found = self.pastes.around(line, column, before=before)
+        for chip in self.images if found is None else ():
             start = column - len(chip) if before else column
             if start >= 0 and line[start : start + len(chip)] == chip:
-                self.delete((row, start), (row, start + len(chip)))
-                if chip not in self.text:
-                    self.pastes.pop(chip, None)
-                    self.images.pop(chip, None)
-                return True
-        return False
+                found = start, start + len(chip)
+                break
+        if found is None:
+            return False
+        self.delete((row, found[0]), (row, found[1]))
+        return True
 
     def _insert(self, text: str) -> None:
         start, end = self.selection
