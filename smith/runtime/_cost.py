@@ -19,7 +19,10 @@ from collections.abc import Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from smith.providers import Pricing, Usage
+    from smith.session import Session
 
 KINDS = ("input", "output", "cache_read", "cache_write")
 SOURCES = ("response", "tool", "compaction", "branch_summary")
@@ -71,6 +74,15 @@ class _Tally:
                 key = (kind, price)
                 self.priced[key] = self.priced.get(key, 0) + tokens
 
+    def merge(self, other: _Tally) -> None:
+        for kind in KINDS:
+            self.known[kind] += other.known[kind]
+            self.reported[kind] += other.reported[kind]
+            self.unknown[kind] += other.unknown[kind]
+        for key, tokens in other.priced.items():
+            self.priced[key] = self.priced.get(key, 0) + tokens
+        self.unpriced += other.unpriced
+
     @property
     def complete(self) -> bool:
         """Every count was reported and every nonzero count had a price."""
@@ -104,11 +116,22 @@ class _Tally:
 class CostMeter:
     """Token and dollar totals of a session's model calls, overall and by source."""
 
-    __slots__ = ("_sources", "_total")
+    __slots__ = ("_sources", "_total", "pending")
 
     def __init__(self) -> None:
         self._total = _Tally()
         self._sources: dict[str, _Tally] = {}
+        # A resumed session's earlier calls are not counted yet (see `recorded`): the
+        # totals say only what this runtime spent, and to_dict says so.
+        self.pending = False
+
+    def merge(self, other: CostMeter) -> None:
+        """Add everything `other` counted (a resumed session's earlier calls)."""
+        for mine, theirs in [(self._total, other._total)] + [
+            (self._sources.setdefault(name, _Tally()), tally)
+            for name, tally in other._sources.items()
+        ]:
+            mine.merge(theirs)
 
     def add(
         self, usage: Usage | None, pricing: Pricing | None, *, source: str = "response"
@@ -137,6 +160,8 @@ class CostMeter:
         same fields for each source that was added to, in the order first seen."""
         out = self._total.to_dict()
         out["by_source"] = {name: tally.to_dict() for name, tally in self._sources.items()}
+        if self.pending:
+            out["earlier"] = "pending"  # a long resumed session's: counted at its first run
         return out
 
     def format(self) -> str:
@@ -146,6 +171,42 @@ class CostMeter:
 
     def __repr__(self) -> str:
         return f"<CostMeter {self.format()}>"
+
+
+def recorded(
+    session: Session, count: int, pricing: Callable[[object, object], Pricing | None]
+) -> CostMeter:
+    """What the first `count` entries of `session` say was spent (a resumed session's
+    earlier calls): every assistant message's usage, on any branch (an abandoned branch
+    was paid for too), every compaction's, and what tools that called a model reported.
+    `pricing(provider, model)` prices a call by the provider and model it recorded
+    (model None: the one current then, for a compaction, which records none)."""
+    from smith.providers import Usage
+
+    def usage(value: object) -> Usage | None:
+        if not isinstance(value, Mapping):
+            return None
+        return Usage(*(_count(value.get(kind)) for kind in KINDS))
+
+    meter = CostMeter()
+    for i in range(count):
+        entry = session.at(i)
+        if entry.kind not in ("message", "compaction"):
+            continue
+        content = entry.content
+        if not isinstance(content, Mapping):
+            continue
+        if entry.kind == "compaction":
+            meter.add(usage(content.get("usage")), pricing(None, None), source="compaction")
+        elif content.get("role") == "assistant":
+            price = pricing(content.get("provider"), content.get("model", ""))
+            meter.add(usage(content.get("usage")), price, source="response")
+        elif content.get("role") == "tool_result":
+            details = content.get("details")
+            used = details.get("usage") if isinstance(details, Mapping) else None
+            if isinstance(used, Mapping):  # a tool that called a model (_steps._finish)
+                meter.add(usage(used), pricing("", used.get("model")), source="tool")
+    return meter
 
 
 def format_cost(cost: Mapping[str, object]) -> str:

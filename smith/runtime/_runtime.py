@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
 from smith.runtime._context import ContextCache, ContextPolicy
-from smith.runtime._cost import CostMeter
+from smith.runtime._cost import CostMeter, recorded
 from smith.runtime._events import Event, event
 from smith.runtime._generation import Generation
 from smith.runtime._project import prompt_parts
@@ -40,7 +40,7 @@ from smith.sdk import Plugin, PluginList, QueuedItem, RuntimeView, resolve_plugi
 if TYPE_CHECKING:
     from smith.diagnostics import Surface
     from smith.effects import ToolContext, ToolSpec
-    from smith.providers import Provider
+    from smith.providers import Pricing, Provider
     from smith.runtime._images import Image
     from smith.runtime._intents import Pending
     from smith.runtime._project import ProjectContext
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("smith.runtime")
 
+CARRY_NOW = 2_000  # entries: a resumed session this short has its cost read at once
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 OP_BUSY = DiagnosticKind(
@@ -148,6 +149,7 @@ class Runtime:
         self.templates: Mapping[str, Template] = dict(templates or {})
         self.session_started = False
         self.cost = CostMeter()
+        self._counting: asyncio.Task[None] | None = None  # see _carry_cost
         self._resolve = resolve or (resolve_model)
         _check_thinking(thinking)
         provider, model_id = self._resolve(model) if isinstance(model, str) else model
@@ -162,6 +164,7 @@ class Runtime:
         self._gen = Generation(
             0, setting, model_id, provider, thinking, system, active, dict(settings or {})
         )
+        self._carry_cost()
         policies = {k: v for p in self.plugins for k, v in p.queue_policies.items()}
         self.queue = InputQueue(
             policies,
@@ -496,6 +499,8 @@ class Runtime:
 
             withdraw(self, CLOSED)
         await self.wait_idle()
+        if self._counting is not None:
+            await self._counting  # its thread reads the session: done before it closes
         self._closed = True
         for queue in self._subscribers:
             queue.put_nowait(None)
@@ -516,7 +521,39 @@ class Runtime:
             images = [*(item.images for item in earlier), *images]
         self._launch(run_agent(self, texts, images))
 
+    def _carry_cost(self) -> None:
+        """A resumed session's cost so far is its earlier calls' too, priced as the
+        records say (`_cost.recorded`): read now from a short session, and from a long
+        one (whose messages would all be decoded) in a thread when it first runs."""
+        if not self.entries_at_start:
+            return
+        if self.entries_at_start <= CARRY_NOW:
+            self.cost.merge(recorded(self.session, self.entries_at_start, self._price))
+        else:
+            self.cost.pending = True
+
+    async def _count_earlier(self) -> None:
+        def work() -> CostMeter:
+            with self.session.exclusive():
+                return recorded(self.session, self.entries_at_start, self._price)
+
+        earlier = await asyncio.to_thread(work)
+        if self.cost.pending:
+            self.cost.merge(earlier)
+            self.cost.pending = False
+
+    def _price(self, provider: object, model: object) -> Pricing | None:
+        """The price of a recorded call: known for the current model (a call that
+        recorded no model is a compaction, made with it), else not known."""
+        gen = self._gen
+        if model is None or (model == gen.model_id and provider in ("", gen.provider.name)):
+            return gen.provider.pricing(gen.model_id)
+        return None
+
     def _launch(self, coro: Any) -> None:
+        if self.cost.pending and self._counting is None:
+            # Beside the run, not before it: an abort must still find the run's task.
+            self._counting = asyncio.get_running_loop().create_task(self._count_earlier())
         self._idle.clear()
         self._abort_reason = None
         self._started = False
