@@ -21,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.widgets import Input, Static, TextArea
 
-from smith.runtime import Image, Runtime, Template, format_cost
+from smith.runtime import Image, Runtime, Template
 from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session
 from smith.text import inert
@@ -56,7 +56,9 @@ from ._render import (
 )
 from ._review import Shown, presentations
 from ._screens import SmithCommands
+from ._statusline import StatusLine, status_fields
 from ._transcript import Transcript
+from ._working import WorkingLine
 
 SHOWN_KINDS = ("message", "compaction", "question")
 FRAME = 1 / 60  # seconds: the most often the streaming message is redrawn
@@ -179,6 +181,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         yield Static("", id="queue", markup=False)
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
+        yield WorkingLine(self.keys.get("abort", ""), id="working")
         yield Editor(
             placeholder=placeholder(self.keys),
             id="input",
@@ -191,7 +194,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             notice=self.tell,
             session=lambda: self.session.id,  # whose draft the editor keeps
         )
-        yield Static("", id="status", markup=False)
+        yield StatusLine(id="status")
 
     @property
     def transcript(self) -> Transcript:
@@ -365,6 +368,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
 
     def _show(self, intent: Intent) -> None:
         data = intent.data
+        if self.query_one(WorkingLine).take(intent.kind, data):
+            self._status()  # started or settled: the state in the status line too
         if "origin" in data and intent.kind in ("notify", "status", "progress"):
             show_plugin(self, intent)  # a plugin's, not the runtime's
         elif intent.kind == "answer":
@@ -510,20 +515,15 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             return
         status = self.runtime.status()  # the one view: nothing read from internals
         queued = len(status["queue"])
-        parts = [
-            status["model"],
-            f"thinking {status['thinking']}",
-            f"cost {format_cost(status['cost'])}",
-            f"context ~{status['context']['tokens']:,} tokens",
-            f"session {inert(self.session.name or self.session.id)}",
-            f"queue {queued}",
-            "working…" if self._busy else "ready",
-        ]
         memory = status["memory"] if self.show_memory else None  # None: accounting off
-        if memory is not None:
-            parts.insert(-1, f"mem {_bytes(memory['session'])} (turn {_bytes(memory['turn'])})")
-        parts += self.plugin_status.values()
-        self.query_one("#status", Static).update(" · ".join(parts))
+        fields = status_fields(
+            status,
+            busy=status["busy"] or self.query_one(WorkingLine).activity.working,
+            session=self.session.name or self.session.id,
+            memory=memory and f"{_bytes(memory['session'])} (turn {_bytes(memory['turn'])})",
+            extra=self.plugin_status.values(),
+        )
+        self.query_one(StatusLine).show(fields)  # fitted to its width, now and on resize
         queue = self.query_one("#queue", Static)
         queue.update(
             "\n".join(

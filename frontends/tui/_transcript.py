@@ -336,20 +336,36 @@ class Transcript(ScrollView, can_focus=True):
         return strips
 
     def _materialize(self) -> None:
-        """Render every block with rows on screen, so this frame's heights are exact."""
+        """Render every block with rows on screen, so this frame's heights are exact.
+        A following view shows the last rows, so it renders from the last block up:
+        rendering from the old position down left the block that scrolling to the new
+        bottom brought in at its estimate (its end hidden until something else moved the
+        view, issue 27)."""
         width = self._width()
         if not self.blocks or width <= 0:
             return
         before = self.heights.total()
-        top, bottom = int(self.scroll_y), int(self.scroll_y) + self.size.height
-        i = self.heights.find(top)
-        row = self.heights.before(i)
-        while i < len(self.blocks) and row < bottom:
-            row += len(self._render_block(i, width))
-            i += 1
+        height = self.scrollable_content_region.height
+        if self.following:
+            i, rows = len(self.blocks) - 1, 0
+            while i >= 0 and rows < height:
+                rows += len(self._render_block(i, width))
+                i -= 1
+        else:
+            top = int(self.scroll_y)
+            i = self.heights.find(top)
+            row = self.heights.before(i)
+            while i < len(self.blocks) and row < top + height:
+                row += len(self._render_block(i, width))
+                i += 1
+        self._fit_size(before)
+
+    def _fit_size(self, before: int) -> None:
+        """After rendering changed heights (from `before` rows in all): the scrollable
+        size follows them, and a following view goes to the new bottom."""
         if self.heights.total() != before:
-            self.virtual_size = Size(width, self.heights.total())
-        if self.following and self.scroll_y < self.max_scroll_y:
+            self.virtual_size = Size(self._width(), self.heights.total())
+        if self.following and self.scroll_y != self.max_scroll_y:
             self._to_bottom()
 
     def render_lines(self, crop: Region) -> list[Strip]:
@@ -362,6 +378,11 @@ class Transcript(ScrollView, can_focus=True):
             return super().render_lines(crop)
         finally:
             self._painting = False
+            if self.heights.total() != self.virtual_size.height:
+                # A block drawn for the first time while painting (a row _materialize
+                # did not reach): the next frame shows the layout its real height makes.
+                self._fit_size(self.virtual_size.height)
+                self.refresh()
 
     def render_line(self, y: int) -> Strip:
         width = self._width()
