@@ -25,6 +25,7 @@ from benchmarks import (
     bench_startup,
     bench_tools,
     bench_tui,
+    bench_tui_idle,
     bench_vcs,
     bench_vcs_latest,
 )
@@ -86,6 +87,7 @@ def main() -> int:
         f"an event per chunk {e['speedup_per_event']:.1f}x)"
     )
     print(bench_tui.line(bench_tui.figures()))
+    print(bench_tui_idle.line(bench_tui_idle.figures()))
     print(bench_editor.line(bench_editor.figures()))
     print(bench_complete.line(bench_complete.figures()))
     print(bench_vcs.line(bench_vcs.figures()))
