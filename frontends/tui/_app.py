@@ -181,7 +181,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         yield Static("", id="queue", markup=False)
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
-        yield WorkingLine(self.keys.get("abort", ""), id="working")
+        self.working = WorkingLine(self.keys.get("abort", ""), id="working")
+        yield self.working
         yield Editor(
             placeholder=placeholder(self.keys),
             id="input",
@@ -368,7 +369,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
 
     def _show(self, intent: Intent) -> None:
         data = intent.data
-        if self.query_one(WorkingLine).take(intent.kind, data):
+        if self.working.take(intent.kind, data):  # (every delta: no query of the DOM)
             self._status()  # started or settled: the state in the status line too
         if "origin" in data and intent.kind in ("notify", "status", "progress"):
             show_plugin(self, intent)  # a plugin's, not the runtime's
@@ -518,7 +519,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         memory = status["memory"] if self.show_memory else None  # None: accounting off
         fields = status_fields(
             status,
-            busy=status["busy"] or self.query_one(WorkingLine).activity.working,
+            busy=status["busy"] or self.working.activity.working,
             session=self.session.name or self.session.id,
             memory=memory and f"{_bytes(memory['session'])} (turn {_bytes(memory['turn'])})",
             extra=self.plugin_status.values(),
