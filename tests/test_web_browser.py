@@ -1,5 +1,6 @@
-"""`smith web` in a browser: the same app as in a terminal, in a titled tab, where Ctrl+C
-copies what is selected and never ends the app. The browser is Debian's chromium driven
+"""`smith web` in a browser: the same app as in a terminal (its working line, palette,
+overlays), in a titled tab, where Ctrl+C copies what is selected and never ends the app
+and Shift+Enter is a new line. The browser is Debian's chromium driven
 by playwright (tests/web_kit.py)."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SmithEnv
-from tests.web_kit import Served, browser_page, screen_shows, sent_prompts, serving
+from tests.web_kit import TIMEOUT, Served, alive, browser_page, screen_shows, sent_prompts, serving
 
 # What the page sends the app for Ctrl+C (textual-serve's message, as JSON.stringify has it).
 CTRL_C = json.dumps(["stdin", "\x03"], separators=(",", ":"))
@@ -128,6 +129,40 @@ def test_ctrl_c_copies_the_terminals_own_selection(
         assert CTRL_C not in page.evaluate("smithSent")
         page.keyboard.press("Enter")  # the draft was still there: it is sent
         assert sent_prompts(senv) == ["keep this draft"]
+    assert served.stop() == 0
+
+
+def test_ctrl_c_in_the_browser_never_ends_the_app(serve: Callable[..., Served]) -> None:
+    """Ctrl+C twice in a row on an empty editor (what quits in a terminal) leaves the app
+    running and saying how to quit; it still answers what is typed afterwards."""
+    served = serve("--model", "demo")
+    with browser_page(served) as (page, pid):
+        page.keyboard.press("Control+c")
+        page.keyboard.press("Control+c")
+        screen_shows(page, "/quit")  # the notice: how to quit instead
+        assert page.evaluate("smithSent").count(CTRL_C) == 2
+        page.keyboard.type("list the files")
+        page.keyboard.press("Enter")
+        screen_shows(page, "✓ ls")
+        assert alive(pid) and served.apps() == [pid]
+    assert served.stop() == 0
+
+
+def test_the_working_line_shows_in_the_browser(
+    serve: Callable[..., Served], tmp_path: Path
+) -> None:
+    """While the agent works, the line above the editor says what it is doing, for how
+    long and how to stop it, in the browser too; Escape stops the turn."""
+    script = tmp_path / "slow.json"
+    story = " ".join(f"word{i}" for i in range(200))
+    script.write_text(json.dumps({"responses": [{"text": story, "delay_ms": 200, "stop": "end"}]}))
+    served = serve("--model", f"scripted:{script}")
+    with browser_page(served) as (page, _):
+        page.keyboard.type("tell me a long story")
+        page.keyboard.press("Enter")
+        page.wait_for_function(r"/\d+s · esc to interrupt/.test(smithScreen())", timeout=TIMEOUT)
+        page.keyboard.press("Escape")
+        screen_shows(page, "interrupted")
     assert served.stop() == 0
 
 
