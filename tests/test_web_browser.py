@@ -1,7 +1,7 @@
 """`smith web` in a browser: the same app as in a terminal (its working line, palette,
 overlays), in a titled tab, where Ctrl+C copies what is selected and never ends the app
-and Shift+Enter is a new line. The browser is Debian's chromium driven
-by playwright (tests/web_kit.py)."""
+and Shift+Enter is a new line. The browser is Debian's chromium driven by playwright
+(tests/web_kit.py)."""
 
 from __future__ import annotations
 
