@@ -166,6 +166,28 @@ def test_the_working_line_shows_in_the_browser(
     assert served.stop() == 0
 
 
+def test_ctrl_c_copies_the_apps_selection_in_the_browser(serve: Callable[..., Served]) -> None:
+    """A plain drag selects in the app, and Ctrl+C copies it there too: the app's copy
+    (OSC 52) reaches the browser's clipboard, and the app goes on."""
+    served = serve("--model", "demo")
+    with browser_page(served, permissions=["clipboard-read", "clipboard-write"]) as (page, pid):
+        page.keyboard.type("list the files")
+        page.keyboard.press("Enter")
+        screen_shows(page, "✓ ls")
+        page.mouse.move(2, 2)
+        page.mouse.down()
+        page.mouse.move(1000, 400, steps=6)
+        page.mouse.up()
+        page.focus(".xterm-helper-textarea")
+        page.keyboard.press("Control+c")
+        page.wait_for_function(
+            "navigator.clipboard.readText().then((t) => t.includes('list the files'))",
+            timeout=TIMEOUT,
+        )
+        assert served.apps() == [pid]
+    assert served.stop() == 0
+
+
 def test_palette_text_in_brackets_is_shown(serve: Callable[..., Served]) -> None:
     """The command palette's descriptions are text, never markup: /diff's says
     `(or from ENTRY [to ENTRY])`, whose `[to ENTRY]` was taken for a style and dropped."""
