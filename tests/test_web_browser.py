@@ -108,6 +108,20 @@ def test_the_tab_is_titled_and_the_server_warns_of_nothing(senv: SmithEnv) -> No
                     "project. Ctrl+C stops."]  # fmt: skip
 
 
+def test_a_configuration_warning_is_said_once_and_in_the_tab(
+    serve: Callable[..., Served], senv: SmithEnv
+) -> None:
+    """A warning of the configuration is the server's once, at launch, and the tab's: the
+    server's terminal said it again whenever a tab closed (the app's stderr)."""
+    senv.env["SMITH_MODLE"] = "demo"  # what the server, and so each app, runs with
+    served = serve("--model", "demo")
+    with browser_page(served) as (page, _):
+        screen_shows(page, "SMITH_MODLE is not a smith setting")
+    assert served.stop() == 0
+    said = served.out.read_text() + served.err.read_text()
+    assert said.count("warning: env SMITH_MODLE") == 1, said
+
+
 def test_ctrl_c_copies_the_terminals_own_selection(
     serve: Callable[..., Served], senv: SmithEnv
 ) -> None:

@@ -54,15 +54,19 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     from smith.runtime import DEMO_BANNER, build
 
     # textual-serve runs the app over pipes with its own driver (smith web): allowed.
-    if not os.environ.get("TEXTUAL_DRIVER"):
+    web = bool(os.environ.get("TEXTUAL_DRIVER"))
+    if not web:
         for name, stream in (("standard input", sys.stdin), ("standard output", sys.stdout)):
             if not stream.isatty():
                 raise NO_TERMINAL.error(value=name, source=Source("argument", "smith"),
                                         which=name)  # fmt: skip
-    config = ctx.config()
+    # Under smith web the app's stderr reaches only the server's terminal, which said the
+    # configuration's warnings at launch, and only once the tab has closed: they are shown
+    # in the app instead.
+    config = ctx.config(warn=not web)
     _terminal_settings(config)  # before Textual is imported: it reads them once
     # Warnings before the app runs are shown when it opens; later ones, in it.
-    notices: list[str] = []
+    notices: list[str] = [w.render() for w in config.warnings] if web else []
     tell: list[Callable[[Diagnostic], None]] = []
 
     def warn(diagnostic: Diagnostic) -> None:
