@@ -180,7 +180,9 @@ def recorded(
     earlier calls): every assistant message's usage, on any branch (an abandoned branch
     was paid for too), every compaction's, and what tools that called a model reported.
     `pricing(provider, model)` prices a call by the provider and model it recorded
-    (model None: the one current then, for a compaction, which records none)."""
+    (model None: the one current then, for a compaction, which records none). An entry
+    whose content cannot be decoded may have been a call: its cost counts as unknown."""
+    from smith.diagnostics import SmithError
     from smith.providers import Usage
 
     def usage(value: object) -> Usage | None:
@@ -193,7 +195,11 @@ def recorded(
         entry = session.at(i)
         if entry.kind not in ("message", "compaction"):
             continue
-        content = entry.content
+        try:
+            content = entry.content
+        except SmithError:  # undecodable (session.content-unreadable): its cost unknown
+            meter.add(None, None, source="compaction" if entry.kind == "compaction" else "response")
+            continue
         if not isinstance(content, Mapping):
             continue
         if entry.kind == "compaction":
