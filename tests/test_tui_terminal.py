@@ -285,7 +285,8 @@ def test_bang_and_double_bang_run_the_users_commands_in_a_terminal(
     assert tmux.wait(lambda: tmux.flag("alternate_on") == "1" and "Ask smith" in tmux.screen())
     tmux("send-keys", "-t", "s", "-l", "!echo told-$((6*7))")
     tmux("send-keys", "-t", "s", "Enter")
-    assert tmux.wait(lambda: "told-42" in tmux.screen()), tmux.screen()
+    # Its output streams while it runs: the next command waits for its end.
+    assert tmux.wait(lambda: "told-42" in tmux.screen() and "exit 0" in tmux.screen())
     tmux("send-keys", "-t", "s", "-l", "!!echo kept-$((5*5))")
     tmux("send-keys", "-t", "s", "Enter")
     assert tmux.wait(lambda: "kept-25" in tmux.screen()), tmux.screen()
@@ -301,10 +302,11 @@ def test_bang_and_double_bang_run_the_users_commands_in_a_terminal(
     _restored(tmux)
 
 
-def test_an_approval_is_the_apps_overlay_and_escape_denies(tmux: Tmux, senv: SmithEnv) -> None:
+def test_an_approval_is_the_apps_overlay_and_its_keys_answer(tmux: Tmux, senv: SmithEnv) -> None:
     """`--approval untrusted`: a write asks first in an overlay that owns the keys;
-    Enter approves it once, "Deny" takes a reason that reaches the model, Escape denies,
-    and "always" for a command keeps its first words in the user's configuration."""
+    Enter approves it once, "Deny" takes a reason that reaches the model (or none), and
+    "always" for a command keeps its first words in the user's configuration. (Escape,
+    which interrupts the turn, is test_tui_cockpit_approval's.)"""
     import json
 
     log = senv.root / "requests.jsonl"
@@ -328,22 +330,24 @@ def test_an_approval_is_the_apps_overlay_and_escape_denies(tmux: Tmux, senv: Smi
         assert tmux.wait(lambda: asked in tmux.screen()), tmux.screen()
 
     prompt("write one", "smith wants to write the file first.txt")
-    assert "Approve every write call for this session" in tmux.screen()
+    assert "Approve every write call this session" in tmux.screen()
     tmux("send-keys", "-t", "s", "Enter")  # the first choice: approve once
     assert tmux.wait(lambda: "done 0" in tmux.screen()), tmux.screen()
     assert (tmux.root / "first.txt").exists()
 
     prompt("write two", "smith wants to write the file second.txt")
     tmux("send-keys", "-t", "s", "Down", "Down", "Enter")  # Deny: a line for why
-    assert tmux.wait(lambda: "Deny (you may say why): why?" in tmux.screen()), tmux.screen()
+    assert tmux.wait(lambda: "Deny, and say why (optional): why?" in tmux.screen()), tmux.screen()
     tmux("send-keys", "-t", "s", "-l", "edit it instead")
     tmux("send-keys", "-t", "s", "Enter")
     assert tmux.wait(lambda: "done 1" in tmux.screen()), tmux.screen()
     assert not (tmux.root / "second.txt").exists()
-    assert "the user denied this write call: edit it instead" in json.dumps(_requests_of(log)[-1])
+    assert "the user denied this write of second.txt: edit it instead" in json.dumps(_requests_of(log)[-1])
 
     prompt("write three", "smith wants to write the file third.txt")
-    tmux("send-keys", "-t", "s", "Escape")
+    tmux("send-keys", "-t", "s", "n")  # deny's letter; Enter gives no reason
+    assert tmux.wait(lambda: "why?" in tmux.screen()), tmux.screen()
+    tmux("send-keys", "-t", "s", "Enter")
     assert tmux.wait(lambda: "done 2" in tmux.screen()), tmux.screen()
     assert not (tmux.root / "third.txt").exists()
 
@@ -352,7 +356,7 @@ def test_an_approval_is_the_apps_overlay_and_escape_denies(tmux: Tmux, senv: Smi
     assert tmux.wait(lambda: "done 3" in tmux.screen()), tmux.screen()
     assert 'approval.allow "git status"' in senv.user_config.read_text()
 
-    prompt("date", "Approve commands starting `date` for this session")
+    prompt("date", "Approve commands starting `date` this session")
     tmux("send-keys", "-t", "s", "Down", "Down", "Enter")  # the third: its first words
     assert tmux.wait(lambda: "done 4" in tmux.screen()), tmux.screen()
     tmux("send-keys", "-t", "s", "-l", "date again")
