@@ -112,6 +112,8 @@ def test_an_edit_shows_its_diff_and_one_key_approves_it_once(
     assert "-    return 1" in screen and "+    return 2" in screen, screen
     assert "1 y  Approve once" in screen and "2 a  Approve every edit call" in screen, screen
     assert "3 n  Deny, and say why" in screen, screen
+    if size == (120, 40):  # below the overlay, the working line: the user, not the model
+        assert "waiting for your answer" in screen, screen
     assert (run.project / "src" / "app.py").read_text() == APP
     run.keys(key)
     screen = run.wait_for("+    return 3")  # once: the second edit asks again

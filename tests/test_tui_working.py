@@ -74,6 +74,18 @@ def test_compacting_and_the_users_own_command_outside_a_prompt() -> None:
     assert not b.working
 
 
+def test_an_open_question_is_waiting_for_the_user() -> None:
+    activity = Activity()
+    start = ("status", {"event": "agent_start"})
+    tool = ("tool_activity", {"phase": "start", "tool_call_id": "c", "name": "bash",
+                              "arguments": {"command": "make"}})  # fmt: skip
+    assert _feed(activity, start, tool) == "running bash: make"
+    activity.asking += 1  # (WorkingLine.asked, from the app's ask)
+    assert activity.doing() == "waiting for your answer"
+    activity.asking -= 1
+    assert activity.doing() == "running bash: make"
+
+
 def test_the_line_keeps_the_time_and_the_key_and_cuts_what_it_does() -> None:
     a = Activity()
     a.take("status", {"event": "agent_start"}, 100.0)

@@ -118,11 +118,14 @@ class AppFrontend:
         # Through the app's queue: the question may come from any task (a handler's or a
         # tool's thread brings it to the loop without the app's context).
         self.app.call_later(self.app.push_screen, screen, picked)
+        self.app.working.asked(True)
         try:
             key = await answered
         except asyncio.CancelledError:  # withdrawn (an abort, its timeout): close it
             self.app.call_later(_close, self.app, screen)
             raise
+        finally:
+            self.app.working.asked(False)
         if key is not None:
             return Reply(key, frontend=self.name, note=screen.note)
         if intent.kind == "request_confirm":

@@ -7,7 +7,9 @@ until it settles, saying what it is doing, for how long, and how to stop it:
 them (docs/ui.md): `status` agent_start starts it (so does a tool or a compaction
 started outside a prompt, the user's `!cmd` and `/compact`), a streaming message says
 thinking or writing by its channel, `tool_activity` names the running calls, `progress`
-compaction_start and compaction_end bracket compacting, and `status` settled ends it.
+compaction_start and compaction_end bracket compacting, an open question (an approval:
+`WorkingLine.asked`, from the app's `ask`) is waiting for your answer, and `status`
+settled ends it.
 
 `WorkingLine` draws it. Idle it is hidden and runs no timer; working it redraws only on
 its spinner's frames (FPS a second), its elapsed time read from the clock each frame.
@@ -28,6 +30,7 @@ from smith.text import inert
 FPS = 4  # spinner frames a second: enough to look alive, cheap to draw
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 WAITING = "waiting for the model"
+ASKING = "waiting for your answer"
 SUMMARY = 40  # characters of a call's arguments shown
 ARGUMENT = {"bash": "command", "read": "path", "write": "path", "edit": "path", "ls": "path",
             "find": "pattern", "grep": "pattern"}  # fmt: skip
@@ -79,12 +82,15 @@ class Activity:
         self._streaming = ""  # the id of the assistant message streaming
         self._tools: dict[str, str] = {}  # running calls: id -> summary, in start order
         self._compacting = False
+        self.asking = 0  # questions open (an approval): the agent waits for the user
 
     @property
     def working(self) -> bool:
         return self.since is not None
 
     def doing(self) -> str:
+        if self.asking:
+            return ASKING
         if self._compacting:
             return "compacting the context"
         if self._tools:
@@ -188,6 +194,12 @@ class WorkingLine(Static):
             self.timer = None
         self.refresh()
         return working != was
+
+    def asked(self, opened: bool) -> None:
+        """A question opened (True) or ended: while one is open, the agent waits for
+        the user, not the model, and the line says so."""
+        self.activity.asking = max(0, self.activity.asking + (1 if opened else -1))
+        self.refresh()
 
     def _tick(self) -> None:
         self.frame += 1
