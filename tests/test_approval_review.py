@@ -225,6 +225,9 @@ def test_over_rpc_an_approval_shows_the_change_it_would_make_and_makes_none(
     detail = _asked_params(senv, project, new)["detail"]
     assert detail["kind"] == "diff" and "--- /dev/null" in detail["text"]
     assert "+a = 1\n+b = 2\n" in detail["text"] and not (project / "new.py").exists()
+    empty = {"name": "write", "arguments": {"path": "empty.py", "content": ""}}
+    detail = _asked_params(senv, project, empty)["detail"]  # new, not "no change"
+    assert detail == {"kind": "diff", "text": "--- /dev/null\n+++ b/empty.py\n"}
 
     missing = {"name": "edit", "arguments": {"path": "app.py", "old_text": "return 9",
                                              "new_text": "return 2"}}  # fmt: skip

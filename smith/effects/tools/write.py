@@ -51,6 +51,8 @@ def preview(ctx: ToolContext, args: dict[str, object]) -> str:
         size = len(content.encode("utf-8"))
         raise ToolError(f"{shown} would be replaced by {size} bytes; what it holds now is "
                         "too big or not UTF-8 text, so no diff can be shown")  # fmt: skip
+    if not existed and not content:  # no lines to add: the diff's header says it is new
+        return f"--- /dev/null\n+++ b/{shown}\n"
     return unified(before, content, shown, created=not existed)
 
 
