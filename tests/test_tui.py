@@ -81,7 +81,7 @@ def test_the_demo_banner_status_and_a_first_answer(tmp_path: Path) -> None:
             await _type(pilot, "list the files")
             await _settle(app)
             await pilot.pause()
-            assert "cost unknown" in status(app)  # the demo reports no usage
+            assert "cost $0.0000" in status(app)  # the same after an answer: nothing spent
             screen = visible(app)
             assert "you list the files" in screen
             assert "✓ ls" in screen and "README.md" in screen and "src/" in screen

@@ -13,7 +13,10 @@ The rules look at the latest user message (case-insensitive):
 
 When the request ends with tool results (the tool ran), the answer is a short summary of
 them and the turn ends. Everything is deterministic: the same request gets the same
-answer, streamed in several deltas, with no usage (unknown) and no pricing.
+answer, streamed in several deltas. No model reads or writes a token and nothing is
+paid, so each answer reports a usage of 0 tokens at a price of 0: its cost is $0.0000
+before the first answer and after every one (a usage left unknown would turn the
+status line's "$0.0000" into "unknown" at the first answer).
 """
 
 from __future__ import annotations
@@ -21,7 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 
-from smith.providers import End, Pricing, Request, StreamEvent, TextDelta, ToolCall, content_parts
+from smith.providers import (
+    End,
+    Pricing,
+    Request,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    Usage,
+    content_parts,
+)
 from smith.sdk import Plugin, ProviderSpec
 
 INTRO = (
@@ -57,6 +69,9 @@ POLITE = re.compile(
 )
 QUOTES = "\"'`"
 
+FREE = Pricing(0.0, 0.0, 0.0, 0.0)
+NO_TOKENS = Usage(0, 0, 0, 0)  # no model read or wrote any
+
 Plan = tuple[str, dict[str, object], str]  # tool name, arguments, what the demo says
 
 
@@ -66,7 +81,7 @@ class DemoProvider:
     name = "demo"
 
     def pricing(self, model: str) -> Pricing | None:
-        return None  # nothing is spent, but "free" is not a price anybody quoted
+        return FREE
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         for event in answer(request):
@@ -91,17 +106,17 @@ def answer(request: Request) -> list[StreamEvent]:
         results.insert(0, message)
     if results:
         text = TAG + "\n\n".join(_summary(r, _call_arguments(messages, r)) for r in results)
-        return [*_deltas(text), End("success")]
+        return [*_deltas(text), NO_TOKENS, End("success")]
     tools = [str(t.get("name")) for t in request.tools]
     plan = plan_for(_latest_user_text(messages))
     if plan is None:
-        return [*_deltas(f"{INTRO}\n\n{_help(tools)}"), End("success")]
+        return [*_deltas(f"{INTRO}\n\n{_help(tools)}"), NO_TOKENS, End("success")]
     tool, arguments, say = plan
     lead = f"{INTRO}\n\n" if first else TAG
     if tool not in tools:
         offered = ", ".join(tools) or "none"
         text = f"I would use the {tool} tool for that, but this session does not offer it "
-        return [*_deltas(f"{lead}{text}(tools here: {offered})."), End("success")]
+        return [*_deltas(f"{lead}{text}(tools here: {offered})."), NO_TOKENS, End("success")]
     calls = sum(
         1
         for m in messages
@@ -110,7 +125,7 @@ def answer(request: Request) -> list[StreamEvent]:
         if block.get("type") == "tool_call"
     )
     call = ToolCall(f"demo_call_{calls + 1}", tool, arguments)
-    return [*_deltas(lead + say), call, End("tool_use")]
+    return [*_deltas(lead + say), NO_TOKENS, call, End("tool_use")]
 
 
 def plan_for(prompt: str) -> Plan | None:
