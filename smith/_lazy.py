@@ -4,8 +4,9 @@
     __getattr__ = lazy_exports(__name__, _LAZY)
 
 Each name is imported from its module when first read, then kept in the package's
-namespace (later reads do not come here). Declare the names for type checkers under
-`if TYPE_CHECKING:` beside the table, and list them in `__all__`.
+namespace (later reads do not come here); a name mapped to the package's submodule of
+that name (`"ops": "smith.runtime.ops"`) is the submodule. Declare the names for type
+checkers under `if TYPE_CHECKING:` beside the table, and list them in `__all__`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ def lazy_exports(
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         import importlib
 
-        value = getattr(importlib.import_module(module), renames.get(name, name))
+        found = importlib.import_module(module)
+        is_submodule = module == f"{package}.{name}"
+        value = found if is_submodule else getattr(found, renames.get(name, name))
         namespace[name] = value
         return value
 

@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     from smith.providers import Provider
     from smith.runtime._host import ToolHost
     from smith.runtime._images import Image
+    from smith.runtime._limits import Limits
     from smith.runtime._project import ProjectContext
     from smith.runtime._prompt import Part, PromptConfig
-    from smith.runtime._runtime import Limits, Runtime
+    from smith.runtime._runtime import Runtime
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._templates import Template
     from smith.sdk import Plugin

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from smith.runtime._cost import CostMeter
     from smith.runtime._events import Event
     from smith.runtime._generation import Generation
+    from smith.runtime._limits import Limits
     from smith.runtime._project import ProjectContext
     from smith.runtime._queue import InputQueue
-    from smith.runtime._runtime import Limits
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._templates import Template
     from smith.sdk import Plugin, RuntimeView

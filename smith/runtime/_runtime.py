@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from smith.runtime._context import ContextCache, ContextPolicy
 from smith.runtime._cost import CostMeter, recorded
 from smith.runtime._events import Event, event
 from smith.runtime._generation import Generation
+from smith.runtime._limits import Limits
 from smith.runtime._project import prompt_parts
 from smith.runtime._prompt import Part, compose
 from smith.runtime._queue import InputQueue
@@ -74,25 +75,6 @@ LOOP_FAILED = DiagnosticKind(
     "runtime is idle again",
     fix="resume and try again; report it with the log (run with --debug for details)",
 )
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds of the loop. Times are seconds; None means no bound."""
-
-    max_iterations: int = 50  # provider rounds per prompt
-    token_budget: int | None = None  # input + output tokens per prompt (known usage)
-    deadline: float | None = None  # wall time per prompt
-    tool_timeout: float = 600.0  # a call of a tool that sets no timeout of its own
-    result_bytes: int = 64 * 1024  # a tool result beyond this is cut (UTF-8 safe)
-    retries: int = 3  # of a provider error that says it is retryable
-    retry_delay: float = 1.0  # first backoff; doubles, with jitter
-    retry_cap: float = 60.0  # longest wait before a retry, Retry-After included
-    handler_deadline: float = 2.0  # a plugin handler past this is abandoned
-    abort_grace: float = 5.0  # how long an aborted tool gets to record its end
-    context_limit: int | None = None  # estimated tokens; compaction starts at 80 %
-    keep_recent: int = 8_000  # estimated tokens compaction keeps verbatim
-    image_bytes: int = 5 * 1024 * 1024  # an attached image (images.max-bytes)
 
 
 class Runtime:

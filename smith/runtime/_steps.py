@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from smith.effects import ToolSpec
+    from smith.runtime._limits import Limits
     from smith.runtime._loopctx import LoopContext
-    from smith.runtime._runtime import Limits
 
 log = logging.getLogger("smith.runtime")
 
