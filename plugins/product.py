@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from smith.runtime import context_table, ops
 from smith.sdk import Command, CommandHost, Plugin
+from smith.text import counted
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -153,7 +154,7 @@ def _diff(host: CommandHost, arg: str) -> None:
     if not changed:
         host.tell("no file changes")
         return
-    head = f"{len(changed)} files, +{result['insertions']} -{result['deletions']} lines"
+    head = f"{counted(len(changed), 'file')}, +{result['insertions']} -{result['deletions']} lines"
     title, patch = f"Changes: {result['title']}", str(result["patch"])
     if not host.show_diff(title, head, patch):
         host.show(title, [head, "", *patch.splitlines()])

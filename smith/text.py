@@ -1,6 +1,6 @@
 """Text from outside smith, made safe where it enters and where it is shown.
 
-Three helpers, each the one implementation of its rule:
+Four helpers, each the one implementation of its rule:
 
 - `loads(data)`: JSON from anywhere outside smith (RPC and MCP lines, provider streams,
   tool-call arguments, scripts, JSONL imports, command-line values). It is `json.loads`
@@ -17,6 +17,8 @@ Three helpers, each the one implementation of its rule:
   sequences (OSC 52 clipboard writes, OSC 0 titles, CSI screen clears) are shown, never
   obeyed; so do the bidirectional overrides and isolates, which would reorder what is
   shown after them. Machine-readable output (`--json`) keeps text exact and never uses it.
+- `counted(n, noun)`: a count with its noun in the right number for people to read
+  ("1 line", "3 lines", "1 entry", "2 entries", "1,204 files").
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "MAX_DEPTH",
     "TEXT_REPLACED",
     "JsonInputError",
+    "counted",
     "inert",
     "loads",
     "replace_surrogates",
@@ -61,6 +64,21 @@ _INERT.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
 # ALM) the neutral characters beside them: shown by code point.
 _BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
 _INERT.update({c: f"<U+{c:04X}>" for c in _BIDI})
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`n` and `noun`, plural unless `n` is 1: a `y` after a consonant becomes `ies`, an
+    `s`, `x`, `ch` or `sh` takes `es`, and `plural` gives any other irregular one."""
+    if n == 1:
+        return f"1 {noun}"
+    if plural is None:
+        if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+            plural = noun[:-1] + "ies"
+        elif noun.endswith(("s", "x", "ch", "sh")):
+            plural = noun + "es"
+        else:
+            plural = noun + "s"
+    return f"{n:,} {plural}"
 
 
 def inert(text: str) -> str:

@@ -350,3 +350,18 @@ def test_a_session_of_one_entry_is_one_entry(
     assert "       1 entry    " in listed and " 1 entries" not in listed
     one = next(line.split()[0] for line in listed.splitlines() if " 1 entry " in line)
     assert "(1 entry, cwd " in smith_process("sessions", "show", one, cwd=project).out
+
+
+def test_counts_read_in_the_right_number() -> None:
+    from smith.frontends.tui import _farewell
+    from smith.frontends.tui._pastes import CHIP, chip_for
+    from smith.text import counted
+
+    said = [counted(1, "line"), counted(2, "line"), counted(1, "entry"), counted(3, "entry")]
+    assert said == ["1 line", "2 lines", "1 entry", "3 entries"]
+    assert [counted(2, "key"), counted(2, "match"), counted(1_204, "file")] == [
+        "2 keys", "2 matches", "1,204 files"]  # fmt: skip
+    assert counted(0, "child", "children") == "0 children"
+    assert "(1 entry)" in _farewell("s1", 1, None)  # not "1 entries"
+    assert chip_for(3, "one long line") == "[pasted #3 1 line]"
+    assert CHIP.fullmatch("[pasted #3 1 line]") and CHIP.fullmatch("[pasted #4 1,204 lines]")

@@ -131,13 +131,15 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
 def _farewell(session_id: str, entries: int, draft: tuple[str, bool] | None) -> str:
     """What is printed once the app is gone (the terminal is the shell's again): the
     session and how to open it again, as the peers do."""
+    from smith.text import counted
+
     resume = f"smith --resume {session_id}"
     kept = ""
     if draft is not None:
         kept = "your cleared draft (Up shows it)" if draft[1] else "your unsent draft"
     if entries:
         with_draft = f", with {kept}" if kept else ""
-        return (f"smith: session {session_id} ({entries:,} entries{with_draft}); "
+        return (f"smith: session {session_id} ({counted(entries, 'entry')}{with_draft}); "
                 f"resume it with: {resume}")  # fmt: skip
     if kept:
         return f"smith: session {session_id} recorded nothing; {kept} is kept: {resume}"

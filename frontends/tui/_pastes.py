@@ -17,11 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-CHIP = re.compile(r"\[pasted #(\d+) (\d+) lines\]")
+from smith.text import counted
+
+CHIP = re.compile(r"\[pasted #(\d+) ([\d,]+) lines?\]")
 
 
 def chip_for(number: int, text: str) -> str:
-    return f"[pasted #{number} {len(text.splitlines())} lines]"
+    return f"[pasted #{number} {counted(len(text.splitlines()), 'line')}]"
 
 
 def expand(text: str, pastes: Mapping[str, str]) -> str:

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from smith.text import inert
+from smith.text import counted, inert
 
 from ._screens import OVERLAY_CSS
 
@@ -56,7 +56,7 @@ def label(entry: str, query: str) -> Text:
             text.stylize("bold reverse", start, start + len(word))
             start = text.plain.casefold().find(word, start + len(word))
     if len(lines) > 1:
-        text.append(f"  (+{len(lines) - 1} lines)", style="dim")
+        text.append(f"  (+{counted(len(lines) - 1, 'line')})", style="dim")
     return text
 
 

@@ -13,7 +13,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from smith.runtime import image_chip
-from smith.text import inert
+from smith.text import counted, inert
 
 from ._mentions import attachment_lines, typed_text
 from ._review import Shown, call_line, render_review, render_running, render_shell
@@ -91,7 +91,7 @@ def _assistant(
     elif thinking:
         first = inert(thinking.splitlines()[0])[:100]
         more = len(thinking.splitlines()) - 1
-        note = f" (+{more} lines; click or Ctrl+O to show)" if more else ""
+        note = f" (+{counted(more, 'line')}; click or Ctrl+O to show)" if more else ""
         parts.append(Text(f"thinking: {first}{note}", style="dim italic"))
     text = _texts(message, "text")
     if text.strip():  # (a code block still being written is not folded yet)
@@ -133,7 +133,7 @@ def _tool_result(message: dict[str, Any], expanded: bool, shown: Shown | None) -
     limit = EXPANDED_LINES if expanded else TOOL_LINES
     body = "\n".join(f"  {line}" for line in lines[:limit])
     hint = "" if expanded else " (click or Ctrl+O to show)"
-    more = f"\n  … {len(lines) - limit} more lines{hint}" if len(lines) > limit else ""
+    more = f"\n  … {counted(len(lines) - limit, 'more line')}{hint}" if len(lines) > limit else ""
     mark, style = ("✗", "red") if message.get("is_error") else ("✓", "green")
     head = Text(f"{mark} {inert(str(message.get('tool_name', '?')))}", style=style)
     return Group(head, Text(body + more, style="dim"))
@@ -187,7 +187,7 @@ def fold_code(text: str, limit: int = CODE_LINES) -> str:
     for line in text.split("\n"):
         if line.lstrip().startswith("```"):
             if inside and hidden:
-                out.append(f"… {hidden} more lines (click or Ctrl+O to show)")
+                out.append(f"… {counted(hidden, 'more line')} (click or Ctrl+O to show)")
             inside, seen, hidden = not inside, 0, 0
             out.append(line)
         elif inside and seen >= limit:

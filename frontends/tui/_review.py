@@ -21,7 +21,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from smith.effects import Presentation
-from smith.text import inert
+from smith.text import counted, inert
 
 if TYPE_CHECKING:
     from smith.sdk import Plugin
@@ -94,7 +94,7 @@ def colour_diff(diff: str, path: str, limit: int, more: str | None = None) -> Te
             out.append(f"  {line}", style="dim")
     if len(lines) > limit:
         why = more if more is not None else " (the full diff is in the session)"
-        out.append(f"\n  … {len(lines) - limit} more lines{why}", style="dim")
+        out.append(f"\n  … {counted(len(lines) - limit, 'more line')}{why}", style="dim")
     return out
 
 
@@ -238,7 +238,8 @@ def _command(message: dict[str, Any], details: dict[str, Any], text: str, expand
     if expanded:
         body = "\n".join(f"  {line}" for line in lines[:limit])
         if len(lines) > limit:
-            body += f"\n  … {len(lines) - limit} more lines (the full output is in the session)"
+            more = counted(len(lines) - limit, "more line")
+            body += f"\n  … {more} (the full output is in the session)"
         return Group(head, Text(body, style="dim"))
     # Collapsed: its last lines, where a test run or a build says how it went.
     shown = lines[-LAST:]
@@ -251,10 +252,10 @@ def folded(lines: list[str], expanded: bool, edge: int, limit: int) -> str:
     saying how many are folded between them (all, up to `limit`, when expanded)."""
     if expanded:
         body = lines[:limit]
-        more = f"… {len(lines) - limit} more lines" if len(lines) > limit else ""
+        more = f"… {counted(len(lines) - limit, 'more line')}" if len(lines) > limit else ""
     elif len(lines) > 2 * edge:
         hidden = len(lines) - 2 * edge
-        body = [*lines[:edge], f"… {hidden} more lines{HINT}", *lines[-edge:]]
+        body = [*lines[:edge], f"… {counted(hidden, 'more line')}{HINT}", *lines[-edge:]]
         more = ""
     else:
         body, more = lines, ""
