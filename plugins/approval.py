@@ -56,8 +56,8 @@ from typing import Any
 from smith.sdk import DenyCall, Plugin, RuntimeView
 from smith.ui import Detail, Notify, Question, Reply
 
-from ._bashprograms import RUNS_ANYTHING, RUNS_BY_OPTION, program
-from ._bashrules import allows, analyse, denial
+# The bash parser and the program table (plugins/_bashrules.py, _bashprograms.py) are
+# imported where a bash call is judged: every mode's start resolves this plugin.
 
 MUTATING = ("bash", "write", "edit")
 
@@ -89,6 +89,8 @@ def matches(rule: str, name: str, arguments: Mapping[str, Any], *, deny: bool) -
         return True
     if name != "bash":
         return False
+    from ._bashrules import allows, analyse, denial
+
     analysis = analyse(_command(arguments))
     return denial([rule], analysis) is not None if deny else allows(rule, analysis)
 
@@ -101,6 +103,8 @@ def denied(rules: Sequence[str], name: str, arguments: Mapping[str, Any]) -> str
         return f"the approval.deny rule {name!r} matches this {name} call"
     if name != "bash" or not rules:
         return None
+    from ._bashrules import analyse, denial
+
     return denial(rules, analyse(_command(arguments)))
 
 
@@ -179,6 +183,9 @@ def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     `bash`, `write`, `edit`): such a rule allows every call of that tool. `tools` (the
     active tools) is taken for compatibility: a rule naming a tool that never asks
     (`ls`, `find`) allows nothing that asked."""
+    from ._bashprograms import RUNS_ANYTHING, RUNS_BY_OPTION, program
+    from ._bashrules import allows, analyse
+
     analysis = analyse(_command(arguments))
     words = analysis.simple or ()
     first: list[str] = []

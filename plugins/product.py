@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from smith.runtime import context_table, ops
 from smith.sdk import Command, CommandHost, Plugin
 from smith.text import counted
+
+# The commands import the runtime's operations (smith.runtime.ops) when they run: every
+# mode's start resolves this plugin, and `smith tools run` runs no runtime.
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -71,6 +73,8 @@ async def _context(host: CommandHost, arg: str) -> None:
     """/context: what the model is told now, part by part, as `smith context` shows it."""
     import asyncio
 
+    from smith.runtime import context_table, ops
+
     # The next environment block reads git (bounded): off the app's loop.
     parts = await asyncio.to_thread(host.runtime.submit, ops.Context())
     assert isinstance(parts, list)
@@ -80,6 +84,8 @@ async def _context(host: CommandHost, arg: str) -> None:
 def _compact(host: CommandHost, arg: str) -> None:
     import re
 
+    from smith.runtime import ops
+
     focus = arg.strip() or None  # /compact FOCUS: what the summary must keep above all
     host.runtime.submit(ops.Compact(focus))
     # "/compact keep the approvals" says "keeping: the approvals", not "keeping keep ..."
@@ -88,6 +94,8 @@ def _compact(host: CommandHost, arg: str) -> None:
 
 
 def _model(host: CommandHost, arg: str) -> None:
+    from smith.runtime import ops
+
     if not arg:
         if not host.navigate("models", lambda spec: _model(host, spec)):
             host.tell(f"model: {host.runtime.model} (change it with /model PROVIDER/MODEL)")
@@ -97,6 +105,8 @@ def _model(host: CommandHost, arg: str) -> None:
 
 
 def _thinking(host: CommandHost, arg: str) -> None:
+    from smith.runtime import ops
+
     if arg:
         host.runtime.submit(ops.SetThinking(arg))
         host.tell(f"thinking: {arg}")
@@ -110,6 +120,8 @@ def _op(name: str) -> Callable[[CommandHost, str], None]:
     done = {"undo": "undone", "redo": "redone", "restore": "restored"}[name]
 
     def run(host: CommandHost, arg: str) -> None:
+        from smith.runtime import ops
+
         words = arg.split()
         force = "--force" in words
         op: ops.Operation
@@ -139,6 +151,7 @@ def _op(name: str) -> Callable[[CommandHost, str], None]:
 
 def _diff(host: CommandHost, arg: str) -> None:
     from smith.diagnostics import SmithError
+    from smith.runtime import ops
 
     words: list[str | None] = [*arg.split()[:2]]
     try:
@@ -161,6 +174,8 @@ def _diff(host: CommandHost, arg: str) -> None:
 
 
 def _history(host: CommandHost, arg: str) -> None:
+    from smith.runtime import ops
+
     items = host.runtime.submit(ops.History())
     assert isinstance(items, list)
     if not items:
@@ -194,6 +209,8 @@ def _queue(host: CommandHost, arg: str) -> None:
         return
 
     def take(id: str) -> None:
+        from smith.runtime import ops
+
         item = next(i for i in items if i["id"] == id)
         if host.runtime.submit(ops.QueueRemove(id)):
             host.edit(item["text"])

@@ -32,7 +32,6 @@ from __future__ import annotations
 import errno
 import functools
 import os
-import platform
 
 AF_UNIX, AF_VSOCK = 1, 40
 SOCK_DGRAM, SOCK_RAW, SOCK_TYPE_MASK = 2, 3, 0xF
@@ -112,6 +111,8 @@ def program() -> bytes:
 
 def _compatible(sc: object) -> tuple[int, ...]:
     """The other ABIs this machine's kernel runs (a 64-bit process may call them too)."""
+    import platform
+
     arch = sc.Arch  # type: ignore[attr-defined]
     machine = platform.machine()
     if machine == "x86_64":

@@ -17,7 +17,6 @@ rule that every stream ends with exactly one `End`.
 
 from __future__ import annotations
 
-import email.utils
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -263,6 +262,8 @@ def retry_after(headers: Mapping[str, str], *, now: float | None = None) -> floa
         return seconds if math.isfinite(seconds) and seconds >= 0 else None
     except ValueError:
         pass
+    import email.utils  # here: importing it cost every start that reads configuration
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 
 from smith._readfile import FileRefused, Reach, read_file
@@ -30,6 +29,8 @@ def read_bytes(path: str, shown: str, *, missing: str) -> bytes:
 def unified(before: str, after: str, shown: str, *, created: bool = False) -> str:
     """The unified diff of a file's text, as edit and write record it (details' `diff`)
     and as an approval shows it before either runs: a new file's lines are all added."""
+    import difflib  # here: a start that runs no edit need not import it
+
     return "".join(
         difflib.unified_diff(
             before.splitlines(keepends=True),

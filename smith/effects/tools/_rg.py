@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sysconfig
 from collections.abc import Iterator
 
 from smith._spawn import Child
@@ -39,6 +38,8 @@ MAX_OUTPUT = 16 * 1024 * 1024  # bytes of rg output read before giving up on com
 
 
 def binary() -> str:
+    import sysconfig
+
     here = os.path.join(sysconfig.get_path("scripts"), "rg")
     found = here if os.access(here, os.X_OK) else shutil.which("rg")
     if found is None:
