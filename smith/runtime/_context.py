@@ -28,6 +28,8 @@ from itertools import repeat
 
 from smith.session import Session, content_size
 
+BULK = 64  # messages counted at once from which the token count runs as a loop in C
+
 OFF_LOOP = 2_000  # entries: a history this long is first decoded in a worker thread
 NOTE_KINDS = ("environment", "instructions", "shell")  # entries sent as context messages
 SUMMARY_PREFIX = "The conversation so far, summarised (earlier messages are not shown):\n\n"
@@ -285,8 +287,10 @@ class ContextCache:
 
     def _count(self, indices: list[int], sizes: list[int]) -> list[int]:
         # size_tokens, inline: this runs once per message of a resumed session (at
-        # 100,000 messages a loop in C, 5 ms; a size below 0, over the bound, counts 1)
-        if sizes and min(sizes) >= 0:
+        # 100,000 messages a loop in C, 5 ms; a size below 0, over the bound, counts 1).
+        # A turn's few new messages take the comprehension: the maps and repeats would
+        # be 8 allocations more on every turn (tests/memory_counts.py's turn.idle).
+        if len(sizes) > BULK and min(sizes) >= 0:
             tokens = list(map(operator.add, map(operator.floordiv, sizes, repeat(4)), repeat(1)))
         else:
             tokens = [max(s, 0) // 4 + 1 for s in sizes]
