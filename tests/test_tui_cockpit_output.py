@@ -171,6 +171,33 @@ def test_bang_shows_the_command_and_all_its_output_folded_when_long(tmp_path: Pa
     asyncio.run(asyncio.wait_for(main(), 60))
 
 
+def test_a_resumed_session_shows_the_users_commands_as_they_ran(tmp_path: Path) -> None:
+    """A `!command` is drawn from its record when the session is opened again: the
+    command, its output and how it ended, once (live, its record replaces its block)."""
+
+    async def run(session: Session, command: str | None) -> str:
+        app = _app(tmp_path, session=session)
+        async with app.run_test(size=(100, 40)) as pilot:
+            if command is not None:
+                await _type(pilot, command)
+                await _until(pilot, lambda: "exit 3" in visible(app), "it did not end")
+                await _settle(app)
+                await pilot.pause()
+            return visible(app)
+
+    session = Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(tmp_path))
+    live = asyncio.run(asyncio.wait_for(run(session, "!printf 'one\\ntwo\\n'; exit 3"), 60))
+    session.close()
+    again = Session.open(str(tmp_path / "s.smith"))
+    shown = asyncio.run(asyncio.wait_for(run(again, None), 60))
+    again.close()
+    for screen in (live, shown):
+        assert screen.count("$ printf 'one\\ntwo\\n'; exit 3") == 1, screen
+        rows = [row.strip() for row in screen.splitlines()]
+        assert "one" in rows and "two" in rows and "exit 3" in screen, screen
+        assert "The user ran this command" not in screen
+
+
 # -- @path attachments ------------------------------------------------------------------
 
 ATTACHED_TEXT = '<attached path="src/calc.py" lines="1-19 of 19">\ndef add(a, b):\n</attached>'

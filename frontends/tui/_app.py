@@ -52,6 +52,7 @@ from ._render import (
     render_markdown,
     render_message,
     render_notice,
+    render_shell_note,
     settle_point,
 )
 from ._review import Shown, presentations
@@ -60,7 +61,7 @@ from ._statusline import StatusLine, status_fields
 from ._transcript import Transcript
 from ._working import WorkingLine
 
-SHOWN_KINDS = ("message", "compaction", "question")
+SHOWN_KINDS = ("message", "compaction", "question", "shell")
 FRAME = 1 / 60  # seconds: the most often the streaming message is redrawn
 SETTLE = 400  # characters a settled part of a streaming answer has at least
 BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
@@ -503,6 +504,12 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         for pair in pairs:
             if pair:  # a tool result: the running call's line gives way to it
                 self._drop_tool_line(f"tool-{pair}")
+        for entry in shown if self._tools.shells else ():  # a !command's record: its
+            if entry.kind == "shell":  # block while it ran gives way to it
+                key = f"tool-{entry.content.get('tool_call_id')}"
+                if key in self._tools.shells:
+                    self._tools.shells.discard(key)
+                    self._drop_tool_line(key)
         self.transcript.add_entries(shown, ids)
         self._synced = leaf
 
@@ -556,6 +563,8 @@ def _render_entry(entry: Any, expanded: bool, *, shown: Shown) -> RenderableType
         return render_notice(f"— earlier context compacted: {summary}", "dim")
     if entry.kind == "question" and isinstance(content, dict):
         return render_question(content)
+    if entry.kind == "shell" and isinstance(content, dict):
+        return render_shell_note(content, expanded)
     if isinstance(content, dict):
         drawn: RenderableType | None = render_message(content, expanded, shown=shown)
         return drawn
@@ -566,6 +575,8 @@ def _entry_text(entry: Any) -> str:
     content = entry.content
     if entry.kind == "question" and isinstance(content, dict):
         return question_text(content)
+    if entry.kind == "shell" and isinstance(content, dict):
+        return str(content.get("text", ""))
     if isinstance(content, dict):
         return plain_text(content) if "role" in content else str(content.get("summary", ""))
     return ""

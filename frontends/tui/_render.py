@@ -225,17 +225,37 @@ def render_tool_activity(
     return Text(f"{state} {tool_line(name, arguments, shown)}", style="yellow")
 
 
+SHELL_HEAD = "The user ran this command in the project's shell:\n"
+
+
+def render_shell_note(content: dict[str, Any], expanded: bool) -> RenderableType:
+    """A recorded `!command` (a `shell` entry: smith.runtime._shell) drawn as it was when
+    it ran: the command, its output, how it ended (a record from before `details` were
+    kept says its outcome)."""
+    command = str(content.get("command") or "")
+    text = str(content.get("text") or "")
+    head = f"{SHELL_HEAD}$ {command}\n"
+    output = text[len(head) :] if text.startswith(head) else text
+    details = content.get("details")
+    if not isinstance(details, dict) or not details:
+        outcome = str(content.get("outcome") or "ok")
+        details = {"exit_status": 0} if outcome == "ok" else {"exit_status": 1}
+    return render_shell(command, {"text": output, "details": details}, expanded, EXPANDED_LINES)
+
+
 class ToolLines:
     """Running calls in the transcript (`tool_activity` intents), a block per call: its
     line while it runs, with the last lines of its output as they arrive (`tool_update`),
     then how it ended until its recorded result takes its place. The user's own
-    `!command` has no recorded result: it stays, echoed with its output (folded when
-    long; click or Ctrl+O shows it all)."""
+    `!command` is echoed with its output (folded when long; click or Ctrl+O shows it
+    all); its record (a `shell` entry, only for `!`, not `!!`) takes its place as a
+    result's does (`shells`: the blocks waiting for one)."""
 
     def __init__(self, transcript: Callable[[], Transcript], shown: Shown) -> None:
         self.transcript = transcript
         self.shown = shown
         self.calls: dict[str, tuple[str, Any]] = {}  # running call id -> (its line, arguments)
+        self.shells: set[str] = set()  # the blocks of `!command`s a record will replace
 
     def show(self, data: dict[str, Any]) -> None:
         key, call = f"tool-{data['tool_call_id']}", str(data["tool_call_id"])
@@ -255,6 +275,8 @@ class ToolLines:
             _, arguments = self.calls.pop(call, ("", None))
             result = data["result"]
             if isinstance(data.get("shell"), dict):  # the user's own command
+                if data["shell"].get("context"):  # `!`: a `shell` entry records it
+                    self.shells.add(key)
                 command = str(arguments.get("command") if isinstance(arguments, dict) else "")
                 self.transcript().add(
                     key, lambda expanded: render_shell(command, result, expanded, EXPANDED_LINES),

@@ -82,7 +82,9 @@ async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: st
     if context:
         text = f"The user ran this command in the project's shell:\n$ {command}\n{result['text']}"
         note = {"text": text, "command": command, "tool_call_id": call_id}
-        content = rt.secrets.redact({**note, "outcome": result["outcome"], "ok": result["ok"]})
+        # How it ended (exit status, duration) too, so a resumed app draws it as it was.
+        ended = {"outcome": result["outcome"], "ok": result["ok"], "details": result["details"]}
+        content = rt.secrets.redact({**note, **ended})
         assert isinstance(content, dict)
         rt.session.append("shell", content)
 
