@@ -111,10 +111,8 @@ def program() -> bytes:
 
 def _compatible(sc: object) -> tuple[int, ...]:
     """The other ABIs this machine's kernel runs (a 64-bit process may call them too)."""
-    import platform
-
     arch = sc.Arch  # type: ignore[attr-defined]
-    machine = platform.machine()
+    machine = os.uname().machine  # platform.machine(), without importing platform
     if machine == "x86_64":
         return (arch.X86, arch.X32)
     if machine in ("aarch64", "arm64"):
