@@ -342,7 +342,8 @@ def test_an_approval_is_the_apps_overlay_and_its_keys_answer(tmux: Tmux, senv: S
     tmux("send-keys", "-t", "s", "Enter")
     assert tmux.wait(lambda: "done 1" in tmux.screen()), tmux.screen()
     assert not (tmux.root / "second.txt").exists()
-    assert "the user denied this write of second.txt: edit it instead" in json.dumps(_requests_of(log)[-1])
+    denied = "the user denied this write of second.txt: edit it instead"
+    assert denied in json.dumps(_requests_of(log)[-1])
 
     prompt("write three", "smith wants to write the file third.txt")
     tmux("send-keys", "-t", "s", "n")  # deny's letter; Enter gives no reason

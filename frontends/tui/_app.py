@@ -505,8 +505,9 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             if pair:  # a tool result: the running call's line gives way to it
                 self._drop_tool_line(f"tool-{pair}")
         for entry in shown if self._tools.shells else ():  # a !command's record: its
-            if entry.kind == "shell":  # block while it ran gives way to it
-                key = f"tool-{entry.content.get('tool_call_id')}"
+            content = entry.content if entry.kind == "shell" else None  # block while it
+            if isinstance(content, dict):  # ran gives way to it
+                key = f"tool-{content.get('tool_call_id')}"
                 if key in self._tools.shells:
                     self._tools.shells.discard(key)
                     self._drop_tool_line(key)
