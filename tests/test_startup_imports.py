@@ -17,7 +17,7 @@ from tests.conftest import SmithEnv
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
 
 # Runs smith's main with the arguments given, then prints which of these it imported.
-WATCHED = ["asyncio", "httpx", "textual", "pygit2", "email", "difflib",
+WATCHED = ["asyncio", "httpx", "textual", "pygit2", "email", "difflib", "smith.providers._stream",
            "smith.runtime._runtime", "smith.runtime.ops", "smith.plugins._bashrules"]  # fmt: skip
 COMMAND = (
     "import json, sys\n"
@@ -55,6 +55,7 @@ def test_eval_with_the_demo_model_imports_no_pygit2_http_or_textual(senv: SmithE
     project = _repository(senv.root)
     assert _imported(senv, project, "eval", "--model", "demo", "hi") == [
         "asyncio",
+        "smith.providers._stream",
         "smith.runtime._runtime",
         "smith.runtime.ops",
     ]

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
 from smith.providers._routing import Routes, Target, resolve_route
-from smith.providers._stream import Provider
 
 if TYPE_CHECKING:
     from smith.config import Config
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
     from smith.providers._catalog import Catalog
     from smith.providers._http import HttpEngine
     from smith.providers._model import ModelInfo
+    from smith.providers._stream import Provider
     from smith.providers._wire import ProviderSettings
     from smith.sdk import PluginList, ProviderSpec
 
@@ -117,8 +117,6 @@ def accounts_from(
 
     plugins = plugins if plugins is not None else resolve_plugins(config)
     known = plugins.providers
-    from smith.providers._wire import OWNED_EXTRA_FIELD, OWNED_FIELDS
-
     grouped: dict[str, dict[str, Any]] = {}
     sources: dict[str, Source] = {}
     extras: dict[str, dict[str, object]] = {}
@@ -127,6 +125,10 @@ def accounts_from(
         grouped.setdefault(name, {})[rest] = setting.value
         sources.setdefault(name, setting.source)
         if rest.startswith("extra."):
+            # The wire contract, for the fields the runtime owns (imported only here: a
+            # start that runs no model, `smith tools run`, need not import it).
+            from smith.providers._wire import OWNED_EXTRA_FIELD, OWNED_FIELDS
+
             path = rest[6:].split(".")
             if path[0] in OWNED_FIELDS:  # refused here, naming its line, before anything runs
                 raise OWNED_EXTRA_FIELD.error(
