@@ -365,3 +365,16 @@ def test_counts_read_in_the_right_number() -> None:
     assert "(1 entry)" in _farewell("s1", 1, None)  # not "1 entries"
     assert chip_for(3, "one long line") == "[pasted #3 1 line]"
     assert CHIP.fullmatch("[pasted #3 1 line]") and CHIP.fullmatch("[pasted #4 1,204 lines]")
+
+
+def test_a_changes_prompt_is_named_as_typed_without_its_attachments(tmp_path: Path) -> None:
+    from smith.session import Session
+    from smith.vcs._model import prompt_text
+
+    session = Session.create(str(tmp_path / "s.smith"), id="s")
+    attached = '<attached path="notes.md" lines="1-2 of 2">\nhello\n</attached>'
+    session.append("message", {"role": "user", "content": [
+        {"type": "text", "text": "@notes.md what is this"},
+        {"type": "text", "text": attached}]}, id="m")  # fmt: skip
+    assert prompt_text(session, "m") == "@notes.md what is this"  # (undo, redo, history)
+    session.close()

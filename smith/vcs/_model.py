@@ -155,6 +155,9 @@ def prompt_of(session: Session) -> str | None:
     return None
 
 
+ATTACHED = '<attached path="'
+
+
 def prompt_text(session: Session, prompt: str | None, width: int = 60) -> str:
     """The start of a user message's text, on one line."""
     if prompt is None:
@@ -166,11 +169,11 @@ def prompt_text(session: Session, prompt: str | None, width: int = 60) -> str:
     except SmithError:
         return ""
     parts = message.get("content") if isinstance(message, dict) else None
-    text = " ".join(
-        str(p.get("text", ""))
-        for p in parts or []
-        if isinstance(p, dict) and p.get("type") == "text"
-    )
+    texts = [str(p.get("text", "")) for p in parts or []
+             if isinstance(p, dict) and p.get("type") == "text"]  # fmt: skip
+    # As typed: the files its @paths attached (text parts after the first, each an
+    # `<attached path=...>` block: smith.runtime._attach) are not what the user wrote.
+    text = " ".join(texts[:1] + [t for t in texts[1:] if not t.startswith(ATTACHED)])
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
