@@ -81,6 +81,32 @@ def test_a_model_too_long_for_the_line_is_cut_in_the_middle_never_the_state() ->
     assert model.startswith("openrouter:some") and "…" in model and model.endswith("10-01")
 
 
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_wide_characters_are_measured_in_cells(width: int) -> None:
+    from rich.cells import cell_len
+
+    from smith.frontends.tui._working import Activity
+
+    wide = status_fields(_status(model="模型" * 12), busy=True, session="修复测试" * 7)
+    line = fit(wide, width)
+    assert cell_len(line) <= width and "working" in line, line  # the state never cut off
+    activity = Activity()
+    activity.take("status", {"event": "agent_start"}, 0.0)
+    activity.take("tool_activity", {"phase": "start", "tool_call_id": "c", "name": "bash",
+                                    "arguments": {"command": "echo 修复测试修复测试修复测试"}},
+                  0.0)  # fmt: skip
+    said = activity.line(65.0, 0, "esc", width)
+    assert cell_len(said) <= width and said.endswith("1m 05s · esc to interrupt"), said
+
+
+def test_a_session_name_smith_made_is_whole_or_gone() -> None:
+    made = status_fields(_status(), busy=False, session="smith 2026-12-07 10:59:18", given=False)
+    assert "session smith 2026-12-07 10:59:18" in fit(made, 200)
+    assert "2026-12-0…" not in fit(made, 80) and "smith 2026" not in fit(made, 80)
+    given = status_fields(_status(), busy=False, session="fix the flaky tests in ci")
+    assert any("fix the flaky t…" in fit(given, w) for w in range(60, 120))
+
+
 def test_the_queue_is_said_only_when_something_is_queued() -> None:
     assert "queue" not in _line(200)
     item = {"id": "q1", "mode": "follow_up", "text": "and then"}

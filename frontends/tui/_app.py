@@ -55,6 +55,7 @@ from ._render import (
     render_shell_note,
     settle_point,
 )
+from ._resume import given_name
 from ._review import Shown, presentations
 from ._screens import SmithCommands
 from ._statusline import StatusLine, status_fields
@@ -529,6 +530,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             status,
             busy=status["busy"] or self.working.activity.working,
             session=self.session.name or self.session.id,
+            given=given_name(self.session) is not None,
             memory=memory and f"{_bytes(memory['session'])} (turn {_bytes(memory['turn'])})",
             extra=self.plugin_status.values(),
         )

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
@@ -52,10 +53,10 @@ def fit(fields: Sequence[Field], width: int, sep: str = SEP) -> str:
 
     for i in sorted(range(len(fields)), key=lambda i: fields[i].priority):
         last = len(fields[i].forms) - (1 if fields[i].required else 0)
-        while len(line()) > width and form[i] < last:
+        while cell_len(line()) > width and form[i] < last:
             form[i] += 1
     text = line()
-    if len(text) > width:
+    if cell_len(text) > width:
         text = _cut_model(fields, form, width, sep)
     return text
 
@@ -64,15 +65,29 @@ def _cut_model(fields: Sequence[Field], form: list[int], width: int, sep: str) -
     """Only required fields are left and still too wide: the model's name is cut in
     the middle (its provider and its version are the parts that tell models apart)."""
     shown = [(f, f.forms[k]) for f, k in zip(fields, form, strict=True) if k < len(f.forms)]
-    over = len(sep.join(text for _, text in shown)) - width
+    over = cell_len(sep.join(text for _, text in shown)) - width
     out = []
     for f, text in shown:
         if f.priority == MODEL and over > 0:
-            keep = max(1, len(text) - over - 1)
-            out.append(text[: (keep + 1) // 2] + "…" + text[len(text) - keep // 2 :])
+            keep = max(1, cell_len(text) - over - 1)
+            out.append(cells(text, (keep + 1) // 2) + "…" + cells(text, keep // 2, end=True))
         else:
             out.append(text)
     return sep.join(out)
+
+
+def cells(text: str, width: int, *, end: bool = False) -> str:
+    """The start (or the `end`) of `text` that fits in `width` terminal cells: a wide
+    character (CJK, most emoji) takes two, so width is counted in cells, never in
+    characters."""
+    out: list[str] = []
+    used = 0
+    for char in reversed(text) if end else text:
+        used += cell_len(char)
+        if used > width:
+            break
+        out.append(char)
+    return "".join(reversed(out) if end else out)
 
 
 def tokens(n: int) -> str:
@@ -128,12 +143,13 @@ def status_fields(
     *,
     busy: bool,
     session: str,
+    given: bool = True,
     memory: str | None = None,
     extra: Iterable[str] = (),
 ) -> list[Field]:
     """The status line's fields from `Runtime.status()`: model, state, thinking, cost,
-    context, session, queue (when something is queued), memory (when accounting is on)
-    and plugins' statuses."""
+    context, session (`given`: a name the user gave, which may be shortened), queue
+    (when something is queued), memory (when accounting is on) and plugins' statuses."""
     thinking = str(status["thinking"])
     queued = len(status["queue"])
     fields = [
@@ -142,7 +158,7 @@ def status_fields(
         Field((f"thinking {thinking}", f"think {thinking}"), THINKING),
         Field(cost_text(status["cost"]), COST),
         context_field(status["context"]),
-        Field(_session_forms(inert(session)), SESSION),
+        Field(_session_forms(inert(session), given), SESSION),
     ]
     if queued:
         fields.append(Field((f"queue {queued}", f"q{queued}"), QUEUE))
@@ -152,8 +168,12 @@ def status_fields(
     return fields
 
 
-def _session_forms(name: str) -> tuple[str, ...]:
-    short = name if len(name) <= 16 else name[:15] + "…"
+def _session_forms(name: str, given: bool) -> tuple[str, ...]:
+    """A name the user gave, shortened before it goes; one smith made up (its date and
+    time: "smith 2026-12-07 10:59:18") whole or not at all, as a cut one says nothing."""
+    if not given:
+        return (f"session {name}",)
+    short = name if cell_len(name) <= 16 else cells(name, 15) + "…"
     return (f"session {name}", short) if short != name else (f"session {name}", name)
 
 

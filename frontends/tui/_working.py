@@ -21,11 +21,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.timer import Timer
 from textual.widgets import Static
 
 from smith.text import inert
+
+from ._statusline import cells
 
 FPS = 4  # spinner frames a second: enough to look alive, cheap to draw
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -155,9 +158,9 @@ class Activity:
         tail = f" · {elapsed(now - self.since)}" + (f" · {key} to interrupt" if key else "")
         head = f"{SPINNER[frame % len(SPINNER)]} "
         doing = self.doing()
-        room = width - len(head) - len(tail)
-        if len(doing) > room:
-            doing = doing[: max(0, room - 1)] + "…" if room > 1 else ""
+        room = width - cell_len(head) - cell_len(tail)  # in cells: CJK takes two each
+        if cell_len(doing) > room:
+            doing = cells(doing, room - 1) + "…" if room > 1 else ""
         return head + doing + tail
 
 
