@@ -243,7 +243,7 @@ def _command(message: dict[str, Any], details: dict[str, Any], text: str, expand
         return Group(head, Text(body, style="dim"))
     # Collapsed: its last lines, where a test run or a build says how it went.
     shown = lines[-LAST:]
-    more = f"  … {len(lines) - LAST} earlier lines{HINT}\n" if len(lines) > LAST else ""
+    more = f"  … {counted(len(lines) - LAST, 'earlier line')}{HINT}\n" if len(lines) > LAST else ""
     return Group(head, Text(more + "\n".join(f"  {line}" for line in shown), style="dim"))
 
 
