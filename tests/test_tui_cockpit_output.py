@@ -118,6 +118,7 @@ def test_an_abort_while_a_command_runs_says_so_once_and_keeps_the_output(
             assert "✗ bash  echo kept-output; sleep 300  aborted" in shown
             assert "kept-output" in shown.split("aborted", 1)[1]
             assert shown.count("interrupted: the turn was stopped") == 1
+            assert shown.index("aborted") < shown.index("interrupted:")  # the last word
             assert "[abort]" not in shown
 
     asyncio.run(asyncio.wait_for(main(), 60))

@@ -390,7 +390,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
                 self._freeze_context()
             if data["event"] == "agent_end":
                 self.signal_away(f"smith: done ({data.get('stop', 'end')})")
-                if interrupted(data):  # stopped while a tool ran: one line says so
+                if interrupted(data):  # stopped while a tool ran: one line says so,
+                    self._sync()  # after what the aborted calls recorded
                     self.tell(INTERRUPTED)
             if data["event"] in ("agent_start", "settled", "turn_end", "queue_changed"):
                 self._busy = data["event"] != "settled"
