@@ -13,7 +13,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ._bashwords import Word, basename_glob
+from ._bashgit import git
+from ._bashwords import Word, basename_glob, joined
 
 # A versioned spelling of a program (python3.12, lua5.4, perl5.36, pip-3.11, gdb-multiarch).
 _VERSIONED = re.compile(r"^([A-Za-z][A-Za-z+_]*?)(?:[-.]?\d+(?:\.\d+)*[a-z]?|-multiarch)$")
@@ -64,7 +65,9 @@ class Reach(Protocol):
         """Shell code it runs (`sh -c`, `eval`, `find -exec sh -c`): looked into."""
 
     def unseen(self, why: str, programs: tuple[str, ...] = ("*",)) -> None:
-        """Something it runs that no rule can see: the programs it could be (patterns)."""
+        """Something it runs that no rule can see: the programs it could be (patterns);
+        none for what runs no program but is more than a prefix approval covers (`find
+        -delete`, `git diff --output=FILE`)."""
 
 
 Handler = Callable[[Reach, str, list[Word]], int | None]
@@ -101,13 +104,6 @@ def options(args: list[Word], takes: str = "", longs: Sequence[str] = (),
                 break
         i += 1
     return i
-
-
-def joined(words: list[Word]) -> Word:
-    """Words joined with spaces, as shell code (what ssh, watch and `git submodule
-    foreach` hand a shell); not known before it runs when one of them is not."""
-    text = " ".join(w.text for w in words)
-    return Word(text) if all(w.static for w in words) else Word(text, "*", True)
 
 
 def _assignments(args: list[Word], i: int) -> int:
@@ -304,6 +300,10 @@ def _sed(reach: Reach, name: str, args: list[Word]) -> None:
     return None
 
 
+# find's actions that delete or write files: no prefix approval (`find .`) covers them.
+_FIND_WRITES = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
+
+
 def _find(reach: Reach, name: str, args: list[Word]) -> None:
     i = 0
     while i < len(args):
@@ -313,6 +313,8 @@ def _find(reach: Reach, name: str, args: list[Word]) -> None:
         if not w.static and w.could_start_with_dash():
             reach.unseen(f"an argument of {name}, {w.shown()}, cannot be known before it runs "
                          "and could be -exec")  # fmt: skip
+        if name == "find" and w.text in _FIND_WRITES:
+            reach.unseen(f"find {w.text} deletes or writes files", ())
         if w.text in execs:
             end = next(
                 (j for j in range(i + 1, len(args)) if args[j].text in (";", "+")), len(args)
@@ -320,72 +322,6 @@ def _find(reach: Reach, name: str, args: list[Word]) -> None:
             reach.run(args[i + 1 : end], i + 1)
             i = end
         i += 1
-
-
-# Settings whose value git runs (alias.x=!cmd, core.pager, core.sshCommand, diff.external,
-# filter.x.clean, credential.helper, ...): by the shape of the key, not a list of keys.
-_GIT_RUNS = re.compile(r"(pager|editor|command|cmd|textconv|clean|smudge|process|external|"
-                       r"driver|program|helper|fsmonitor|hook|uploadpack|receivepack|askpass|"
-                       r"proxy|browser|path|hookspath|exec|tool)$", re.I)  # fmt: skip
-_GIT_FILE = re.compile(r"(^include|path$|hookspath$|^core\.worktree$|exec)", re.I)
-# Subcommands' options whose value is a command: rebase -x, difftool -x, clone -u, ...
-_GIT_SUB_RUNS = {"rebase": "x", "difftool": "x", "clone": "u", "archive": "", "fetch": "",
-                 "pull": "", "push": "", "ls-remote": "", "filter-branch": "",
-                 "send-email": "", "submodule": "", "bisect": "", "mergetool": "t"}  # fmt: skip
-_GIT_LONG_RUNS = re.compile(r"^--(exec|extcmd|upload-pack|receive-pack|\w+-filter|"
-                            r"sendmail-cmd|tool|x)(=|$)")  # fmt: skip
-
-
-def _git_config(reach: Reach, setting: Word) -> None:
-    key, _, value = setting.text.partition("=")
-    if not setting.static:
-        reach.unseen(f"git's setting {setting.shown()} cannot be known before it runs")
-    elif _GIT_FILE.search(key):
-        reach.unseen(f"git's setting {key} makes it run programs from a file or directory")
-    elif key.lower().startswith("alias.") and value.startswith("!"):
-        reach.code(Word(value[1:]), f"the alias {key}")
-    elif _GIT_RUNS.search(key) or key.lower().startswith("pager."):
-        reach.code(Word(value), f"git's setting {key}")
-
-
-def _git(reach: Reach, name: str, args: list[Word]) -> None:
-    i = 0
-    while i < len(args) and (args[i].text.startswith("-") or not args[i].static):
-        w, t = args[i], args[i].text
-        if not w.static:
-            reach.unseen(f"an option of git, {w.shown()}, cannot be known before it runs")
-        elif t in ("-c", "--config-env") and i + 1 < len(args):
-            _git_config(reach, args[i + 1])
-            i += 1
-        elif t.startswith(("--config-env=", "-c")) and t not in ("-c",):
-            _git_config(reach, Word(t.partition("=")[2] if t.startswith("--") else t[2:]))
-        elif t.startswith("--exec-path="):
-            reach.unseen("git --exec-path runs git's commands from a directory it names")
-        elif t in ("-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
-                   "--list-cmds", "--attr-source"):  # fmt: skip
-            i += 1
-        i += 1
-    if i >= len(args):
-        return None
-    sub, rest = args[i].text, args[i + 1 :]
-    if sub not in _GIT_SUB_RUNS:
-        return None
-    if sub == "bisect" and rest[:1] and rest[0].text == "run":
-        reach.run(rest[1:], i + 2)
-    if sub == "submodule" and any(w.text == "foreach" for w in rest):
-        after = rest[[w.text for w in rest].index("foreach") + 1 :]
-        after = [w for w in after if w.text not in ("--recursive", "-q", "--quiet")]
-        reach.code(joined(after), "git submodule foreach")
-    short = _GIT_SUB_RUNS[sub]
-    for k, w in enumerate(rest):
-        t = w.text
-        if not w.static and w.could_start_with_dash():
-            reach.unseen(f"an argument of git {sub}, {w.shown()}, cannot be known before it runs")
-        elif _GIT_LONG_RUNS.match(t) or (short and t == f"-{short}"):
-            value = Word(t.partition("=")[2]) if "=" in t else (rest[k + 1] if k + 1 < len(rest)
-                                                                else Word(""))  # fmt: skip
-            reach.code(value, f"git {sub} {t.partition('=')[0]}")
-    return None
 
 
 _TAR_RUNS = re.compile(r"^--(to-c|use-c|checkpoint-a|info-s|new-v|rsh-c|rmt-c)")
@@ -424,6 +360,20 @@ def _remote_shell(reach: Reach, name: str, args: list[Word]) -> None:
                        f"{name} {opt}")  # fmt: skip
         elif name == "rsync" and t.startswith("-") and not t.startswith("--") and "e" in t[1:]:
             reach.code(args[k + 1] if k + 1 < len(args) else Word(""), "rsync -e")
+
+
+def _rg(reach: Reach, name: str, args: list[Word]) -> None:
+    """`rg --pre CMD` runs CMD with each file it searches as its argument (not a shell);
+    `--hostname-bin CMD` runs CMD for its hyperlinks' host name."""
+    for k, w in enumerate(args):
+        t = w.text
+        opt, eq, value = t.partition("=")
+        if not w.static and w.could_start_with_dash():
+            reach.unseen(f"an argument of rg, {w.shown()}, cannot be known before it runs "
+                         "and could be --pre, which runs a command")  # fmt: skip
+        elif opt in ("--pre", "--hostname-bin") and (eq or k + 1 < len(args)):
+            command = [Word(value)] if eq else [args[k + 1]]
+            reach.run([*command, Word("", "*", True, "<file>")], None if eq else k + 1)
 
 
 def _ssh(reach: Reach, name: str, args: list[Word]) -> None:
@@ -484,10 +434,10 @@ def _any_word(reach: Reach, name: str, args: list[Word]) -> None:
 
 
 def _options_run(reach: Reach, name: str, args: list[Word], long: tuple[str, ...],
-                 short: str = "") -> None:  # fmt: skip
+                 short: str = "", plain: tuple[str, ...] = ()) -> None:  # fmt: skip
     """Options whose value is a program or code (`npm --script-shell=...`, `go test
     -exec`): long ones (`--` or, for go, `-`) also as the unambiguous abbreviations their
-    parsers take; `short`: letters of such short options."""
+    parsers take (but `plain`, options of their own); `short`: letters of such short options."""
     for w in args:
         t = w.text
         if not w.static and w.could_start_with_dash():
@@ -496,7 +446,7 @@ def _options_run(reach: Reach, name: str, args: list[Word], long: tuple[str, ...
             continue
         key = t.lstrip("-").partition("=")[0]
         dashed = t.startswith("--") or (name == "go" and t.startswith("-"))
-        if dashed and len(key) >= 2 and any(k.startswith(key) for k in long):
+        if dashed and len(key) >= 2 and key not in plain and any(k.startswith(key) for k in long):
             reach.unseen(f"{name} {t.partition('=')[0]} names a program or code it runs, "
                          "which no rule can see into")  # fmt: skip
         elif short and t.startswith("-") and not t.startswith("--") and set(t[1:]) & set(short):
@@ -516,7 +466,10 @@ _RUNNERS = {
 }  # fmt: skip
 # Options whose value is a program or code.
 _NPM_PROGRAMS = ("script-shell", "shell", "browser", "editor", "viewer", "git", "node-options",
-                 "call", "node-gyp")  # fmt: skip
+                 "call", "node-gyp", "userconfig", "globalconfig")  # fmt: skip
+# A configuration file sets those too: --userconfig and --globalconfig name one (npm's
+# `--global` is itself, no abbreviation of --globalconfig).
+_NPM_PLAIN = ("global",)
 
 
 def _runner(reach: Reach, name: str, args: list[Word]) -> None:
@@ -529,7 +482,7 @@ def _runner(reach: Reach, name: str, args: list[Word]) -> None:
         _any_word(reach, name, args)
         return
     if name == "npm":
-        _options_run(reach, name, args, _NPM_PROGRAMS, "c")
+        _options_run(reach, name, args, _NPM_PROGRAMS, "c", _NPM_PLAIN)
     elif name == "go":
         _options_run(reach, name, args, ("exec", "toolexec", "vettool"))
         if args[:1] and args[0].text == "env" and any(w.text.startswith("-w") for w in args):
@@ -564,9 +517,9 @@ HANDLERS: dict[str, Handler] = {
                                                                           "userspec groups", 1),
     "caffeinate": _spec("tw"), "catchsegv": _spec(), "fakeroot": _spec("sil"),
     "busybox": _busybox, "toybox": _busybox, "su": _su, "runuser": _su, "script": _su,
-    "flock": _su, "watch": _watch, "ssh": _ssh, "find": _find, "fd": _find, "git": _git,
+    "flock": _su, "watch": _watch, "ssh": _ssh, "find": _find, "fd": _find, "git": git,
     "tar": _tar, "rsync": _remote_shell, "scp": _remote_shell, "zip": _remote_shell,
-    "sort": _remote_shell, "man": _remote_shell, "awk": _awk, "sed": _sed,
+    "sort": _remote_shell, "man": _remote_shell, "awk": _awk, "sed": _sed, "rg": _rg,
     **dict.fromkeys(SHELLS, _shell),
     **dict.fromkeys(INTERPRETERS.keys() - {"awk", "sed"}, _interpreter),
     **dict.fromkeys(("bwrap", "firejail", "systemd-run", "strace", "ltrace", "valgrind", "perf",
@@ -581,6 +534,9 @@ HANDLERS: dict[str, Handler] = {
 # stops before its options, and allows no call in which they run something.
 RUNS_BY_OPTION = frozenset({"git", "find", "fd", "tar", "rsync", "scp", "zip", "sort", "man",
                             *_RUNNERS})  # fmt: skip
+# Programs that only an option or two of makes run a command (`rg --pre`): a prefix
+# approval of the program alone (`rg`) is offered, and allows no call with them.
+RUNS_BY_FLAG = frozenset({"rg"})
 # Programs that run what follows them, or code: no prefix approval is offered for them.
-RUNS_ANYTHING = (frozenset(HANDLERS) - RUNS_BY_OPTION) | {
+RUNS_ANYTHING = (frozenset(HANDLERS) - RUNS_BY_OPTION - RUNS_BY_FLAG) | {
     "docker", "podman", "kubectl", "nerdctl", "mosh", "sshpass", "ssh"}  # fmt: skip

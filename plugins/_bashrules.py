@@ -22,8 +22,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from ._bashprograms import HANDLERS, RUNS_ANYTHING, joined, program
-from ._bashwords import Word, basename_glob, expand, fallback
+from ._bashprograms import HANDLERS, RUNS_ANYTHING, program
+from ._bashwords import Word, basename_glob, expand, fallback, joined
 
 DEPTH = 4  # code within code (`sh -c "eval 'bash -c ...'"`) looked into, at most
 NESTED = 16  # commands within a command's words (`find -exec find -exec ...`), at most
@@ -475,15 +475,35 @@ def denial(rules: list[str], analysis: Analysis) -> str | None:
     return could
 
 
+# Programs rustup runs under the toolchain a first `+word` names (`cargo +nightly test`).
+TOOLCHAINS = frozenset({"cargo", "rustc", "rustdoc", "rust-gdb", "rust-lldb", "clippy-driver",
+                        "rustfmt", "cargo-clippy", "cargo-fmt", "rust-analyzer"})  # fmt: skip
+
+
+def toolchain(words: tuple[Word, ...]) -> bool:
+    """Whether the second word picks a rustup toolchain (`cargo +nightly`)."""
+    return (len(words) > 1 and words[0].static and program(words[0].text) in TOOLCHAINS
+            and words[1].static and words[1].text.startswith("+"))  # fmt: skip
+
+
 def allows(text: str, analysis: Analysis) -> bool:
     """Whether the allow rule `text` covers the command: a lone simple command (no list,
     pipe, redirection, substitution or assignment) whose first words are the rule's, and
     which runs nothing beyond them (`find .` does not cover `find . -exec rm {} ;`, nor
-    `git` cover `git -c alias.x='!sh' x`)."""
+    `git` cover `git -c alias.x='!sh' x`). A toolchain (`cargo +nightly test`) is skipped
+    unless the rule names one: `cargo test` covers it; `cargo +nightly` covers nothing."""
     want = rule_words(text)
     words = analysis.simple
-    if not want or words is None or analysis.unseen or len(words) < len(want):
+    if not want or words is None or analysis.unseen:
+        return False
+    named = len(want) > 1 and want[1].startswith("+") and program(want[0]) in TOOLCHAINS
+    if named and len(want) == 2:
+        return False  # a toolchain and no subcommand (once offered): it approves none
+    skipped = toolchain(words) and not named
+    if skipped:
+        words = words[:1] + words[2:]
+    if len(words) < len(want):
         return False
     if any(not w.static or w.text != x for w, x in zip(words, want, strict=False)):
         return False
-    return all(r.at is not None and r.at < len(want) for r in analysis.runs[1:])
+    return all(r.at is not None and r.at < len(want) + skipped for r in analysis.runs[1:])

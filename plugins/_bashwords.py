@@ -250,3 +250,10 @@ def basename_glob(word: Word) -> str:
     last = word.glob.rsplit("/", 1)[-1]
     # An expansion after the last slash may hold a slash of its own.
     return "*" + last[last.rindex("*") + 1 :] if "*" in last else last
+
+
+def joined(words: list[Word]) -> Word:
+    """Words joined with spaces, as shell code (what ssh, watch and `git submodule
+    foreach` hand a shell); not known before it runs when one of them is not."""
+    text = " ".join(w.text for w in words)
+    return Word(text) if all(w.static for w in words) else Word(text, "*", True)

@@ -50,6 +50,7 @@ decision.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -68,6 +69,9 @@ PREFIX_WORDS = 2  # at most, of a command's first words an approval covers (`git
 # code or a command given in its arguments (see the module's docstring).
 PYTHON_MODULES = frozenset({"pytest", "unittest", "venv", "py_compile", "compileall",
                             "json.tool", "black", "isort", "ruff", "flake8", "build"})  # fmt: skip
+# A word a prefix may hold: shown as it is, and read back as the same word (not `;` from
+# `$'\x3b'`, nor a quoted space).
+PLAIN_WORD = re.compile(r"[\w.,:@%+][\w.,:@%+-]*", re.ASCII)
 
 # What the user approved for the rest of a session (session id -> rules), and always (in
 # the user's approval.allow too, which this process read before it was added).
@@ -180,20 +184,25 @@ def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     subcommands can run commands when an option comes first (`git -c ...`, `npm
     --script-shell=...`: RUNS_BY_OPTION; `git status` and `npm test` are offered), and
     where the rule would be the name of a tool approval asks about (`bash --version` ->
-    `bash`, `write`, `edit`): such a rule allows every call of that tool. `tools` (the
+    `bash`, `write`, `edit`): such a rule allows every call of that tool. A word that is
+    not plain (`$'\x3b'`, `"a b"`) ends it, and a toolchain (`cargo +nightly test` ->
+    `cargo test`) is skipped: the rule covers the subcommand under any toolchain, never
+    every subcommand under one. `tools` (the
     active tools) is taken for compatibility: a rule naming a tool that never asks
     (`ls`, `find`) allows nothing that asked."""
     from ._bashprograms import RUNS_ANYTHING, RUNS_BY_OPTION, program
-    from ._bashrules import allows, analyse
+    from ._bashrules import allows, analyse, toolchain
 
     analysis = analyse(_command(arguments))
     words = analysis.simple or ()
     first: list[str] = []
-    for word in words[:PREFIX_WORDS]:
+    for k, word in enumerate(words):
         text = word.text
-        if not word.static or not text or text[0] == "-" or "/" in text or "=" in text:
+        if len(first) == PREFIX_WORDS or not word.static or not PLAIN_WORD.fullmatch(text):
             break
-        if not text.isprintable():
+        if k == 1 and toolchain(words):
+            continue
+        if text[0] == "+":
             break
         first.append(text)
     if first and program(first[0]) == "python" and len(words) > 2:
