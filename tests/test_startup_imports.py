@@ -102,7 +102,9 @@ def test_no_repository_is_said_without_pygit2(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     assert _state(plain) == (None, False)  # nothing a repository is made of: no reader
-    (plain / ".git").mkdir()  # an empty .git: the reader looked, and found none
+    (plain / ".git").mkdir()  # an empty .git is not one either
+    assert _state(plain) == (None, False)
+    (plain / ".git" / "HEAD").write_text("ref: refs/heads/main\n")  # the reader finds none
     assert _state(plain) == (None, False)
 
 
@@ -131,8 +133,11 @@ def test_a_confined_reader_that_sees_no_repository_above_the_path_is_checked_her
     assert state.summary() == "branch main (no commits yet); 0 changed, 1 untracked: notes.txt"
     assert runs == [([str(sub)], str(sub)),
                     ([str(project / ".git") + "/", "--found"], str(project) + "/")]  # fmt: skip
-    # Confined, an empty .git at the path itself is all the reader needed to see.
+    # Confined, a .git at the path itself is all the reader needed to see.
     runs.clear()
     (hidden / ".git").mkdir()
+    assert git_state(str(hidden), confine=confine) is None
+    assert runs == []  # an empty .git is no repository: no reader
+    (hidden / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     assert git_state(str(hidden), confine=confine) is None
     assert runs == [([str(hidden)], str(hidden))]

@@ -16,7 +16,7 @@ text the repository could write at length.
 The child also finds the repository and its branch, so smith's own process need not
 import pygit2 (40 ms and more) to describe the project: a prompt that changes no file
 never imports it (smith.vcs._repo does, for the file history); and where nothing from
-the project up is what a repository is made of (a `.git`, a HEAD), no child starts.
+the project up is what a repository is made of (a `.git` file, a HEAD), no child starts.
 Where the child gives no answer (it did not start, failed or took too long), or,
 confined, found none where discovery also looks above what it was shown, smith finds
 the repository and its branch itself, as before.
@@ -173,10 +173,13 @@ def git_state(
 
 def _holders(real: str) -> list[str]:
     """The directories from the real path `real` up that may be or hold a repository:
-    libgit2's discovery looks for one holding `.git`, or holding HEAD (a bare one)."""
+    libgit2's discovery takes a `.git` file (a link to one), or a directory with a HEAD,
+    `.git` or the directory itself (a bare one)."""
     found, current = [], real
     while True:
-        if any(os.path.lexists(os.path.join(current, n)) for n in (".git", "HEAD")):
+        dot = os.path.join(current, ".git")
+        heads = (os.path.join(dot, "HEAD"), os.path.join(current, "HEAD"))
+        if os.path.isfile(dot) or any(os.path.lexists(h) for h in heads):
             found.append(current)
         parent = os.path.dirname(current)
         if parent == current:
