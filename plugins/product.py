@@ -215,8 +215,15 @@ def _queue(host: CommandHost, arg: str) -> None:
         if host.runtime.submit(ops.QueueRemove(id)):
             host.edit(item["text"])
 
-    choices = [(i["id"], f"{i['mode']}: {i['text']}") for i in items]
+    choices = [(i["id"], f"{i['mode']}: {_glimpse(i['text'])}") for i in items]
     host.choose("Edit a queued message", choices, take)
+
+
+def _glimpse(text: str) -> str:
+    """A queued message as one row of a list: a long one (a paste, say) by its first
+    line and its length; taken back, it is shown whole (its paste as its chip)."""
+    lines = text.splitlines()
+    return text if len(lines) <= 5 else f"{lines[0]} … ({len(lines)} lines)"
 
 
 def _plugins(host: CommandHost, arg: str) -> None:

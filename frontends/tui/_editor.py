@@ -6,7 +6,7 @@ terminal reports it, insert a newline. The editor grows with its content up to
 command named so as a suggestion (Right arrow takes it). A paste of more than
 `PASTE_LINES` lines is shown as one chip (`[pasted #1 120 lines]`) and sent whole: `value`
 is the text with every chip still in it replaced by its paste, whatever was done to the
-chip meanwhile (`_pastes`). An image (a pasted or
+chip meanwhile (`_pastes`); a chip is edited only whole (`edit`). An image (a pasted or
 typed path to an image file, or Ctrl+V of one on the system clipboard: `_images`) is a
 chip too (`[image 1: shot.png 34 KB]`); `message` gives the text to send, each image chip
 left as `[image N]`, and the images in the order their chips appear. `@` completes
@@ -28,10 +28,11 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Edit, EditResult, Location
 
 from ._complete import PathCompletion
 from ._history import Prompt, PromptHistory, images_of, pastes_of
-from ._pastes import Pastes, expand
+from ._pastes import CHIP, Pastes, expand
 
 if TYPE_CHECKING:
     from smith.runtime import Image
@@ -351,6 +352,16 @@ class Editor(TextArea):
         self._show(self.prompts.entries[walk])
         self._walk, self._walk_text = walk, self.text
 
+    def take_back(self, text: str) -> None:
+        """Show `text`, a message sent (queued, say) and taken back to edit: as it was
+        typed, its pastes as their chips, when it is the newest history entry sent so."""
+        for entry in reversed(self.prompts.entries):
+            pastes = pastes_of(entry)
+            if pastes and expand(str(entry), pastes) == text:
+                self._show(entry)
+                return
+        self.value = text
+
     def recall(self, entry: str) -> None:
         """Show `entry` of the history (Ctrl+R), its chips standing for its pastes."""
         self._show(entry)
@@ -381,7 +392,15 @@ class Editor(TextArea):
             event.stop()
             event.prevent_default()  # not TextArea's newline
             text = self.text
+            broken = self.pastes.broken(text)
+            if broken is not None:  # never a placeholder for what was pasted
+                self.notice(
+                    f"not sent: `{broken}` is what is left of a paste's chip, and would be "
+                    "sent instead of the paste. Ctrl+Z undoes the edit, or delete the whole chip."
+                )
+                return
             sent = self.Submitted(self, text, self.pastes.present(text), mode, dict(self.images))
+            self.pastes.forget(sent.pastes)  # they go with the message (and its entry)
             self.clear_text()
             if self._session is not None:
                 self.prompts.drafts.drop(self._session())  # sent: no longer a draft
@@ -408,32 +427,41 @@ class Editor(TextArea):
             return
         self._insert(self.pastes.add(text))
 
-    def action_delete_left(self) -> None:
-        """Backspace just after a paste chip deletes the chip (and its paste) whole."""
-        if not self._delete_chip(before=True):
-            super().action_delete_left()
+    def edit(self, edit: Edit) -> EditResult:
+        """Every edit (typed, pasted, deleted, cut, by the API) keeps a chip whole: one
+        that would change part of a paste or image chip takes in the whole chip instead
+        (Backspace at its end or a selection over part of it deletes it all, as one edit
+        Ctrl+Z undoes), and text put inside a chip goes after it. Undo and redo replay
+        the edits as they were made."""
+        start, end = sorted((edit.from_location, edit.to_location))
+        around = self._around_chips(start, end)
+        if around != (start, end):
+            edit = Edit(edit.text, *around, edit.maintain_selection_offset)
+        return super().edit(edit)
 
-    def action_delete_right(self) -> None:
-        if not self._delete_chip(before=False):
-            super().action_delete_right()
+    def _around_chips(self, start: Location, end: Location) -> tuple[Location, Location]:
+        """`start`..`end` (in order) grown to take in the chips it cuts into; an empty
+        one inside a chip moved to the chip's end."""
+        (top, left), (bottom, right) = start, end
+        for chip_start, chip_end in self._chips(top):
+            if chip_start < left < chip_end:
+                left = chip_end if start == end else chip_start
+        for chip_start, chip_end in self._chips(bottom) if start != end else ():
+            if chip_start < right < chip_end:
+                right = chip_end
+        return (top, left), ((bottom, right) if start != end else (top, left))
 
-    def _delete_chip(self, *, before: bool) -> bool:
-        """Delete the paste or image chip next to the cursor whole; False if none is. Its
-        paste or image is kept: Ctrl+Z brings the chip back, and it still stands for it."""
-        if self.read_only or not self.selection.is_empty:
-            return False
-        row, column = self.cursor_location
-        line = self.document[row]
-        found = self.pastes.around(line, column, before=before)
-        for chip in self.images if found is None else ():
-            start = column - len(chip) if before else column
-            if start >= 0 and line[start : start + len(chip)] == chip:
-                found = start, start + len(chip)
-                break
-        if found is None:
-            return False
-        self.delete((row, found[0]), (row, found[1]))
-        return True
+    def _chips(self, row: int) -> list[tuple[int, int]]:
+        """The columns of the paste and image chips on `row`."""
+        line = self.document[row] if row < self.document.line_count else ""
+        pastes = CHIP.finditer(line) if "[pasted #" in line else ()
+        found = [m.span() for m in pastes if m[0] in self.pastes]
+        for chip in self.images if "[image " in line else ():
+            at = line.find(chip)
+            while at >= 0:
+                found.append((at, at + len(chip)))
+                at = line.find(chip, at + len(chip))
+        return found
 
     def _insert(self, text: str) -> None:
         start, end = self.selection

@@ -113,7 +113,7 @@ class CommandHostMixin:
         from ._editor import Editor
 
         field = self.query_one("#input", Editor)  # type: ignore[attr-defined]
-        field.value = text
+        field.take_back(text)  # a paste it was sent with shows as its chip again
         field.focus()
 
     def show(self, title: str, lines: Sequence[str]) -> None:
