@@ -166,13 +166,14 @@ def test_while_it_works_enter_steers_and_alt_enter_queues_a_follow_up(senv: Smit
             # Pasted, so that the slow response is still streaming when the keys come.
             app.post_message(events.Paste("now this"))
             await pilot.press("enter")
-            app.post_message(events.Paste("later"))
+            app.post_message(events.Paste("later\nand more\nand more"))
             await pilot.press("alt+enter")
             await pilot.pause()
             assert app.runtime.busy
             queue = str(app.query_one("#queue", Static).render())
             assert "queued (steer): now this" in queue
-            assert "queued (follow-up): later" in queue
+            assert "queued (follow-up): later  (+2 lines)" in queue  # one line each
+            assert "and more" not in queue
             await _settle(app)
         session.close()
 
@@ -180,7 +181,7 @@ def test_while_it_works_enter_steers_and_alt_enter_queues_a_follow_up(senv: Smit
     requests = _requests(log)
     assert len(requests) == 3
     assert _said(requests[1]) == ["start", "now this"]  # in the turn, after the ls batch
-    assert _said(requests[2]) == ["start", "now this", "later"]  # once it would stop
+    assert _said(requests[2]) == ["start", "now this", "later\nand more\nand more"]
 
 
 def test_the_steer_and_follow_up_keys_come_from_configuration(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def test_ctrl_r_filters_the_history_by_words_and_enter_takes_one_back(tmp_path: 
             assert isinstance(screen, HistorySearch)
             listing = screen.query_one(OptionList)
             rows = [str(listing.get_option_at_index(i).prompt) for i in range(3)]
-            assert rows == ["deploy", "fix the parser  (+1 lines)", "run the tests"]  # newest first
+            assert rows == ["deploy", "fix the parser  (+1 line)", "run the tests"]  # newest first
             await pilot.press(*"TESTS", "space", *"fix")  # every word, any case, any order
             assert listing.option_count == 1
             await pilot.press("enter")

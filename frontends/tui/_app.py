@@ -24,7 +24,7 @@ from textual.widgets import Input, Static, TextArea
 from smith.runtime import Image, Runtime, Template
 from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session
-from smith.text import inert
+from smith.text import counted, inert
 from smith.ui import Intent
 
 from ._bulk import branch_shown, collector_paused
@@ -539,7 +539,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         queue = self.query_one("#queue", Static)
         queue.update(
             "\n".join(
-                f"queued ({i['mode'].replace('_', '-')}): {inert(i['text'])}"
+                f"queued ({i['mode'].replace('_', '-')}): {_glimpse(i['text'])}"
                 for i in status["queue"]
             )
         )
@@ -547,6 +547,14 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
 
     def _unseen(self, unseen: bool) -> None:
         self.query_one("#below").set_class(unseen, "shown")
+
+
+def _glimpse(text: str) -> str:
+    """A queued message on one line: its first line, and how many there are (a 50-line
+    paste is not 50 lines above the editor)."""
+    lines = text.splitlines() or [""]
+    more = f"  (+{counted(len(lines) - 1, 'line')})" if len(lines) > 1 else ""
+    return inert(lines[0]) + more
 
 
 def _bytes(n: int) -> str:
