@@ -9,16 +9,22 @@ from smith.effects._tool import Presentation, ToolContext, ToolError, ToolResult
 from smith.effects.tools._files import unified
 
 
-def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
-    from smith._atomic import write_atomic
-
+def _target(ctx: ToolContext, args: dict[str, object]) -> tuple[str, str, str, bool, str | None]:
+    """What a write is about, as the write and its preview both see it: the path, as
+    shown, the content, whether the file exists, and the text it holds (None: too big,
+    not UTF-8 or unreadable); ToolError for a path that cannot be written."""
     path = ctx.writable(str(args["path"]))
     shown = ctx.show(path)
-    content = str(args["content"])
     if os.path.isdir(path):
         raise ToolError(f"{shown} is a directory; give a file path")
     existed = os.path.exists(path)
-    before = _old_text(path) if existed else ""
+    return path, shown, str(args["content"]), existed, _old_text(path) if existed else ""
+
+
+def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+    from smith._atomic import write_atomic
+
+    path, shown, content, existed, before = _target(ctx, args)
     try:
         write_atomic(path, content)  # creates missing parents (inside the root: confined)
     except OSError as exc:  # the temporary file is gone and any old file untouched
@@ -40,13 +46,7 @@ def preview(ctx: ToolContext, args: dict[str, object]) -> str:
     """The diff the write would make, writing nothing (what an approval shows): a new
     file's content as added lines; ToolError for a write that would be refused, and for
     an older file that cannot be diffed (too big, not UTF-8), saying what would happen."""
-    path = ctx.writable(str(args["path"]))
-    shown = ctx.show(path)
-    content = str(args["content"])
-    if os.path.isdir(path):
-        raise ToolError(f"{shown} is a directory; give a file path")
-    existed = os.path.exists(path)
-    before = _old_text(path) if existed else ""
+    _, shown, content, existed, before = _target(ctx, args)
     if before is None:
         size = len(content.encode("utf-8"))
         raise ToolError(f"{shown} would be replaced by {size} bytes; what it holds now is "
