@@ -378,3 +378,28 @@ def test_a_changes_prompt_is_named_as_typed_without_its_attachments(tmp_path: Pa
         {"type": "text", "text": attached}]}, id="m")  # fmt: skip
     assert prompt_text(session, "m") == "@notes.md what is this"  # (undo, redo, history)
     session.close()
+
+
+def test_history_and_diff_read_a_session_an_app_holds_and_undo_says_where_to_go(
+    senv: SmithEnv, smith_process: Smith, project: Path
+) -> None:
+    from smith.session import Session
+
+    sid = _turn(smith_process, senv, project, "change a", _write("a.txt", "a1\n"))
+    (path,) = senv.data_home.glob(f"sessions/*/{sid}.smith")
+    held = Session.open(str(path))  # as the app holds it, open for writing
+    try:
+        listed = smith_process("history", cwd=project)
+        assert listed.code == 0 and "change a" in listed.out, listed.err
+        named = smith_process("history", "--session", sid, cwd=project)
+        assert named.code == 0 and "change a" in named.out, named.err
+        shown = smith_process("diff", cwd=project)
+        assert shown.code == 0 and "+a1" in shown.out, shown.err
+        undone = smith_process("undo", cwd=project)
+        assert undone.code == 1 and (project / "a.txt").read_text() == "a1\n"
+        assert f"'undo' acts on session {sid}, which another smith has open" in undone.err
+        assert "run /undo in the app holding it" in undone.err
+    finally:
+        held.close()
+    assert smith_process("undo", cwd=project).code == 0  # closed: it goes ahead
+    assert (project / "a.txt").read_text() == "a0\n"

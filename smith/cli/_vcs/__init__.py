@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 
-from smith.diagnostics import DiagnosticKind, Source
+from smith.diagnostics import DiagnosticKind, SmithError, Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,14 +52,37 @@ def add_force(parser: argparse.ArgumentParser) -> None:
     )
 
 
+HISTORY_SESSION_BUSY = DiagnosticKind(
+    "history.session-open",
+    what="'{op}' acts on session {id}, which another smith has open",
+    why="{op} records what it changes in that session, and one session has one writer: "
+    "the smith holding it may be writing to it now",
+    fix="run /{op} in the app holding it, or close that app and run `smith {op}` again "
+    "(`smith history` and `smith diff` only read, so they work meanwhile)",
+)
+
+READ_ONLY = ("history", "diff")  # they only read: the session may be open in an app
+
+
 def _session(config: Config, name: str | None, op: str) -> Session:
     """The session named, else the one `op` acts on by default: the session of the
-    project's latest file change (smith.vcs.latest_session), whichever made it."""
-    from smith.runtime import named_session
+    project's latest file change (smith.vcs.latest_session), whichever made it. Open
+    for writing, save for the READ_ONLY operations, which read it as it is (a running
+    app holding it is no reason to refuse to show its history)."""
+    from smith.runtime import named_session, session_path
     from smith.session import Session, SessionStore
     from smith.vcs import HistorySettings, latest_session
 
     root = config.project_root
+    if name is not None and op in READ_ONLY:
+        try:
+            return Session.load(session_path(config, name))
+        except SmithError as exc:
+            if exc.diagnostic.code != "session.not-found":
+                raise
+            raise HISTORY_UNKNOWN_SESSION.error(
+                value=name, source=Source("argument", name), name=name
+            ) from None
     if name is not None:
         found = named_session(config, name, create=False)
         if found is None:
@@ -74,13 +97,24 @@ def _session(config: Config, name: str | None, op: str) -> Session:
     )
     if path is None:
         raise HISTORY_NO_SESSION.error(root=root)
-    return Session.open(path)
+    if op in READ_ONLY:
+        return Session.load(path)
+    try:
+        return Session.open(path)
+    except SmithError as exc:
+        if exc.diagnostic.code != "session.locked":
+            raise
+        found = Session.load(path)  # (read only: to name it)
+        sid = found.id
+        found.close()
+        raise HISTORY_SESSION_BUSY.error(value=sid, source=Source("argument", op), op=op,
+                                         id=sid) from None  # fmt: skip
 
 
 @contextlib.contextmanager
 def open_history(ctx: Context, args: argparse.Namespace, op: str) -> Iterator[FileHistory]:
-    """The file history of the session `op` acts on (see `_session`), open for writing
-    until the block ends."""
+    """The file history of the session `op` acts on (see `_session`), open (for writing,
+    unless `op` only reads) until the block ends."""
     from smith.vcs import FileHistory, HistorySettings
 
     config = ctx.config()
