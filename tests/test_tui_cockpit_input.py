@@ -353,7 +353,7 @@ def test_a_draft_with_a_paste_survives_quitting_and_continue(term: Tmux, senv: S
     assert term.wait(lambda: "unsent [pasted #1 50 lines]" in term.screen()), term.screen()
     term("send-keys", "-t", "s", "C-c", "C-c", "C-c")
     _restored(term)
-    assert "with your cleared draft (Up shows it)" in _joined(term), _joined(term)
+    assert "with your cleared draft, which Up shows)" in _joined(term), _joined(term)
     term("send-keys", "-t", "s", "clear", "Enter")
     _start(term, script, "--continue")
     term("send-keys", "-t", "s", "Up")

@@ -136,7 +136,7 @@ def _farewell(session_id: str, entries: int, draft: tuple[str, bool] | None) -> 
     resume = f"smith --resume {session_id}"
     kept = ""
     if draft is not None:
-        kept = "your cleared draft (Up shows it)" if draft[1] else "your unsent draft"
+        kept = "your cleared draft, which Up shows" if draft[1] else "your unsent draft"
     if entries:
         with_draft = f", with {kept}" if kept else ""
         return (f"smith: session {session_id} ({counted(entries, 'entry')}{with_draft}); "

@@ -85,8 +85,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
     # Keys of the app's actions come from the product plugin and configuration (see
     # on_mount); these are fixed.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c", "interrupt", "abort / quit", priority=True),
-        Binding("end", "latest", "latest", show=False),
+        Binding("ctrl+c", "interrupt", "copy, abort, clear the draft, quit (twice)", priority=True),
+        Binding("end", "latest", "the latest output (from the transcript)", show=False),
         Binding("pageup", "page(-1)", show=False),
         Binding("pagedown", "page(1)", show=False),
     ]
