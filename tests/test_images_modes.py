@@ -116,7 +116,7 @@ def test_rpc_prompt_takes_images_as_base64_or_paths(senv: SmithEnv) -> None:
     data = base64.b64encode(png(seed=1)).decode()
     with Rpc(senv, project, "--model", model) as rpc:
         images = [{"media_type": "image/png", "data": data, "name": "a.png"}, {"path": "b.png"}]
-        assert rpc.call("prompt", {"text": "compare", "images": images}) == {"status": "started"}
+        assert rpc.call("prompt", {"text": "compare", "images": images})["status"] == "started"
         rpc.event("agent_end")
         code, err = rpc.close()
     assert code == 0, err
@@ -167,7 +167,7 @@ def test_rpc_refuses_images_for_a_text_model_and_records_nothing(senv: SmithEnv)
         assert error["data"]["code"] == "input.images-refused"
         assert "does not take image input" in error["data"]["what"]
         # The text alone still goes through.
-        assert rpc.call("prompt", {"text": "hello"}) == {"status": "started"}
+        assert rpc.call("prompt", {"text": "hello"})["status"] == "started"
         rpc.event("agent_end")
         code, err = rpc.close()
     assert code == 0, err

@@ -415,7 +415,8 @@ def test_input_handled_as_a_command_is_recorded_as_such_and_asks_no_model(
     assert model.requests() == []
     (handled,) = w.of("input_handled")
     record = {"plugin": "commands", "mode": "prompt", "text": "/ping", "reply": "pong"}
-    assert handled == {"type": "input_handled", "entry_id": handled["entry_id"], **record}
+    assert handled == {"type": "input_handled", "entry_id": handled["entry_id"], **record,
+                       "submission": handled["submission"]}  # fmt: skip
     # Recorded as what it was (no message: the model never sees it), and replayed.
     assert kinds(w, "input_handled") == [record]
     from smith.frontends.replay._timeline import reconstruct

@@ -61,7 +61,7 @@ def _canonical(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for event in events:
         ev = dict(event)
-        for key in ("message_id", "prompt_id", "entry_id"):
+        for key in ("message_id", "prompt_id", "entry_id", "submission"):
             if key in ev:
                 ev[key] = rename(ev[key])
         last = out[-1] if out else None

@@ -64,13 +64,18 @@ def test_a_tool_using_turn_arrives_as_events_whose_deltas_make_the_end_events(
     rpc = Rpc(senv, project, "--model", model)
     try:
         asked = rpc.answer(rpc.request("prompt", {"text": "what does app do?"}))
-        assert asked["result"] == {"status": "started"}
+        assert asked["result"]["status"] == "started"
+        submission = asked["result"]["id"]
         # Answered once accepted: before the turn produced anything.
         assert rpc.events == []
         assert rpc.call("wait_idle") == {"busy": False, "queue": []}
         types = [ev["type"] for ev in rpc.events]
         assert types[:2] == ["session_start", "agent_start"]
         assert types[-2:] == ["agent_end", "settled"]
+        # Every event the prompt caused carries the id its request was answered with.
+        assert all(ev["submission"] == submission for ev in rpc.events[:-1])
+        assert "submission" not in rpc.events[-1]  # settled: the runtime, no submission
+        assert rpc.event("agent_start")["prompt_id"] == submission
         assert types.index("tool_start") < types.index("tool_end") < types.index("turn_end")
         tool_end = rpc.event("tool_end")
         assert tool_end["name"] == "read" and "return 'hello'" in tool_end["result"]["text"]

@@ -39,7 +39,7 @@ def test_a_question_is_a_request_to_the_client_and_its_answer_is_awaited(
     model = script(senv, [{"text": "Done."}, {"text": "Again."}])
     rpc = Rpc(senv, project, "--model", model, env=with_plugin(senv.env))
     try:
-        assert rpc.call("prompt", {"text": "go"}) == {"status": "started"}
+        assert rpc.call("prompt", {"text": "go"})["status"] == "started"
         request = _asked(rpc)
         assert request["jsonrpc"] == "2.0" and request["id"] == "smith-1"
         params = request["params"]

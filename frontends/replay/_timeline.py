@@ -266,6 +266,8 @@ class _Builder:
 
     def emit(self, type: str, ts: int | None = None, **fields: Any) -> None:
         event = {"type": type, **fields}
+        if self.in_run:  # as live: a run's events carry its submission (its prompt_id)
+            event["submission"] = self.prompt_id
         self.timeline.items.append(Item(self.ts if ts is None else ts, self.run, event))
 
     def effect(self, effect: Effect) -> None:
@@ -516,6 +518,7 @@ class _Builder:
         end: Event = {"prompt_id": self.prompt_id, "stop": stop, "message": self.last_message}
         if error:
             end["error"] = error
+        end["submission"] = self.prompt_id
         self.emit("agent_end", ts, **end)
         self.emit("settled", ts, queue=0)
 

@@ -74,10 +74,11 @@ def _text(name: str, text: str) -> str:
 
 
 def _accepted(outcome: str) -> dict[str, Any]:
-    """What Runtime.prompt/steer/follow_up returned: "run" or a queue item's id."""
-    if outcome == "run":
-        return {"status": "started"}
-    return {"status": "queued", "id": outcome}
+    """What Runtime.prompt/steer/follow_up returned: the submission id of a prompt that
+    started (`p-…`) or of the queue item it became (`q-…`); its events carry it."""
+    if outcome.startswith("q-"):
+        return {"status": "queued", "id": outcome}
+    return {"status": "started", "id": outcome}
 
 
 def _submit(server: Server, op: ops.Operation) -> Any:

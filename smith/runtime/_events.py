@@ -6,9 +6,15 @@ Events are plain JSON-serialisable dicts with a `type`. The same objects are pri
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 Event = dict[str, Any]
+
+# The submission whose work is running in this context (docs/events.md, "Submissions"):
+# set by the runtime for the task of a prompt, a `!command` or a compaction asked for
+# alone; every event emitted there (Runtime.emit) carries it as `submission`.
+SUBMISSION: ContextVar[str | None] = ContextVar("smith_submission", default=None)
 
 TYPES = (
     "session_start",  # once per runtime, before its first turn: {session, resumed, entries}

@@ -33,9 +33,16 @@ if TYPE_CHECKING:
 
 
 async def run_agent(
-    rt: LoopContext, texts: list[str], images: Sequence[tuple[Image, ...]] = ()
+    rt: LoopContext,
+    texts: list[str],
+    images: Sequence[tuple[Image, ...]] = (),
+    *,
+    taken: Sequence[str] = (),
+    prompt_id: str = "",
 ) -> None:
-    prompt_id = f"p-{new_id(4)}"
+    """Run one prompt: `texts` are the inputs it takes (the ids of their submissions in
+    `taken`, when several), `prompt_id` the id its agent_start and agent_end carry."""
+    prompt_id = prompt_id or f"p-{new_id(4)}"
     timer = None
     if rt.limits.deadline is not None:
         timer = asyncio.get_running_loop().call_later(rt.limits.deadline, rt.abort, "deadline")
@@ -46,6 +53,8 @@ async def run_agent(
         return
     run = _Run()
     start = event("agent_start", prompt_id=prompt_id)
+    if len(taken) > 1:  # queued inputs delivered together: every submission they had
+        start["submissions"] = list(taken)
     rt.emit(start)
     rt.last_message = None
     try:
@@ -76,6 +85,8 @@ async def run_agent(
     end = event("agent_end", prompt_id=prompt_id, stop=run.stop, message=rt.last_message)
     if run.error:
         end["error"] = run.error
+    if len(taken) > 1:
+        end["submissions"] = list(taken)
     rt.emit(end)
     await rt.dispatch(end)
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
 from smith.runtime._context import ContextCache, ContextPolicy
 from smith.runtime._cost import CostMeter, recorded
-from smith.runtime._events import Event, event
+from smith.runtime._events import SUBMISSION, Event, event
 from smith.runtime._generation import Generation
 from smith.runtime._limits import Limits
 from smith.runtime._project import prompt_parts
@@ -37,6 +37,7 @@ from smith.runtime._prompt import Part, compose
 from smith.runtime._queue import InputQueue
 from smith.runtime.ops import OPERATIONS, Operation, parse_op
 from smith.sdk import Plugin, PluginList, QueuedItem, RuntimeView, resolve_plugins
+from smith.session import new_id
 
 if TYPE_CHECKING:
     from smith.diagnostics import Surface
@@ -240,6 +241,9 @@ class Runtime:
     # -- events out -------------------------------------------------------------------
 
     def emit(self, ev: Event) -> None:
+        # The submission that caused it (docs/events.md, Submissions): set in its task.
+        if (submission := SUBMISSION.get()) is not None and "submission" not in ev:
+            ev["submission"] = submission
         for queue in self._subscribers:
             queue.put_nowait(ev)
         for callback in list(self._callbacks):
@@ -302,13 +306,16 @@ class Runtime:
 
     def prompt(self, text: str, images: Sequence[Image] = ()) -> str:
         """Start processing `text` (with `images` attached); while busy it is queued as a
-        follow-up. Returns the queue item id or "run". Images the current model does not
-        take refuse the whole prompt before anything is recorded (smith.runtime._images)."""
+        follow-up. Returns its submission id: `p-…` when it starts now, the queue item's
+        `q-…` when queued; every event it causes carries that id as `submission` (and
+        agent_start/agent_end as `prompt_id`). Images the current model does not take
+        refuse the whole prompt before anything is recorded (smith.runtime._images)."""
         images = self._check_images(images)
         if self.busy:
             return self.queue.add("follow_up", text, images).id
-        self._start([text], [images])
-        return "run"
+        submission = f"p-{new_id(4)}"
+        self._start([text], [images], submission)
+        return submission
 
     def _check_images(self, images: Sequence[Image]) -> tuple[Image, ...]:
         if not images:
@@ -332,7 +339,7 @@ class Runtime:
         from smith.runtime._shell import run_shell, shell_call
 
         call_id = shell_call(command, busy=self.busy, source=Source(self.surface, "shell"))
-        self._launch(run_shell(self, command, context=context, call_id=call_id))
+        self._launch(run_shell(self, command, context=context, call_id=call_id), call_id)
         return call_id
 
     def steer(self, text: str, images: Sequence[Image] = ()) -> str:
@@ -397,7 +404,7 @@ class Runtime:
         if self.busy:
             self._compact_requested = True
             return
-        self._launch(self._compact_alone())
+        self._launch(self._compact_alone(), f"c-{new_id(4)}")
 
     def set_model(self, model: str) -> None:
         provider, model_id = self._resolve(model)
@@ -493,15 +500,17 @@ class Runtime:
 
     # -- running ----------------------------------------------------------------------
 
-    def _start(self, texts: list[str], images: list[tuple[Image, ...]]) -> None:
+    def _start(self, texts: list[str], images: list[tuple[Image, ...]], submission: str) -> None:
         from smith.runtime._loop import run_agent
 
         # Input left queued by an aborted run was typed before this: it goes first.
         earlier = self.queue.take_all()
+        taken = [submission]
         if earlier:
             texts = [*(item.text for item in earlier), *texts]
             images = [*(item.images for item in earlier), *images]
-        self._launch(run_agent(self, texts, images))
+            taken = [*(item.id for item in earlier), submission]
+        self._launch(run_agent(self, texts, images, taken=taken, prompt_id=submission), submission)
 
     def _carry_cost(self) -> None:
         """A resumed session's cost so far is its earlier calls' too, priced as the
@@ -532,7 +541,7 @@ class Runtime:
             return gen.provider.pricing(gen.model_id)
         return None
 
-    def _launch(self, coro: Any) -> None:
+    def _launch(self, coro: Any, submission: str) -> None:
         if self.cost.pending and self._counting is None:
             # Beside the run, not before it: an abort must still find the run's task.
             self._counting = asyncio.get_running_loop().create_task(self._count_earlier())
@@ -540,13 +549,15 @@ class Runtime:
         self._abort_reason = None
         self._started = False
         coro = self.memory.session.run(coro)
-        self._task = asyncio.get_running_loop().create_task(self._guard(coro))
+        self._task = asyncio.get_running_loop().create_task(self._guard(coro, submission))
 
-    async def _guard(self, coro: Any) -> None:
+    async def _guard(self, coro: Any, submission: str) -> None:
         # Aborted before this ran? Then nothing is cancelled: the loop sees the abort at
         # its first check (see check_abort), after recording the prompt, and ends it
         # properly; a task cancelled before its first step would run no clean-up at all.
         self._started = True
+        # The task runs in a copy of the context: only its own events carry the id.
+        token = SUBMISSION.set(submission)
         try:
             await coro
         except asyncio.CancelledError:
@@ -564,6 +575,7 @@ class Runtime:
                     )
                 )
         finally:
+            SUBMISSION.reset(token)
             self.session.sync()
             self._task = None
             self._after_run()
@@ -575,12 +587,15 @@ class Runtime:
         aborted = self._abort_reason is not None
         if not aborted and self._compact_requested:
             self._compact_requested = False
-            self._launch(self._compact_alone())
+            self._launch(self._compact_alone(), f"c-{new_id(4)}")
         elif not aborted and len(self.queue):
             from smith.runtime._loop import run_agent
 
             items = self.queue.take_all()
-            self._launch(run_agent(self, [i.text for i in items], [i.images for i in items]))
+            taken = [i.id for i in items]  # a queued prompt's events carry its queue id
+            run = run_agent(self, [i.text for i in items], [i.images for i in items],
+                            taken=taken, prompt_id=taken[0])  # fmt: skip
+            self._launch(run, taken[0])
         else:
             self._idle.set()
             self.emit(event("settled", queue=len(self.queue)))

@@ -79,7 +79,8 @@ class _WithImages(Operation):
 @dataclass(frozen=True)
 class Prompt(_WithImages):
     """Start on `text` (with `images`); while busy it is queued as a follow-up. Returns
-    "run" or the queue item's id. Images the model does not take refuse it whole."""
+    its submission id (`p-…` started, `q-…` queued: the queue item's id); every event it
+    causes carries it as `submission`. Images the model does not take refuse it whole."""
 
     text: str
     images: tuple[Image, ...] = ()
