@@ -7,13 +7,19 @@
                  approves (the bash tool asks: smith.effects.tools.bash)
     on-request   the model may ask to run a command outside the sandbox, with a reason
                  (bash's `unsandboxed` and `reason`); the user approves or not
-    untrusted    every mutating call (bash, write, edit) asks first, here: approve it
-                 once, that tool for this session, a command's first words for this
+    untrusted    every call of a tool that is not read-only asks first, here: approve
+                 it once, that tool for this session, a command's first words for this
                  session or always (kept in approval.allow in the user's configuration
                  file), or deny it with a reason, which reaches the model
 
+What a tool does is what its spec declares (smith.effects.ToolFacts, read through
+RuntimeView.tool), never its name: a tool whose effect is "reads" runs unasked; one that
+writes files, runs commands, reaches the network or declares nothing ("unknown": a
+plugin's or a library caller's tool that says nothing) asks. A tool that names its
+command argument (bash's `command`) is judged by the command it runs.
+
 `approval.allow` and `approval.deny` refine it, for every policy: a rule is a tool's name
-or the start of a bash command in whole words (`git status`, `rm -rf`). Deny wins, and
+or the start of a command in whole words (`git status`, `rm -rf`). Deny wins, and
 the matched rule is named. Commands are parsed as bash parses them (plugins/_bashrules.py,
 on tree-sitter-bash), once per call whatever the number of rules. A deny rule matches
 every program the command runs: in any part of a compound command, substitutions and
@@ -50,17 +56,20 @@ decision.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from smith.effects import ToolFacts
 from smith.sdk import DenyCall, Plugin, RuntimeView
 from smith.ui import Detail, Notify, Question, Reply
 
+# What a tool declares, by its name (RuntimeView.tool in a runtime); None: no such tool.
+Facts = Callable[[str], ToolFacts | None]
+
 # The bash parser and the program table (plugins/_bashrules.py, _bashprograms.py) are
 # imported where a bash call is judged: every mode's start resolves this plugin.
-
-MUTATING = ("bash", "write", "edit")
 
 SHOWN = 400  # characters of a command shown in the question's text (its detail has all)
 NAMED = 120  # characters of a command named in what the model is told of a denial
@@ -79,11 +88,31 @@ _APPROVED: dict[str, set[str]] = {}
 _ALWAYS: set[str] = set()
 
 
-def _command(arguments: Mapping[str, Any]) -> str:
-    return str(arguments.get("command", ""))
+def builtin_facts(name: str) -> ToolFacts | None:
+    """What the built-in tool `name` declares: the facts the functions below go by when
+    they are given none (a runtime gives the active tools' own, RuntimeView.tool)."""
+    spec = _builtins().get(name)
+    return spec.facts if spec is not None else None
 
 
-def matches(rule: str, name: str, arguments: Mapping[str, Any], *, deny: bool) -> bool:
+@functools.cache
+def _builtins() -> Mapping[str, Any]:
+    from smith.effects import builtin_tools
+
+    return builtin_tools()
+
+
+def _of(name: str, facts: Facts) -> ToolFacts:
+    """What `name` declares; a tool that declares nothing (or is unknown) may do anything."""
+    return facts(name) or ToolFacts(name, "unknown", mutating=True)
+
+
+def _command(arguments: Mapping[str, Any], tool: ToolFacts | None = None) -> str:
+    return str(arguments.get(tool.command if tool and tool.command else "command", ""))
+
+
+def matches(rule: str, name: str, arguments: Mapping[str, Any], *, deny: bool,
+            facts: Facts = builtin_facts) -> bool:  # fmt: skip
     """Whether `rule` covers this call (see the module's docstring); a deny rule also
     when it could (what it cannot see)."""
     rule = rule.strip()
@@ -91,89 +120,107 @@ def matches(rule: str, name: str, arguments: Mapping[str, Any], *, deny: bool) -
         return False
     if rule == name:
         return True
-    if name != "bash":
+    tool = _of(name, facts)
+    if tool.command is None:
         return False
     from ._bashrules import allows, analyse, denial
 
-    analysis = analyse(_command(arguments))
+    analysis = analyse(_command(arguments, tool))
     return denial([rule], analysis) is not None if deny else allows(rule, analysis)
 
 
-def denied(rules: Sequence[str], name: str, arguments: Mapping[str, Any]) -> str | None:
+def denied(rules: Sequence[str], name: str, arguments: Mapping[str, Any],
+           facts: Facts = builtin_facts) -> str | None:  # fmt: skip
     """Why the first deny rule that matches this call denies it (a tool's name first),
     else why one that could match does; None when none could. The command is parsed once."""
     rules = [r.strip() for r in rules if r.strip()]
     if name in rules:
         return f"the approval.deny rule {name!r} matches this {name} call"
-    if name != "bash" or not rules:
+    tool = _of(name, facts)
+    if tool.command is None or not rules:
         return None
     from ._bashrules import analyse, denial
 
-    return denial(rules, analyse(_command(arguments)))
+    return denial(rules, analyse(_command(arguments, tool)))
 
 
 def first_match(rules: Sequence[str], name: str, arguments: Mapping[str, Any], *,
-                deny: bool) -> str | None:  # fmt: skip
-    return next((r for r in rules if matches(r, name, arguments, deny=deny)), None)
+                deny: bool, facts: Facts = builtin_facts) -> str | None:  # fmt: skip
+    return next((r for r in rules if matches(r, name, arguments, deny=deny, facts=facts)), None)
 
 
 def _rules(value: object) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list | tuple) else []
 
 
-def _described(name: str, arguments: Mapping[str, Any]) -> str:
-    if name == "bash":
-        command = _command(arguments)
+def _described(tool: ToolFacts, arguments: Mapping[str, Any]) -> str:
+    if tool.command is not None:
+        command = _command(arguments, tool)
         shown = command if len(command) <= SHOWN else command[:SHOWN] + "…"
         return f"run this command:\n\n  {shown}"
-    path = arguments.get("path", "?")
-    return f"{'write' if name == 'write' else 'edit'} the file {path}"
+    if isinstance(arguments.get("path"), str):  # `write the file a.txt`, `edit the file ...`
+        return f"{tool.name} the file {arguments['path']}"
+    shown = _arguments(arguments, SHOWN)
+    return f"use the {tool.name} tool" + (f" with {shown}" if shown else "")
 
 
-def _what(name: str, arguments: Mapping[str, Any]) -> str:
+def _arguments(arguments: Mapping[str, Any], most: int) -> str:
+    """A call's arguments as one line of JSON, at most `most` characters."""
+    import json
+
+    text = json.dumps(dict(arguments), ensure_ascii=False, default=str) if arguments else ""
+    return text if len(text) <= most else text[:most] + "…"
+
+
+def _what(tool: ToolFacts, arguments: Mapping[str, Any]) -> str:
     """The call as the model is told of it: `edit of src/app.py`, `command `make``."""
-    if name == "bash":
-        command = " ".join(_command(arguments).split())
+    if tool.command is not None:
+        command = " ".join(_command(arguments, tool).split())
         return f"command `{command if len(command) <= NAMED else command[:NAMED] + '…'}`"
-    return f"{name} of {arguments.get('path', '?')}"
+    if isinstance(arguments.get("path"), str) or not arguments:
+        return f"{tool.name} of {arguments.get('path', '?')}"
+    return f"{tool.name} call ({_arguments(arguments, NAMED)})"
 
 
-def detail(name: str, arguments: Mapping[str, Any], view: RuntimeView | None = None
-           ) -> Detail | None:  # fmt: skip
-    """What the question shows of the call: the whole command, or the diff the edit or
-    write would make (the tool's own preview, nothing changed), or why it would fail."""
-    if name == "bash":
-        return Detail("command", _command(arguments))
-    return view.preview(name, arguments) if view is not None else None
+def detail(name: str, arguments: Mapping[str, Any], view: RuntimeView | None = None,
+           facts: Facts = builtin_facts) -> Detail | None:  # fmt: skip
+    """What the question shows of the call: the whole command, or the diff the call
+    would make (the tool's own preview, nothing changed), or why it would fail."""
+    tool = _of(name, facts)
+    if tool.command is not None:
+        return Detail("command", _command(arguments, tool))
+    return view.preview(name, arguments) if view is not None and tool.previews else None
 
 
 def decide(settings: Mapping[str, object], session: str, name: str,
            arguments: Mapping[str, Any], tools: Sequence[str] = (),
            shown: Callable[[], Detail | None] = lambda: None,
-           ) -> DenyCall | Question | None:  # fmt: skip
+           facts: Facts = builtin_facts) -> DenyCall | Question | None:  # fmt: skip
     """What approval makes of this call: denied now (DenyCall), allowed (None), or the
     question to ask the user first (then `answered`), with what `shown` gives as its
-    detail. `tools`: the active tools' names."""
-    why = denied(_rules(settings.get("approval.deny")), name, arguments)
+    detail. `tools`: the active tools' names; `facts`: what each declares."""
+    why = denied(_rules(settings.get("approval.deny")), name, arguments, facts)
     if why is not None:
         return DenyCall(why)
-    if settings.get("approval") != "untrusted" or name not in MUTATING:
+    tool = _of(name, facts)
+    if settings.get("approval") != "untrusted" or tool.read_only:
         return None
     approved = [*_rules(settings.get("approval.allow")), *_ALWAYS, *_APPROVED.get(session, ())]
-    if first_match(approved, name, arguments, deny=False) is not None:
+    if first_match(approved, name, arguments, deny=False, facts=facts) is not None:
         return None
     choices = [("once", "Approve once"), ("session", f"Approve every {name} call this session")]
-    first = prefix(arguments, tools) if name == "bash" else ""
+    first = prefix(arguments, tools, facts=facts, tool=tool) if tool.command is not None else ""
     if first:
         choices += [("prefix", f"Approve commands starting `{first}` this session"),
                     ("always", f"Approve commands starting `{first}` always "
                                "(kept in approval.allow)")]  # fmt: skip
     choices.append(("deny", "Deny, and say why (optional)"))
-    return Question(f"smith wants to {_described(name, arguments)}", choices, reasons=("deny",),
+    return Question(f"smith wants to {_described(tool, arguments)}", choices, reasons=("deny",),
                     detail=shown())  # fmt: skip
 
 
-def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
+def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = (), *,
+           facts: Facts = builtin_facts, tool: ToolFacts | None = None) -> str:  # fmt: skip
     """The first words of a simple command that an approval of its prefix covers: up to
     PREFIX_WORDS, before any option, path or assignment (`git status -s` -> `git status`,
     `ls -la` -> `ls`), or `python3 -m MODULE` for a module of PYTHON_MODULES. Empty, so
@@ -184,16 +231,16 @@ def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     subcommands can run commands when an option comes first (`git -c ...`, `npm
     --script-shell=...`: RUNS_BY_OPTION; `git status` and `npm test` are offered), and
     where the rule would be the name of a tool approval asks about (`bash --version` ->
-    `bash`, `write`, `edit`): such a rule allows every call of that tool. A word that is
+    `bash`, `write`, `edit`, any tool of `tools` that is not read-only): such a rule
+    allows every call of that tool. `tool`: the command tool (its command argument). A word that is
     not plain (`$'\x3b'`, `"a b"`) ends it, and a toolchain (`cargo +nightly test` ->
     `cargo test`) is skipped: the rule covers the subcommand under any toolchain, never
-    every subcommand under one. `tools` (the
-    active tools) is taken for compatibility: a rule naming a tool that never asks
-    (`ls`, `find`) allows nothing that asked."""
+    every subcommand under one. A rule naming a tool that never asks (`ls`, `find`)
+    allows nothing that asked."""
     from ._bashprograms import RUNS_ANYTHING, RUNS_BY_OPTION, program
     from ._bashrules import allows, analyse, toolchain
 
-    analysis = analyse(_command(arguments))
+    analysis = analyse(_command(arguments, tool))
     words = analysis.simple or ()
     first: list[str] = []
     for k, word in enumerate(words):
@@ -214,9 +261,16 @@ def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = ()) -> str:
     if program(first[0]) in RUNS_BY_OPTION and len(first) == 1 and len(words) > 1:
         return ""
     rule = " ".join(first)
-    if rule in MUTATING or not allows(rule, analysis):
+    if _asks(rule, tools, facts) or not allows(rule, analysis):
         return ""
     return rule
+
+
+def _asks(rule: str, tools: Sequence[str], facts: Facts) -> bool:
+    """Whether `rule` names a tool approval asks about (of `tools` or the built-ins)."""
+    from smith.effects.tools import NAMES
+
+    return rule in (*tools, *NAMES) and not _of(rule, facts).read_only
 
 
 def _module(words: Sequence[Any]) -> list[str]:
@@ -234,11 +288,13 @@ def answered(
     arguments: Mapping[str, Any],
     keep: Callable[[str, str], str] | None = None,
     tools: Sequence[str] = (),
+    facts: Facts = builtin_facts,
 ) -> DenyCall | Notify | None:
     """The call after the user's answer: denied (with the user's reason), or allowed, and
     remembered for the session or always (kept in approval.allow by `keep`) when they
     said so; a Notify says where an "always" was kept, or why it could not be."""
-    what = _what(name, arguments)
+    tool = _of(name, facts)
+    what = _what(tool, arguments)
     if reply.interrupt:
         return DenyCall(f"they pressed Escape at the approval of this {what}", interrupt=True)
     if not reply.answered:
@@ -253,7 +309,11 @@ def answered(
                         "or take another approach")  # fmt: skip
     if reply.choice == "session":
         _APPROVED.setdefault(session, set()).add(name)
-    elif reply.choice in ("prefix", "always") and (first := prefix(arguments, tools)):
+    elif (
+        reply.choice in ("prefix", "always")
+        and tool.command is not None
+        and (first := prefix(arguments, tools, facts=facts, tool=tool))
+    ):
         _APPROVED.setdefault(session, set()).add(first)
         if reply.choice == "always":
             return _kept(first, keep)
@@ -282,12 +342,12 @@ async def review(event: dict[str, Any], view: RuntimeView
                  ) -> DenyCall | Notify | list[DenyCall | Notify] | None:  # fmt: skip
     """The tool_call hook: a call of a turn."""
     name, arguments = str(event["name"]), event.get("arguments") or {}
-    tools = view.tool_names
+    tools, facts = view.tool_names, view.tool
     verdict = decide(view.settings, view.session_id, name, arguments, tools,
-                     lambda: detail(name, arguments, view))  # fmt: skip
+                     lambda: detail(name, arguments, view, facts), facts)  # fmt: skip
     if isinstance(verdict, Question):
         reply = await view.ask(verdict)
-        outcome = answered(reply, view.session_id, name, arguments, view.remember, tools)
+        outcome = answered(reply, view.session_id, name, arguments, view.remember, tools, facts)
         if isinstance(outcome, DenyCall) and not reply.answered and not reply.interrupt:
             # Nobody could be asked: the user learns how to let such calls run, not the model.
             return [outcome, Notify(UNASKED.format(name=name), "warning")]

@@ -19,7 +19,10 @@ context and is not shown to the model.
         ...
 
 `grep_todo` is then a ToolSpec (a `FunctionTool`; the function is `grep_todo.function`).
-Options: `@smith.tool(name=..., description=..., mutating=True, exclusive=..., timeout=...)`.
+Options: `@smith.tool(name=..., description=..., effect=..., mutating=True, exclusive=...,
+timeout=...)`. `effect` says what a call may do ("reads", "writes", "runs", "network"; by
+default "unknown", which approval asks about under `untrusted`: smith.effects.ToolFacts);
+a writing or running tool is mutating unless it says otherwise.
 Returned text is shown as is, other JSON values as JSON; exceptions become ToolErrors.
 """
 
@@ -36,7 +39,7 @@ import typing
 from collections.abc import Callable, Coroutine
 
 from smith.diagnostics import SmithError
-from smith.effects import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
+from smith.effects import ToolCancelled, ToolContext, ToolEffect, ToolError, ToolResult, ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,7 +83,8 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    mutating: bool = False,
+    mutating: bool | None = None,
+    effect: ToolEffect = "unknown",
     exclusive: bool = False,
     timeout: float | None = None,
 ) -> Callable[[Callable[..., object]], FunctionTool]: ...
@@ -90,7 +94,8 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    mutating: bool = False,
+    mutating: bool | None = None,
+    effect: ToolEffect = "unknown",
     exclusive: bool = False,
     timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., object]], FunctionTool]:
@@ -102,7 +107,8 @@ def tool(
         raise TypeError(f"@tool takes a function, not {fn!r}; options are keywords")
 
     def decorate(f: Callable[..., object]) -> FunctionTool:
-        return _build(f, name, description, mutating, exclusive, timeout, localns)
+        changes = effect in ("writes", "runs") if mutating is None else mutating
+        return _build(f, name, description, changes, effect, exclusive, timeout, localns)
 
     return decorate if fn is None else decorate(fn)
 
@@ -122,6 +128,7 @@ def _build(
     name: str | None,
     description: str | None,
     mutating: bool,
+    effect: ToolEffect,
     exclusive: bool,
     timeout: float | None,
     localns: dict[str, object],
@@ -167,6 +174,7 @@ def _build(
         parameters,
         run,
         mutating=mutating,
+        effect=effect,
         exclusive=exclusive,
         timeout=timeout,
     )

@@ -169,7 +169,7 @@ def _every_decision_is_recorded(senv: SmithEnv, choices: list[str]) -> list[dict
         ("FOO=1 make", ""),  # an assignment first: nothing a rule could match
         ("bash --version", ""),  # a tool's name: the rule would allow every bash call
         ("write --help", ""),
-        ("fmt -w x", "fmt"),  # a plugin's tool's name: approval never asks about it
+        ("fmt -w x", ""),  # a plugin's tool that declares nothing: approval asks about it
         ("sudo -n true", ""),  # runs what follows: approving it would approve all
         ("env X=1 ls", ""),
         ("python3 -c 'import os'", ""),

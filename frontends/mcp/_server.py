@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from mcp.server import ServerRequestContext
 
-    from smith.effects import Outcome, ToolSpec
+    from smith.effects import Outcome, ToolFacts, ToolSpec
     from smith.runtime import ToolHost
     from smith.sdk import Plugin
     from smith.ui import Asked, Shown
@@ -236,7 +236,7 @@ class SmithMcp:
 
             def view(ask: Callable[[Asked], Reply], settings: Mapping[str, object] = settings
                      ) -> _CallView:  # fmt: skip
-                return _CallView(settings, self.session.id, tuple(self.tools), ask)
+                return _CallView(settings, self.session.id, self.tools, ask)
 
             answer = _review_within(plugin.name, handler, event, view, asker(plugin.name),
                                     REVIEW_DEADLINE)  # fmt: skip
@@ -531,10 +531,12 @@ class _CallView:
     turn = 0
 
     def __init__(self, settings: Mapping[str, object], session_id: str,
-                 tool_names: tuple[str, ...], asker: Callable[[Asked], Reply]) -> None:  # fmt: skip
+                 tools: Mapping[str, ToolSpec], asker: Callable[[Asked], Reply],
+                 ) -> None:  # fmt: skip
         self.settings = settings
         self.session_id = session_id
-        self.tool_names = tool_names
+        self.tool_names = tuple(tools)
+        self._tools = tools
         self._asker = asker
 
     async def ask(self, question: Asked) -> Reply:
@@ -542,6 +544,10 @@ class _CallView:
 
     def preview(self, name: str, arguments: Mapping[str, object]) -> None:
         return None  # nobody here answers questions, so none shows a change
+
+    def tool(self, name: str) -> ToolFacts | None:
+        spec = self._tools.get(name)
+        return spec.facts if spec is not None else None
 
     def remember(self, key: str, item: str) -> str:
         raise OSError("smith mcp keeps no settings: nobody here answers questions")

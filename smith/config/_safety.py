@@ -133,7 +133,8 @@ def safety_options(add: Callable[[Option], object]) -> None:
             doc="When smith asks before a tool call: never; on-failure (a command the "
             "sandbox stopped may be retried outside it once you approve); on-request (the "
             "model may ask to run a command outside the sandbox, with a reason); "
-            "untrusted (every bash, write and edit call asks first).",
+            "untrusted (every call of a tool that is not read-only asks first: bash, write, "
+            "edit, and any tool that does not declare that it only reads).",
         )
     )
     for which, what in (("allow", "run without asking"), ("deny", "refuse, whatever else")):

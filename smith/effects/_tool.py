@@ -9,6 +9,7 @@ way it states the mutation: applied, not-applied or unknown.
 from __future__ import annotations
 
 import threading
+from typing import Literal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,29 +123,79 @@ class Presentation:
 PLAIN = Presentation()
 
 
+EFFECTS = ("reads", "writes", "runs", "network", "unknown")
+ToolEffect = Literal["reads", "writes", "runs", "network", "unknown"]
+
+
+class ToolFacts:
+    """What the core and plugins need to know about a tool, as its spec declares it
+    (ToolSpec.facts; a plugin reads them through RuntimeView.tool): `effect`, what a
+    call may do: "reads" (reads only), "writes" (changes files), "runs" (runs commands),
+    "network" (reaches the network) or "unknown" (declares nothing: treated as anything);
+    `mutating` (see ToolSpec); `secrets`, whether its processes get the registered
+    secrets restored; `command`, the argument holding the shell command a call runs
+    (approval reads it); `timeout`, the argument holding a call's own time limit in
+    seconds (the runtime waits that long and a grace); `previews`, whether the change a
+    call would make can be shown before it is made (RuntimeView.preview)."""
+
+    __slots__ = ("command", "effect", "mutating", "name", "previews", "secrets", "timeout")
+
+    def __init__(self, name: str, effect: ToolEffect, *, mutating: bool, secrets: bool = False,
+                 command: str | None = None, timeout: str | None = None,
+                 previews: bool = False) -> None:  # fmt: skip
+        self.name = name
+        self.effect: ToolEffect = effect
+        self.mutating = mutating
+        self.secrets = secrets
+        self.command = command
+        self.timeout = timeout
+        self.previews = previews
+
+    @property
+    def read_only(self) -> bool:
+        return self.effect == "reads"
+
+    def __repr__(self) -> str:
+        return f"ToolFacts({self.name!r}, {self.effect!r})"
+
+
 class ToolSpec:
     """A tool: its definition for the model, its function, and how it may be scheduled.
 
-    `mutating` tools change files or run processes. Calls of one assistant message run
-    concurrently except where order matters: an `exclusive` tool runs alone, and a call
-    waits for earlier ones whose `touches(args)` paths overlap its own when either of
-    them mutates (None means it may touch anything, as a shell command may). `timeout`
-    bounds one call (None: the runtime's default). A `confined` tool reaches files only
-    through the context's path checks (`ToolContext.path`), so it can be pointed at a
-    scratch copy of the project; a shell cannot be (replay re-runs it only in the
-    sandbox). `presentation` is how frontends show its calls and results.
+    `effect` is what a call may do (ToolFacts: "reads", "writes", "runs", "network", or
+    "unknown", the default: a tool that declares nothing may do anything, so approval
+    asks about it). `mutating` tools change files or run processes: by default those
+    that write or run; a reading tool cannot be mutating, nor a writing or running one
+    not. Calls of one assistant message run concurrently except where order matters: an
+    `exclusive` tool runs alone, and a call waits for earlier ones whose `touches(args)`
+    paths overlap its own when either of them mutates (None means it may touch anything,
+    as a shell command may). `timeout` bounds one call (None: the runtime's default);
+    `timeout_argument` names the argument a call gives its own limit in (the runtime
+    then waits that long and a grace). `secrets`: its processes get the registered
+    secrets restored (the secret proxy; every other tool sees them masked).
+    `command_argument` names the argument holding the shell command a call runs (what
+    approval rules judge). `preview(ctx, args)`, where given, is the unified diff a call
+    would make, changing nothing (ToolError when the tool would refuse it). A `confined`
+    tool reaches files only through the context's path checks (`ToolContext.path`), so
+    it can be pointed at a scratch copy of the project; a shell cannot be (replay re-runs
+    it only in the sandbox). `presentation` is how frontends show its calls and results.
     """
 
     __slots__ = (
+        "command_argument",
         "confined",
         "description",
+        "effect",
         "exclusive",
         "mutating",
         "name",
         "parameters",
         "presentation",
+        "preview",
         "run",
+        "secrets",
         "timeout",
+        "timeout_argument",
         "touches",
         "tuned",
     )
@@ -156,19 +207,34 @@ class ToolSpec:
         parameters: dict[str, object],
         run: Callable[[ToolContext, dict[str, object]], ToolResult],
         *,
-        mutating: bool,
+        mutating: bool | None = None,
+        effect: ToolEffect = "unknown",
         exclusive: bool = False,
         timeout: float | None = None,
         touches: Callable[[dict[str, object]], list[str] | None] = _path_argument,
         confined: bool = True,
         tuned: Callable[[Mapping[str, int]], ToolSpec] | None = None,
         presentation: Presentation = PLAIN,
+        secrets: bool = False,
+        timeout_argument: str | None = None,
+        command_argument: str | None = None,
+        preview: Callable[[ToolContext, dict[str, object]], str] | None = None,
     ) -> None:
+        if effect not in EFFECTS:
+            raise ValueError(f"a tool's effect is one of {', '.join(EFFECTS)}, not {effect!r}")
+        if mutating is None:
+            mutating = effect in ("writes", "runs")
+        elif (mutating and effect == "reads") or (not mutating and effect in ("writes", "runs")):
+            raise ValueError(
+                f"the {name} tool is declared {'' if mutating else 'not '}mutating, "
+                f"which a tool whose effect is {effect!r} cannot be"
+            )
         self.name = name
         self.presentation = presentation
         self.description = description
         self.parameters = parameters  # JSON Schema (draft 2020-12) of the arguments
         self.run = run
+        self.effect: ToolEffect = effect
         self.mutating = mutating
         self.exclusive = exclusive
         self.timeout = timeout
@@ -176,6 +242,17 @@ class ToolSpec:
         self.confined = confined
         # The spec as configured limits make it (its description states its bounds).
         self.tuned = tuned
+        self.secrets = secrets
+        self.timeout_argument = timeout_argument
+        self.command_argument = command_argument
+        self.preview = preview
+
+    @property
+    def facts(self) -> ToolFacts:
+        """What this tool declares about its calls (ToolFacts)."""
+        return ToolFacts(self.name, self.effect, mutating=self.mutating, secrets=self.secrets,
+                         command=self.command_argument, timeout=self.timeout_argument,
+                         previews=self.preview is not None)  # fmt: skip
 
     def for_limits(self, limits: Mapping[str, int]) -> ToolSpec:
         """This tool as `limits` (ToolContext.limits: tools.read.max-lines, ...) bound it:

@@ -19,7 +19,6 @@ runtime's `Runtime.context_parts()`.
 from smith._lazy import lazy_exports
 
 __all__ = [
-    "AUTHORISED",
     "DEMO_BANNER",
     "EVENT_TYPES",
     "IMAGE_SUFFIXES",
@@ -88,7 +87,6 @@ if TYPE_CHECKING:
     from smith.runtime._events import Event as Event
     from smith.runtime._generation import Generation as Generation
     from smith.runtime._hooks import unreviewed as unreviewed
-    from smith.runtime._host import AUTHORISED as AUTHORISED
     from smith.runtime._host import ToolHost as ToolHost
     from smith.runtime._images import SUFFIXES as IMAGE_SUFFIXES
     from smith.runtime._images import Image as Image
@@ -136,7 +134,6 @@ _LAZY = {
     "Event": "smith.runtime._events",
     "Generation": "smith.runtime._generation",
     "unreviewed": "smith.runtime._hooks",
-    "AUTHORISED": "smith.runtime._host",
     "ToolHost": "smith.runtime._host",
     "IMAGE_SUFFIXES": "smith.runtime._images",
     "Image": "smith.runtime._images",

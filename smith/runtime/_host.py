@@ -3,9 +3,10 @@
 `smith mcp` and `smith tools run` call tools directly; each call goes through here so
 that it is what a call in a turn is: validated and journaled before and after it runs
 (smith.effects.run_tool), confined to the project (the ToolContext), with registered
-secrets restored only for bash and masked in every result and record (the secret
-proxy), and, when it may change files, snapshotted before and after (smith.vcs), so
-`smith undo` takes its change back like a turn's. Each call is one unit of undo.
+secrets restored only for the tools that declare they get them (ToolSpec.secrets: bash)
+and masked in every result and record (the secret proxy), and, when it may change files,
+snapshotted before and after (smith.vcs), so `smith undo` takes its change back like a
+turn's. Each call is one unit of undo.
 
     host = assembly.tool_host(session)
     outcome = host.run(spec, {"path": "a.txt", "content": "x"}, cause={"manual": True})
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from smith.vcs import FileHistory
 
 log = logging.getLogger("smith.runtime")
-
-AUTHORISED = frozenset({"bash"})  # tools that may see restored secrets (their processes)
 
 
 class ToolHost:
@@ -77,7 +76,7 @@ class ToolHost:
         ctx = call if call is not None else self.context.for_call()
         ctx.mask = self.secrets  # output saved to a file is masked as the result is
         prepare = None
-        if spec.name in AUTHORISED:
+        if spec.secrets:  # its processes see the secrets restored
             ctx.env = {**ctx.env, **self.secrets.env()}
             prepare = self.secrets.restore_args
         snapshots = self.history is not None and spec.mutating
@@ -114,4 +113,4 @@ class ToolHost:
         return snap.tree or ""
 
 
-__all__ = ["AUTHORISED", "ToolHost"]
+__all__ = ["ToolHost"]

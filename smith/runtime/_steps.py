@@ -23,7 +23,6 @@ from smith.runtime._compaction import context_limit
 from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.runtime._hooks import present, review_calls
-from smith.runtime._host import AUTHORISED
 from smith.runtime._images import resolve
 from smith.runtime._notes import record_instructions
 from smith.runtime._response import Response
@@ -455,7 +454,7 @@ async def _execute(
     ctx.ui = ToolPort(rt, ctx, origin)
     ctx.mask = rt.secrets  # output saved to a file is masked as the result is
     prepare = None
-    if spec.name in AUTHORISED:
+    if spec.secrets:  # its processes see the secrets restored
         ctx.env = rt.secrets.env()
         prepare = rt.secrets.restore_args
     cause = cause or {"tool_call": call["id"], "turn": rt.turn}
@@ -488,9 +487,9 @@ async def _execute(
         return done
 
     timeout = spec.timeout or rt.limits.tool_timeout
-    own = call["arguments"].get("timeout") if spec.name == "bash" else None
-    if isinstance(own, int | float):
-        timeout = max(timeout, float(own) + 30)  # bash ends its own command first
+    own = call["arguments"].get(spec.timeout_argument) if spec.timeout_argument else None
+    if isinstance(own, int | float):  # the call's own limit: the tool ends its work first
+        timeout = max(timeout, float(own) + 30)
     future = asyncio.get_running_loop().run_in_executor(None, work)
     try:
         result = await asyncio.wait_for(asyncio.shield(future), timeout)

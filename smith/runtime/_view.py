@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
+    from smith.effects import ToolFacts
     from smith.runtime._runtime import Runtime
     from smith.ui import Asked, Detail, Reply
 
@@ -87,6 +88,7 @@ class View:
     session_id: str
     asker: Callable[[Asked], Awaitable[Reply]] = field(repr=False, compare=False)
     keeper: Keeper = field(repr=False, compare=False)
+    # What the active tools would change (preview) and declare (facts): Tools, live.
     previewer: Callable[[str, Mapping[str, object]], Detail | None] = field(
         default=lambda name, arguments: None, repr=False, compare=False
     )
@@ -96,6 +98,10 @@ class View:
 
     def preview(self, name: str, arguments: Mapping[str, object]) -> Detail | None:
         return self.previewer(name, arguments)
+
+    def tool(self, name: str) -> ToolFacts | None:
+        facts = getattr(self.previewer, "facts", None)
+        return facts(name) if facts is not None else None
 
     def remember(self, key: str, item: str) -> str:
         return self.keeper(key, item)
@@ -118,24 +124,39 @@ class Keeper:
         return self.remember(key, item)
 
 
-def previewer(rt: Runtime) -> Callable[[str, Mapping[str, object]], Detail | None]:
-    """RuntimeView.preview: the change a call of an active built-in file tool would make,
-    from the tool's own code in a context of this runtime's, changing nothing."""
+def previewer(rt: Runtime) -> Tools:
+    """RuntimeView.preview and RuntimeView.tool for `rt`'s active tools."""
+    return Tools(rt)
 
-    def preview(name: str, arguments: Mapping[str, object]) -> Detail | None:
-        from smith.effects import ToolError, preview_change
+
+class Tools:
+    """The active tools of a runtime as a plugin's view sees them: called as
+    RuntimeView.preview, the change a call would make, from the tool's own code (its
+    spec's `preview`) in a context of this runtime's, changing nothing; `facts(name)`,
+    what the tool declares (RuntimeView.tool)."""
+
+    __slots__ = ("rt",)
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    def facts(self, name: str) -> ToolFacts | None:
+        spec = self.rt.current.tool(name)
+        return spec.facts if spec is not None else None
+
+    def __call__(self, name: str, arguments: Mapping[str, object]) -> Detail | None:
+        from smith.effects import ToolError
         from smith.ui import Detail
 
-        if name not in rt.tool_names:
+        spec = self.rt.current.tool(name)
+        if spec is None or spec.preview is None:
             return None
         try:
-            return Detail("diff", preview_change(name, rt.context.for_call(), dict(arguments)))
-        except KeyError:  # a tool without a preview, or arguments without a path
+            return Detail("diff", spec.preview(self.rt.context.for_call(), dict(arguments)))
+        except KeyError:  # arguments without a path
             return None
         except ToolError as exc:
             return Detail("text", f"this {name} call would fail: {exc.message}")
         except Exception:  # a preview is an aid: the question is asked without it
             log.exception("no preview of a %s call", name)
             return None
-
-    return preview

@@ -93,7 +93,7 @@ from smith.ui import Asked, Detail, Reply, Shown
 
 if TYPE_CHECKING:
     from smith.config import Option
-    from smith.effects import ToolSpec
+    from smith.effects import ToolFacts, ToolSpec
     from smith.runtime.ops import Operation
 
 SAFE_POINTS = (
@@ -304,9 +304,15 @@ class RuntimeView(Protocol):
     async def ask(self, question: Asked) -> Reply: ...
 
     def preview(self, name: str, arguments: Mapping[str, object]) -> Detail | None:
-        """What a call of the built-in tool `name` would change, changing nothing: the
-        "diff" of an edit or write (computed by the tool's own code), or "text" saying
-        why the tool would refuse it; None for a tool that has no preview."""
+        """What a call of the active tool `name` would change, changing nothing: the
+        "diff" its spec's preview computes (edit's, write's), or "text" saying why the
+        tool would refuse it; None for a tool that has no preview."""
+        ...
+
+    def tool(self, name: str) -> ToolFacts | None:
+        """What the active tool `name` declares about its calls (smith.effects.ToolFacts:
+        its effect, whether it gets restored secrets, its command and timeout
+        arguments, whether it previews); None for no such tool."""
         ...
 
     def remember(self, key: str, item: str) -> str:

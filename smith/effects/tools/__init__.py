@@ -23,21 +23,15 @@ def list_files(ctx: ToolContext, limit: int) -> tuple[list[str], bool]:
     return listed(ctx, limit)
 
 
-_PREVIEWED = ("edit", "write")  # the built-ins whose change can be shown before it is made
-
-
 def preview(name: str, ctx: ToolContext, args: dict[str, object]) -> str:
-    """The unified diff a call of a built-in file tool (_PREVIEWED) would make, changing
-    nothing: computed by the tool's own code (edit.preview, write.preview), so what an
-    approval shows is what the call does. ToolError (with the tool's words) for a call
-    the tool would refuse; KeyError for a tool that has no preview."""
-    import importlib
-
-    if name not in _PREVIEWED:
+    """The unified diff a call of the built-in tool `name` would make, changing nothing:
+    computed by the tool's own code (its spec's `preview`: edit.preview, write.preview),
+    so what an approval shows is what the call does. ToolError (with the tool's words)
+    for a call the tool would refuse; KeyError for a tool that has no preview."""
+    spec = builtin().get(name)
+    if spec is None or spec.preview is None:
         raise KeyError(name)
-    tool = importlib.import_module(f"smith.effects.tools.{name}")
-    diff: str = tool.preview(ctx, args)
-    return diff
+    return spec.preview(ctx, args)
 
 
 __all__ = ["builtin", "list_files"]  # preview: smith.effects.preview_change

@@ -363,7 +363,10 @@ def _spec(timeout: int = TIMEOUT_DEFAULT, on_request: bool = False) -> ToolSpec:
             "additionalProperties": False,
         },
         run,
-        mutating=True,
+        effect="runs",
+        secrets=True,  # its processes get the registered secrets restored
+        command_argument="command",
+        timeout_argument="timeout",
         touches=lambda args: None,  # a command may touch anything
         confined=False,  # ... anywhere: no path check can confine a shell
         presentation=Presentation("command", "command"),

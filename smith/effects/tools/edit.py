@@ -180,6 +180,7 @@ SPEC = ToolSpec(
         "additionalProperties": False,
     },
     run,
-    mutating=True,
+    effect="writes",
+    preview=preview,
     presentation=Presentation("path", "change"),
 )

@@ -61,5 +61,5 @@ SPEC = ToolSpec(
         "additionalProperties": False,
     },
     run,
-    mutating=False,
+    effect="reads",
 )

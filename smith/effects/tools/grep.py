@@ -132,5 +132,5 @@ SPEC = ToolSpec(
         "additionalProperties": False,
     },
     run,
-    mutating=False,
+    effect="reads",
 )

@@ -125,5 +125,5 @@ SPEC = ToolSpec(
         "additionalProperties": False,
     },
     run,
-    mutating=False,
+    effect="reads",
 )

@@ -118,7 +118,7 @@ def _spec(lines: int = LINES_DEFAULT, size: int = BYTES_DEFAULT) -> ToolSpec:
             "additionalProperties": False,
         },
         run,
-        mutating=False,
+        effect="reads",
         tuned=lambda limits: _spec(
             limits.get("read.max-lines", LINES_DEFAULT), limits.get("read.max-bytes", BYTES_DEFAULT)
         ),

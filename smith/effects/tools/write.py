@@ -96,6 +96,7 @@ SPEC = ToolSpec(
         "additionalProperties": False,
     },
     run,
-    mutating=True,
+    effect="writes",
+    preview=preview,
     presentation=Presentation("path", "change"),
 )
