@@ -27,6 +27,7 @@ ALLOWED = {
     "tree_sitter": ["plugins/_bashrules.py"],
     "tree_sitter_bash": ["plugins/_bashrules.py"],
     "orjson": ["smith/_jsonout.py"],
+    "msgspec": ["smith/protocol"],
 }
 
 

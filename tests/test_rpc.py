@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from smith.protocol import VERSION
 from tests.conftest import SmithEnv
 from tests.rpc_kit import Rpc, script, texts_of
 
@@ -201,6 +202,7 @@ def test_abort_stops_the_turn_and_the_queue_can_be_listed_and_edited(senv: Smith
         assert rpc.call("queue.list") == {"queue": []}
         state = rpc.call("get_state")
         assert state["busy"] is False and state["queue"] == []
+        assert state["protocol"] == VERSION
     finally:
         code, err = rpc.close()
     assert code == 0, err

@@ -10,6 +10,7 @@ which the client answers on its input (docs/ui.md). Settings flags (`--model`,
 
     smith rpc                    a new session in this project
     smith rpc --session NAME     that session (name or id), created if there is none
+    smith rpc --schema           the protocol's JSON Schema (draft 2020-12), then exit
 
 Exit status: 0 after `shutdown`, end of input or SIGTERM (the running turn is aborted
 and recorded first); 2 when the configuration or model is unusable before it starts.
@@ -35,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="use this session (name or id; created if there is none) instead of a new one",
     )
+    parser.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the protocol's JSON Schema (events and operations) and exit",
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -42,6 +48,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     from smith.runtime import DEMO_BANNER, build
     from smith.text import inert
+
+    if args.schema:  # the declarations' schema (smith.protocol): nothing is built
+        import json
+
+        from smith.protocol import schema
+
+        print(json.dumps(schema(), indent=2), file=ctx.stdout)
+        return 0
 
     from ._io import protocol_output
     from ._server import Server

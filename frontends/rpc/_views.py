@@ -91,8 +91,11 @@ def _first_line(message: Mapping[str, Any]) -> str:
 
 async def state(runtime: Runtime, session: Session) -> dict[str, Any]:
     """What get_state answers: the runtime's status view (state, damage, context use,
-    memory, working directory, images, plugins; Runtime.status) and its session."""
-    return {**runtime.status(), "session": session_info(session)}
+    memory, working directory, images, plugins; Runtime.status), its session, and the
+    version of the protocol spoken (smith.protocol, `smith rpc --schema`)."""
+    from smith.protocol import VERSION
+
+    return {**runtime.status(), "session": session_info(session), "protocol": VERSION}
 
 
 def models(config: Config, env: Mapping[str, str], current: str) -> list[dict[str, Any]]:

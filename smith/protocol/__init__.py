@@ -1,0 +1,41 @@
+"""The protocol every frontend speaks with the runtime, declared once (docs/events.md,
+docs/rpc.md): each event type and each operation is a msgspec `Struct`, and the JSON
+Schema `smith rpc --schema` prints is generated from them.
+
+`VERSION` is importable without msgspec; the declarations load on first use (PEP 562),
+so nothing on smith's start-up path pays for them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+# The protocol's version: the major part changes when a field is removed or changes
+# meaning (never, so far), the minor part when types or fields are added.
+VERSION = "1.0"
+
+if TYPE_CHECKING:
+    from smith.protocol._events import EVENTS, HOOK_EVENTS, Event
+    from smith.protocol._ops import OPERATIONS, Operation
+    from smith.protocol._schema import schema
+
+_LAZY = {
+    "EVENTS": "smith.protocol._events",
+    "HOOK_EVENTS": "smith.protocol._events",
+    "Event": "smith.protocol._events",
+    "OPERATIONS": "smith.protocol._ops",
+    "Operation": "smith.protocol._ops",
+    "schema": "smith.protocol._schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'smith.protocol' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = ["EVENTS", "HOOK_EVENTS", "OPERATIONS", "VERSION", "Event", "Operation", "schema"]

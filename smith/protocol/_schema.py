@@ -1,0 +1,30 @@
+"""The protocol as one JSON Schema document (draft 2020-12): `smith rpc --schema`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from smith.protocol import VERSION
+from smith.protocol._events import Event, HookEvent
+from smith.protocol._ops import Operation
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schema() -> dict[str, Any]:
+    """The document: `$defs` holds `Event` (every emitted event, one of its kinds),
+    `Operation` (every operation), `HookEvent` and each kind's own definition."""
+    (event, hook, operation), defs = msgspec.json.schema_components(
+        [Event, HookEvent, Operation], ref_template="#/$defs/{name}"
+    )
+    return {
+        "$schema": DRAFT,
+        "$id": f"https://smith.invalid/protocol/{VERSION}",
+        "title": "smith protocol",
+        "description": "The events smith's runtime emits and the operations it takes "
+        "(docs/events.md, docs/rpc.md).",
+        "version": VERSION,
+        "$defs": {"Event": event, "Operation": operation, "HookEvent": hook, **defs},
+    }

@@ -1,0 +1,114 @@
+"""The typed protocol (smith.protocol, issue 28): one declaration per event and operation,
+the JSON Schema `smith rpc --schema` prints from them, and a scripted tool-using session
+whose every event (eval --json and RPC) validates against it and names its submission."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from smith.protocol import EVENTS, HOOK_EVENTS, OPERATIONS, VERSION, schema
+from smith.runtime import EVENT_TYPES
+from smith.runtime.ops import ALIASES
+from smith.runtime.ops import OPERATIONS as APPLIED
+from tests.conftest import Result, SmithEnv, smith_executable
+from tests.rpc_kit import Rpc, script
+
+HOOKS = {"input", "tool_call", "tool_result"}
+TOOL_SESSION = [
+    {"text": "Looking.", "tool_calls": [{"id": "c1", "name": "ls", "arguments": {"path": "."}}]},
+    {"text": "There is a README.md.", "usage": {"input": 10, "output": 5}},
+]
+
+
+def _validator(name: str, doc: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": doc["$defs"]})
+
+
+def _invalid(events: list[dict[str, Any]], doc: dict[str, Any]) -> list[str]:
+    check = _validator("Event", doc)
+    mapping = doc["$defs"]["Event"]["discriminator"]["mapping"]
+    bad = []
+    for ev in events:
+        if not check.is_valid(ev):  # say why against its own kind's declaration
+            own = jsonschema.Draft202012Validator({"$ref": mapping.get(ev["type"], "#/$defs/Event"),
+                                                   "$defs": doc["$defs"]})  # fmt: skip
+            found = jsonschema.exceptions.best_match(own.iter_errors(ev))
+            bad.append(f"{ev['type']}: {found.message if found else '?'}")
+    return bad
+
+
+def test_every_event_type_and_operation_is_declared_once() -> None:
+    emitted = set(EVENT_TYPES) - HOOKS
+    assert set(EVENTS) == emitted | {"result"}  # and eval's own last line
+    assert set(HOOK_EVENTS) == HOOKS
+    assert set(OPERATIONS) == set(APPLIED)
+    for name, cls in APPLIED.items():  # the same fields as the operations that run
+        applied = {f.name for f in dataclasses.fields(cls)} | set(ALIASES.get(name, {}))  # type: ignore[arg-type]
+        assert set(OPERATIONS[name].__struct_fields__) == applied, name
+
+
+def test_the_schema_is_one_draft_2020_12_document_with_event_and_operation() -> None:
+    doc = schema()
+    jsonschema.Draft202012Validator.check_schema(doc)
+    assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert doc["version"] == VERSION
+    defs = doc["$defs"]
+    assert len(defs["Event"]["anyOf"]) == len(EVENTS)
+    assert len(defs["Operation"]["anyOf"]) == len(OPERATIONS)
+    op = _validator("Operation", doc)
+    assert op.is_valid({"op": "prompt", "text": "hi"}) and op.is_valid({"op": "abort"})
+    assert not op.is_valid({"op": "prompt"}) and not op.is_valid({"op": "prompt", "txt": "x"})
+    assert not _validator("Event", doc).is_valid({"type": "settled", "queue": 0, "extra": 1})
+
+
+def test_smith_rpc_schema_prints_the_document() -> None:
+    r = subprocess.run([smith_executable(), "rpc", "--schema"], capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == json.loads(json.dumps(schema()))
+
+
+def test_eval_json_events_validate_and_carry_the_prompts_id(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    (project / "README.md").write_text("# demo\n")
+    r = smith("eval", "--json", "--model", script(senv, TOOL_SESSION), "what is here?", cwd=project)
+    assert r.code == 0, r.err
+    events = [json.loads(line) for line in r.out.splitlines() if line.strip()]
+    assert {"tool_start", "tool_end", "message_delta", "agent_end", "result"} <= {
+        e["type"] for e in events
+    }
+    assert _invalid(events, schema()) == []
+    prompt = next(e for e in events if e["type"] == "agent_start")["prompt_id"]
+    run = [e for e in events if e["type"] not in ("settled", "result")]
+    assert {e.get("submission") for e in run} == {prompt}
+
+
+def test_rpc_notifications_validate_and_carry_the_id_the_prompt_was_answered_with(
+    senv: SmithEnv,
+) -> None:
+    project: Path = senv.make_project()
+    (project / "README.md").write_text("# demo\n")
+    rpc = Rpc(senv, project, "--model", script(senv, TOOL_SESSION))
+    try:
+        accepted = rpc.call("prompt", {"text": "what is here?"})
+        assert accepted["status"] == "started"
+        assert rpc.call("wait_idle")["busy"] is False
+        state = rpc.call("get_state")
+        assert state["protocol"] == VERSION
+        events = rpc.events
+        assert _invalid(events, schema()) == []
+        assert [e["type"] for e in events][-1] == "settled"
+        assert all(e["submission"] == accepted["id"] for e in events[:-1])
+        assert "tool_end" in [e["type"] for e in events]
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
