@@ -112,3 +112,17 @@ def test_rpc_notifications_validate_and_carry_the_id_the_prompt_was_answered_wit
     finally:
         code, err = rpc.close()
     assert code == 0, err
+
+
+def test_docs_events_md_is_generated_from_the_declarations() -> None:
+    from smith.protocol._docs import with_tables
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "events.md").read_text()
+    assert with_tables(doc) == doc, "docs/events.md drifted: run `python -m smith.protocol`"
+    for tag, cls in EVENTS.items():  # and each row names every field its kind declares
+        text = getattr(cls, "fields_doc", None)
+        if text is not None:
+            missing = [
+                f for f in cls.__struct_fields__ if f != "submission" and f"`{f}`" not in text
+            ]
+            assert missing == [], f"{tag}: {missing} declared but not in its docs row"

@@ -7,7 +7,7 @@ event: the id of the prompt, `!command` or compaction that caused it, when one d
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union, get_args
+from typing import Any, ClassVar, Literal, Union, get_args
 
 import msgspec
 
@@ -35,7 +35,9 @@ class QueueItem(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 
 class SessionStart(_Event, tag="session_start", frozen=True):
-    """Once per runtime, at its first prompt, before the first turn."""
+    """once per runtime, at its first prompt, before the first turn"""
+
+    fields_doc: ClassVar[str] = "`session`, `resumed` (whether the session had entries), `entries`"
 
     session: str
     resumed: bool
@@ -43,27 +45,37 @@ class SessionStart(_Event, tag="session_start", frozen=True):
 
 
 class AgentStart(_Event, tag="agent_start", frozen=True):
-    """A prompt starts being processed."""
+    """a prompt starts being processed"""
+
+    fields_doc: ClassVar[str] = (
+        "`prompt_id`, `submissions` (only when the run took several queued inputs: every one's id)"
+    )
 
     prompt_id: str
     submissions: list[str] | None = None
 
 
 class TurnStart(_Event, tag="turn_start", frozen=True):
-    """A provider round begins."""
+    """a provider round begins"""
+
+    fields_doc: ClassVar[str] = "`turn` (1, 2, ...)"
 
     turn: int
 
 
 class MessageStart(_Event, tag="message_start", frozen=True):
-    """A message begins."""
+    """a message begins"""
+
+    fields_doc: ClassVar[str] = "`role` (`user` or `assistant`), `message_id`"
 
     role: Literal["user", "assistant"]
     message_id: str
 
 
 class MessageDelta(_Event, tag="message_delta", frozen=True):
-    """New text of the message."""
+    """new text of the message"""
+
+    fields_doc: ClassVar[str] = "`message_id`, `channel` (`text` or `thinking`), `delta`"
 
     message_id: str
     channel: Literal["text", "thinking"]
@@ -71,7 +83,9 @@ class MessageDelta(_Event, tag="message_delta", frozen=True):
 
 
 class MessageEnd(_Event, tag="message_end", frozen=True):
-    """The message is complete and recorded."""
+    """the message is complete and recorded"""
+
+    fields_doc: ClassVar[str] = "`message_id`, `message`, `entry_id` (assistant)"
 
     message_id: str
     message: dict[str, Any]
@@ -79,7 +93,14 @@ class MessageEnd(_Event, tag="message_end", frozen=True):
 
 
 class ToolStart(_Event, tag="tool_start", frozen=True):
-    """A tool call is about to run; or the user's own `!command`, run as bash."""
+    """a tool call of the message is about to run; or the user's own `!command`
+    (`!!command`: `context` false), run as `bash` outside any turn (docs/context.md)
+    """
+
+    fields_doc: ClassVar[str] = (
+        "`tool_call_id`, `name`, `arguments` (as it runs), `rewritten_by` (only when a "
+        'plugin rewrote them), `shell` (only for the user\'s own command: `{"context"}`)'
+    )
 
     tool_call_id: str
     name: str
@@ -89,7 +110,14 @@ class ToolStart(_Event, tag="tool_start", frozen=True):
 
 
 class ToolUpdate(_Event, tag="tool_update", frozen=True):
-    """Progress of a running call, at most every 0.5 s."""
+    """progress of a running call, at most every 0.5 s (bash: at its first output, then
+    when more arrived, also once it goes quiet)
+    """
+
+    fields_doc: ClassVar[str] = (
+        "`tool_call_id`, `name`, `update` (bash: `output_bytes`, `tail`: the last 800 "
+        "characters, secrets masked)"
+    )
 
     tool_call_id: str
     name: str
@@ -97,7 +125,12 @@ class ToolUpdate(_Event, tag="tool_update", frozen=True):
 
 
 class ToolEnd(_Event, tag="tool_end", frozen=True):
-    """The call has ended."""
+    """the call has ended"""
+
+    fields_doc: ClassVar[str] = (
+        "`tool_call_id`, `name`, `result` (`text`, `details`, `ok`, `mutation`, "
+        "`outcome`), `outcome`, `is_error`, `shell` (as on its `tool_start`)"
+    )
 
     tool_call_id: str
     name: str
@@ -108,14 +141,21 @@ class ToolEnd(_Event, tag="tool_end", frozen=True):
 
 
 class TurnEnd(_Event, tag="turn_end", frozen=True):
-    """The round and its tool batch are complete."""
+    """the round and its tool batch are complete"""
+
+    fields_doc: ClassVar[str] = "`turn`, `stop` (the message's stop)"
 
     turn: int
     stop: str | None
 
 
 class AgentEnd(_Event, tag="agent_end", frozen=True):
-    """The prompt's processing stopped."""
+    """the prompt's processing stopped"""
+
+    fields_doc: ClassVar[str] = (
+        "`prompt_id`, `stop`, `message` (the last assistant message), `error`, "
+        "`submissions` (as on `agent_start`)"
+    )
 
     prompt_id: str
     stop: str | None
@@ -125,14 +165,21 @@ class AgentEnd(_Event, tag="agent_end", frozen=True):
 
 
 class CompactionStart(_Event, tag="compaction_start", frozen=True):
-    """Compaction begins."""
+    """compaction begins"""
+
+    fields_doc: ClassVar[str] = "`reason` (`manual` or `auto`), `focus` (only for `/compact FOCUS`)"
 
     reason: str
     focus: str | None = None
 
 
 class CompactionEnd(_Event, tag="compaction_end", frozen=True):
-    """Compaction ended."""
+    """compaction ended"""
+
+    fields_doc: ClassVar[str] = (
+        "`reason`, `ok`, and `summary`, `entry_id`, `first_kept`, `tokens_before` (the "
+        "context's estimated tokens before it) or `error`"
+    )
 
     reason: str
     ok: bool
@@ -144,13 +191,20 @@ class CompactionEnd(_Event, tag="compaction_end", frozen=True):
 
 
 class QueueChanged(_Event, tag="queue_changed", frozen=True):
-    """Queued input was added, delivered or removed."""
+    """queued input was added, delivered or removed"""
+
+    fields_doc: ClassVar[str] = (
+        '`queue`: `[{id, mode, text}]` (and `images`: `["shot.png 34 KB", ...]` for an '
+        "item with images)"
+    )
 
     queue: list[QueueItem]
 
 
 class Retry(_Event, tag="retry", frozen=True):
-    """A retryable provider error; trying again."""
+    """a retryable provider error; trying again"""
+
+    fields_doc: ClassVar[str] = "`attempt`, `delay` (s), `error`"
 
     attempt: int
     delay: float
@@ -158,7 +212,11 @@ class Retry(_Event, tag="retry", frozen=True):
 
 
 class Failover(_Event, tag="failover", frozen=True):
-    """A group's model failed before any output; the next model of the group answers."""
+    """a group's model failed before any output (rate limited, or still failing after its
+    retries); the next model of the group answers instead
+    """
+
+    fields_doc: ClassVar[str] = "`from_model`, `to_model`, `error`"
 
     from_model: str
     to_model: str
@@ -166,19 +224,33 @@ class Failover(_Event, tag="failover", frozen=True):
 
 
 class Error(_Event, tag="error", frozen=True):
-    """Something went wrong that did not stop the loop, or a warning."""
+    """something went wrong that did not stop the loop (`severity` `error`), or a warning
+    (`warning`, e.g. `text.replaced`)
+    """
+
+    fields_doc: ClassVar[str] = "`diagnostic` (`code`, `severity`, `what`, `why`, `fix`, ...)"
 
     diagnostic: dict[str, Any]
 
 
 class Settled(_Event, tag="settled", frozen=True):
-    """The runtime is idle."""
+    """the runtime is idle"""
+
+    fields_doc: ClassVar[str] = "`queue` (items still queued)"
 
     queue: int
 
 
 class InputHandled(_Event, tag="input_handled", frozen=True):
-    """A plugin took user input as a command: no user message, no turn."""
+    """a plugin took user input as a command: no user message was recorded and no turn
+    started, only an `input_handled` entry (the model never sees it; replay shows it);
+    frontends show `reply`
+    """
+
+    fields_doc: ClassVar[str] = (
+        "`entry_id`, `plugin`, `mode` (`prompt`, `steer` or `follow_up`), `text`, `reply` "
+        "(or `null`)"
+    )
 
     entry_id: str
     plugin: str
@@ -188,7 +260,17 @@ class InputHandled(_Event, tag="input_handled", frozen=True):
 
 
 class Environment(_Event, tag="environment", frozen=True):
-    """A prompt started with an environment block other than the one in the context."""
+    """a prompt started with an environment block other than the one in the context: it was
+    recorded (an `environment` entry) just before the prompt's message and is sent from
+    there on ([docs/context.md](context.md)); between `agent_start` and the prompt's
+    `message_start`
+    """
+
+    fields_doc: ClassVar[str] = (
+        "`entry_id`, `text` (the block as the model is sent it), `cwd`, `root`, "
+        "`platform`, `shell`, `smith`, `model`, `date`, `timezone`, `git`, "
+        "`safety` (the block's line on the sandbox and approval; empty when none)"
+    )
 
     entry_id: str
     text: str
@@ -205,7 +287,12 @@ class Environment(_Event, tag="environment", frozen=True):
 
 
 class Instructions(_Event, tag="instructions", frozen=True):
-    """An instruction file reached after a tool batch was recorded."""
+    """after a tool batch that first reached a directory below the project root with an
+    instruction file (AGENTS.md): the file was recorded (an `instructions` entry) and is
+    sent from there on
+    """
+
+    fields_doc: ClassVar[str] = "`entry_id`, `path`, `directory`, `text` (as sent)"
 
     entry_id: str
     path: str
@@ -214,7 +301,14 @@ class Instructions(_Event, tag="instructions", frozen=True):
 
 
 class Ui(_Event, tag="ui", frozen=True):
-    """A plugin's handler, command or tool showed something; not recorded."""
+    """a plugin's handler, command or tool showed something (docs/ui.md); not recorded"""
+
+    fields_doc: ClassVar[str] = (
+        "`intent` (`notify`, `progress` or `status`), `origin` (the plugin), and the "
+        "intent's fields: `level` (`info`, `warning`, `error`) and `text` (notify); "
+        "`label`, `done`, `total` (progress; either may be `null`); `key`, `text` "
+        "(status; empty text clears it)"
+    )
 
     intent: Literal["notify", "progress", "status"]
     origin: str
@@ -227,7 +321,13 @@ class Ui(_Event, tag="ui", frozen=True):
 
 
 class IntentAnswered(_Event, tag="intent_answered", frozen=True):
-    """A plugin's question was answered."""
+    """a plugin's question was answered"""
+
+    fields_doc: ClassVar[str] = (
+        "`ask_id`, `intent` (`request_choice` or `request_confirm`), `origin`, `text`, "
+        "`choices` (`[{key, label}]`), `choice` (the key), `frontend` (who answered), "
+        "`note` (the user's reason, only when given)"
+    )
 
     ask_id: str | None
     intent: str | None
@@ -240,7 +340,15 @@ class IntentAnswered(_Event, tag="intent_answered", frozen=True):
 
 
 class IntentRefused(_Event, tag="intent_refused", frozen=True):
-    """A plugin's question ended without an answer."""
+    """a plugin's question ended without an answer: the frontend cannot ask, nobody
+    answered in time, the user dismissed it or interrupted, an abort withdrew it
+    """
+
+    fields_doc: ClassVar[str] = (
+        "`ask_id`, `intent`, `origin`, `text`, `choices`, `frontend`, `reason`, "
+        "`interrupt` (`true`, only when the user interrupted: Escape at an approval, "
+        '`ui.ask`\'s `{"interrupt": true}`; the call is denied and the turn ends)'
+    )
 
     ask_id: str | None
     intent: str | None
