@@ -211,3 +211,52 @@ def test_restored_secrets_reach_only_the_tools_that_declare_they_get_them(
     run(main)
     assert seen["given"] == ("tok-3141592653", "tok-3141592653")
     assert seen["other"] == ("", placeholder)
+
+
+def _crashing(name: str, effect: str) -> ToolSpec:
+    from smith.effects import ToolContext, ToolResult
+
+    def crash(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        raise KeyError("surprise")
+
+    return ToolSpec(name, "always crashes", {"type": "object"}, crash, effect=effect)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("effect", "mutation"), [("reads", "not-applied"), ("writes", "unknown")])
+def test_a_crash_leaves_one_mutation_state_in_a_turn_and_outside_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, effect: str, mutation: str
+) -> None:
+    """One path runs every call: after a crash the result says what the journal recorded
+    (unknown only for a mutating tool), in a turn as through the tool host."""
+    from smith.effects import ToolContext
+    from smith.runtime import SecretProxy, ToolHost
+    from smith.session import Session
+
+    monkeypatch.setenv("SMITH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SMITH_CONFIG_HOME", str(tmp_path / "config"))
+    spec = _crashing("crash", effect)
+    script = tmp_path / "script.json"
+    calls = [{"id": "c1", "name": "crash", "arguments": {}}]
+    script.write_text(json.dumps({"responses": [{"tool_calls": calls}, {"text": "done"}]}))
+    seen: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async with smith.Agent(f"scripted:{script}", tools=[spec], cwd=str(tmp_path),
+                               store=str(tmp_path / "store")) as agent:  # fmt: skip
+            agent.on_event(seen.append)
+            await agent.send("go")
+
+    run(main)
+    [end] = [e for e in seen if e["type"] == "tool_end"]
+    assert end["is_error"] and end["result"]["mutation"] == mutation
+
+    session = Session.create(str(tmp_path / "s.smith"), name="t", cwd=str(tmp_path))
+    with session:
+        context = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
+        host = ToolHost(session, {"crash": spec}, context, SecretProxy(), history=None,
+                        warn=lambda d: None)  # fmt: skip
+        outcome = host.run(spec, {})
+        recorded = [e.content["mutation"] for e in session.entries()
+                    if e.kind == "effect_completion"]  # fmt: skip
+    assert not outcome.result.ok and outcome.result.mutation == mutation
+    assert recorded == [mutation]

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from smith.diagnostics import Diagnostic
-    from smith.effects import Outcome, ToolContext, ToolSpec
+    from smith.effects import EffectJournal, Outcome, ToolContext, ToolSpec
     from smith.runtime._secrets import SecretProxy
     from smith.session import Session
     from smith.vcs import FileHistory
@@ -71,27 +71,13 @@ class ToolHost:
         flag or progress callback. The result returned is masked (a tool that crashed is
         logged and gives an error result); JournalError when the session cannot record
         the call."""
-        from smith.effects import JournalError, Outcome, ToolResult, run_tool
+        from smith.effects import Outcome, ToolResult
 
         ctx = call if call is not None else self.context.for_call()
-        ctx.mask = self.secrets  # output saved to a file is masked as the result is
-        prepare = None
-        if spec.secrets:  # its processes see the secrets restored
-            ctx.env = {**ctx.env, **self.secrets.env()}
-            prepare = self.secrets.restore_args
         snapshots = self.history is not None and spec.mutating
         base = self._snapshot("before", None, cause) if snapshots else ""
         try:
-            outcome = run_tool(self.journal, spec, args, ctx, cause=cause, prepare=prepare)
-        except JournalError:
-            raise
-        except Exception as exc:  # a bug in the tool; run_tool recorded how it ended
-            # Logged and told as a turn tells the model: its error is masked below, as
-            # every result is (it may quote a secret the tool read).
-            log.exception("tool %s crashed", spec.name)
-            text = f"the {spec.name} tool failed: {type(exc).__name__}: {exc}"
-            crashed = "unknown" if spec.mutating else "not-applied"
-            outcome = Outcome(ToolResult(text, ok=False, mutation=crashed), None, "error")
+            outcome = call_tool(self.journal, spec, args, ctx, self.secrets, cause=cause)
         finally:
             if base:  # what the call changed, against the files before it
                 self._snapshot("after", base, cause)
@@ -113,4 +99,39 @@ class ToolHost:
         return snap.tree or ""
 
 
-__all__ = ["ToolHost"]
+def call_tool(
+    journal: EffectJournal,
+    spec: ToolSpec,
+    args: object,
+    ctx: ToolContext,
+    secrets: SecretProxy,
+    *,
+    cause: dict[str, object] | None,
+) -> Outcome:
+    """Run one call as every call runs, in a turn (smith.runtime._steps) or outside one
+    (ToolHost.run), blocking: output saved to files masked by `secrets`; for a tool that
+    declares it gets them (ToolSpec.secrets), the registered secrets restored, added to
+    the call's environment and put back in its arguments after the intent is recorded;
+    validated and journaled (smith.effects.run_tool). A tool that crashes is logged and
+    gives an error result whose mutation is what the journal recorded (unknown for a
+    mutating tool, else not applied); its text is not masked here (the callers mask every
+    result). JournalError (the session cannot record the call) propagates."""
+    from smith.effects import JournalError, Outcome, ToolResult, run_tool
+
+    ctx.mask = secrets  # output saved to a file is masked as the result is
+    prepare = None
+    if spec.secrets:  # its processes see the secrets restored
+        ctx.env = {**ctx.env, **secrets.env()}
+        prepare = secrets.restore_args
+    try:
+        return run_tool(journal, spec, args, ctx, cause=cause, prepare=prepare)
+    except JournalError:
+        raise
+    except Exception as exc:  # a bug in the tool; run_tool recorded how it ended
+        log.exception("tool %s crashed", spec.name)
+        text = f"the {spec.name} tool failed: {type(exc).__name__}: {exc}"
+        crashed = "unknown" if spec.mutating else "not-applied"  # as run_tool recorded it
+        return Outcome(ToolResult(text, ok=False, mutation=crashed), None, "error")
+
+
+__all__ = ["ToolHost", "call_tool"]

@@ -436,7 +436,8 @@ async def _execute(
 ) -> dict[str, Any]:
     """Run one call as a recorded effect; `cause`: what to record as its cause (default:
     this call of this turn; the user's own command gives its own, smith.runtime._shell)."""
-    from smith.effects import JournalError, run_tool
+    from smith.effects import JournalError
+    from smith.runtime._host import call_tool
 
     ctx = rt.context.for_call()
     loop = ctx.loop = asyncio.get_running_loop()
@@ -452,18 +453,13 @@ async def _execute(
     # What the tool shows or asks goes out in the name of the plugin that contributed it.
     origin = next((p.name for p in rt.plugins if spec in p.tools), spec.name)
     ctx.ui = ToolPort(rt, ctx, origin)
-    ctx.mask = rt.secrets  # output saved to a file is masked as the result is
-    prepare = None
-    if spec.secrets:  # its processes see the secrets restored
-        ctx.env = rt.secrets.env()
-        prepare = rt.secrets.restore_args
     cause = cause or {"tool_call": call["id"], "turn": rt.turn}
     if "rewritten" in call:  # the arguments recorded are the plugin's
         cause["rewritten_by"] = call["rewritten"]
 
     def work() -> dict[str, Any]:
-        try:
-            out = run_tool(rt.journal, spec, call["arguments"], ctx, cause=cause, prepare=prepare)
+        try:  # the one path of every call (secrets, journal, the crash rule): _host
+            out = call_tool(rt.journal, spec, call["arguments"], ctx, rt.secrets, cause=cause)
         except JournalError as exc:
             return {
                 "text": exc.error.diagnostic.render(),
@@ -471,15 +467,6 @@ async def _execute(
                 "ok": False,
                 "outcome": "error",
                 "mutation": exc.mutation,
-            }
-        except Exception as exc:  # recorded by run_tool; the model is told
-            log.exception("tool %s crashed", spec.name)
-            return {
-                "text": f"the {spec.name} tool failed: {type(exc).__name__}: {exc}",
-                "details": {},
-                "ok": False,
-                "outcome": "error",
-                "mutation": "unknown",
             }
         done = {**out.result.to_dict(), "outcome": out.outcome}
         if out.result.image is not None:  # (media type, bytes): stored below, once
