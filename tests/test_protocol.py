@@ -126,3 +126,37 @@ def test_docs_events_md_is_generated_from_the_declarations() -> None:
                 f for f in cls.__struct_fields__ if f != "submission" and f"`{f}`" not in text
             ]
             assert missing == [], f"{tag}: {missing} declared but not in its docs row"
+
+
+def test_a_queued_prompts_events_carry_the_id_it_was_given_when_queued(senv: SmithEnv) -> None:
+    project: Path = senv.make_project()
+    words = " ".join(f"w{i}" for i in range(40))
+    model = script(senv, [{"text": words, "delay_ms": 30}, {"text": "the second answer"}])
+    rpc = Rpc(senv, project, "--model", model)
+    try:
+        first = rpc.call("prompt", {"text": "talk slowly"})
+        rpc.event("message_start", role="assistant")  # busy from here
+        queued = rpc.call("prompt", {"text": "and then this"})  # a follow-up
+        assert first["status"] == "started" and queued["status"] == "queued"
+        assert first["id"] != queued["id"]
+        assert rpc.call("wait_idle")["busy"] is False
+        events = rpc.events
+        assert _invalid(events, schema()) == []
+        # Delivered when the agent would have stopped: from its message on, the run
+        # works on it, and its events carry the id it was given when queued.
+        mine = next(
+            i
+            for i, e in enumerate(events)
+            if e["type"] == "message_start" and e["submission"] == queued["id"]
+        )
+        before, after = events[:mine], events[mine:-1]
+        assert {e.get("submission") for e in before} <= {first["id"], None}
+        assert all(e["type"] == "queue_changed" for e in before if "submission" not in e)
+        assert {e["submission"] for e in after} == {queued["id"]}
+        end = after[-1]
+        assert end["type"] == "agent_end" and end["prompt_id"] == first["id"]
+        assert end["submissions"] == [first["id"], queued["id"]]
+        assert events[-1]["type"] == "settled"
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err

@@ -154,7 +154,8 @@ class AgentEnd(_Event, tag="agent_end", frozen=True):
 
     fields_doc: ClassVar[str] = (
         "`prompt_id`, `stop`, `message` (the last assistant message), `error`, "
-        "`submissions` (as on `agent_start`)"
+        "`submissions` (when the run served several: the prompt's and each delivered "
+        "steer's or follow-up's id)"
     )
 
     prompt_id: str

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from smith.runtime._compaction import compact, context_limit, needs_compaction
 from smith.runtime._context import estimate_tokens
-from smith.runtime._events import event
+from smith.runtime._events import SUBMISSION, event
 from smith.runtime._hooks import accept_inputs
 from smith.runtime._notes import environment_due, record_note
 from smith.runtime._steps import add_user, respond, run_tools, skip_tools
@@ -51,7 +51,7 @@ async def run_agent(
         if timer is not None:
             timer.cancel()
         return
-    run = _Run()
+    run = _Run(SUBMISSION.get() or prompt_id, [*taken] or [prompt_id])
     start = event("agent_start", prompt_id=prompt_id)
     if len(taken) > 1:  # queued inputs delivered together: every submission they had
         start["submissions"] = list(taken)
@@ -85,8 +85,9 @@ async def run_agent(
     end = event("agent_end", prompt_id=prompt_id, stop=run.stop, message=rt.last_message)
     if run.error:
         end["error"] = run.error
-    if len(taken) > 1:
-        end["submissions"] = list(taken)
+    end["submission"] = run.submission  # the last delivered input's, when one came in
+    if len(run.taken) > 1:
+        end["submissions"] = run.taken
     rt.emit(end)
     await rt.dispatch(end)
 
@@ -94,14 +95,19 @@ async def run_agent(
 class _Run:
     """Where one prompt's processing is: tokens used so far and, once known, its stop."""
 
-    def __init__(self) -> None:
+    def __init__(self, submission: str, taken: list[str]) -> None:
         self.used = 0
         self.stop: str | None = None
         self.error: str | None = None
+        # Whose input the run works on now (docs/events.md, Submissions): its prompt's,
+        # then a delivered steer's or follow-up's; `taken`: every one it served.
+        self.submission = submission
+        self.taken = taken
 
 
 async def _round(rt: LoopContext, run: _Run) -> None:
     """One provider round and its tool batch; sets `run.stop` when the prompt is over."""
+    SUBMISSION.set(run.submission)
     rt.check_abort()
     await rt.context_cache.prepare(rt.session, within=context_limit(rt))
     if rt.take_compact_request():
@@ -135,7 +141,7 @@ async def _round(rt: LoopContext, run: _Run) -> None:
     elif message["stop"] == "limit" and not calls:
         run.stop = "limit"
     # The safe point: the stream and the whole tool batch are complete.
-    elif not (await _deliver(rt, "steer") or calls or await _deliver(rt, "follow_up")):
+    elif not (await _deliver(rt, run, "steer") or calls or await _deliver(rt, run, "follow_up")):
         run.stop = "end"
 
 
@@ -153,12 +159,15 @@ def _tokens_used(rt: LoopContext, message: dict[str, object]) -> int:
     return used + out
 
 
-async def _deliver(rt: LoopContext, mode: str) -> bool:
+async def _deliver(rt: LoopContext, run: _Run, mode: str) -> bool:
     """Record the queued input of `mode` due now; False if none (or plugins handled it
-    all as commands)."""
+    all as commands). From here the run's events carry the first item's queue id."""
     items = rt.queue.take(mode)
     if not items:
         return False
+    run.submission = items[0].id
+    run.taken += [item.id for item in items]
+    SUBMISSION.set(run.submission)
     texts, images = [item.text for item in items], [item.images for item in items]
     inputs = await accept_inputs(rt, texts, mode, images=images)
     for text, notes, parts in inputs:
