@@ -160,3 +160,27 @@ def test_a_queued_prompts_events_carry_the_id_it_was_given_when_queued(senv: Smi
     finally:
         code, err = rpc.close()
     assert code == 0, err
+
+
+def test_docs_rpc_md_tables_are_generated_and_name_the_servers_methods() -> None:
+    from smith.frontends.rpc._methods import METHODS as SERVED
+    from smith.protocol._docs import with_method_tables
+    from smith.protocol._rpc import METHODS as DECLARED
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "rpc.md").read_text()
+    assert with_method_tables(doc) == doc, "docs/rpc.md drifted: run `python -m smith.protocol`"
+    kinds = {"string": str, "boolean": bool, "integer": int, "array": list}
+    declared = {
+        m.name: [(n, getattr(t, "__origin__", t), r) for n, t, r in m.params] for m in DECLARED
+    }
+    served = {
+        m.name: [(p.name, kinds[p.type], p.required) for p in m.params] for m in SERVED.values()
+    }
+    assert declared == served
+    request = _validator("Request", schema())
+    assert request.is_valid(
+        {"jsonrpc": "2.0", "id": 1, "method": "prompt", "params": {"text": "x"}}
+    )
+    assert request.is_valid({"jsonrpc": "2.0", "id": 2, "method": "get_state"})
+    assert not request.is_valid({"jsonrpc": "2.0", "id": 3, "method": "prompt", "params": {}})
+    assert not request.is_valid({"jsonrpc": "2.0", "id": 4, "method": "no.such"})

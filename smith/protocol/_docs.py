@@ -1,5 +1,5 @@
-"""The tables of docs/events.md, generated from the declarations (`python -m
-smith.protocol` rewrites them; tests/test_protocol.py fails when they drift)."""
+"""The tables of docs/events.md and docs/rpc.md, generated from the declarations
+(`python -m smith.protocol` rewrites them; tests/test_protocol.py fails when they drift)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 
 from smith.protocol._events import EVENTS
+from smith.protocol._rpc import METHODS
 
 BEGIN = "<!-- events: generated from smith.protocol (python -m smith.protocol) -->"
 END = "<!-- /events -->"
+RPC_BEGIN = "<!-- methods: {section} (generated from smith.protocol) -->"
+RPC_END = "<!-- /methods -->"
 
 
 def _one_line(text: str | None) -> str:
@@ -35,11 +38,35 @@ def with_tables(text: str) -> str:
     return pattern.sub(lambda _: f"{BEGIN}\n{events_table()}{END}", text, count=1)
 
 
+def methods_table(section: str) -> str:
+    """The table of one section of docs/rpc.md's methods."""
+    rows = ["| method | params | result |", "|---|---|---|"]
+    for m in METHODS:
+        if m.section == section:
+            rows.append(f"| `{m.name}` | {m.params_doc} | {m.result_doc} |")
+    return "\n".join(rows) + "\n"
+
+
+def with_method_tables(text: str) -> str:
+    """`text` (docs/rpc.md) with each section's generated table replaced."""
+    for section in dict.fromkeys(m.section for m in METHODS):
+        begin = RPC_BEGIN.format(section=section)
+        pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(RPC_END), re.S)
+        if not pattern.search(text):
+            raise ValueError(f"docs/rpc.md has no {begin} ... {RPC_END} section")
+        replacement = f"{begin}\n{methods_table(section)}{RPC_END}"
+        text = pattern.sub(lambda _: replacement, text, count=1)  # noqa: B023 (used at once)
+    return text
+
+
 def update(root: Path) -> bool:
     """Rewrite the generated tables under `root` (a checkout); True if anything changed."""
-    path = root / "docs" / "events.md"
-    old = path.read_text()
-    new = with_tables(old)
-    if new != old:
-        path.write_text(new)
-    return new != old
+    changed = False
+    for name, rewrite in (("events.md", with_tables), ("rpc.md", with_method_tables)):
+        path = root / "docs" / name
+        old = path.read_text()
+        new = rewrite(old)
+        if new != old:
+            path.write_text(new)
+            changed = True
+    return changed

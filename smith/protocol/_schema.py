@@ -9,15 +9,17 @@ import msgspec
 from smith.protocol import VERSION
 from smith.protocol._events import Event, HookEvent
 from smith.protocol._ops import Operation
+from smith.protocol._rpc import Request
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def schema() -> dict[str, Any]:
     """The document: `$defs` holds `Event` (every emitted event, one of its kinds),
-    `Operation` (every operation), `HookEvent` and each kind's own definition."""
-    (event, hook, operation), defs = msgspec.json.schema_components(
-        [Event, HookEvent, Operation], ref_template="#/$defs/{name}"
+    `Operation` (every operation), `Request` (every `smith rpc` method's request),
+    `HookEvent` and each kind's own definition."""
+    (event, hook, operation, request), defs = msgspec.json.schema_components(
+        [Event, HookEvent, Operation, Request], ref_template="#/$defs/{name}"
     )
     return {
         "$schema": DRAFT,
@@ -26,5 +28,11 @@ def schema() -> dict[str, Any]:
         "description": "The events smith's runtime emits and the operations it takes "
         "(docs/events.md, docs/rpc.md).",
         "version": VERSION,
-        "$defs": {"Event": event, "Operation": operation, "HookEvent": hook, **defs},
+        "$defs": {
+            "Event": event,
+            "Operation": operation,
+            "Request": request,
+            "HookEvent": hook,
+            **defs,
+        },
     }
