@@ -348,6 +348,8 @@ def test_replay_shows_the_recorded_environment_and_instructions_as_they_happened
     assert r.code == 0, r.err
     replayed = [e for e in map(json.loads, r.out.splitlines())
                 if e["type"] in ("environment", "instructions")]  # fmt: skip
+    # Each names its run (replay's prompt ids are its own, as its agent_start's are).
+    assert all(e.pop("submission") for e in [*told, *replayed])
     assert replayed == told
     shown = smith("replay", "w", "--instant", cwd=project).out
     assert f"[the model was told its environment]\n  Working directory: {project}/mid/sub" in shown

@@ -162,7 +162,8 @@ def test_a_handlers_notices_status_and_progress_go_out_as_ui_events_and_reach_th
         ("notify", "asker"), ("status", "asker"), ("progress", "asker"), ("notify", "style"),
     ]  # fmt: skip
     assert ui[0] == {"type": "ui", "intent": "notify", "origin": "asker", "level": "info",
-                     "text": "starting"}  # fmt: skip
+                     "text": "starting", "submission": ui[0]["submission"]}  # fmt: skip
+    assert ui[0]["submission"].startswith("p-")  # posted by a handler of the prompt's run
     assert ui[1]["key"] == "phase" and ui[1]["text"] == "asker is listening"
     assert (ui[2]["label"], ui[2]["done"], ui[2]["total"]) == ("warming up", 1, 2)
     # The rest of the batch still applies: the intents are no part of the generation.

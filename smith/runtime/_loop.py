@@ -107,7 +107,8 @@ class _Run:
 
 async def _round(rt: LoopContext, run: _Run) -> None:
     """One provider round and its tool batch; sets `run.stop` when the prompt is over."""
-    SUBMISSION.set(run.submission)
+    if SUBMISSION.get() != run.submission:  # a round the turn scope runs in a new context
+        SUBMISSION.set(run.submission)
     rt.check_abort()
     await rt.context_cache.prepare(rt.session, within=context_limit(rt))
     if rt.take_compact_request():
