@@ -186,7 +186,7 @@ class Diagnostic:
             lines.append(f"  value: {self.value}")
         lines.append(f"  why: {self.why}")
         lines.append(f"  fix: {self.fix}")
-        from smith.text import inert  # values quoted from outside stay inert on a terminal
+        from smith._inert import inert  # values quoted from outside stay inert on a terminal
 
         return inert("\n".join(lines))
 
@@ -308,7 +308,7 @@ def log_formatter(fmt: str, *, debug: bool) -> logging.Formatter:
     values from outside (model output, file names, provider errors)."""
     import logging
 
-    from smith.text import inert
+    from smith._inert import inert
 
     class _Formatter(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:

@@ -22,12 +22,13 @@ from smith.providers._catalog import (
     Listed,
     Refreshed,
     build,
-    load_catalog,
     model_info,
+    overrides_from,
     parse_entry,
 )
 from smith.providers._model import APIS
-from smith.providers._overrides import FIELDS, LEVELS, overrides_from, split_key
+from smith.providers._overrides import FIELDS, LEVELS, split_key
+from smith.providers._refresh import load_catalog
 from smith.sdk import provider_facts
 from tests.conftest import SmithEnv
 

@@ -15,13 +15,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from smith.config import resolve
-from smith.providers._catalog import Listed, Refreshed, load_catalog
+from smith.providers._catalog import Listed, Refreshed
 from smith.providers._http import HttpEngine, HttpLimits
 from smith.providers._refresh import (
     CatalogStore,
     RefreshFailed,
     Target,
     fetch_models,
+    load_catalog,
     read_cache,
     store_list,
     targets_from,

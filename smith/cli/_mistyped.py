@@ -27,13 +27,6 @@ MISTYPED_COMMAND = DiagnosticKind(
     fix="did you mean `smith {suggestion}`? To send the words to the app as a prompt "
     "instead, put `--` before them: `smith -- {line}`",
 )
-NOT_A_PROMPT = DiagnosticKind(
-    "cli.command-not-prompt",
-    what="the command line is not valid: {message}",
-    why="`{prog}` is a smith command, so the words after it are its arguments, not a prompt",
-    fix="see `{prog} --help` for what it takes; to send the words to the app as a prompt, "
-    "put `--` before them: `smith -- {line}`",
-)
 
 
 def check(words: list[str]) -> None:

@@ -27,6 +27,15 @@ USAGE = DiagnosticKind(
     fix="see `{help}` for what `{prog}` accepts",
 )
 
+# Words a command does not take: said so, with how to send them as a prompt.
+NOT_A_PROMPT = DiagnosticKind(
+    "cli.command-not-prompt",
+    what="the command line is not valid: {message}",
+    why="`{prog}` is a smith command, so the words after it are its arguments, not a prompt",
+    fix="see `{prog} --help` for what it takes; to send the words to the app as a prompt, "
+    "put `--` before them: `smith -- {line}`",
+)
+
 OPTION_DEST = "setting:"
 # argparse's words for a command line with words the command does not take
 PROSE = ("unrecognized arguments:", "argument ACTION: invalid choice:")
@@ -55,8 +64,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         if self.words is not None and message.startswith(PROSE):
             import shlex
-
-            from smith.cli._mistyped import NOT_A_PROMPT
 
             line = shlex.join(self.words)
             raise NOT_A_PROMPT.error(

@@ -73,7 +73,6 @@ if TYPE_CHECKING:
     from smith.providers._auth import watch_credentials as watch_credentials
     from smith.providers._catalog import Catalog as Catalog
     from smith.providers._catalog import describe as describe
-    from smith.providers._catalog import load_catalog as load_catalog
     from smith.providers._checks import CONFIG_CHECKS as CONFIG_CHECKS
     from smith.providers._failover import Group as Group
     from smith.providers._http import limits_from as limits_from
@@ -82,6 +81,7 @@ if TYPE_CHECKING:
     from smith.providers._model import ModelInfo as ModelInfo
     from smith.providers._refresh import CatalogStore as CatalogStore
     from smith.providers._refresh import Outcome as RefreshOutcome
+    from smith.providers._refresh import load_catalog as load_catalog
     from smith.providers._refresh import targets_from as targets_from
     from smith.providers._registry import Registry as Registry
     from smith.providers._registry import resolve_model as resolve_model
@@ -148,7 +148,7 @@ _LAZY = {
     "find_credential": "smith.providers._auth",
     "level_rank": "smith.providers._wire",
     "limits_from": "smith.providers._http",
-    "load_catalog": "smith.providers._catalog",
+    "load_catalog": "smith.providers._refresh",
     "merge_body": "smith.providers._wire",
     "resolve_credential": "smith.providers._auth",
     "shared_engine": "smith.providers._http",

@@ -36,7 +36,14 @@ from functools import cache
 
 from smith.diagnostics import DiagnosticKind, Source, did_you_mean
 from smith.providers._model import APIS, ModelInfo
-from smith.providers._overrides import CACHES, INPUTS, LEVELS, Override, overrides_from
+from smith.providers._overrides import (
+    CACHES,
+    FIELDS,
+    INPUTS,
+    LEVELS,
+    Override,
+    split_key,
+)
 from smith.providers._stream import Pricing
 from smith.sdk import ListedModel as Listed
 
@@ -417,17 +424,23 @@ def build(
     )
 
 
-def load_catalog(
-    config: Config | None = None, *, home: str | None = None, generation: int = 0
-) -> Catalog:
-    """The catalog from files only: bundled data, the refresh cache in `home` (default:
-    the configured data directory), and the configuration's overrides."""
-    from smith.providers._refresh import read_cache
+def overrides_from(config: Config | None) -> dict[tuple[str, str], list[Override]]:
+    """Every model's configured fields, by (provider, model id), each value accepted by
+    the section's check (applied now if resolving did not)."""
+    from smith.providers._checks import checked
 
-    if home is None and config is not None:
-        home = config.home
-    refreshed = read_cache(home) if home else {}
-    return build(refreshed, overrides_from(config), generation=generation)
+    found: dict[tuple[str, str], list[Override]] = {}
+    if config is None:
+        return found
+    checked(config)
+    for rest, setting in config.subtree("catalog").items():
+        provider, model, field = split_key("catalog." + rest, setting.source)
+        attribute = FIELDS[field][0]
+        where = (
+            f"config {setting.source}" if setting.source.surface == "file" else str(setting.source)
+        )
+        found.setdefault((provider, model), []).append(Override(attribute, setting.value, where))
+    return found
 
 
 def model_info(
@@ -498,7 +511,6 @@ __all__ = [
     "Refreshed",
     "build",
     "describe",
-    "load_catalog",
     "model_info",
     "parse_entry",
 ]

@@ -32,7 +32,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from smith.config import Config
 
 CATALOG_KEY = DiagnosticKind(
     "config.catalog-key",
@@ -207,22 +206,3 @@ class Override:
 
     def __repr__(self) -> str:
         return f"Override({self.attribute}={self.value!r} from {self.source})"
-
-
-def overrides_from(config: Config | None) -> dict[tuple[str, str], list[Override]]:
-    """Every model's configured fields, by (provider, model id), each value accepted by
-    the section's check (applied now if resolving did not)."""
-    from smith.providers._checks import checked
-
-    found: dict[tuple[str, str], list[Override]] = {}
-    if config is None:
-        return found
-    checked(config)
-    for rest, setting in config.subtree("catalog").items():
-        provider, model, field = split_key("catalog." + rest, setting.source)
-        attribute = FIELDS[field][0]
-        where = (
-            f"config {setting.source}" if setting.source.surface == "file" else str(setting.source)
-        )
-        found.setdefault((provider, model), []).append(Override(attribute, setting.value, where))
-    return found

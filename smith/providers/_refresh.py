@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from smith.providers._catalog import Catalog, Listed, Refreshed, load_catalog
+from smith.providers._catalog import Catalog, Listed, Refreshed, build, overrides_from
 from smith.providers._overrides import LEVELS
 from smith.text import loads
 
@@ -173,6 +173,17 @@ def _decode(provider: str, raw: object) -> Refreshed | None:
     return Refreshed(provider, at, float(started), tuple(models))
 
 
+def load_catalog(
+    config: Config | None = None, *, home: str | None = None, generation: int = 0
+) -> Catalog:
+    """The catalog from files only: bundled data, the refresh cache in `home` (default:
+    the configured data directory), and the configuration's overrides."""
+    if home is None and config is not None:
+        home = config.home
+    refreshed = read_cache(home) if home else {}
+    return build(refreshed, overrides_from(config), generation=generation)
+
+
 def read_cache(home: str) -> dict[str, Refreshed]:
     """The cached model lists by provider; {} when there is no usable cache (a damaged
     cache is only a lost optimisation: the bundled catalog still stands)."""
@@ -271,7 +282,7 @@ def targets_from(config: Config, keys: Mapping[str, str | None]) -> list[Target]
     proxy), read as the plugin it is over reads its list. A plugin without a model
     list (`ProviderSpec.list_models`) is not asked."""
     from smith.providers._checks import checked
-    from smith.providers._registry import ACCOUNT_PLUGIN
+    from smith.providers._settings import ACCOUNT_PLUGIN
     from smith.sdk import provider_facts, provider_spec
 
     facts = provider_facts()

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
 from smith.providers._routing import Routes, Target, resolve_route
+from smith.providers._settings import ACCOUNT_PLUGIN
 
 if TYPE_CHECKING:
     from smith.config import Config
@@ -40,10 +41,6 @@ if TYPE_CHECKING:
     from smith.providers._stream import Provider
     from smith.providers._wire import ProviderSettings
     from smith.sdk import PluginList, ProviderSpec
-
-# The plugin a configured name that is no provider is over, unless it names one: a
-# server you run (providers { lab { base-url "http://..."; }; }).
-ACCOUNT_PLUGIN = "openai-compatible"
 
 UNKNOWN_PROVIDER = DiagnosticKind(
     "model.unknown-provider",
@@ -259,7 +256,7 @@ class Registry:
     @property
     def catalog(self) -> Catalog:
         if self._catalog is None:
-            from smith.providers._catalog import load_catalog
+            from smith.providers._refresh import load_catalog
 
             self._catalog = load_catalog(self.config, home=self.home)
         return self._catalog

@@ -14,6 +14,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+# The plugin a configured name that is no provider is over, unless it names one: a
+# server you run (providers { lab { base-url "http://..."; }; }).
+ACCOUNT_PLUGIN = "openai-compatible"
+
 PROVIDER_SETTING = DiagnosticKind(
     "config.provider-setting",
     what="this provider setting is not valid: {problem}",

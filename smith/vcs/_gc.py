@@ -24,10 +24,9 @@ def gc(
     keep_count: int,
     dry_run: bool = False,
     needed: Collection[str] = (),
+    branch: str,
 ) -> dict[str, Any]:
-    """See ShadowRepo.gc."""
-    from smith.vcs._repo import BRANCH
-
+    """See ShadowRepo.gc (`branch`: the reference its snapshots are on)."""
     commits = shadow.snapshots()
     cutoff = time.time() - keep_days * 86400
     kept = [
@@ -50,8 +49,8 @@ def gc(
             message, tree = old.message, old.tree_id
             oid = repo.create_commit(None, old.author, old.committer, message, tree, parent)
             parent = [oid]
-        repo.lookup_reference(BRANCH).set_target(parent[0])
-        private_mode(os.path.join(shadow.path, BRANCH))
+        repo.lookup_reference(branch).set_target(parent[0])
+        private_mode(os.path.join(shadow.path, branch))
     _delete_unreachable(shadow)
     shadow.reopen()  # libgit2 caches objects it has read: deleted ones must not be seen
     after = shadow.measure()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
 from smith.vcs import _guard, _model, _ops
 from smith.vcs._model import VCS
-from smith.vcs._ops import HISTORY_CONFLICT, NOTHING_TO_REDO, NOTHING_TO_UNDO
+from smith.vcs._ops import HISTORY_CONFLICT, HISTORY_PRUNED, NOTHING_TO_REDO, NOTHING_TO_UNDO
 
 if TYPE_CHECKING:
     from smith.effects import EffectJournal
@@ -113,12 +113,6 @@ HISTORY_NO_SNAPSHOT = DiagnosticKind(
     why="smith snapshots files only around turns that ran a mutating tool, and none did "
     "on that path of the session",
     fix="pick an entry listed by `smith history`",
-)
-HISTORY_PRUNED = DiagnosticKind(
-    "history.pruned",
-    what="the snapshot of entry '{entry}' is no longer in the file history",
-    why="`smith history gc` removed it (or the history was deleted)",
-    fix="pick a newer entry from `smith history`",
 )
 HISTORY_AMBIGUOUS_ENTRY = DiagnosticKind(
     "history.ambiguous-entry",

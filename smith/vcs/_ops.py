@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 
 MAX_PATHS = 1000  # listed in a recorded operation (the count is always exact)
 
+HISTORY_PRUNED = DiagnosticKind(
+    "history.pruned",
+    what="the snapshot of entry '{entry}' is no longer in the file history",
+    why="`smith history gc` removed it (or the history was deleted)",
+    fix="pick a newer entry from `smith history`",
+)
 HISTORY_CONFLICT = DiagnosticKind(
     "history.conflict",
     what="{op} was refused: it would overwrite or delete files smith did not write "
@@ -124,8 +130,6 @@ def _operate(
     force: bool,
     select: str | None = None,
 ) -> dict[str, object]:
-    from smith.vcs._history import HISTORY_PRUNED
-
     repo = history.repo(create=False)
     session = history.session
     with repo.locked():
@@ -426,8 +430,6 @@ def diff(history: FileHistory, a: str | None, b: str | None) -> dict[str, object
         old, new, title = unit.base, unit.tree, _title(history, unit)
         repo = history.repo(create=False)
         if not (repo.has_tree(old) and repo.has_tree(new)):
-            from smith.vcs._history import HISTORY_PRUNED
-
             raise HISTORY_PRUNED.error(entry=unit.last)
     else:
         old, a_id = history.state_at(a)

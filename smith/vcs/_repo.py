@@ -595,7 +595,7 @@ class ShadowRepo:
         from smith.vcs._gc import gc
 
         return gc(self, keep_days=keep_days, keep_count=keep_count, dry_run=dry_run,
-                  needed=needed)  # fmt: skip
+                  needed=needed, branch=BRANCH)  # fmt: skip
 
     def reopen(self) -> None:
         """Open the repository afresh (libgit2 caches objects it has read)."""
