@@ -12,7 +12,7 @@ from typing import Any
 
 from smith.effects import ToolContext, builtin_tools
 from smith.frontends.tui._app import SmithApp
-from smith.frontends.tui._intents import QuestionScreen
+from smith.frontends.tui._screens import QuestionScreen
 from smith.runtime import Runtime
 from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session

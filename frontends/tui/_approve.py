@@ -38,8 +38,8 @@ from textual.widgets.option_list import Option
 from smith.text import inert
 from smith.ui import Intent
 
-from ._intents import QuestionScreen
 from ._review import colour_diff
+from ._screens import QuestionScreen
 
 # The letter that answers each of approval's choices (its key in the Question).
 LETTERS = {"once": "y", "session": "a", "prefix": "p", "always": "A", "deny": "n"}

@@ -22,13 +22,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual.containers import Vertical
-from textual.widgets import Input, OptionList
 
 from smith.text import inert
-from smith.ui import NOTE_MAX, QUESTIONS, Capabilities, Intent, Reply, interrupted, refused
+from smith.ui import QUESTIONS, Capabilities, Intent, Reply, interrupted, refused
 
-from ._screens import ChoiceScreen
+from ._approve import screen_for
+from ._screens import QuestionScreen
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -37,59 +36,6 @@ if TYPE_CHECKING:
 
 DISMISSED = "the user dismissed it"
 SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
-
-
-class QuestionScreen(ChoiceScreen):
-    """A plugin's question: its text and choices; Escape picks nothing. A choice that
-    takes a reason (Question.reasons: "Deny") asks for it on a line below the choices:
-    Enter answers with what was typed (nothing typed: no reason), Escape goes back to the
-    choices."""
-
-    def __init__(self, intent: Intent) -> None:
-        data = intent.data
-        title = f"{data.get('origin') or 'smith'} asks: {data.get('text', '')}"
-        choices = data.get("choices", [])
-        super().__init__(title, [(str(c["key"]), str(c["label"])) for c in choices])
-        self.intent = intent
-        self.reasons = {str(c["key"]) for c in choices if c.get("reason")}
-        self.note = ""  # the reason given with the answer
-        self.giving: str | None = None  # the choice whose reason is being typed
-        self.interrupted = False  # dismissed by a user who stops the turn (_approve.py)
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        key = event.option.id
-        if key not in self.reasons:
-            return  # ChoiceScreen answers with it
-        event.prevent_default()
-        self.choose(key)
-
-    def choose(self, key: str) -> None:
-        """Answer with the choice `key`, or first ask for the reason it takes."""
-        if key not in self.reasons:
-            self.dismiss(key)
-            return
-        self.giving = key
-        label = dict(self.options).get(key, key)
-        note = Input(placeholder=f"{label}: why? (Enter sends, also with nothing typed)",
-                     max_length=NOTE_MAX, id="question-note")  # fmt: skip
-        self.query_one(Vertical).mount(note)
-        self.query_one(OptionList).disabled = True
-        note.focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.note = event.value
-        self.dismiss(self.giving)
-
-    def action_cancel(self) -> None:
-        if self.giving is None:
-            self.dismiss(None)
-            return
-        self.giving = None  # back to the choices
-        self.query_one("#question-note").remove()
-        options = self.query_one(OptionList)
-        options.disabled = False
-        options.focus()
 
 
 class AppFrontend:
@@ -110,8 +56,6 @@ class AppFrontend:
         def picked(key: str | None) -> None:
             if not answered.done():
                 answered.set_result(key)
-
-        from ._approve import screen_for
 
         screen = screen_for(intent)
         self.app.signal_away("smith needs an answer: " + str(intent.data.get("text", "")))

@@ -4,7 +4,9 @@ any of them), and the command palette's provider of smith's commands.
 Every overlay fits the smallest supported terminal (80x24): its box is at most 90% of
 the screen high, the title is docked at its top, a hint saying how to move and how to
 close it at its bottom, and the body between them (`.body`) scrolls within what is left.
-Overlays of other modules build on OVERLAY_CSS and the same classes.
+Overlays of other modules build on OVERLAY_CSS and the same classes. `QuestionScreen`
+asks a plugin's question (the app's `AppFrontend.ask`, _intents.py); the approval
+overlay (_approve.py) builds on it.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from textual.command import Hit, Hits, Provider
 from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from smith.text import inert
+from smith.ui import NOTE_MAX, Intent
 
 if TYPE_CHECKING:
     from smith.sdk import Command
@@ -151,3 +154,56 @@ def rank(match: Callable[[str], float], typed: str, command: Command) -> float:
         prefix = bool(typed) and command.name.casefold().startswith(typed)
         return (BY_PREFIX if prefix else BY_NAME) + by_name
     return match(f"/{command.name} {command.description}") * BY_DESCRIPTION
+
+
+class QuestionScreen(ChoiceScreen):
+    """A plugin's question: its text and choices; Escape picks nothing. A choice that
+    takes a reason (Question.reasons: "Deny") asks for it on a line below the choices:
+    Enter answers with what was typed (nothing typed: no reason), Escape goes back to the
+    choices."""
+
+    def __init__(self, intent: Intent) -> None:
+        data = intent.data
+        title = f"{data.get('origin') or 'smith'} asks: {data.get('text', '')}"
+        choices = data.get("choices", [])
+        super().__init__(title, [(str(c["key"]), str(c["label"])) for c in choices])
+        self.intent = intent
+        self.reasons = {str(c["key"]) for c in choices if c.get("reason")}
+        self.note = ""  # the reason given with the answer
+        self.giving: str | None = None  # the choice whose reason is being typed
+        self.interrupted = False  # dismissed by a user who stops the turn (_approve.py)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        key = event.option.id
+        if key not in self.reasons:
+            return  # ChoiceScreen answers with it
+        event.prevent_default()
+        self.choose(key)
+
+    def choose(self, key: str) -> None:
+        """Answer with the choice `key`, or first ask for the reason it takes."""
+        if key not in self.reasons:
+            self.dismiss(key)
+            return
+        self.giving = key
+        label = dict(self.options).get(key, key)
+        note = Input(placeholder=f"{label}: why? (Enter sends, also with nothing typed)",
+                     max_length=NOTE_MAX, id="question-note")  # fmt: skip
+        self.query_one(Vertical).mount(note)
+        self.query_one(OptionList).disabled = True
+        note.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.note = event.value
+        self.dismiss(self.giving)
+
+    def action_cancel(self) -> None:
+        if self.giving is None:
+            self.dismiss(None)
+            return
+        self.giving = None  # back to the choices
+        self.query_one("#question-note").remove()
+        options = self.query_one(OptionList)
+        options.disabled = False
+        options.focus()
