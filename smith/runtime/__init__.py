@@ -71,6 +71,7 @@ TYPE_CHECKING = False
 # Exported on first use (PEP 562): importing the package imports none of its modules, so
 # a command takes only what it uses (`smith tools run` runs no agent loop: no asyncio).
 if TYPE_CHECKING:
+    from smith.config import THINKING_LEVELS as THINKING_LEVELS
     from smith.runtime import ops as ops
     from smith.runtime._attach import mentionable as mentionable
     from smith.runtime._build import MISSING_SECRET as MISSING_SECRET
@@ -99,7 +100,6 @@ if TYPE_CHECKING:
     from smith.runtime._project import ProjectContext as ProjectContext
     from smith.runtime._prompt import Part as Part
     from smith.runtime._prompt import context_table as context_table
-    from smith.runtime._runtime import THINKING_LEVELS as THINKING_LEVELS
     from smith.runtime._runtime import Runtime as Runtime
     from smith.runtime._secrets import RedactingFilter as RedactingFilter
     from smith.runtime._secrets import SecretProxy as SecretProxy
@@ -147,7 +147,7 @@ _LAZY = {
     "context_table": "smith.runtime._prompt",
     "Limits": "smith.runtime._limits",
     "Runtime": "smith.runtime._runtime",
-    "THINKING_LEVELS": "smith.runtime._runtime",
+    "THINKING_LEVELS": "smith.config",
     "RedactingFilter": "smith.runtime._secrets",
     "SecretProxy": "smith.runtime._secrets",
     "DEMO_BANNER": "smith.runtime._setup",

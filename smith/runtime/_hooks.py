@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source
@@ -65,6 +65,9 @@ WRONG_ACTION = DiagnosticKind(
 
 Call = dict[str, Any]
 Result = dict[str, Any]
+# How a turn records calls as not run (_steps.skip_tools): given by the turn, so this
+# module never imports the steps that call it.
+Skip = Callable[["LoopContext", list[Call], str, Sequence[Result | None]], None]
 
 
 # -- running handlers -----------------------------------------------------------------
@@ -77,7 +80,7 @@ async def dispatch(rt: LoopContext, ev: Event) -> None:
     batches = [(p, None if isinstance(b, Failed) else b) for p, b in await answers(rt, ev)]
     if not any(batch for _, batch in batches):
         return
-    from smith.runtime._runtime import THINKING_LEVELS
+    from smith.config import THINKING_LEVELS
 
     result = plan(
         rt.current, ev["type"], batches, resolve=rt.resolve, thinking_levels=THINKING_LEVELS
@@ -426,18 +429,17 @@ async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes] | 
 
 
 async def review_calls(
-    rt: LoopContext, calls: list[Call], specs: Sequence[ToolSpec | None]
+    rt: LoopContext, calls: list[Call], specs: Sequence[ToolSpec | None], skip: Skip
 ) -> tuple[list[Call], list[Result | None]]:
     """The calls as they will run (a rewrite gives a copy with the new arguments and
     `rewritten`: the plugin) and, for each call that will not run, its result (denied,
     an invalid rewrite, a conflict). Calls the runtime cannot run anyway (no such tool,
     arguments that were not JSON) are not shown to the handlers. An abort meanwhile
-    records every call as not run and is raised on."""
+    records every call as not run (`skip`: the turn's way to record that) and is raised
+    on."""
     refused: list[Result | None] = [None] * len(calls)
     if "tool_call" not in rt.handled:
         return calls, refused
-    from smith.runtime._steps import skip_tools
-
     reviewed = list(calls)
     stopped = False
     try:
@@ -454,7 +456,7 @@ async def review_calls(
                     rt.check_abort()
     except asyncio.CancelledError:
         why = "the user interrupted before it ran" if stopped else "aborted before it ran"
-        skip_tools(rt, calls, why, refused if stopped else ())
+        skip(rt, calls, why, refused if stopped else ())
         raise
     return reviewed, refused
 

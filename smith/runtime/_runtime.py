@@ -26,6 +26,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from smith.config import THINKING_LEVELS
 from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
 from smith.runtime._context import ContextCache, ContextPolicy
 from smith.runtime._cost import CostMeter, recorded
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("smith.runtime")
 
 CARRY_NOW = 2_000  # entries: a resumed session this short has its cost read at once
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 OP_BUSY = DiagnosticKind(
     "runtime.busy",
@@ -338,7 +338,10 @@ class Runtime:
         while busy (smith.runtime._shell). Returns its call id."""
         from smith.runtime._shell import run_shell, shell_call
 
-        call_id = shell_call(command, busy=self.busy, source=Source(self.surface, "shell"))
+        source = Source(self.surface, "shell")
+        if self.busy:
+            raise OP_BUSY.error(value="shell", source=source, op="shell")
+        call_id = shell_call(command, source=source)
         self._launch(run_shell(self, command, context=context, call_id=call_id), call_id)
         return call_id
 

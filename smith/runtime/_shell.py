@@ -39,14 +39,11 @@ EMPTY_COMMAND = DiagnosticKind(
 )
 
 
-def shell_call(command: str, *, busy: bool, source: Source) -> str:
+def shell_call(command: str, *, source: Source) -> str:
     """The call id of a new command; refused (a diagnostic naming where it came from)
-    while the agent works, or when there is nothing to run."""
-    from smith.runtime._runtime import OP_BUSY
+    when there is nothing to run (Runtime.shell refuses it while the agent works)."""
     from smith.session import new_id
 
-    if busy:
-        raise OP_BUSY.error(value="shell", source=source, op="shell")
     if not command.strip():
         raise EMPTY_COMMAND.error(
             value=command, source=Source(source.surface, "shell.command"), command=repr(command)

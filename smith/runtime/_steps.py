@@ -265,7 +265,7 @@ async def run_tools(rt: LoopContext, calls: list[dict[str, Any]]) -> bool:
     gen = rt.current
     specs = [gen.tool(c["name"]) if "invalid" not in c else None for c in calls]
     # Plugins' tool_call handlers first: a call may be denied or run with new arguments.
-    calls, refused = await review_calls(rt, calls, specs)
+    calls, refused = await review_calls(rt, calls, specs, skip_tools)
     specs = [None if r is not None else s for s, r in zip(specs, refused, strict=True)]
     for call in calls:
         start = event(
