@@ -24,7 +24,7 @@ from textual.widgets import Input, Static, TextArea
 from smith.runtime import Image, Runtime, Template
 from smith.sdk import Plugin, resolve_plugins
 from smith.session import Session
-from smith.text import counted, inert
+from smith.text import inert
 from smith.ui import Intent
 
 from ._bulk import branch_shown, collector_paused
@@ -58,7 +58,7 @@ from ._render import (
 from ._resume import given_name
 from ._review import Shown, presentations
 from ._screens import SmithCommands
-from ._statusline import StatusLine, status_fields
+from ._statusline import StatusLine, queued_text, size_text, status_fields
 from ._transcript import Transcript
 from ._working import WorkingLine
 
@@ -532,14 +532,14 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             busy=status["busy"] or self.working.activity.working,
             session=self.session.name or self.session.id,
             given=given_name(self.session) is not None,
-            memory=memory and f"{_bytes(memory['session'])} (turn {_bytes(memory['turn'])})",
+            memory=memory and f"{size_text(memory['session'])} (turn {size_text(memory['turn'])})",
             extra=self.plugin_status.values(),
         )
         self.query_one(StatusLine).show(fields)  # fitted to its width, now and on resize
         queue = self.query_one("#queue", Static)
         queue.update(
             "\n".join(
-                f"queued ({i['mode'].replace('_', '-')}): {_glimpse(i['text'])}"
+                f"queued ({i['mode'].replace('_', '-')}): {queued_text(i['text'])}"
                 for i in status["queue"]
             )
         )
@@ -547,25 +547,6 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
 
     def _unseen(self, unseen: bool) -> None:
         self.query_one("#below").set_class(unseen, "shown")
-
-
-def _glimpse(text: str) -> str:
-    """A queued message on one line: its first line, and how many there are (a 50-line
-    paste is not 50 lines above the editor)."""
-    lines = text.splitlines() or [""]
-    more = f"  (+{counted(len(lines) - 1, 'line')})" if len(lines) > 1 else ""
-    return inert(lines[0]) + more
-
-
-def _bytes(n: int) -> str:
-    if abs(n) < 1024:
-        return f"{n} B"
-    size = float(n)
-    for unit in ("KiB", "MiB", "GiB"):
-        size /= 1024
-        if abs(size) < 1024 or unit == "GiB":
-            break
-    return f"{size:.1f} {unit}"
 
 
 def _render_entry(entry: Any, expanded: bool, *, shown: Shown) -> RenderableType | None:

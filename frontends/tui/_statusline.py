@@ -21,7 +21,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
-from smith.text import inert
+from smith.text import counted, inert
 
 if TYPE_CHECKING:
     from textual.app import RenderResult
@@ -175,6 +175,25 @@ def _session_forms(name: str, given: bool) -> tuple[str, ...]:
         return (f"session {name}",)
     short = name if cell_len(name) <= 16 else cells(name, 15) + "…"
     return (f"session {name}", short) if short != name else (f"session {name}", name)
+
+
+def queued_text(text: str) -> str:
+    """A queued message on one line: its first line, and how many there are (a 50-line
+    paste is not 50 lines above the editor)."""
+    lines = text.splitlines() or [""]
+    more = f"  (+{counted(len(lines) - 1, 'line')})" if len(lines) > 1 else ""
+    return inert(lines[0]) + more
+
+
+def size_text(n: int) -> str:
+    if abs(n) < 1024:
+        return f"{n} B"
+    size = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        size /= 1024
+        if abs(size) < 1024 or unit == "GiB":
+            break
+    return f"{size:.1f} {unit}"
 
 
 class StatusLine(Static):
