@@ -5,11 +5,13 @@
 
 `post` sends a notice, progress or status out as a `ui` event (docs/events.md), which
 every frontend receives through `smith.ui.deliver` like any runtime event. `ask` gives a
-question to the attached frontend (`Runtime.attach`) through `smith.ui.ask`, which
-answers or refuses it; either way the outcome is recorded in the session (entry kind
-`question`) and emitted (`intent_answered` or `intent_refused`), and the asker gets the
-`Reply`. An abort withdraws the questions of the run, closing the runtime every
-question: each is then refused, so no asker waits for an answer that cannot come.
+question to the attached frontends (`Runtime.attach`) through `smith.ui.ask_first`:
+every one that can ask it is asked, the first reply wins and the others' questions are
+cancelled. Either way the outcome is recorded once in the session (entry kind
+`question`) and emitted to every frontend (`intent_answered`, naming the frontend that
+answered, or `intent_refused`), and the asker gets the `Reply`. An abort withdraws the
+questions of the run, closing the runtime every question: each is then refused, so no
+asker waits for an answer that cannot come.
 
 Handlers and tools run in threads of their own: `HandlerAsker` and `ToolPort` bring
 their posts and questions to the runtime's loop; while a handler waits for an answer,
@@ -28,11 +30,11 @@ from smith.ui import (
     Reply,
     answer_event,
     answer_record,
+    ask_first,
     question_intent,
     refused,
     shown_intent,
 )
-from smith.ui import ask as ask_frontend
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -58,7 +60,7 @@ def post(rt: Runtime, value: Shown, *, origin: str) -> None:
 
 
 async def ask(rt: Runtime, question: Asked, *, origin: str, gate: Gate | None = None) -> Reply:
-    """Ask the attached frontend; the answer or a refusal, recorded and emitted."""
+    """Ask the attached frontends; the first answer or a refusal, recorded and emitted."""
     from smith.session import new_id
     from smith.ui import Intent
 
@@ -66,8 +68,11 @@ async def ask(rt: Runtime, question: Asked, *, origin: str, gate: Gate | None = 
     redacted = rt.secrets.redact(intent.data)
     assert isinstance(redacted, dict)
     intent = Intent(intent.kind, redacted)
-    pending = Pending(intent, rt.frontend.name if rt.frontend is not None else "none")
-    task = asyncio.ensure_future(ask_frontend(rt.frontend, intent))
+    frontends = tuple(rt.frontends)
+    able = [f.name for f in frontends if intent.kind in f.capabilities.asks]
+    who = ", ".join(able) or (frontends[0].name if frontends else "none")
+    pending = Pending(intent, who)
+    task = asyncio.ensure_future(ask_first(frontends, intent))
     rt.asking[task] = pending
     if gate is not None:
         gate.begin()

@@ -14,7 +14,8 @@ stop) is in `_loop.py`; provider streaming and tool execution in `_steps.py`.
 
 A frontend consumes a runtime through `attach(frontend)` (smith.ui): its events as UI
 intents, and the questions plugins ask (`ask`); `post` sends a plugin's notice,
-progress or status out as a `ui` event (`_intents.py`).
+progress or status out as a `ui` event (`_intents.py`). Any number may be attached: each
+gets every event, and a question goes to each that can ask it (the first reply wins).
 """
 
 from __future__ import annotations
@@ -79,8 +80,6 @@ LOOP_FAILED = DiagnosticKind(
 
 
 class Runtime:
-    frontend: Frontend | None = None  # where questions go (attach)
-
     def __init__(
         self,
         session: Session,
@@ -184,6 +183,8 @@ class Runtime:
         """What the runtime keeps about the task it runs and who listens."""
         self._subscribers: list[asyncio.Queue[Event | None]] = []
         self._callbacks: list[Callable[[Event], object]] = []
+        # The attached frontends, in the order they were attached: where questions go.
+        self.frontends: list[Frontend] = []
         # The questions waiting for the frontend (each with the reason it was withdrawn,
         # once it is).
         self.asking: dict[asyncio.Future[Reply], Pending] = {}
@@ -274,17 +275,20 @@ class Runtime:
 
     def attach(self, frontend: Frontend) -> Callable[[], None]:
         """The one way a frontend consumes this runtime: every event goes through
-        `smith.ui.deliver` to it, and questions to its `ask`. Returns a function that
+        `smith.ui.deliver` to it, and questions to its `ask`. Any number of frontends
+        may be attached at once: each gets every event (one that fails is logged and
+        leaves the others theirs), and a question goes to every one that can ask it,
+        the first reply winning (`smith.ui.ask_first`). Returns a function that
         detaches it again."""
         from smith.ui import deliver
 
-        self.frontend = frontend
+        self.frontends.append(frontend)
         stop = self.on_event(lambda ev: deliver(frontend, ev))
 
         def detach() -> None:
-            stop()
-            if self.frontend is frontend:
-                self.frontend = None
+            if frontend in self.frontends:
+                stop()
+                self.frontends.remove(frontend)
 
         return detach
 
@@ -295,9 +299,9 @@ class Runtime:
         post(self, value, origin=origin)
 
     async def ask(self, question: Asked, *, origin: str) -> Reply:
-        """Ask the attached frontend a Question or Confirm on behalf of `origin` (a
-        plugin's name): its answer, or a refusal when nobody can or did answer. The
-        outcome is recorded (entry kind `question`) and emitted."""
+        """Ask the attached frontends a Question or Confirm on behalf of `origin` (a
+        plugin's name): the first answer, or a refusal when nobody can or did answer.
+        The outcome is recorded once (entry kind `question`) and emitted."""
         from smith.runtime._intents import ask
 
         return await ask(self, question, origin=origin)

@@ -9,6 +9,7 @@ Nothing asks which frontend is active: a frontend declares what it takes
 
     deliver(frontend, event)              # runtime events -> intents, shown or degraded
     reply = await ask(frontend, intent)   # a question -> the frontend's answer or a refusal
+    reply = await ask_first(frontends, intent)   # several frontends: the first reply wins
 
 Producers hand the runtime typed values: `Notify`, `Progress`, `Status` (sent out as
 `ui` events), `Question` and `Confirm` (asked; answered with a `Reply`). smith.ui
@@ -24,6 +25,7 @@ from smith.ui._frontend import (
     NoUi,
     ToolUi,
     ask,
+    ask_first,
     deliver,
     show,
 )
@@ -91,6 +93,7 @@ __all__ = [
     "answer_event",
     "answer_record",
     "ask",
+    "ask_first",
     "deliver",
     "intent_for",
     "interrupted",

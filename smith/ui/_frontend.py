@@ -9,7 +9,8 @@ shows it if the frontend declares the kind in `Capabilities.shows`, else applies
 kind's policy (drop: it was decoration; persist: the session holds it anyway). `ask`
 gives a question to a frontend that declares it in `Capabilities.asks`, bounded by the
 question's timeout; one that does not, or a missing frontend, gets a refusal at once,
-so nothing waits for an answer no one can give.
+so nothing waits for an answer no one can give. A runtime serves several frontends at
+once: `ask_first` asks every one that can and takes the first reply (docs/ui.md).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from smith.ui._kinds import NOTE_MAX, QUESTIONS, SHOWN, Intent, Reply, intent_for, refused
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from smith.ui._kinds import Asked, Shown
@@ -77,26 +78,73 @@ async def ask(frontend: Frontend | None, intent: Intent) -> Reply:
         return refused(frontend.capabilities.cannot_ask, frontend.name)
     timeout = intent.data.get("timeout")
     try:
-        reply = await asyncio.wait_for(frontend.ask(intent), timeout)
+        reply, _ = await asyncio.wait_for(_reply(frontend, intent), timeout)
     except TimeoutError:
-        within = f" within {timeout:g} s" if isinstance(timeout, int | float) else ""
-        return refused(f"nobody answered{within}", frontend.name)
+        return refused(_unanswered(timeout), frontend.name)
+    return reply
+
+
+async def ask_first(frontends: Sequence[Frontend], intent: Intent) -> Reply:
+    """`ask` of every frontend that can ask this kind, at once: the first reply wins (an
+    answer, or a refusal its user or client gave) and the others' questions are
+    cancelled (their prompts close). A frontend that fails, or answers with no choice,
+    is left out while another may still answer; when all did, the first such refusal.
+    With one that can ask (or none) this is `ask`, refusals included."""
+    import asyncio
+
+    able = [f for f in frontends if intent.kind in f.capabilities.asks]
+    if len(able) <= 1:
+        return await ask(able[0] if able else frontends[0] if frontends else None, intent)
+    assert intent.kind in QUESTIONS, intent.kind
+    names = ", ".join(f.name for f in able)
+    timeout = intent.data.get("timeout")
+    asking = [asyncio.ensure_future(_reply(f, intent)) for f in able]
+    failures: list[Reply] = []
+    try:
+        async with asyncio.timeout(timeout):
+            waiting = set(asking)
+            while waiting:
+                done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                # In the order they were attached, when two came at once.
+                for reply, failed in (t.result() for t in asking if t in done):
+                    if not failed:
+                        return reply
+                    failures.append(reply)
+    except TimeoutError:
+        return refused(_unanswered(timeout), names)
+    finally:
+        for task in asking:
+            task.cancel()
+        await asyncio.wait(asking)
+    return failures[0]
+
+
+async def _reply(frontend: Frontend, intent: Intent) -> tuple[Reply, bool]:
+    """The frontend's reply, checked; True with a refusal when it failed (raised, gave
+    no Reply, or a key that is no choice) rather than replied."""
+    try:
+        reply = await frontend.ask(intent)
     except Exception as exc:  # a frontend's failure is a refusal, never a hang
         return refused(f"the {frontend.name} frontend failed: {type(exc).__name__}: {exc}",
-                       frontend.name)  # fmt: skip
+                       frontend.name), True  # fmt: skip
     given: object = reply
     if not isinstance(given, Reply):  # a frontend's bug: a refusal, not a crash in the asker
         return refused(f"the {frontend.name} frontend gave no answer ({type(given).__name__})",
-                       frontend.name)  # fmt: skip
+                       frontend.name), True  # fmt: skip
     choices = intent.data.get("choices", [])
     keys = [c["key"] for c in choices]
     if reply.refused is None and reply.choice not in keys:
         return refused(f"the answer {reply.choice!r} is not one of {', '.join(keys)}",
-                       reply.frontend or frontend.name)  # fmt: skip
+                       reply.frontend or frontend.name), True  # fmt: skip
     takes = any(c["key"] == reply.choice and c.get("reason") for c in choices)
     return Reply(reply.choice, reply.refused, reply.frontend or frontend.name,
                  _note(reply.note) if takes and reply.refused is None else "",
-                 reply.refused is not None and reply.interrupt)  # fmt: skip
+                 reply.refused is not None and reply.interrupt), False  # fmt: skip
+
+
+def _unanswered(timeout: object) -> str:
+    within = f" within {timeout:g} s" if isinstance(timeout, int | float) else ""
+    return f"nobody answered{within}"
 
 
 def _note(text: object) -> str:
