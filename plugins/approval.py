@@ -82,10 +82,11 @@ PYTHON_MODULES = frozenset({"pytest", "unittest", "venv", "py_compile", "compile
 # `$'\x3b'`, nor a quoted space).
 PLAIN_WORD = re.compile(r"[\w.,:@%+][\w.,:@%+-]*", re.ASCII)
 
-# What the user approved for the rest of a session (session id -> rules), and always (in
-# the user's approval.allow too, which this process read before it was added).
-_APPROVED: dict[str, set[str]] = {}
-_ALWAYS: set[str] = set()
+# What the user approved for the rest of a session: rules (a tool's name, a command's
+# first words, "always" ones too, which the user's approval.allow holds from the next
+# session on) kept in the plugin's state in the session (RuntimeView.state), so a resumed
+# session has them and nothing else does.
+APPROVED = "approved"
 
 
 def builtin_facts(name: str) -> ToolFacts | None:
@@ -192,20 +193,21 @@ def detail(name: str, arguments: Mapping[str, Any], view: RuntimeView | None = N
     return view.preview(name, arguments) if view is not None and tool.previews else None
 
 
-def decide(settings: Mapping[str, object], session: str, name: str,
+def decide(settings: Mapping[str, object], approved: Sequence[str], name: str,
            arguments: Mapping[str, Any], tools: Sequence[str] = (),
            shown: Callable[[], Detail | None] = lambda: None,
            facts: Facts = builtin_facts) -> DenyCall | Question | None:  # fmt: skip
     """What approval makes of this call: denied now (DenyCall), allowed (None), or the
     question to ask the user first (then `answered`), with what `shown` gives as its
-    detail. `tools`: the active tools' names; `facts`: what each declares."""
+    detail. `approved`: the rules the user approved for this session; `tools`: the
+    active tools' names; `facts`: what each declares."""
     why = denied(_rules(settings.get("approval.deny")), name, arguments, facts)
     if why is not None:
         return DenyCall(why)
     tool = _of(name, facts)
     if settings.get("approval") != "untrusted" or tool.read_only:
         return None
-    approved = [*_rules(settings.get("approval.allow")), *_ALWAYS, *_APPROVED.get(session, ())]
+    approved = [*_rules(settings.get("approval.allow")), *approved]
     if first_match(approved, name, arguments, deny=False, facts=facts) is not None:
         return None
     choices = [("once", "Approve once"), ("session", f"Approve every {name} call this session")]
@@ -283,7 +285,7 @@ def _module(words: Sequence[Any]) -> list[str]:
 
 def answered(
     reply: Reply,
-    session: str,
+    approve: Callable[[str], object] | None,
     name: str,
     arguments: Mapping[str, Any],
     keep: Callable[[str, str], str] | None = None,
@@ -291,8 +293,10 @@ def answered(
     facts: Facts = builtin_facts,
 ) -> DenyCall | Notify | None:
     """The call after the user's answer: denied (with the user's reason), or allowed, and
-    remembered for the session or always (kept in approval.allow by `keep`) when they
-    said so; a Notify says where an "always" was kept, or why it could not be."""
+    remembered for the session (`approve(rule)`) or always (kept in approval.allow by
+    `keep` too) when they said so; a Notify says where an "always" was kept, or why it
+    could not be."""
+    approve = approve or (lambda rule: None)
     tool = _of(name, facts)
     what = _what(tool, arguments)
     if reply.interrupt:
@@ -308,28 +312,34 @@ def answered(
         return DenyCall(f"the user denied this {what}{why}. Do not retry it; ask the user, "
                         "or take another approach")  # fmt: skip
     if reply.choice == "session":
-        _APPROVED.setdefault(session, set()).add(name)
+        approve(name)
     elif (
         reply.choice in ("prefix", "always")
         and tool.command is not None
         and (first := prefix(arguments, tools, facts=facts, tool=tool))
     ):
-        _APPROVED.setdefault(session, set()).add(first)
+        approve(first)
         if reply.choice == "always":
             return _kept(first, keep)
     return None
 
 
 def _kept(rule: str, keep: Callable[[str, str], str] | None) -> Notify:
-    _ALWAYS.add(rule)
     try:
         if keep is None:
             raise OSError("no configuration file to keep it in")
         where = keep("approval.allow", rule)
     except (OSError, LookupError) as exc:
-        return Notify(f"approved `{rule}` for this run only: it could not be added to "
+        return Notify(f"approved `{rule}` for this session only: it could not be added to "
                       f"approval.allow ({exc})", "warning")  # fmt: skip
     return Notify(f"commands starting `{rule}` now run without asking (approval.allow, {where})")
+
+
+def _approve(view: RuntimeView, rule: str) -> None:
+    """`rule` approved for the rest of the session: kept in the plugin's state there."""
+    rules = _rules(view.state.get(APPROVED))
+    if rule not in rules:
+        view.set_state(APPROVED, [*rules, rule])
 
 
 # For the user, where nobody could be asked (eval, MCP, a timeout): how such calls run.
@@ -343,11 +353,12 @@ async def review(event: dict[str, Any], view: RuntimeView
     """The tool_call hook: a call of a turn."""
     name, arguments = str(event["name"]), event.get("arguments") or {}
     tools, facts = view.tool_names, view.tool
-    verdict = decide(view.settings, view.session_id, name, arguments, tools,
+    verdict = decide(view.settings, _rules(view.state.get(APPROVED)), name, arguments, tools,
                      lambda: detail(name, arguments, view, facts), facts)  # fmt: skip
     if isinstance(verdict, Question):
         reply = await view.ask(verdict)
-        outcome = answered(reply, view.session_id, name, arguments, view.remember, tools, facts)
+        outcome = answered(reply, lambda rule: _approve(view, rule), name, arguments,
+                           view.remember, tools, facts)  # fmt: skip
         if isinstance(outcome, DenyCall) and not reply.answered and not reply.interrupt:
             # Nobody could be asked: the user learns how to let such calls run, not the model.
             return [outcome, Notify(UNASKED.format(name=name), "warning")]

@@ -245,7 +245,7 @@ def test_always_where_the_file_cannot_take_it_approves_for_this_run_and_says_why
     assert code == 0, err
     assert config.read_text() == "approval.allow {\n"
     (notice,) = [e for e in rpc.events if e["type"] == "ui" and e["origin"] == "approval"]
-    assert notice["level"] == "warning" and "for this run only" in notice["text"]
+    assert notice["level"] == "warning" and "for this session only" in notice["text"]
     assert len([r for r in rpc.records if isinstance(r, dict) and r.get("method") == "ui.ask"]) == 1
 
 

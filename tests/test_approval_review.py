@@ -74,7 +74,7 @@ def test_a_denial_tells_the_model_what_was_denied_and_what_it_may_do(
 ) -> None:
     from smith.sdk import DenyCall
 
-    denied = answered(reply, "s", name, arguments)
+    denied = answered(reply, None, name, arguments)
     assert isinstance(denied, DenyCall) and told in denied.reason
     assert "--" not in denied.reason.replace("git push --force", "")  # no flags for the user
     assert not denied.interrupt
@@ -84,7 +84,7 @@ def test_an_interrupt_denies_the_call_and_asks_the_runtime_to_end_the_turn() -> 
     from smith.sdk import DenyCall
     from smith.ui import interrupted
 
-    denied = answered(interrupted("tui"), "s", "edit", {"path": "src/app.py"})
+    denied = answered(interrupted("tui"), None, "edit", {"path": "src/app.py"})
     assert isinstance(denied, DenyCall) and denied.interrupt
     assert "Escape at the approval of this edit of src/app.py" in denied.reason
 

@@ -182,7 +182,7 @@ def _bash(command: str) -> dict[str, Any]:
 @pytest.mark.parametrize(("rule", "command"), DENIED)
 def test_a_deny_rule_catches_every_spelling_of_its_program(rule: str, command: str) -> None:
     assert matches(rule, "bash", _bash(command), deny=True)
-    denial = decide({"approval.deny": [rule]}, "s", "bash", _bash(command))
+    denial = decide({"approval.deny": [rule]}, (), "bash", _bash(command))
     assert denial is not None and f"the approval.deny rule {rule!r} matches" in denial.reason
 
 
@@ -195,7 +195,7 @@ def test_a_deny_rule_leaves_other_programs_and_mere_mentions_alone(rule: str, co
 def test_what_a_deny_rule_cannot_see_is_denied_when_it_could_match(
     rule: str, command: str, why: str
 ) -> None:
-    denial = decide({"approval.deny": [rule]}, "s", "bash", _bash(command))
+    denial = decide({"approval.deny": [rule]}, (), "bash", _bash(command))
     assert denial is not None
     assert f"the approval.deny rule {rule!r} could match this bash call: " in denial.reason
     assert why in denial.reason, denial.reason
@@ -301,7 +301,7 @@ def test_a_command_is_parsed_once_per_call_whatever_the_number_of_rules(
     _bashrules.analyse.cache_clear()
     rules = [f"tool{n} --flag" for n in range(200)]
     settings = {"approval": "untrusted", "approval.deny": rules, "approval.allow": rules}
-    verdict = decide(settings, "s", "bash", _bash("git status --short | head -3"))
+    verdict = decide(settings, (), "bash", _bash("git status --short | head -3"))
     assert verdict is not None  # asked: no rule allows it
     assert len(calls) == 1
 
@@ -312,7 +312,7 @@ def test_rules_never_overflow_on_a_deeply_nested_or_long_command() -> None:
     nested = "rm x"
     for _ in range(12):
         nested = "eval " + shlex.quote(nested)
-    assert decide({"approval.deny": ["ls"]}, "s", "bash", _bash(nested)) is not None
+    assert decide({"approval.deny": ["ls"]}, (), "bash", _bash(nested)) is not None
     assert matches("rm", "bash", _bash(nested), deny=True)  # too deep to see: denied
 
 

@@ -168,15 +168,15 @@ def test_the_question_names_a_tool_without_a_path_by_its_arguments() -> None:
     def facts(name: str) -> ToolFacts | None:
         return ToolFacts(name, "network", mutating=False) if name == "fetch" else None
 
-    asked = decide({"approval": "untrusted"}, "s", "fetch", {"url": "https://x"}, facts=facts)
+    asked = decide({"approval": "untrusted"}, (), "fetch", {"url": "https://x"}, facts=facts)
     assert isinstance(asked, Question)
     assert asked.text == 'smith wants to use the fetch tool with {"url": "https://x"}'
-    told = answered(refused("nobody here"), "s", "fetch", {"url": "https://x"}, facts=facts)
+    told = answered(refused("nobody here"), None, "fetch", {"url": "https://x"}, facts=facts)
     assert isinstance(told, DenyCall) and 'fetch call ({"url": "https://x"})' in told.reason
     # A tool is judged by what it declares, not by its name: an `ls` that declares
     # nothing asks, and a `bash` that names no command argument is no command.
-    assert isinstance(decide({"approval": "untrusted"}, "s", "ls", {}, facts=facts), Question)
-    assert decide({"approval.deny": ["rm"]}, "s", "bash", {"command": "rm x"}, facts=facts) is None
+    assert isinstance(decide({"approval": "untrusted"}, (), "ls", {}, facts=facts), Question)
+    assert decide({"approval.deny": ["rm"]}, (), "bash", {"command": "rm x"}, facts=facts) is None
 
 
 def test_restored_secrets_reach_only_the_tools_that_declare_they_get_them(

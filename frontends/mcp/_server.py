@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
     from smith.effects import Outcome, ToolFacts, ToolSpec
-    from smith.runtime import ToolHost
+    from smith.runtime import PluginState, ToolHost
     from smith.sdk import Plugin
     from smith.ui import Asked, Shown
 
@@ -234,9 +234,10 @@ class SmithMcp:
         for plugin, settings in self.reviewers:
             handler = plugin.handlers["tool_call"]
 
-            def view(ask: Callable[[Asked], Reply], settings: Mapping[str, object] = settings
-                     ) -> _CallView:  # fmt: skip
-                return _CallView(settings, self.session.id, self.tools, ask)
+            def view(ask: Callable[[Asked], Reply], settings: Mapping[str, object] = settings,
+                     name: str = plugin.name) -> _CallView:  # fmt: skip
+                return _CallView(settings, self.session.id, self.tools, ask,
+                                 self.host.plugin_state, name)  # fmt: skip
 
             answer = _review_within(plugin.name, handler, event, view, asker(plugin.name),
                                     REVIEW_DEADLINE)  # fmt: skip
@@ -532,8 +533,9 @@ class _CallView:
 
     def __init__(self, settings: Mapping[str, object], session_id: str,
                  tools: Mapping[str, ToolSpec], asker: Callable[[Asked], Reply],
-                 ) -> None:  # fmt: skip
+                 states: PluginState | None = None, plugin: str = "") -> None:  # fmt: skip
         self.settings = settings
+        self._states, self._plugin = states, plugin
         self.session_id = session_id
         self.tool_names = tuple(tools)
         self._tools = tools
@@ -551,3 +553,12 @@ class _CallView:
 
     def remember(self, key: str, item: str) -> str:
         raise OSError("smith mcp keeps no settings: nobody here answers questions")
+
+    @property
+    def state(self) -> Mapping[str, object]:
+        return self._states.of(self._plugin) if self._states is not None else {}
+
+    def set_state(self, key: str, value: object) -> None:
+        if self._states is None:
+            raise OSError("this view has no session to keep plugin state in")
+        self._states.set(self._plugin, key, value)

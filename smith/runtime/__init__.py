@@ -36,6 +36,7 @@ __all__ = [
     "Limits",
     "Operation",
     "Part",
+    "PluginState",
     "ProjectContext",
     "RedactingFilter",
     "Runtime",
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
     from smith.runtime._images import looks_like_image_path as looks_like_image_path
     from smith.runtime._images import takes_images as takes_images
     from smith.runtime._limits import Limits as Limits
+    from smith.runtime._pluginstate import PluginState as PluginState
     from smith.runtime._project import ProjectContext as ProjectContext
     from smith.runtime._prompt import Part as Part
     from smith.runtime._prompt import context_table as context_table
@@ -146,6 +148,7 @@ _LAZY = {
     "Part": "smith.runtime._prompt",
     "context_table": "smith.runtime._prompt",
     "Limits": "smith.runtime._limits",
+    "PluginState": "smith.runtime._pluginstate",
     "Runtime": "smith.runtime._runtime",
     "THINKING_LEVELS": "smith.config",
     "RedactingFilter": "smith.runtime._secrets",

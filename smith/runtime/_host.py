@@ -43,6 +43,7 @@ class ToolHost:
     ) -> None:
         from smith.effects import EffectJournal
         from smith.providers import watch_credentials
+        from smith.runtime._pluginstate import PluginState
 
         self.session = session
         self.tools = dict(tools)
@@ -54,6 +55,8 @@ class ToolHost:
         # of what the tool shows or asks (smith.ui).
         self.origins = dict(origins or {})
         self.journal = EffectJournal(session)
+        # What plugins keep for this session (RuntimeView.state of a tool_call reviewer).
+        self.plugin_state = PluginState(session)
         # Every credential read in this process, now or later, is masked like a secret.
         watch_credentials(secrets.protect)
         secrets.record(session)

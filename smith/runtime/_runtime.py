@@ -106,9 +106,12 @@ class Runtime:
         from smith.effects import EffectJournal
         from smith.memory import RuntimeScopes
         from smith.providers import resolve_model, watch_credentials
+        from smith.runtime._pluginstate import PluginState
         from smith.runtime._secrets import SecretProxy
 
         self.session = session
+        # What plugins keep for this session (RuntimeView.state), recorded in it.
+        self.plugin_state = PluginState(session)
         # Keeps an item of a list setting in the user's configuration (the assembly's
         # RuntimeView.remember; None for a runtime built without one).
         self.remember = remember
@@ -641,7 +644,7 @@ class Runtime:
         return View(self.generation, self.model, self.thinking, self.system_prompt,
                     self.tool_names, self.turn, settings, self.session.id,
                     HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
-                    previewer(self))  # fmt: skip
+                    previewer(self), self.plugin_state)  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

@@ -6,7 +6,8 @@ through operations (smith.runtime.ops), its events and this view, never its inte
 
 `View` is what a plugin's handlers are given (smith.sdk.RuntimeView): a frozen snapshot of
 the published generation and where the loop is, with the plugin's own settings, its way to
-ask the user, and its way to keep an item of a setting it owns (Runtime.view)."""
+ask the user, its way to keep an item of a setting it owns, and its state in the session
+(smith.runtime._pluginstate; Runtime.view)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
     from smith.effects import ToolFacts
+    from smith.runtime._pluginstate import PluginState
     from smith.runtime._runtime import Runtime
     from smith.ui import Asked, Detail, Reply
 
@@ -92,6 +94,8 @@ class View:
     previewer: Callable[[str, Mapping[str, object]], Detail | None] = field(
         default=lambda name, arguments: None, repr=False, compare=False
     )
+    # The session's plugin state (RuntimeView.state); None: a view with nowhere to keep it.
+    states: PluginState | None = field(default=None, repr=False, compare=False)
 
     async def ask(self, question: Asked) -> Reply:
         return await self.asker(question)
@@ -105,6 +109,15 @@ class View:
 
     def remember(self, key: str, item: str) -> str:
         return self.keeper(key, item)
+
+    @property
+    def state(self) -> Mapping[str, object]:
+        return self.states.of(self.keeper.plugin) if self.states is not None else {}
+
+    def set_state(self, key: str, value: object) -> None:
+        if self.states is None:
+            raise OSError("this view has no session to keep plugin state in")
+        self.states.set(self.keeper.plugin, key, value)
 
 
 @dataclass(frozen=True)

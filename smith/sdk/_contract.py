@@ -324,6 +324,21 @@ class RuntimeView(Protocol):
         written."""
         ...
 
+    @property
+    def state(self) -> Mapping[str, object]:
+        """The plugin's own state in this session (a read-only copy): what it kept with
+        `set_state` on the session's branch, a resumed session's included."""
+        ...
+
+    def set_state(self, key: str, value: object) -> None:
+        """Keep `value` under `key` in the plugin's state for this session (None removes
+        it): recorded in the session (entry kind `plugin_state`), so resume and replay
+        see it, and nothing else does (another session, another runtime). Values are
+        JSON-like: None, booleans, finite numbers, strings, and lists and string-keyed
+        dicts of them (TypeError otherwise); keep them small. Raises OSError where the
+        view has no session to keep it in."""
+        ...
+
 
 # What a handler returns: a batch, one action, or None (nothing to do; allow). UI
 # intents (Notify, Progress, Status) may be part of any batch.

@@ -36,6 +36,7 @@ KINDS = (
     "instructions",  # an instruction file of a directory the agent reached later
     "question",  # how a plugin's question ended (smith.ui; docs/events.md)
     "shell",  # the output of the user's own `!command`, told to the model (docs/context.md)
+    "plugin_state",  # a value a plugin kept for the session (RuntimeView.set_state)
 )
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""
 
