@@ -78,6 +78,10 @@ def test_an_approval_for_the_session_holds_when_it_is_resumed_and_nowhere_else(
     assert [e["is_error"] for e in ends] == [False], again.err
     assert (project / "two.txt").exists()
 
+    # Replay reads a session holding plugin_state entries as any other.
+    replayed: Result = smith("replay", "--json", "--instant", "work", cwd=project)
+    assert replayed.code == 0, replayed.err
+
     # Another session: asked (and refused, in eval).
     other: Result = smith("eval", "--json", "--session", "other", "--model",
                           _write(senv, "three"), "--approval", "untrusted", "go",
@@ -181,6 +185,10 @@ def test_two_runtimes_in_one_process_share_no_approvals_or_secrets(
         ends = [e for e in seen[name] if e["type"] == "tool_end"]
         texts = [e["result"]["text"] for e in ends]
         assert all(own not in t and other in t for t in texts), texts
+    # Each runtime's log records have its secrets masked. (Masking is process-wide on
+    # purpose: a record never shows any live runtime's secret, whichever made it.)
+    ran_logs = [m for m in logs.messages if m.startswith("ran ")]
+    assert len(ran_logs) == 6 and not any(A_SECRET in m or B_SECRET in m for m in ran_logs)
     with Session.open(SessionStore(str(tmp_path / "store")).find(a.session.id)) as kept:
         approved = [e.content for e in kept.entries() if e.kind == "plugin_state"]
     assert approved == [{"plugin": "approval", "key": "approved", "value": [cmd]}]
