@@ -92,7 +92,7 @@ def test_an_earlier_call_of_another_model_is_said_to_be_unpriced(tmp_path: Path)
 def test_a_long_session_counts_its_earlier_turns_when_it_first_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import smith.runtime._runtime as runtime_module
+    import smith.runtime._cost as runtime_module
 
     monkeypatch.setattr(runtime_module, "CARRY_NOW", 0)  # every resumed session is "long"
     session, rt = _resumed(tmp_path, _fake())

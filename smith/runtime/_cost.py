@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from smith.providers import Pricing, Usage
+    from smith.runtime._runtime import Runtime
     from smith.session import Session
 
 KINDS = ("input", "output", "cache_read", "cache_write")
@@ -213,6 +214,48 @@ def recorded(
             if isinstance(used, Mapping):  # a tool that called a model (_steps._finish)
                 meter.add(usage(used), pricing("", used.get("model")), source="tool")
     return meter
+
+
+CARRY_NOW = 2_000  # entries: a resumed session this short has its cost read at once
+
+
+def carry_cost(rt: Runtime) -> None:
+    """A resumed session's cost so far is its earlier calls' too, priced as the
+    records say (`recorded`): read now from a short session, and from a long one (whose
+    messages would all be decoded) in a thread when it first runs (`count_earlier`)."""
+    if not rt.entries_at_start:
+        return
+    if rt.entries_at_start <= CARRY_NOW:
+        rt.cost.merge(recorded(rt.session, rt.entries_at_start, _pricing(rt)))
+    else:
+        rt.cost.pending = True
+
+
+async def count_earlier(rt: Runtime) -> None:
+    """A long resumed session's earlier cost, counted in a thread beside its first run."""
+    import asyncio
+
+    def work() -> CostMeter:
+        with rt.session.exclusive():
+            return recorded(rt.session, rt.entries_at_start, _pricing(rt))
+
+    earlier = await asyncio.to_thread(work)
+    if rt.cost.pending:
+        rt.cost.merge(earlier)
+        rt.cost.pending = False
+
+
+def _pricing(rt: Runtime) -> Callable[[object, object], Pricing | None]:
+    """The price of a recorded call: known for the current model (a call that recorded
+    no model is a compaction, made with it), else not known."""
+
+    def price(provider: object, model: object) -> Pricing | None:
+        gen = rt.current
+        if model is None or (model == gen.model_id and provider in ("", gen.provider.name)):
+            return gen.provider.pricing(gen.model_id)
+        return None
+
+    return price
 
 
 def format_cost(cost: Mapping[str, object]) -> str:

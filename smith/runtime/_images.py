@@ -235,6 +235,20 @@ def takes_images(provider: object) -> bool:
     return "image" in model_inputs(provider)
 
 
+def checked(images: Sequence[Image], gen: Any, bound: int, surface: Surface) -> tuple[Image, ...]:
+    """The images of a prompt for the generation `gen`'s model, refused (`refuse`) when
+    it takes none or too many, and each one over `bound` bytes (images.max-bytes)."""
+    refuse(images, gen.provider, gen.model, surface)
+    for image in images:
+        if image.size > bound:
+            raise IMAGE_TOO_LARGE.error(
+                value=image.name, source=Source(surface, "prompt"), name=image.name,
+                size=human_size(image.size), size_bytes=image.size,
+                limit=human_size(bound), where="the runtime's limits (images.max-bytes)",
+            )  # fmt: skip
+    return tuple(images)
+
+
 def refuse(
     images: Sequence[Image], provider: object, model: str, surface: Surface, where: str = "prompt"
 ) -> None:
@@ -346,6 +360,7 @@ __all__ = [
     "NOT_AN_IMAGE",
     "SUFFIXES",
     "Image",
+    "checked",
     "chip",
     "human_size",
     "image_part",

@@ -12,6 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from smith.sdk import QueuedItem, QueuePolicy
 from smith.session import new_id
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.runtime._secrets import SecretProxy
+
 MODES = ("steer", "follow_up")
 
 
@@ -83,3 +87,15 @@ class InputQueue:
         self._items = [item for item in self._items if item.id not in ids]
         self._on_change(self.items())
         return [item for item in waiting if item.id in ids]
+
+
+def listed(items: Sequence[QueuedItem], secrets: SecretProxy) -> list[dict[str, object]]:
+    """Queued input as status and events show it: id, mode, the text with secrets
+    masked, and each image by name and size (`shot.png 34 KB`)."""
+    shown_items: list[dict[str, object]] = []
+    for i in items:
+        shown: dict[str, object] = {"id": i.id, "mode": i.mode, "text": str(secrets.redact(i.text))}
+        if i.images:
+            shown["images"] = [image.label() for image in i.images]
+        shown_items.append(shown)
+    return shown_items

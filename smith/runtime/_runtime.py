@@ -27,24 +27,24 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from smith.config import THINKING_LEVELS
-from smith.diagnostics import Diagnostic, DiagnosticKind, SmithError, Source
+from smith.diagnostics import Diagnostic, SmithError, Source
 from smith.runtime._context import ContextCache, ContextPolicy
-from smith.runtime._cost import CostMeter, recorded
+from smith.runtime._cost import CostMeter, carry_cost, count_earlier
 from smith.runtime._events import SUBMISSION, Event, event
 from smith.runtime._generation import Generation
+from smith.runtime._kinds import LOOP_FAILED, OP_BUSY, check_thinking
 from smith.runtime._limits import Limits
 from smith.runtime._project import prompt_parts
 from smith.runtime._prompt import Part, compose
-from smith.runtime._queue import InputQueue
+from smith.runtime._queue import InputQueue, listed
 from smith.runtime.ops import OPERATIONS, Operation, parse_op
-from smith.sdk import Plugin, PluginList, QueuedItem, RuntimeView, resolve_plugins
+from smith.sdk import Plugin, PluginList, RuntimeView, resolve_plugins
 from smith.session import new_id
 
 if TYPE_CHECKING:
     from smith.diagnostics import Surface
     from smith.effects import ToolContext, ToolSpec
-    from smith.providers import Pricing, Provider
+    from smith.providers import Provider
     from smith.runtime._images import Image
     from smith.runtime._intents import Pending
     from smith.runtime._project import ProjectContext
@@ -55,28 +55,6 @@ if TYPE_CHECKING:
     from smith.vcs import FileHistory, HistorySettings
 
 log = logging.getLogger("smith.runtime")
-
-CARRY_NOW = 2_000  # entries: a resumed session this short has its cost read at once
-
-OP_BUSY = DiagnosticKind(
-    "runtime.busy",
-    what="'{op}' cannot run while the agent is working",
-    why="a running turn may be changing the files that {op} would change",
-    fix="wait for the turn to end (or abort it), then {op} again",
-)
-BAD_THINKING = DiagnosticKind(
-    "runtime.bad-thinking",
-    what="'{level}' is not a thinking level",
-    why="thinking levels are {known}",
-    fix="pick one of {known}",
-)
-LOOP_FAILED = DiagnosticKind(
-    "runtime.internal",
-    what="the agent loop failed: {problem}",
-    why="this is a bug in smith, not something you did; the session is intact and the "
-    "runtime is idle again",
-    fix="resume and try again; report it with the log (run with --debug for details)",
-)
 
 
 class Runtime:
@@ -134,9 +112,9 @@ class Runtime:
         self.templates: Mapping[str, Template] = dict(templates or {})
         self.session_started = False
         self.cost = CostMeter()
-        self._counting: asyncio.Task[None] | None = None  # see _carry_cost
+        self._counting: asyncio.Task[None] | None = None  # see _cost.carry_cost
         self._resolve = resolve or (resolve_model)
-        _check_thinking(thinking)
+        check_thinking(thinking)
         provider, model_id = self._resolve(model) if isinstance(model, str) else model
         setting = model if isinstance(model, str) else f"{provider.name}:{model_id}"
         active = (*tools, *(t for p in self.plugins for t in p.tools))
@@ -149,14 +127,14 @@ class Runtime:
         self._gen = Generation(
             0, setting, model_id, provider, thinking, system, active, dict(settings or {})
         )
-        self._carry_cost()
+        carry_cost(self)
         policies = {k: v for p in self.plugins for k, v in p.queue_policies.items()}
         self.queue = InputQueue(
             policies,
             steer=queue_policy[0],
             follow_up=queue_policy[1],
             on_change=lambda items: self.emit(
-                event("queue_changed", queue=_listed(items, self.secrets))
+                event("queue_changed", queue=listed(items, self.secrets))
             ),
         )
         self.journal = EffectJournal(session)
@@ -238,7 +216,7 @@ class Runtime:
             "thinking": self.thinking,
             "generation": self.generation,
             "tools": list(self.tool_names),
-            "queue": _listed(self.queue.items(), self.secrets),
+            "queue": listed(self.queue.items(), self.secrets),
             "cost": self.cost.to_dict(),
         }
 
@@ -327,18 +305,9 @@ class Runtime:
     def _check_images(self, images: Sequence[Image]) -> tuple[Image, ...]:
         if not images:
             return ()
-        from smith.runtime._images import IMAGE_TOO_LARGE, human_size, refuse
+        from smith.runtime._images import checked
 
-        refuse(images, self._gen.provider, self._gen.model, self.surface)
-        bound = self.limits.image_bytes
-        for image in images:
-            if image.size > bound:
-                raise IMAGE_TOO_LARGE.error(
-                    value=image.name, source=Source(self.surface, "prompt"), name=image.name,
-                    size=human_size(image.size), size_bytes=image.size,
-                    limit=human_size(bound), where="the runtime's limits (images.max-bytes)",
-                )  # fmt: skip
-        return tuple(images)
+        return checked(images, self._gen, self.limits.image_bytes, self.surface)
 
     def shell(self, command: str, *, context: bool = True) -> str:
         """Run the user's own `command` (`!command`; `!!command`: context=False), refused
@@ -424,7 +393,7 @@ class Runtime:
         )
 
     def set_thinking(self, level: str) -> None:
-        _check_thinking(level)
+        check_thinking(level)
         self.publish(replace(self._gen, thinking=level), thinking_changed=True)
 
     OPS = tuple(OPERATIONS)  # the names submit() takes (smith.runtime.ops)
@@ -522,39 +491,10 @@ class Runtime:
             taken = [*(item.id for item in earlier), submission]
         self._launch(run_agent(self, texts, images, taken=taken, prompt_id=submission), submission)
 
-    def _carry_cost(self) -> None:
-        """A resumed session's cost so far is its earlier calls' too, priced as the
-        records say (`_cost.recorded`): read now from a short session, and from a long
-        one (whose messages would all be decoded) in a thread when it first runs."""
-        if not self.entries_at_start:
-            return
-        if self.entries_at_start <= CARRY_NOW:
-            self.cost.merge(recorded(self.session, self.entries_at_start, self._price))
-        else:
-            self.cost.pending = True
-
-    async def _count_earlier(self) -> None:
-        def work() -> CostMeter:
-            with self.session.exclusive():
-                return recorded(self.session, self.entries_at_start, self._price)
-
-        earlier = await asyncio.to_thread(work)
-        if self.cost.pending:
-            self.cost.merge(earlier)
-            self.cost.pending = False
-
-    def _price(self, provider: object, model: object) -> Pricing | None:
-        """The price of a recorded call: known for the current model (a call that
-        recorded no model is a compaction, made with it), else not known."""
-        gen = self._gen
-        if model is None or (model == gen.model_id and provider in ("", gen.provider.name)):
-            return gen.provider.pricing(gen.model_id)
-        return None
-
     def _launch(self, coro: Any, submission: str) -> None:
         if self.cost.pending and self._counting is None:
             # Beside the run, not before it: an abort must still find the run's task.
-            self._counting = asyncio.get_running_loop().create_task(self._count_earlier())
+            self._counting = asyncio.get_running_loop().create_task(count_earlier(self))
         self._idle.clear()
         self._abort_reason = None
         self._started = False
@@ -660,21 +600,3 @@ class Runtime:
             )
         if thinking_changed:
             self.session.append("thinking_level", {"level": gen.thinking})
-
-
-def _check_thinking(level: str) -> None:
-    if level not in THINKING_LEVELS:
-        known = ", ".join(THINKING_LEVELS)
-        raise BAD_THINKING.error(
-            value=level, source=Source("argument", "thinking"), level=level, known=known
-        )
-
-
-def _listed(items: Sequence[QueuedItem], secrets: SecretProxy) -> list[dict[str, object]]:
-    listed: list[dict[str, object]] = []
-    for i in items:
-        shown: dict[str, object] = {"id": i.id, "mode": i.mode, "text": str(secrets.redact(i.text))}
-        if i.images:  # each image by name and size: `shot.png 34 KB`
-            shown["images"] = [image.label() for image in i.images]
-        listed.append(shown)
-    return listed
