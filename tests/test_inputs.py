@@ -196,6 +196,7 @@ def test_a_double_bang_command_runs_but_the_model_never_sees_it(senv: SmithEnv) 
     project = _project(senv)
     model, log = _script(senv)
     with Rpc(senv, project, "--model", model) as rpc:
+        sid = rpc.call("get_state")["session"]["id"]
         call_id = rpc.call("shell", {"command": "echo quiet-marker", "context": False})[
             "tool_call_id"
         ]
@@ -210,6 +211,14 @@ def test_a_double_bang_command_runs_but_the_model_never_sees_it(senv: SmithEnv) 
     (request,) = _requests(log)
     assert "quiet-marker" not in json.dumps(request)
     assert (blank["code"], blank["data"]["code"]) == (-32602, "runtime.empty-command")
+    # Its output is kept to be shown again (shell_private), and a resumed session's
+    # context still never holds it.
+    with Rpc(senv, project, "--model", model, "--session", sid) as rpc:
+        rpc.call("prompt", {"text": "again"})
+        rpc.event("agent_end")
+        code, err = rpc.close()
+    assert code == 0, err
+    assert len(_requests(log)) == 2 and "quiet-marker" not in json.dumps(_requests(log)[-1])
 
 
 def test_a_shell_command_is_refused_while_the_agent_works(tmp_path: Path) -> None:

@@ -176,27 +176,33 @@ def test_a_resumed_session_shows_the_users_commands_as_they_ran(tmp_path: Path) 
     """A `!command` is drawn from its record when the session is opened again: the
     command, its output and how it ended, once (live, its record replaces its block)."""
 
-    async def run(session: Session, command: str | None) -> str:
+    async def run(session: Session, commands: list[str]) -> str:
         app = _app(tmp_path, session=session)
         async with app.run_test(size=(100, 40)) as pilot:
-            if command is not None:
+            for command in commands:
                 await _type(pilot, command)
-                await _until(pilot, lambda: "exit 3" in visible(app), "it did not end")
+                ended = "exit 3" if command.startswith("!printf") else "quiet-9"
+                await _until(pilot, lambda e=ended: e in visible(app), "it did not end")
                 await _settle(app)
                 await pilot.pause()
             return visible(app)
 
     session = Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(tmp_path))
-    live = asyncio.run(asyncio.wait_for(run(session, "!printf 'one\\ntwo\\n'; exit 3"), 60))
+    said = ["!printf 'one\\ntwo\\n'; exit 3", "!!echo quiet-$((3*3))"]
+    live = asyncio.run(asyncio.wait_for(run(session, said), 60))
     session.close()
     again = Session.open(str(tmp_path / "s.smith"))
-    shown = asyncio.run(asyncio.wait_for(run(again, None), 60))
+    shown = asyncio.run(asyncio.wait_for(run(again, []), 60))
+    kinds = [e.kind for e in again.entries()]
     again.close()
     for screen in (live, shown):
         assert screen.count("$ printf 'one\\ntwo\\n'; exit 3") == 1, screen
+        assert screen.count("$ echo quiet-$((3*3))") == 1, screen  # !!: shown, not told
         rows = [row.strip() for row in screen.splitlines()]
         assert "one" in rows and "two" in rows and "exit 3" in screen, screen
+        assert "quiet-9" in rows, screen
         assert "The user ran this command" not in screen
+    assert kinds.count("shell") == 1 and kinds.count("shell_private") == 1
 
 
 # -- @path attachments ------------------------------------------------------------------

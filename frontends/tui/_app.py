@@ -62,7 +62,8 @@ from ._statusline import StatusLine, queued_text, size_text, status_fields
 from ._transcript import Transcript
 from ._working import WorkingLine
 
-SHOWN_KINDS = ("message", "compaction", "question", "shell")
+SHOWN_KINDS = ("message", "compaction", "question", "shell", "shell_private")
+SHELL_KINDS = ("shell", "shell_private")  # a user's !command and !!command
 FRAME = 1 / 60  # seconds: the most often the streaming message is redrawn
 SETTLE = 400  # characters a settled part of a streaming answer has at least
 BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
@@ -507,7 +508,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             if pair:  # a tool result: the running call's line gives way to it
                 self._drop_tool_line(f"tool-{pair}")
         for entry in shown if self._tools.shells else ():  # a !command's record: its
-            content = entry.content if entry.kind == "shell" else None  # block while it
+            content = entry.content if entry.kind in SHELL_KINDS else None  # block while it
             if isinstance(content, dict):  # ran gives way to it
                 key = f"tool-{content.get('tool_call_id')}"
                 if key in self._tools.shells:
@@ -556,7 +557,7 @@ def _render_entry(entry: Any, expanded: bool, *, shown: Shown) -> RenderableType
         return render_notice(f"— earlier context compacted: {summary}", "dim")
     if entry.kind == "question" and isinstance(content, dict):
         return render_question(content)
-    if entry.kind == "shell" and isinstance(content, dict):
+    if entry.kind in SHELL_KINDS and isinstance(content, dict):
         return render_shell_note(content, expanded)
     if isinstance(content, dict):
         drawn: RenderableType | None = render_message(content, expanded, shown=shown)
@@ -568,7 +569,7 @@ def _entry_text(entry: Any) -> str:
     content = entry.content
     if entry.kind == "question" and isinstance(content, dict):
         return question_text(content)
-    if entry.kind == "shell" and isinstance(content, dict):
+    if entry.kind in SHELL_KINDS and isinstance(content, dict):
         return str(content.get("text", ""))
     if isinstance(content, dict):
         return plain_text(content) if "role" in content else str(content.get("summary", ""))

@@ -248,7 +248,7 @@ class ToolLines:
     line while it runs, with the last lines of its output as they arrive (`tool_update`),
     then how it ended until its recorded result takes its place. The user's own
     `!command` is echoed with its output (folded when long; click or Ctrl+O shows it
-    all); its record (a `shell` entry, only for `!`, not `!!`) takes its place as a
+    all); its record (a `shell` entry, or `shell_private` for `!!`) takes its place as a
     result's does (`shells`: the blocks waiting for one)."""
 
     def __init__(self, transcript: Callable[[], Transcript], shown: Shown) -> None:
@@ -274,9 +274,8 @@ class ToolLines:
         elif phase == "end":
             _, arguments = self.calls.pop(call, ("", None))
             result = data["result"]
-            if isinstance(data.get("shell"), dict):  # the user's own command
-                if data["shell"].get("context"):  # `!`: a `shell` entry records it
-                    self.shells.add(key)
+            if isinstance(data.get("shell"), dict):  # the user's own command: a `shell`
+                self.shells.add(key)  # (or `shell_private`, for `!!`) entry records it
                 command = str(arguments.get("command") if isinstance(arguments, dict) else "")
                 self.transcript().add(
                     key, lambda expanded: render_shell(command, result, expanded, EXPANDED_LINES),

@@ -16,7 +16,9 @@ user-role message marked `"context": "shell"`:
     $ make test
     ...its output, as the bash tool returns it...
 
-With `!!` (context=False) only the effect is recorded: the model never sees it.
+With `!!` (context=False) the model never sees it: its output is recorded as a
+`shell_private` entry, a kind no context is built from, so the app can show it again
+on resume.
 """
 
 from __future__ import annotations
@@ -76,14 +78,16 @@ async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: st
     if rt.history is not None:
         await _after(rt, base, cause)
     _tool_end(rt, call, result, shell=marker)
+    # How it ended (exit status, duration) too, so a resumed app draws it as it was.
+    ended = {"outcome": result["outcome"], "ok": result["ok"], "details": result["details"]}
     if context:
         text = f"The user ran this command in the project's shell:\n$ {command}\n{result['text']}"
-        note = {"text": text, "command": command, "tool_call_id": call_id}
-        # How it ended (exit status, duration) too, so a resumed app draws it as it was.
-        ended = {"outcome": result["outcome"], "ok": result["ok"], "details": result["details"]}
-        content = rt.secrets.redact({**note, **ended})
-        assert isinstance(content, dict)
-        rt.session.append("shell", content)
+    else:  # `!!`: a kind no context reads (NOTE_KINDS), kept only to be shown again
+        text = result["text"]
+    content = rt.secrets.redact({"text": text, "command": command, "tool_call_id": call_id,
+                                 **ended})  # fmt: skip
+    assert isinstance(content, dict)
+    rt.session.append("shell" if context else "shell_private", content)
 
 
 _NOT_RUN = {

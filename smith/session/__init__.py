@@ -37,6 +37,7 @@ KINDS = (
     "question",  # how a plugin's question ended (smith.ui; docs/events.md)
     "shell",  # the output of the user's own `!command`, told to the model (docs/context.md)
     "plugin_state",  # a value a plugin kept for the session (RuntimeView.set_state)
+    "shell_private",  # the output of the user's own `!!command`, never told to the model
 )
 """Entry kinds smith writes; any other kind is kept and round-trips untouched."""
 
