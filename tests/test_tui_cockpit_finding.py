@@ -79,6 +79,25 @@ def test_the_menu_moves_runs_completes_and_keeps_the_focus(tmp_path: Path) -> No
     run(main())
 
 
+def test_enter_completes_the_word_as_typed_even_before_the_menu_caught_up(
+    tmp_path: Path,
+) -> None:
+    """Typed fast, a key reaches the text before its change reaches the menu: Enter
+    must complete what is typed now, not the word the menu was drawn for."""
+
+    async def main() -> None:
+        app = _app(tmp_path)
+        async with app.run_test(size=SMALL) as pilot:
+            editor, completion = app.editor, app.editor.completion
+            await pilot.press(*"/hel")
+            assert completion.shown and completion.matches[0][0] == "/help"
+            editor.insert("p")  # its Changed message not handled yet: the menu is behind
+            assert completion.key("enter") is False  # /help needs no argument: it sends
+            assert editor.text == "/help"  # not "/helpp"
+
+    run(main())
+
+
 def test_the_menu_shows_only_for_a_slash_that_starts_the_message(tmp_path: Path) -> None:
     async def main() -> None:
         app = _app(tmp_path)

@@ -265,6 +265,14 @@ class Completion:
             self._draw()
             return True
         if key in ACCEPT:
+            # The text may have changed since the list was drawn: a key typed just
+            # before reaches the text before its change reaches `update` (typing fast,
+            # `/help` then Enter completed the word `/hel` it was drawn for: `/helpp`).
+            self.update(keep=True)
+            if not self.shown:
+                return False
+            if not self.matches:
+                return key == "tab"
             if self.kind == "command":
                 return self.complete_command(run=key == "enter")
             self.accept()
