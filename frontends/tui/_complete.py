@@ -268,8 +268,7 @@ class Completion:
             # The text may have changed since the list was drawn: a key typed just
             # before reaches the text before its change reaches `update` (typing fast,
             # `/help` then Enter completed the word `/hel` it was drawn for: `/helpp`).
-            self.update(keep=True)
-            if not self.shown:
+            if not self._follow():
                 return False
             if not self.matches:
                 return key == "tab"
@@ -278,6 +277,11 @@ class Completion:
             self.accept()
             return True
         return False
+
+    def _follow(self) -> bool:
+        """Bring the list up to the text as it is now; whether it still shows."""
+        self.update(keep=True)
+        return self.shown
 
     def complete_command(self, *, run: bool) -> bool:
         """Replace the `/` word with the chosen command's name. Run (Enter): when the
