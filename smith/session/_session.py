@@ -29,7 +29,7 @@ from smith.session._files import keep_tail, publish
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 FORMAT_VERSION = _frames.FORMAT_VERSION
 
@@ -191,6 +191,7 @@ class Session:
         self.tail_backup: str | None = None  # where `open` kept a torn tail it cut
         # (offset, reason) of session info and leaf frames that do not decode
         self.unread_meta: list[tuple[int, str]] = []
+        self._observers: list[Callable[[Entry], object]] = []
 
     # -- opening ------------------------------------------------------------------
 
@@ -562,7 +563,17 @@ class Session:
         self._write(frame, durable)
         index = self._arena.append(frame)
         self._leaf = None  # an append selects the new entry (see _meta)
-        return Entry(self._arena, index)
+        entry = Entry(self._arena, index)
+        for observer in self._observers:
+            observer(entry)
+        return entry
+
+    def observe(self, callback: Callable[[Entry], object]) -> Callable[[], None]:
+        """Call `callback(entry)` after each entry is appended (written and indexed; from
+        the appending thread, under the write lock: keep it short). Returns a function
+        that stops it. The runtime's `entry` event is this (docs/events.md)."""
+        self._observers.append(callback)
+        return lambda: self._observers.remove(callback)
 
     @property
     def blobs(self) -> _blobs.Blobs:
