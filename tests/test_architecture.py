@@ -120,7 +120,7 @@ PUBLIC_NAMES = {
     "smith.frontends.tui": ["KEY_ACTIONS", "Sessions", "play_replay", "run"],
     "smith.frontends.web": ["add_arguments", "app_command", "run"],
     "smith.frontends.mcp": ["add_arguments", "run"],
-    "smith.plugins": ["BUILTIN", "PROVIDER_FACTS", "PROVIDER_ONLY"],
+    "smith.plugins": ["BUILTIN", "MANIFESTS"],
     "smith.effects.tools": ["builtin", "list_files"],
 }
 

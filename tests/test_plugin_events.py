@@ -529,12 +529,12 @@ def test_a_handled_inputs_reply_becomes_a_notice_for_the_frontends() -> None:
 def pinger(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """tests/command_plugin.py joins the built-in plugins (for the in-process CLI)."""
     import smith.plugins
-    from smith.sdk import _resolve
+    from smith.sdk import builtin_manifests
 
     monkeypatch.setattr(smith.plugins, "BUILTIN", (*smith.plugins.BUILTIN, "tests.command_plugin"))
-    _resolve._builtin_entries.cache_clear()
+    builtin_manifests.cache_clear()
     yield
-    _resolve._builtin_entries.cache_clear()
+    builtin_manifests.cache_clear()
 
 
 def test_eval_answers_a_handled_prompt_with_the_plugins_reply(

@@ -154,45 +154,57 @@ def test_installing_plugins_is_not_built(smith: Callable[..., Result], action: s
 
 
 def test_every_provider_module_exports_its_plugin() -> None:
-    """...as smith.plugins.PROVIDER_ONLY says: one provider of its own name and nothing
-    else, which lets the list route to it before its module is imported."""
+    """...as its manifest (smith.plugins.MANIFESTS) says: one provider of its own name and
+    nothing else, which lets the list route to it before its module is imported."""
     import importlib
 
-    from smith.plugins import PROVIDER_ONLY
+    from smith.sdk import builtin_manifests
 
-    assert list(PROVIDER_ONLY.values()) == PROVIDERS
-    for module, name in PROVIDER_ONLY.items():
-        plugin = importlib.import_module(module).PLUGIN
-        assert isinstance(plugin, Plugin) and plugin.name == name
-        assert plugin.contributions() == {"providers": [name]}
-        spec = plugin.providers[name]
-        assert spec.offline == (name in ("scripted", "demo"))
-        if name in ("anthropic", "openai", "google"):
+    deferred = [m for m in builtin_manifests() if m.deferred]
+    assert [m.name for m in deferred] == PROVIDERS
+    for manifest in deferred:
+        plugin = importlib.import_module(manifest.entry).PLUGIN
+        assert isinstance(plugin, Plugin) and plugin.name == manifest.name
+        assert plugin.contributions() == {"providers": [manifest.name]}
+        spec = plugin.providers[manifest.name]
+        assert spec.offline == (manifest.name in ("scripted", "demo"))
+        if manifest.name in ("anthropic", "openai", "google"):
             assert spec.default_model and spec.default_base_url
             assert spec.first_party and spec.credential_env and spec.list_models
 
 
-def test_the_facts_index_is_each_modules_provider_spec() -> None:
-    """smith.plugins.PROVIDER_FACTS repeats, for every built-in provider, the facts its
-    module's ProviderSpec declares, so that smith can read them without importing the
-    module: each entry must be exactly the spec's, and every built-in provider have one."""
+def test_each_built_in_is_its_manifest() -> None:
+    """A built-in's manifest is data (smith.plugins.MANIFESTS), read without importing
+    it; its module's PLUGIN is what the manifest says: the same name, version, SDK and
+    contributions (where the data states them), and each provider's facts are the
+    manifest's (the provider modules build their specs from them: one copy). Each built-in
+    provider's wire format names the api its manifest gives."""
     import importlib
 
-    from smith.plugins import BUILTIN, PROVIDER_FACTS
-    from smith.sdk import ProviderFacts, provider_facts, provider_spec
+    from smith.sdk import SDK_VERSION, builtin_manifests, manifest_of, provider_facts, provider_spec
 
     offered: dict[str, ProviderSpec] = {}
-    for module in BUILTIN:
-        offered.update(importlib.import_module(module).PLUGIN.providers)
-    assert sorted(PROVIDER_FACTS) == sorted(offered)
+    for manifest in builtin_manifests():
+        plugin = importlib.import_module(manifest.entry).PLUGIN
+        derived = manifest_of(plugin, "built-in", manifest.entry)
+        assert (derived.name, derived.version, derived.sdk) == (
+            manifest.name, manifest.version, SDK_VERSION)  # fmt: skip
+        if manifest.contributions is not None:
+            assert derived == manifest, manifest.name
+        offered.update(plugin.providers)
+    assert sorted(provider_facts()) == sorted(offered)
     for name, spec in offered.items():
-        assert ProviderFacts(name, **PROVIDER_FACTS[name]) == spec.facts(name), name
-        assert provider_facts()[name] == spec.facts(name)
+        assert provider_facts()[name] == spec.facts(name), name
         assert provider_spec(name) is spec
     assert provider_spec("no-such-provider") is None
     assert provider_facts()["anthropic"].credential_env == ("ANTHROPIC_API_KEY",)
     assert provider_facts()["google"].credential_env == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     assert not provider_facts()["openai-compatible"].first_party  # a server you run
+    wires = {"anthropic": "Messages", "openai": "Responses", "google": "Gemini",
+             "openai-compatible": "ChatCompletions"}  # fmt: skip
+    for name, wire in wires.items():
+        module = importlib.import_module(provider_spec(name).create.__module__)  # type: ignore[union-attr]
+        assert getattr(module, wire).api == provider_facts()[name].api, name
 
 
 def test_the_facts_of_the_providers_are_read_without_importing_them() -> None:

@@ -75,15 +75,17 @@ from smith.providers import (
     merge_body,
     thinking_level,
 )
-from smith.sdk import ListedModel, ModelList, Plugin, ProviderSpec
+from smith.sdk import ListedModel, ModelList, Plugin, ProviderSpec, provider_facts
 from smith.text import loads
 
 from . import _wirekit as kit
 
 NAME = "anthropic"
-DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+# Its facts are its manifest's (smith.plugins.MANIFESTS), the one copy.
+FACTS = provider_facts()[NAME]
+DEFAULT_BASE_URL = str(FACTS.default_base_url)
 DEFAULT_MODEL = "claude-sonnet-4-5"  # when no model is configured and this provider has a key
-CREDENTIAL_ENV = ("ANTHROPIC_API_KEY",)
+CREDENTIAL_ENV = FACTS.credential_env
 API_VERSION = "2023-06-01"
 
 # Thinking budget (tokens) per smith level; Anthropic's minimum is 1024.
@@ -597,20 +599,17 @@ def parse_models(data: object) -> tuple[list[ListedModel], str | None]:
     return found, last if isinstance(last, str) and last else None
 
 
-# What this module contributes: the provider, for the model registry, with its facts
-# (smith.plugins.PROVIDER_FACTS repeats those smith reads before importing this module).
+# What this module contributes: the provider, for the model registry; its facts are its
+# manifest's (smith.plugins.MANIFESTS), which smith reads before importing this module.
 PLUGIN = Plugin(
     NAME,
     providers={
         NAME: ProviderSpec(
             create,
             default_model=DEFAULT_MODEL,
-            default_base_url=DEFAULT_BASE_URL,
             hooks=sys.modules[__name__],
-            api=Messages.api,
-            credential_env=CREDENTIAL_ENV,
-            first_party=True,
             list_models=ModelList(models_page, parse_models),
+            **FACTS.spec_fields(),
         )
     },
 )

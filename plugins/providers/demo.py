@@ -34,7 +34,7 @@ from smith.providers import (
     Usage,
     content_parts,
 )
-from smith.sdk import Plugin, ProviderSpec
+from smith.sdk import Plugin, ProviderSpec, provider_facts
 
 INTRO = (
     "I am smith's offline demo model: I follow a few fixed rules instead of thinking, so "
@@ -341,5 +341,5 @@ def _count(n: int, noun: str) -> str:
 # What this module contributes: the provider, for the model registry.
 PLUGIN = Plugin(
     "demo",
-    providers={"demo": ProviderSpec(create, offline=True)},
+    providers={"demo": ProviderSpec(create, **provider_facts()["demo"].spec_fields())},
 )

@@ -76,15 +76,17 @@ from smith.providers import (
     merge_body,
     thinking_level,
 )
-from smith.sdk import ListedModel, ModelList, Plugin, ProviderSpec
+from smith.sdk import ListedModel, ModelList, Plugin, ProviderSpec, provider_facts
 from smith.text import loads
 
 from . import _wirekit as kit
 
 NAME = "google"
-DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+# Its facts are its manifest's (smith.plugins.MANIFESTS), the one copy.
+FACTS = provider_facts()[NAME]
+DEFAULT_BASE_URL = str(FACTS.default_base_url)
 DEFAULT_MODEL = "gemini-2.5-pro"  # when no model is configured and this provider has a key
-CREDENTIAL_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+CREDENTIAL_ENV = FACTS.credential_env
 
 BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 16_384, "xhigh": 24_576}
 SIGNATURE = "google:"
@@ -549,20 +551,17 @@ def parse_models(data: object) -> tuple[list[ListedModel], str | None]:
     return found, token if isinstance(token, str) and token else None
 
 
-# What this module contributes: the provider, for the model registry, with its facts
-# (smith.plugins.PROVIDER_FACTS repeats those smith reads before importing this module).
+# What this module contributes: the provider, for the model registry; its facts are its
+# manifest's (smith.plugins.MANIFESTS), which smith reads before importing this module.
 PLUGIN = Plugin(
     NAME,
     providers={
         NAME: ProviderSpec(
             create,
             default_model=DEFAULT_MODEL,
-            default_base_url=DEFAULT_BASE_URL,
             hooks=sys.modules[__name__],
-            api=Gemini.api,
-            credential_env=CREDENTIAL_ENV,
-            first_party=True,
             list_models=ModelList(models_page, parse_models),
+            **FACTS.spec_fields(),
         )
     },
 )

@@ -58,7 +58,7 @@ from smith.providers import (
     excerpt,
     merge_body,
 )
-from smith.sdk import Plugin, ProviderSpec
+from smith.sdk import Plugin, ProviderSpec, provider_facts
 from smith.text import loads
 
 from ._openai_chat import ChatCompletions, request_headers
@@ -78,9 +78,11 @@ from ._openai_common import (
 )
 
 NAME = "openai"
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Its facts are its manifest's (smith.plugins.MANIFESTS), the one copy.
+FACTS = provider_facts()[NAME]
+DEFAULT_BASE_URL = str(FACTS.default_base_url)
 DEFAULT_MODEL = "gpt-5"  # when no model is configured and this provider has a key
-CREDENTIAL_ENV = ("OPENAI_API_KEY",)
+CREDENTIAL_ENV = FACTS.credential_env
 LABEL = "OpenAI"
 SIGNATURE_TAG = "openai-reasoning"
 
@@ -457,20 +459,17 @@ _HANDLERS = {
 }
 
 
-# What this module contributes: the provider, for the model registry, with its facts
-# (smith.plugins.PROVIDER_FACTS repeats those smith reads before importing this module).
+# What this module contributes: the provider, for the model registry; its facts are its
+# manifest's (smith.plugins.MANIFESTS), which smith reads before importing this module.
 PLUGIN = Plugin(
     NAME,
     providers={
         NAME: ProviderSpec(
             create,
             default_model=DEFAULT_MODEL,
-            default_base_url=DEFAULT_BASE_URL,
             hooks=sys.modules[__name__],
-            api=Responses.api,  # a catalog entry may say openai-chat instead
-            credential_env=CREDENTIAL_ENV,
-            first_party=True,
             list_models=MODEL_LIST,
+            **FACTS.spec_fields(),
         )
     },
 )

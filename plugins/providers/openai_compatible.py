@@ -18,14 +18,16 @@ import sys
 
 from smith._redact import redact_text
 from smith.providers import Provider, ProviderHost
-from smith.sdk import Plugin, ProviderSpec
+from smith.sdk import Plugin, ProviderSpec, provider_facts
 
 from ._openai_chat import ChatCompletions
 from ._openai_common import MODEL_LIST
 
 NAME = "openai-compatible"
-DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"  # where llama-server listens by default
-CREDENTIAL_ENV: tuple[str, ...] = ()  # only what is configured for the server
+# Its facts are its manifest's (smith.plugins.MANIFESTS), the one copy.
+FACTS = provider_facts()[NAME]
+DEFAULT_BASE_URL = str(FACTS.default_base_url)
+CREDENTIAL_ENV = FACTS.credential_env
 
 
 def create(model: str, host: ProviderHost) -> Provider:
@@ -48,19 +50,17 @@ def wire(base_url: str = DEFAULT_BASE_URL) -> ChatCompletions:
     )
 
 
-# What this module contributes: the provider, for the model registry, with its facts
-# (smith.plugins.PROVIDER_FACTS repeats those smith reads before importing this module):
+# What this module contributes: the provider, for the model registry; its facts are its
+# manifest's (smith.plugins.MANIFESTS), which smith reads before importing this module:
 # not first-party, so unknown model ids are assumed and a key is optional.
 PLUGIN = Plugin(
     NAME,
     providers={
         NAME: ProviderSpec(
             create,
-            default_base_url=DEFAULT_BASE_URL,
             hooks=sys.modules[__name__],
-            api=ChatCompletions.api,
-            credential_env=CREDENTIAL_ENV,
             list_models=MODEL_LIST,
+            **FACTS.spec_fields(),
         )
     },
 )

@@ -34,7 +34,7 @@ from smith.providers import (
     ToolCall,
     Usage,
 )
-from smith.sdk import Plugin, ProviderSpec
+from smith.sdk import Plugin, ProviderSpec, provider_facts
 from smith.text import JsonInputError, loads
 
 SCRIPT_NO_PATH = DiagnosticKind(
@@ -414,5 +414,5 @@ def create(model: str) -> ScriptedProvider:
 # What this module contributes: the provider, for the model registry.
 PLUGIN = Plugin(
     "scripted",
-    providers={"scripted": ProviderSpec(create, offline=True)},
+    providers={"scripted": ProviderSpec(create, **provider_facts()["scripted"].spec_fields())},
 )

@@ -445,7 +445,7 @@ class ModelList:
 
 
 # The facts of a ProviderSpec that smith reads before the plugin's module is imported
-# (ProviderFacts); a built-in gives them again in smith.plugins.PROVIDER_FACTS.
+# (ProviderFacts): a built-in states them once, in its manifest (smith.plugins.MANIFESTS).
 FACTS = ("api", "credential_env", "default_base_url", "first_party", "offline")
 
 
@@ -460,6 +460,10 @@ class ProviderFacts:
     default_base_url: str | None = None
     first_party: bool = False
     offline: bool = False
+
+    def spec_fields(self) -> dict[str, Any]:
+        """These facts as ProviderSpec's keyword arguments (a spec built from them)."""
+        return {fact: getattr(self, fact) for fact in FACTS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,6 +532,15 @@ class Plugin:
     # Its own configuration, plugins.<name>.<key>: Options (type, default, doc).
     options: Sequence[Option] = ()
     version: str = field(default_factory=_smith_version)
+    # What it asks to be allowed (a sandboxed plugin's grants; a Python plugin runs with
+    # smith's own rights and asks for nothing).
+    grants: Sequence[str] = ()
+    # Its lifecycle, both optional: `await start(view)` when a runtime is built (in the
+    # background: the plugin is "starting" until it returns, then "ready"; its handlers
+    # are called only once it is ready), `await stop()` when the runtime closes; each
+    # under a deadline (docs/architecture.md, Plugins).
+    start: Callable[[RuntimeView], Awaitable[None]] | None = None
+    stop: Callable[[], Awaitable[None]] | None = None
 
     def contributions(self) -> dict[str, list[str]]:
         """What the plugin contributes: kind -> the names of each (kinds it contributes

@@ -5,16 +5,16 @@
     plugins.providers                       # provider name -> ProviderSpec (enabled only)
     plugins.to_dict()                       # what `smith plugins list --json` prints
 
-The built-ins are the modules `smith.plugins.BUILTIN` names, each exporting `PLUGIN`,
-and never imported when smith merely starts. Those `smith.plugins.PROVIDER_ONLY` names
-offer one provider of their own name and nothing else, so the list knows them before
-their modules are imported: a provider module is imported when its provider is first
-used (as a model, or for its credential hooks) or when the list is shown, and the runtime
-and the app, which take no providers, never take them (`active`).
-What smith needs to know of a built-in provider before its module is imported (its key
-variables, wire format, base URL, whether it is first-party) is in the index
-`smith.plugins.PROVIDER_FACTS` (held equal to each module's ProviderSpec by
-tests/test_plugins_list.py): `provider_facts()` reads it, and `provider_spec(name)`
+Each plugin is found as a manifest (smith.sdk.PluginManifest: data) by a loader
+(smith.sdk._loaders: the Python built-ins, the user's and a trusted project's plugin
+directories, the plugins a program gives) and loaded by the same loader. A built-in's
+manifest is plain data in `smith.plugins.MANIFESTS`, so nothing is imported when smith
+merely starts; one that offers providers and nothing else is `deferred`: the list routes
+to its providers from the manifest and imports its module when a provider is first used
+(as a model, or for its credential hooks). The runtime and the app, which take no
+providers, never take them (`active`). What smith needs to know of a built-in provider
+before its module is imported (its key variables, wire format, base URL, whether it is
+first-party) is its manifest's: `provider_facts()` reads it, and `provider_spec(name)`
 imports the one module that offers `name`.
 `plugins.disabled` (a list of names) turns built-ins off. A name that is no plugin is a
 warning naming the value and where it was set; turning off the queue plugin (the runtime
@@ -27,16 +27,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
 from smith.sdk._contract import Plugin, ProviderFacts, ProviderSpec
+from smith.sdk._loaders import CALLER, Builtins, CallerPlugins, PluginDirectory
+from smith.sdk._manifest import builtin_manifests, manifest_of
 
 if TYPE_CHECKING:
     from smith.config import Config, Setting
+    from smith.sdk._loaders import PluginLoader
+    from smith.sdk._manifest import PluginManifest
 
 BUILT_IN = "built-in"
-CALLER = "caller"  # given by the program that runs smith (smith.Agent's plugins=)
 REQUIRED = ("queue", "approval")  # the runtime cannot run (or run safely) without these
 
 UNKNOWN_PLUGIN_NAME = DiagnosticKind(
@@ -110,30 +113,37 @@ _WHY_NEEDED = {
 
 
 class LoadedPlugin:
-    """One plugin of the list: the plugin, where it came from and whether it is on.
+    """One plugin of the list: its manifest, the loader that loads it, where it came
+    from and whether it is on. A deferred one (its manifest says it offers providers
+    only) is loaded on first use of `plugin`; any other is loaded when listed."""
 
-    A provider-only built-in is given by its `module` and the provider it offers, and
-    imported on first use of `plugin`."""
-
-    __slots__ = ("_plugin", "configured", "disabled_by", "module", "name", "owned", "provides",
-                 "source")  # fmt: skip
+    __slots__ = ("_plugin", "configured", "disabled_by", "loader", "manifest", "name", "owned",
+                 "provides", "source")  # fmt: skip
 
     def __init__(
         self,
         plugin: Plugin | None = None,
-        source: str = BUILT_IN,  # "built-in", or the path of a user plugin
+        source: str = BUILT_IN,  # "built-in", "caller", or where a plugin was found
         disabled_by: Source | None = None,  # where plugins.disabled turned it off
         *,
-        module: str | None = None,
-        name: str = "",
+        manifest: PluginManifest | None = None,
+        loader: PluginLoader | None = None,
     ) -> None:
-        assert (plugin is None) != (module is None), name
+        if manifest is None:
+            assert plugin is not None
+            manifest = manifest_of(plugin, source)
+        elif plugin is None and not manifest.deferred:
+            assert loader is not None, manifest.name
+            plugin = loader.load(manifest)
+        if plugin is not None and manifest.contributions is None:  # it says them now
+            manifest = manifest_of(plugin, manifest.source, manifest.entry)
         self._plugin = plugin
-        self.source = source
+        self.loader = loader
+        self.manifest = manifest
+        self.source = manifest.source
         self.disabled_by = disabled_by
-        self.module = module
-        self.name = plugin.name if plugin is not None else name
-        self.provides = tuple(plugin.providers) if plugin is not None else (name,)
+        self.name = manifest.name
+        self.provides = tuple(f.name for f in manifest.providers)
         # Its own settings as configured (plugins.NAME.KEY), checked: key -> Setting.
         self.configured: dict[str, Setting] = {}
         # The values of smith's own settings it owns (Plugin.settings), as configured.
@@ -141,16 +151,14 @@ class LoadedPlugin:
 
     @property
     def provider_only(self) -> bool:
-        """Given by its module: it contributes its provider and nothing else."""
-        return self.module is not None
+        """Its manifest says it contributes providers and nothing else (deferred)."""
+        return self.manifest.deferred
 
     @property
     def plugin(self) -> Plugin:
         if self._plugin is None:
-            import importlib
-
-            assert self.module is not None
-            self._plugin = importlib.import_module(self.module).PLUGIN
+            assert self.loader is not None
+            self._plugin = self.loader.load(self.manifest)
         return self._plugin
 
     def __repr__(self) -> str:
@@ -158,7 +166,7 @@ class LoadedPlugin:
 
     @property
     def version(self) -> str:
-        return self.plugin.version
+        return self.manifest.version
 
     @property
     def settings(self) -> dict[str, object]:
@@ -204,7 +212,12 @@ class LoadedPlugin:
         }
         if self.disabled_by is not None:
             data["disabled_by"] = f"plugins.disabled at {self.disabled_by}"
-        data["contributions"] = self.plugin.contributions()
+        known = self.manifest.contributions
+        assert known is not None  # a loaded plugin's manifest says them
+        data["contributions"] = {kind: list(names) for kind, names in known.items()}
+        data["sdk"] = self.manifest.sdk
+        if self.manifest.grants:
+            data["grants"] = list(self.manifest.grants)
         if settings := self.settings_to_dict():
             data["settings"] = settings
         return data
@@ -291,60 +304,73 @@ class _Providers(Mapping[str, ProviderSpec]):
         return len(self._offers)
 
 
-@functools.cache
-def _builtin_entries() -> tuple[tuple[str, str | None], ...]:
-    """(module, provider name or None) of each built-in, in load order."""
-    import importlib
-
-    package = importlib.import_module("smith.plugins")
-    names: Sequence[str] = package.BUILTIN
-    provider_only: Mapping[str, str] = package.PROVIDER_ONLY
-    return tuple((module, provider_only.get(module)) for module in names)
+def provider_facts() -> Mapping[str, ProviderFacts]:
+    """The facts of every built-in provider (its plugin enabled or not), by name, from
+    the built-ins' manifests (smith.plugins.MANIFESTS): no provider module is imported.
+    A plugin that is not built in gives its facts through its ProviderSpec
+    (`spec.facts(name)`)."""
+    return _indexed_facts()
 
 
 @functools.cache
 def _indexed_facts() -> Mapping[str, ProviderFacts]:
-    import importlib
     from types import MappingProxyType
 
-    table: Mapping[str, Mapping[str, Any]] = importlib.import_module("smith.plugins").PROVIDER_FACTS
-    return MappingProxyType({name: ProviderFacts(name, **facts) for name, facts in table.items()})
-
-
-def provider_facts() -> Mapping[str, ProviderFacts]:
-    """The facts of every built-in provider (its plugin enabled or not), by name, from
-    the index smith.plugins.PROVIDER_FACTS: no provider module is imported. A plugin
-    that is not built in gives its facts through its ProviderSpec (`spec.facts(name)`)."""
-    return _indexed_facts()
+    facts = {f.name: f for m in builtin_manifests() for f in m.providers}
+    return MappingProxyType(facts)
 
 
 def provider_spec(name: str) -> ProviderSpec | None:
     """The ProviderSpec of the built-in provider `name` (its plugin enabled or not),
     importing only the module that offers it; None if no built-in offers it."""
-    import importlib
-
-    for module, provider in _builtin_entries():
-        if provider == name:
-            plugin: Plugin = importlib.import_module(module).PLUGIN
-            return plugin.providers[name]
-    for item in _defaults():  # the built-ins that contribute more than one provider
+    for manifest in builtin_manifests():
+        if manifest.facts(name) is not None:
+            return Builtins().load(manifest).providers[name]
+    for item in _defaults():  # a built-in whose manifest is said by its module
         if not item.provider_only and name in item.provides:
             return item.plugin.providers[name]
     return None
 
 
-def _entry(module: str, provider: str | None, disabled: Mapping[str, Source]) -> LoadedPlugin:
-    if provider is not None:
-        return LoadedPlugin(None, BUILT_IN, disabled.get(provider), module=module, name=provider)
-    import importlib
-
-    plugin: Plugin = importlib.import_module(module).PLUGIN
-    return LoadedPlugin(plugin, BUILT_IN, disabled.get(plugin.name))
-
-
 def builtin_plugins() -> tuple[Plugin, ...]:
     """Every built-in plugin, in load order (imports every one)."""
     return _defaults().enabled
+
+
+def loaders_of(config: Config | None, extra: Sequence[Plugin] = ()) -> list[PluginLoader]:
+    """Where the plugins of `config` come from, in load order: the built-ins, the user's
+    plugin directory ($SMITH_CONFIG_HOME/plugins) and a trusted project's
+    (.smith/plugins), then `extra`, a program's own."""
+    from smith.sdk._loaders import plugin_directories
+
+    loaders: list[PluginLoader] = [Builtins()]
+    if config is not None:
+        places = plugin_directories(
+            str(config["config-home"]), config.project_root, config.project_trusted
+        )
+        loaders += [
+            PluginDirectory(p, w) for p, w in zip(places, ("user", "project"), strict=False)
+        ]
+    if extra:
+        loaders.append(CallerPlugins(extra))
+    return loaders
+
+
+def _listed(
+    loaders: Sequence[PluginLoader], disabled: Mapping[str, Source], warnings: list[Diagnostic]
+) -> tuple[LoadedPlugin, ...]:
+    """Each loader's plugins, in order; a name already taken is refused."""
+    loaded: tuple[LoadedPlugin, ...] = ()
+    for loader in loaders:
+        for manifest in loader.discover(warnings.append):
+            if manifest.name in [p.name for p in loaded]:
+                where = Source("argument", "plugins") if manifest.source == CALLER else Source(
+                    "file", manifest.source)  # fmt: skip
+                raise DUPLICATE_PLUGIN.error(value=manifest.name, source=where,
+                                             name=manifest.name)  # fmt: skip
+            off = disabled.get(manifest.name)
+            loaded += (LoadedPlugin(None, manifest.source, off, manifest=manifest, loader=loader),)
+    return loaded
 
 
 def resolve_plugins(config: Config | None = None, extra: Sequence[Plugin] = ()) -> PluginList:
@@ -356,19 +382,11 @@ def resolve_plugins(config: Config | None = None, extra: Sequence[Plugin] = ()) 
     if config is None and not extra:
         return _defaults()
     names, where = _disabled(config)
-    disabled = dict.fromkeys(names, where)
-    loaded = tuple(_entry(module, provider, disabled) for module, provider in _builtin_entries())
-    for plugin in extra:
-        taken = [p.name for p in loaded]
-        if plugin.name in taken:
-            raise DUPLICATE_PLUGIN.error(
-                value=plugin.name, source=Source("argument", "plugins"), name=plugin.name
-            )
-        loaded += (LoadedPlugin(plugin, CALLER, disabled.get(plugin.name)),)
+    warnings: list[Diagnostic] = []
+    loaded = _listed(loaders_of(config, extra), dict.fromkeys(names, where), warnings)
     if config is None:
-        return PluginList(loaded)
+        return PluginList(loaded, tuple(warnings))
     known = [p.name for p in loaded]
-    warnings = []
     for name in names:
         if name not in known:
             warnings.append(
@@ -511,7 +529,7 @@ def _fresh(default: object) -> object:
 
 @functools.cache
 def _defaults() -> PluginList:
-    return PluginList(tuple(_entry(m, p, {}) for m, p in _builtin_entries()))
+    return PluginList(_listed([Builtins()], {}, []))
 
 
 def _disabled(config: Config | None) -> tuple[list[str], Source]:
