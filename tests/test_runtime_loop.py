@@ -30,7 +30,14 @@ def test_a_tool_using_turn_emits_the_documented_events_and_records_the_same(
 
     w.converse(fake, prompts=["what does app do?"])
     assert set(w.types()) <= set(EVENT_TYPES)
-    assert w.types() == [
+    # Every entry appended is an `entry` event, in the order they were appended.
+    appended = [e for e in w.events if e["type"] == "entry"]
+    recorded = list(w.session.entries())
+    assert [(e["id"], e["parent"], e["kind"]) for e in appended] == [
+        (r.id, r.parent, r.kind) for r in recorded[-len(appended) :]
+    ]
+    assert {e["kind"] for e in appended} >= {"message", "effect_intent", "effect_completion"}
+    assert [t for t in w.types() if t != "entry"] == [
         "session_start",  # the runtime's first run on this session
         "agent_start",
         "message_start",

@@ -34,6 +34,18 @@ class QueueItem(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     images: list[str] | None = None
 
 
+class EntryAppended(_Event, tag="entry", frozen=True):
+    """an entry was appended to the session (a message, a tool's effect records, a model
+    change, ...): what a frontend shows follows from these and the `entries` operation
+    """
+
+    fields_doc: ClassVar[str] = "`id`, `parent` (null: a root), `kind` (docs/sessions.md)"
+
+    id: str
+    parent: str | None
+    kind: str
+
+
 class SessionStart(_Event, tag="session_start", frozen=True):
     """once per runtime, at its first prompt, before the first turn"""
 
@@ -415,7 +427,7 @@ Event = Union[  # noqa: UP007 (a runtime union msgspec and JSON Schema read)
     SessionStart, AgentStart, TurnStart, MessageStart, MessageDelta, MessageEnd,
     ToolStart, ToolUpdate, ToolEnd, TurnEnd, AgentEnd, CompactionStart, CompactionEnd,
     QueueChanged, Retry, Failover, Error, Settled, InputHandled, Environment,
-    Instructions, Ui, IntentAnswered, IntentRefused, Result,
+    Instructions, Ui, IntentAnswered, IntentRefused, EntryAppended, Result,
 ]  # fmt: skip
 HookEvent = Union[Input, ToolCall, ToolResult]  # noqa: UP007
 

@@ -131,9 +131,39 @@ class Plugins(_Op, tag="plugins", frozen=True):
     """The plugins running in the runtime."""
 
 
+class SessionInfo(_Op, tag="session_info", frozen=True):
+    """The runtime's session: id, name, file, entry count, selected leaf."""
+
+
+class Entries(_Op, tag="entries", frozen=True):
+    """Entries of a branch (what a frontend shows), since one already shown."""
+
+    since: str | None = None
+    leaf: str | None = None
+    kinds: list[str] | None = None
+
+
+class Tree(_Op, tag="tree", frozen=True):
+    """Every branch of the session, for a navigator."""
+
+
+class Select(_Op, tag="select", frozen=True):
+    """Select an entry: the session continues from there."""
+
+    leaf: str
+
+
+class Fork(_Op, tag="fork", frozen=True):
+    """A new session holding this one's branch up to an entry."""
+
+    at: str | None = None
+    name: str | None = None
+
+
 Operation = Union[  # noqa: UP007 (a runtime union msgspec and JSON Schema read)
     Prompt, Steer, FollowUp, Shell, Abort, Compact, SetModel, SetThinking, QueueRemove,
-    QueueClear, Undo, Redo, Restore, Diff, History, Context, ListFiles, Plugins,
+    QueueClear, Undo, Redo, Restore, Diff, History, Context, ListFiles, Plugins, SessionInfo,
+    Entries, Tree, Select, Fork,
 ]  # fmt: skip
 
 OPERATIONS: dict[str, type[_Op]] = {

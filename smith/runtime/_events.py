@@ -7,7 +7,12 @@ Events are plain JSON-serialisable dicts with a `type`. The same objects are pri
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from smith.session import Entry, Session
 
 Event = dict[str, Any]
 
@@ -43,6 +48,7 @@ TYPES = (
     "ui",  # {intent: notify|progress|status, origin, ...the intent's fields}
     "intent_answered",  # {ask_id, intent, origin, text, choice, frontend}
     "intent_refused",  # {ask_id, intent, origin, text, frontend, reason}
+    "entry",  # an entry was appended to the session: {id, parent, kind}
     # Hooks: handed to plugin handlers only, never emitted (smith.runtime._hooks).
     "input",  # before a user message is recorded: {text, mode}
     "tool_call",  # before a call runs: {tool_call_id, name, arguments, turn}
@@ -53,3 +59,31 @@ TYPES = (
 def event(type: str, **fields: Any) -> Event:
     assert type in TYPES, type
     return {"type": type, **fields}
+
+
+def publish_entries(session: Session, emit: Callable[[Event], None]) -> Callable[[], None]:
+    """Emit an `entry` event for every entry appended to `session` from now on (until the
+    returned function is called). An entry appended in a tool's thread is emitted on
+    the event loop that ran the tool (events reach frontends there), with the
+    submission of the work that appended it."""
+    import asyncio
+
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None  # learnt at the first append made on one
+
+    def appended(entry: Entry) -> None:
+        nonlocal loop
+        ev = {"type": "entry", "id": entry.id, "parent": entry.parent, "kind": entry.kind}
+        if (submission := SUBMISSION.get()) is not None:
+            ev["submission"] = submission
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a worker thread: hand it to the loop's thread
+            if loop is not None and loop.is_running():
+                loop.call_soon_threadsafe(emit, ev)
+                return
+        emit(ev)
+
+    return session.observe(appended)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import Diagnostic, SmithError, Source
 from smith.runtime._context import ContextCache, ContextPolicy
 from smith.runtime._cost import CostMeter, carry_cost, count_earlier
-from smith.runtime._events import SUBMISSION, Event, event
+from smith.runtime._events import SUBMISSION, Event, event, publish_entries
 from smith.runtime._generation import Generation
 from smith.runtime._kinds import LOOP_FAILED, OP_BUSY, check_thinking
 from smith.runtime._limits import Limits
@@ -159,6 +159,9 @@ class Runtime:
         # token), is redacted from what the model is sent and the session records.
         watch_credentials(self.secrets.protect)
         self.secrets.record(session)
+        # Every entry appended from now on is an `entry` event (frontends follow the
+        # session through these and the Entries operation, never the Session itself).
+        self._unpublish = publish_entries(session, self.emit)
 
     def _init_running_state(self) -> None:
         """What the runtime keeps about the task it runs and who listens."""
@@ -440,12 +443,16 @@ class Runtime:
         continues the session from there."""
         return self.files("restore").restore(target, conversation=conversation, force=force)
 
+    def idle_for(self, op: str) -> None:
+        """Refuse operation `op` while a turn runs (runtime.busy, naming it)."""
+        if self.busy:
+            raise OP_BUSY.error(value=op, source=Source(self.surface, op), op=op)
+
     def files(self, op: str) -> FileHistory:
         """The file history, for operation `op`: refused while busy, or when off."""
         from smith.vcs import HISTORY_OFF
 
-        if self.busy:
-            raise OP_BUSY.error(value=op, source=Source(self.surface, op), op=op)
+        self.idle_for(op)
         if self.history is None:
             raise HISTORY_OFF.error(
                 value=op,
@@ -475,6 +482,7 @@ class Runtime:
         if self.history is not None:
             self.history.close()
         self.memory.close()
+        self._unpublish()
         self.session.sync()
 
     # -- running ----------------------------------------------------------------------

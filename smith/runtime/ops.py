@@ -290,6 +290,84 @@ class Plugins(Operation):
         return rt.plugin_list.to_dict()
 
 
+@dataclass(frozen=True)
+class SessionInfo(Operation):
+    """The runtime's session: `{id, name, path, entries, leaf, cwd}` (frontends read
+    the session only through these operations and the `entry` event)."""
+
+    op: ClassVar[str] = "session_info"
+
+    def apply(self, rt: Runtime) -> object:
+        from smith.runtime._sessionface import info
+
+        return info(rt.session)
+
+
+@dataclass(frozen=True)
+class Entries(Operation):
+    """The entries of `kinds` (unset: every kind) on the branch ending at `leaf` (unset:
+    the selected one) after `since` when it is on that branch, else the whole branch:
+    a `Shown` (entries, ids, pairs, leaf, whole). What the app draws."""
+
+    since: str | None = None
+    leaf: str | None = None
+    kinds: tuple[str, ...] | None = None
+    op: ClassVar[str] = "entries"
+
+    def apply(self, rt: Runtime) -> object:
+        from smith.runtime._sessionface import entries
+
+        if self.leaf is not None:
+            rt.session.entry(self.leaf)  # session.unknown-entry, naming it
+        return entries(rt.session, self.since, self.leaf, self.kinds)
+
+
+@dataclass(frozen=True)
+class Tree(Operation):
+    """Every branch of the session, for a navigator: a `Tree` (the records' parent
+    links, the selected leaf; entries made and decoded only as asked)."""
+
+    op: ClassVar[str] = "tree"
+
+    def apply(self, rt: Runtime) -> object:
+        from smith.runtime._sessionface import Tree
+
+        return Tree(rt.session)
+
+
+@dataclass(frozen=True)
+class Select(Operation):
+    """Select the entry `leaf`: the session continues from there (branch navigation);
+    refused while a turn runs. Returns the session's info."""
+
+    leaf: str
+    op: ClassVar[str] = "select"
+
+    def apply(self, rt: Runtime) -> object:
+        from smith.runtime._sessionface import info
+
+        rt.idle_for("select")
+        rt.session.select(self.leaf)
+        return info(rt.session)
+
+
+@dataclass(frozen=True)
+class Fork(Operation):
+    """A new session beside this one holding its branch up to `at` (unset: the
+    selected leaf), named `name` (unset: "fork of" this one's): the new Session, open for
+    writing (the caller switches to it). Refused while a turn runs."""
+
+    at: str | None = None
+    name: str | None = None
+    op: ClassVar[str] = "fork"
+
+    def apply(self, rt: Runtime) -> object:
+        from smith.runtime._sessionface import fork
+
+        rt.idle_for("fork")
+        return fork(rt.session, self.at, self.name)
+
+
 OPERATIONS: dict[str, type[Operation]] = {
     cls.op: cls
     for cls in (
@@ -311,6 +389,11 @@ OPERATIONS: dict[str, type[Operation]] = {
         Context,
         ListFiles,
         Plugins,
+        SessionInfo,
+        Entries,
+        Tree,
+        Select,
+        Fork,
     )
 }
 ALIASES = {"restore": {"entry": "target"}}  # older spellings of a field
@@ -347,6 +430,14 @@ def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation
             continue
         if key == "images":
             values[key] = images_from_data(value, Source(surface, f"{cls.op}.images"))
+            continue
+        if _type(field) is tuple:
+            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise BAD_OP.error(value=str(value)[:80], source=Source(surface, f"{cls.op}.{key}"),
+                                   op=cls.op, name=key, problem=f"{type(value).__name__}, "
+                                   f"not {_kind(field)}", signature=signature,
+                                   kind=_kind(field))  # fmt: skip
+            values[key] = tuple(value)
             continue
         kind = _type(field)
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
@@ -420,12 +511,16 @@ def images_from_data(
 
 def _type(field: dataclasses.Field[Any]) -> type:
     declared = str(field.type)
+    if declared.startswith("tuple"):
+        return tuple
     return bool if declared.startswith("bool") else int if declared.startswith("int") else str
 
 
 def _kind(field: dataclasses.Field[Any]) -> str:
     if field.name == "images":
         return 'a list of {"media_type", "data"} or {"path"} objects'
+    if _type(field) is tuple:
+        return "a list of strings"
     return _KINDS[_type(field)]
 
 
