@@ -36,7 +36,7 @@ CALLER = "caller"  # given by the program that runs smith (smith.Agent's plugins
 
 PLUGIN_DIR_UNREADABLE = DiagnosticKind(
     "plugin.directory-unreadable",
-    what="the plugin directory {path} cannot be read: {reason}",
+    what="the {which} plugin directory cannot be read: {reason}",
     why="smith looks for the {which} plugins there at every start",
     fix="make {path} a directory smith can read (or remove it); smith runs without its "
     "plugins meanwhile",
@@ -44,7 +44,7 @@ PLUGIN_DIR_UNREADABLE = DiagnosticKind(
 )
 PLUGIN_NOT_INSTALLABLE = DiagnosticKind(
     "plugin.not-installable",
-    what="{path} holds {names}, which smith does not load yet",
+    what="the {which} plugin directory holds {names}, which smith does not load yet",
     why="plugins are installed into this directory by `smith plugins install`, which "
     "arrives with WebAssembly plugins; this version loads only its built-in plugins and "
     "those a program gives",
@@ -126,7 +126,7 @@ class PluginDirectory:
         if names:
             shown = ", ".join(names[:5]) + (f" (+{len(names) - 5})" if len(names) > 5 else "")
             warn(PLUGIN_NOT_INSTALLABLE(value=self.path, source=source, path=self.path,
-                                        names=shown))  # fmt: skip
+                                        names=shown, which=self.which))  # fmt: skip
         return ()
 
     def load(self, manifest: PluginManifest) -> Plugin:
