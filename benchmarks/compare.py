@@ -1,6 +1,7 @@
 """Quick comparison without asv: each figure against its baseline, measured now.
 
 python benchmarks/compare.py
+SMITH_BENCH_BASE=HEAD~1 python benchmarks/compare.py   # protocol figures against HEAD~1
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from benchmarks import (
     bench_config,
     bench_editor,
     bench_memory,
+    bench_protocol,
     bench_resume,
     bench_runtime,
     bench_sandbox,
@@ -86,6 +88,7 @@ def main() -> int:
         f"{e['speedup_16k']:.1f}x the naive parser (1 KiB chunks {e['speedup_1k']:.1f}x, "
         f"an event per chunk {e['speedup_per_event']:.1f}x)"
     )
+    print(bench_protocol.line(bench_protocol.figures()))
     print(bench_tui.line(bench_tui.figures()))
     print(bench_tui_idle.line(bench_tui_idle.figures()))
     print(bench_editor.line(bench_editor.figures()))

@@ -306,8 +306,10 @@ def _refusal(data: dict[str, Any]) -> Diagnostic:
 
 
 def _json_printer(out: _Output) -> Any:
+    from smith.protocol import dumps_event
+
     def emit(ev: dict[str, Any]) -> None:
-        out.write(json.dumps(ev, ensure_ascii=False) + "\n")
+        out.write(dumps_event(ev) + "\n")
 
     return emit
 

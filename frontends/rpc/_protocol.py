@@ -20,11 +20,11 @@ and a smith diagnostic as `data`, so a client can show `what`/`why`/`fix` as the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from smith import protocol
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
 from smith.text import TEXT_REPLACED, loads, replace_surrogates
 
@@ -288,5 +288,4 @@ def notification(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
 def encode(message: object) -> bytes:
     """One protocol record as one line: JSON escapes every line break inside strings,
     so the only LF is the terminator. A lone surrogate becomes its JSON escape."""
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text.encode("utf-8", "backslashreplace") + b"\n"
+    return protocol.encode_line(message)  # msgspec's encoder, loaded at the first record

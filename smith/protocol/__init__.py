@@ -1,6 +1,8 @@
 """The protocol every frontend speaks with the runtime, declared once (docs/events.md,
 docs/rpc.md): each event type and each operation is a msgspec `Struct`, and the JSON
-Schema `smith rpc --schema` prints is generated from them.
+Schema `smith rpc --schema` prints is generated from them. Events are dicts of these
+shapes; `encode_line` (an RPC line) and `dumps_event` (an `eval --json` line) write them
+through msgspec's encoder.
 
 `VERSION` is importable without msgspec; the declarations load on first use (PEP 562),
 so nothing on smith's start-up path pays for them.
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 VERSION = "1.0"
 
 if TYPE_CHECKING:
+    from smith.protocol._encode import dumps_event, encode_line
     from smith.protocol._events import EVENTS, HOOK_EVENTS, Event
     from smith.protocol._ops import OPERATIONS, Operation
     from smith.protocol._schema import schema
@@ -26,6 +29,8 @@ _LAZY = {
     "OPERATIONS": "smith.protocol._ops",
     "Operation": "smith.protocol._ops",
     "schema": "smith.protocol._schema",
+    "encode_line": "smith.protocol._encode",
+    "dumps_event": "smith.protocol._encode",
 }
 
 
@@ -35,7 +40,19 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'smith.protocol' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup (an encoder's, per event) finds it directly
+    return value
 
 
-__all__ = ["EVENTS", "HOOK_EVENTS", "OPERATIONS", "VERSION", "Event", "Operation", "schema"]
+__all__ = [
+    "EVENTS",
+    "HOOK_EVENTS",
+    "OPERATIONS",
+    "VERSION",
+    "Event",
+    "Operation",
+    "dumps_event",
+    "encode_line",
+    "schema",
+]
