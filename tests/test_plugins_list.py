@@ -59,11 +59,11 @@ def test_the_human_list_is_a_table(smith: Callable[..., Result], senv: SmithEnv)
     r = smith("plugins", "list")
     assert r.code == 0, r.err
     lines = r.out.splitlines()
-    assert lines[0].split() == ["PLUGIN", "VERSION", "SOURCE", "STATE", "CONTRIBUTES"]
+    assert lines[0].split() == ["PLUGIN", "VERSION", "SOURCE", "STATE", "STATUS", "CONTRIBUTES"]
     rows = {line.split()[0]: line.split() for line in lines[1 : 1 + len(BUILT_INS)]}
     assert list(rows) == BUILT_INS
-    assert rows["demo"][1:5] == [VERSION, "built-in", "enabled", "providers:"]
-    assert rows["google"][3] == "disabled"
+    assert rows["demo"][1:6] == [VERSION, "built-in", "enabled", "ready", "providers:"]
+    assert rows["google"][3:5] == ["disabled", "disabled"]
     assert f"google is disabled by plugins.disabled at {config}:1" in r.out
     assert "queue policies: one-at-a-time, all" in r.out
 

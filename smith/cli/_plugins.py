@@ -8,6 +8,7 @@ from smith.diagnostics import DiagnosticKind, Source
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
     from smith.cli._main import Context
     from smith.sdk import LoadedPlugin
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         ctx.out(json.dumps(plugins.to_dict(), indent=2))
         return 0
-    rows = [("PLUGIN", "VERSION", "SOURCE", "STATE", "CONTRIBUTES")]
+    rows = [("PLUGIN", "VERSION", "SOURCE", "STATE", "STATUS", "CONTRIBUTES")]
     rows += [_row(p) for p in plugins]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
@@ -64,15 +65,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _row(item: LoadedPlugin) -> tuple[str, str, str, str, str]:
-    kinds = item.plugin.contributions()
+def _row(item: LoadedPlugin) -> tuple[str, str, str, str, str, str]:
+    kinds = item.manifest.contributions or {}  # a listed plugin's manifest says them
     contributes = "; ".join(
         f"{kind.replace('_', ' ')}: {_names(names)}" for kind, names in kinds.items()
     )
-    return (item.name, item.version, item.source, item.state, contributes or "-")
+    return (item.name, item.version, item.source, item.state, item.status, contributes or "-")
 
 
-def _names(names: list[str], most: int = 6) -> str:
+def _names(names: Sequence[str], most: int = 6) -> str:
     if len(names) <= most:
         return ", ".join(names)
     return ", ".join(names[:most]) + f" (+{len(names) - most})"

@@ -16,6 +16,7 @@ drift apart: the same secrets, snapshots, confinement and redaction everywhere.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from smith.runtime._runtime import Runtime
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._templates import Template
+    from smith.runtime._toolsets import ToolSets
     from smith.sdk import Plugin
     from smith.session import Session, SessionStore
     from smith.vcs import HistorySettings
@@ -144,6 +146,15 @@ class Assembly:
         found = self.options["plugin_list"]
         assert isinstance(found, PluginList)
         return found
+
+    @functools.cached_property
+    def tool_sets(self) -> ToolSets:
+        """The tools each active plugin offers now: its declared ones until it sets others
+        (RuntimeView.set_tools). Shared by this assembly's runtimes (published at their
+        next safe point) and tool hosts (served at once)."""
+        from smith.runtime._toolsets import ToolSets
+
+        return ToolSets(self.plugin_list.active)
 
     # -- sessions ---------------------------------------------------------------------
 
@@ -281,6 +292,7 @@ class Assembly:
             plugins=plugins,  # the assembly's own are in its plugin list
             surface=self.surface,
             templates=self.templates,
+            tool_sets=self.tool_sets,
             **options,
         )
 
@@ -329,24 +341,24 @@ class Assembly:
         context = self.tool_context(session)
         settings = self.history_settings
         history = FileHistory(settings, session, context.root) if settings.enabled else None
-        tools, origins = self.host_tools(context.limits)
+        from smith.runtime._toolsets import LiveTools
+
+        tools = LiveTools({t.name: t for t in self.tools(context.limits)}, self.tool_sets)
         return ToolHost(session, tools, context, self.secrets, history=history,
-                        warn=self.warn, origins=origins)  # fmt: skip
+                        warn=self.warn, origins=tools.origins())  # fmt: skip
 
     def host_tools(
         self, limits: Mapping[str, int] | None = None
     ) -> tuple[dict[str, ToolSpec], dict[str, str]]:
         """The tools a tool host serves, by name: the built-in ones and those the active
-        plugins contribute (the caller's, smith.Agent's, among them), as they would run in
-        a turn; and the plugin that contributed each of the latter."""
+        plugins offer now (the caller's, smith.Agent's, among them: `tool_sets`), as they
+        would run in a turn; and the plugin that offers each of the latter."""
         from smith.runtime._setup import tool_limits
+        from smith.runtime._toolsets import LiveTools
 
-        plugins = self.plugin_list.active
         bound = tool_limits(self.config) if limits is None else limits
-        tools = {t.name: t for t in self.tools(bound)}
-        origins = {t.name: p.name for p in plugins for t in p.tools if t.name not in tools}
-        tools.update({t.name: t for p in plugins for t in p.tools if t.name in origins})
-        return tools, origins
+        tools = LiveTools({t.name: t for t in self.tools(bound)}, self.tool_sets)
+        return dict(tools), tools.origins()
 
     # -- logs ----------------------------------------------------------------------------
 

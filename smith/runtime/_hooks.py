@@ -74,7 +74,9 @@ Skip = Callable[["LoopContext", list[Call], str, Sequence[Result | None]], None]
 
 
 async def dispatch(rt: LoopContext, ev: Event) -> None:
-    """Run the plugin handlers of a safe-point event and publish their batch."""
+    """Run the plugin handlers of a safe-point event and publish their batch (after what
+    the plugins' tool sets changed: smith.runtime._lifecycle)."""
+    rt.lifecycle.at_safe_point()
     if ev["type"] not in SAFE_POINTS or ev["type"] not in rt.handled:
         return
     batches = [(p, None if isinstance(b, Failed) else b) for p, b in await answers(rt, ev)]
@@ -104,7 +106,10 @@ async def answers(rt: LoopContext, ev: Event) -> list[tuple[str, object]]:
     found: list[tuple[str, object]] = []
     for plugin in rt.plugins:
         handler = plugin.handlers.get(ev["type"])
-        if handler is not None:
+        if handler is not None and (waiting := rt.lifecycle.not_ready(plugin)) is not None:
+            if ev["type"] == "tool_call":  # a reviewer not ready denies (smith.runtime._lifecycle)
+                found.append((plugin.name, Failed(waiting)))
+        elif handler is not None:
             batch = await call_handler(rt, plugin, handler, ev)
             found.append((plugin.name, _post_intents(rt, plugin.name, batch)))
     return found

@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from smith.runtime._toolsets import LiveTools
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
@@ -46,20 +48,27 @@ class ToolHost:
         from smith.runtime._pluginstate import PluginState
 
         self.session = session
-        self.tools = dict(tools)
+        # Live when the assembly gives its plugins' tool sets (smith.runtime._toolsets):
+        # a plugin's change is served at once.
+        self.tools: Mapping[str, ToolSpec] = tools if isinstance(tools, LiveTools) else dict(tools)
         self.context = context
         self.secrets = secrets
         self.history = history
         self.warn = warn
         # The plugin that contributed each tool (not the built-ins): named as the origin
         # of what the tool shows or asks (smith.ui).
-        self.origins = dict(origins or {})
+        self._origins = dict(origins or {})
         self.journal = EffectJournal(session)
         # What plugins keep for this session (RuntimeView.state of a tool_call reviewer).
         self.plugin_state = PluginState(session)
         # Every credential read in this process, now or later, is masked like a secret.
         watch_credentials(secrets.protect)
         secrets.record(session)
+
+    @property
+    def origins(self) -> dict[str, str]:
+        live = self.tools.origins() if isinstance(self.tools, LiveTools) else {}
+        return {**self._origins, **live}
 
     def run(
         self,

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from smith.runtime._cost import CostMeter
     from smith.runtime._events import Event
     from smith.runtime._generation import Generation
+    from smith.runtime._lifecycle import Lifecycle
     from smith.runtime._limits import Limits
     from smith.runtime._project import ProjectContext
     from smith.runtime._queue import InputQueue
@@ -53,6 +54,7 @@ class LoopContext(Protocol):
     memory: RuntimeScopes
     plugins: tuple[Plugin, ...]
     handled: frozenset[str]  # the event types some plugin handles
+    lifecycle: Lifecycle  # which plugins are ready; their tool sets published at safe points
     entries_at_start: int
     templates: Mapping[str, Template]  # prompt templates by name (`/NAME args`)
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from smith.runtime._project import ProjectContext
     from smith.runtime._secrets import SecretProxy
     from smith.runtime._templates import Template
+    from smith.runtime._toolsets import ToolSets
     from smith.session import Session
     from smith.ui import Asked, Frontend, Reply, Shown
     from smith.vcs import FileHistory, HistorySettings
@@ -80,10 +81,12 @@ class Runtime:
         surface: Surface = "library",
         templates: Mapping[str, Template] | None = None,
         remember: Callable[[str, str], str] | None = None,
+        tool_sets: ToolSets | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.memory import RuntimeScopes
         from smith.providers import resolve_model, watch_credentials
+        from smith.runtime._lifecycle import Lifecycle
         from smith.runtime._pluginstate import PluginState
         from smith.runtime._secrets import SecretProxy
 
@@ -117,7 +120,9 @@ class Runtime:
         check_thinking(thinking)
         provider, model_id = self._resolve(model) if isinstance(model, str) else model
         setting = model if isinstance(model, str) else f"{provider.name}:{model_id}"
-        active = (*tools, *(t for p in self.plugins for t in p.tools))
+        # The plugins' start and stop, and the tools each offers now (its assembly's).
+        self.lifecycle = Lifecycle(self, tool_sets)
+        active = (*tools, *self.lifecycle.tool_sets.tools())
         # What the model is told besides the conversation (docs/context.md), composed once.
         self.project = project
         self.prompt_parts = tuple(
@@ -474,6 +479,7 @@ class Runtime:
 
             withdraw(self, CLOSED)
         await self.wait_idle()
+        await self.lifecycle.close()  # session_end, then each plugin's stop (bounded)
         if self._counting is not None:
             await self._counting  # its thread reads the session: done before it closes
         self._closed = True
@@ -592,7 +598,7 @@ class Runtime:
         return View(self.generation, self.model, self.thinking, self.system_prompt,
                     self.tool_names, self.turn, settings, self.session.id,
                     HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
-                    previewer(self), self.plugin_state)  # fmt: skip
+                    previewer(self), self.plugin_state, self.lifecycle.tool_sets)  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

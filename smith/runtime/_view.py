@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
-    from smith.effects import ToolFacts
+    from collections.abc import Sequence
+
+    from smith.effects import ToolFacts, ToolSpec
     from smith.runtime._pluginstate import PluginState
     from smith.runtime._runtime import Runtime
+    from smith.runtime._toolsets import ToolSets
     from smith.ui import Asked, Detail, Reply
 
 log = logging.getLogger("smith.runtime")
@@ -96,6 +99,8 @@ class View:
     )
     # The session's plugin state (RuntimeView.state); None: a view with nowhere to keep it.
     states: PluginState | None = field(default=None, repr=False, compare=False)
+    # The tools each plugin offers (RuntimeView.set_tools); None: a view that cannot set them.
+    tool_sets: ToolSets | None = field(default=None, repr=False, compare=False)
 
     async def ask(self, question: Asked) -> Reply:
         return await self.asker(question)
@@ -118,6 +123,11 @@ class View:
         if self.states is None:
             raise OSError("this view has no session to keep plugin state in")
         self.states.set(self.keeper.plugin, key, value)
+
+    def set_tools(self, tools: Sequence[ToolSpec]) -> None:
+        if self.tool_sets is None:
+            raise OSError("this view cannot change the plugin's tools")
+        self.tool_sets.set(self.keeper.plugin, tools)
 
 
 @dataclass(frozen=True)

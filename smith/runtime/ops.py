@@ -282,12 +282,13 @@ class ListFiles(Operation):
 class Plugins(Operation):
     """The plugin list the runtime was built with, as `smith plugins list --json` prints
     it (smith.sdk.PluginList.to_dict: each plugin's source, state, contributions,
-    settings)."""
+    settings), with each one's status in this runtime (starting, ready, failed with its
+    diagnostic, stopped: smith.runtime._lifecycle)."""
 
     op: ClassVar[str] = "plugins"
 
     def apply(self, rt: Runtime) -> object:
-        return rt.plugin_list.to_dict()
+        return rt.lifecycle.to_dict(rt.plugin_list.to_dict())
 
 
 @dataclass(frozen=True)

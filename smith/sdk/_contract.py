@@ -5,7 +5,8 @@ contract. A plugin is a name plus contributions:
 
 - `handlers`: lifecycle event type -> handler. Handlers run in plugin order at the
   runtime's safe points (`session_start`, `agent_start`, `turn_start`, `turn_end`,
-  `agent_end`, `compaction_end`), get the event and a read-only view of the runtime, and
+  `agent_end`, `compaction_end`, `session_end`), get the event and a read-only view of
+  the runtime, and
   return a batch of actions (or None): SetModel, SetThinking, SetSystemPrompt,
   AppendSystemPrompt, AddTool, RemoveTool, SetSetting, Enqueue. The runtime validates
   the batch of every handler of one event together, rejects conflicting ones with a
@@ -103,6 +104,7 @@ SAFE_POINTS = (
     "turn_end",
     "agent_end",
     "compaction_end",
+    "session_end",  # the runtime closes its session (handlers only: not an emitted event)
 )
 # Hook events: a handler decides about one thing (a user input, a tool call, a tool
 # result) before the runtime goes on; see HOOK_ACTIONS for what each accepts.
@@ -337,6 +339,15 @@ class RuntimeView(Protocol):
         JSON-like: None, booleans, finite numbers, strings, and lists and string-keyed
         dicts of them (TypeError otherwise); keep them small. Raises OSError where the
         view has no session to keep it in."""
+        ...
+
+    def set_tools(self, tools: Sequence[ToolSpec]) -> None:
+        """Make `tools` the whole set of tools the plugin offers (at first, its declared
+        `Plugin.tools`; an empty set removes them all), from any thread, at any time: the
+        tool host (MCP, `smith tools`) serves the new set at once, and the runtime
+        publishes it as a new generation at its next safe point, so the next model
+        request offers it. ValueError for a name another plugin's tool has; OSError
+        where the view has no tool sets (a tool host's review)."""
         ...
 
 

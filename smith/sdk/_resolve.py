@@ -203,12 +203,22 @@ class LoadedPlugin:
     def state(self) -> str:
         return "enabled" if self.disabled_by is None else "disabled"
 
+    @property
+    def status(self) -> str:
+        """Where it is in its lifecycle outside a runtime: ready (it has nothing to
+        start), not started (it starts with a runtime) or disabled. A runtime's own list
+        (RPC plugins.list) says starting, ready, failed or stopped instead."""
+        if self.disabled_by is not None:
+            return "disabled"
+        return "not started" if "start" in self.manifest.lifecycle else "ready"
+
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = {
             "name": self.name,
             "version": self.version,
             "source": self.source,
             "state": self.state,
+            "status": self.status,
         }
         if self.disabled_by is not None:
             data["disabled_by"] = f"plugins.disabled at {self.disabled_by}"
