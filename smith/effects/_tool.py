@@ -9,12 +9,12 @@ way it states the mutation: applied, not-applied or unknown.
 from __future__ import annotations
 
 import threading
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from smith.effects._outputs import Mask
     from smith.effects._sandbox import Sandbox
@@ -332,6 +332,28 @@ class ToolContext:
         # call by the runtime and the tool host; by default nobody: nothing is shown and
         # every question is refused.
         self.ui: ToolUi = _no_ui()
+        # Child agents on new branches of the session (smith.runtime._children, set by
+        # the assembly for a runtime's calls); None outside a runtime (MCP, tools run).
+        self.children: Children | None = None
+
+    async def spawn_child(
+        self,
+        prompt: str,
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        system_prompt: str | None = None,
+        limits: Any = None,
+        model: Any = None,
+        at: str | None = None,
+    ) -> dict[str, Any]:
+        """Run `prompt` in a child runtime on a new branch of this call's session (forked
+        at `at`, default: this call's entry) with its own tools, system prompt, limits
+        (smith.Limits) and model, and wait for it to stop: {stop, error, message, text,
+        at, leaf}. For a tool written as a coroutine."""
+        if self.children is None:
+            raise ToolError("child agents start only from a runtime's tool calls")
+        return await self.children.run(prompt, tools=tools, system_prompt=system_prompt,
+                                       limits=limits, model=model, at=at)  # fmt: skip
 
     def for_call(self) -> ToolContext:
         """A copy for one call, with its own cancellation flag."""
@@ -391,6 +413,21 @@ class ToolContext:
         from smith.effects._paths import relative
 
         return relative(path, self.root)
+
+
+class Children(Protocol):
+    """What starts child runtimes (smith.runtime._children.Children)."""
+
+    async def run(
+        self,
+        prompt: str,
+        *,
+        tools: Sequence[ToolSpec] | None = ...,
+        system_prompt: str | None = ...,
+        limits: Any = ...,
+        model: Any = ...,
+        at: str | None = ...,
+    ) -> dict[str, Any]: ...
 
 
 def _no_ui() -> ToolUi:

@@ -263,16 +263,21 @@ class Assembly:
         system_prompt: str | None = None,
         plugins: Sequence[Plugin] = (),
         limits: Limits | None = None,
+        prepare: bool = True,
     ) -> Runtime:
         """The agent loop over `session` (prepared first), with this assembly's tools,
         secrets, plugins, limits, file history and what the model is told about the
         project (`project`); a caller (smith.Agent) may give its own model (a name, or a
         provider and model id), tools, system prompt (it replaces the default parts;
         instruction files and prompt.append still follow), limits and plugins (after
-        those of the assembly's plugin list)."""
+        those of the assembly's plugin list). Its tools can start child runtimes on new
+        branches of `session` (ToolContext.spawn_child: smith.runtime._children, which
+        builds them here with `prepare` off, on a smith.session.Branch)."""
+        from smith.runtime._children import Children
         from smith.runtime._runtime import Runtime
 
-        self.prepare(session)
+        if prepare:
+            self.prepare(session)
         options = dict(self.options)
         if thinking is not None:
             options["thinking"] = thinking
@@ -281,6 +286,7 @@ class Assembly:
         if system_prompt is not None:
             options["system_prompt"] = system_prompt
         context = self.tool_context(session)
+        context.children = Children(self, session, model or self.model)
         given = self.tools() if tools is None else list(tools)
         return Runtime(
             session,

@@ -11,6 +11,7 @@ JSONL is for inspection and interchange only (`dump`, `import_jsonl`).
 """
 
 from smith._lazy import lazy_exports
+from smith.session._branch import Branch
 from smith.session._codec import content_size
 from smith.session._jsonl import dump, import_jsonl
 from smith.session._pairing import calls_pair, pair_calls
@@ -45,6 +46,7 @@ __all__ = [
     "DAMAGED",
     "KINDS",
     "UNKNOWN_ENTRY",
+    "Branch",
     "Entry",
     "Session",
     "SessionStore",
@@ -65,16 +67,16 @@ TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
     from smith.session._header import checked_header as checked_header
+    from smith.session._problems import DAMAGED as DAMAGED
+    from smith.session._problems import UNKNOWN_ENTRY as UNKNOWN_ENTRY
     from smith.session._repair import repair as repair
-    from smith.session._session import DAMAGED as DAMAGED
-    from smith.session._session import UNKNOWN_ENTRY as UNKNOWN_ENTRY
     from smith.session._store import project_key as project_key
 
 
 _LAZY = {
     "checked_header": "smith.session._header",
-    "DAMAGED": "smith.session._session",
-    "UNKNOWN_ENTRY": "smith.session._session",
+    "DAMAGED": "smith.session._problems",
+    "UNKNOWN_ENTRY": "smith.session._problems",
     "project_key": "smith.session._store",
     "repair": "smith.session._repair",
 }

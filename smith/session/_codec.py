@@ -2,7 +2,9 @@
 
 Entry body: [id, parent | null, ts (ms), kind, pair | null, content] where `content` is
 the canonical CBOR of the entry's content, zstd-compressed (frame flag COMPRESSED) when
-it is at least COMPRESS_AT bytes and compression makes it smaller. zstd runs at a fixed
+it is at least COMPRESS_AT bytes and compression makes it smaller. Frame flag ASIDE marks
+an entry appended through a branch cursor other than the selection (smith.session.Branch):
+it does not select itself (see `selects`). zstd runs at a fixed
 level, so the same entries always produce the same bytes (for one zstandard version).
 """
 
@@ -26,6 +28,10 @@ ZSTD_LEVEL = 3
 # packs 64 million of them in 2 KB. Writing checks it too, so smith never writes content
 # it will not read back.
 MAX_ITEMS = 1 << 20
+# Entry frame flag: appended on a branch of its own (a child agent's), not at the
+# selection, so it does not select itself when the file is read (flag bit 0 is
+# COMPRESSED, bit 15 the index's own).
+FLAG_ASIDE = 0x0002
 # Session info and leaf frames are a few values: their bound is small.
 MAX_META_ITEMS = 1 << 12
 
@@ -39,7 +45,13 @@ def _zstd() -> zstandard.ZstdCompressor:
 
 @memory.framed
 def entry_frame(
-    id: str, parent: str | None, ts: int, kind: str, pair: str | None, content: object
+    id: str,
+    parent: str | None,
+    ts: int,
+    kind: str,
+    pair: str | None,
+    content: object,
+    aside: bool = False,
 ) -> bytes:
     raw = _cbor.encode(content)
     if len(raw) > MAX_ITEMS:  # fewer bytes cannot hold more items: only big content checks
@@ -50,12 +62,17 @@ def entry_frame(
                 f"content of {kind} entry {id!r} is over smith's bound of {MAX_ITEMS:,} "
                 "items (values, array members, map keys and values) per entry"
             ) from exc
-    flags = 0
+    flags = FLAG_ASIDE if aside else 0
     if len(raw) >= COMPRESS_AT:
         packed = _zstd().compress(raw)
         if len(packed) < len(raw):
-            raw, flags = packed, FLAG_COMPRESSED
+            raw, flags = packed, flags | FLAG_COMPRESSED
     return encode_frame(TYPE_ENTRY, flags, _cbor.encode([id, parent, ts, kind, pair, raw]))
+
+
+def selects(frame: bytes) -> bool:
+    """Whether an entry frame selects itself when appended (no ASIDE flag)."""
+    return not int.from_bytes(frame[6:8], "little") & FLAG_ASIDE
 
 
 def content_size(content: object) -> int:

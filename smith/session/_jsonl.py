@@ -325,7 +325,7 @@ class _Partial:
         self.pending.clear()
 
     def publish(self, sid: str, source: Source) -> None:
-        from smith.session._session import EXISTS
+        from smith.session._problems import EXISTS
 
         self._flush()
         os.fsync(self.fd)
@@ -350,7 +350,8 @@ def import_jsonl(
 ) -> Session:
     """Create a session from a JSONL file, line by line: every line is checked as it is
     written, and the session is published atomically once all of them passed."""
-    from smith.session._session import EXISTS, new_session_id
+    from smith.session._problems import EXISTS
+    from smith.session._session import new_session_id
 
     with _open_dump(path) as f:
         reader = _Reader(path, f)

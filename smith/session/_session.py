@@ -23,91 +23,27 @@ import time
 from smith import memory
 from smith._fast import _frames
 from smith._fast._arena import TYPE_LEAF, TYPE_SESSION, Arena, ArenaError
-from smith.diagnostics import Diagnostic, DiagnosticKind, Source
+from smith.diagnostics import Diagnostic, Source
 from smith.session import _blobs, _codec
 from smith.session._files import keep_tail, publish
+from smith.session._problems import (
+    CONTENT_UNREADABLE,
+    DAMAGED,
+    EXISTS,
+    FUTURE_VERSION,
+    LOCKED,
+    NOT_A_SESSION,
+    SESSION_UNREADABLE,
+    SKIPPED,
+    TAIL_NOT_KEPT,
+    UNKNOWN_ENTRY,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
 FORMAT_VERSION = _frames.FORMAT_VERSION
-
-NOT_A_SESSION = DiagnosticKind(
-    "session.not-a-session",
-    what="this file cannot be read as a smith session: {reason}",
-    why="smith sessions start with a session file header; this file has none or a damaged one",
-    fix="check the path; a session whose header checksum alone is damaged can be rewritten "
-    "with `smith sessions repair` and its id",
-)
-FUTURE_VERSION = DiagnosticKind(
-    "session.future-version",
-    what="this session file has format version {version}; this smith reads up to {supported}",
-    why="it was written by a newer smith, and guessing at its frames could lose data",
-    fix="upgrade smith to open it; the file is left untouched",
-)
-DAMAGED = DiagnosticKind(
-    "session.damaged",
-    what="this session file is damaged at byte {offset} ({problem}); {count} entries before "
-    "it were recovered",
-    why="the frames after that point cannot be read safely, so smith will not append to the file",
-    fix="run `smith sessions repair {id}`: it keeps every intact frame and a backup of the "
-    "original",
-)
-SKIPPED = DiagnosticKind(
-    "session.frames-skipped",
-    severity="warning",
-    what="session '{name}' ({id}) was read with damage: {damage}",
-    why="a frame whose checksum does not match cannot be trusted, so its entries are left "
-    "out; a tool call or result that lost its partner is answered as unknown or left out "
-    "of requests, so the conversation goes on without them",
-    fix="see what was kept with `smith sessions show {id}`, and rewrite the file keeping "
-    "every intact frame (and a backup) with `smith sessions repair {id}`",
-)
-LOCKED = DiagnosticKind(
-    "session.locked",
-    what="this session is open for writing in another smith process",
-    why="two writers appending to one session would interleave their histories",
-    fix="close the other smith (or wait for it to finish), or fork this session to continue "
-    "separately: `smith sessions fork {id}`",
-)
-EXISTS = DiagnosticKind(
-    "session.exists",
-    what="a session with id '{id}' already exists",
-    why="session ids are unique, so one cannot be created twice",
-    fix="remove the existing one first (`smith sessions rm {id}`), or import it with "
-    "--new-id to keep both",
-)
-CONTENT_UNREADABLE = DiagnosticKind(
-    "session.content-unreadable",
-    what="the content of entry '{entry}' cannot be decoded: {reason}",
-    why="its frame passed its checksum, so it was written this way (by another program or "
-    "a damaged writer), not damaged on disk",
-    fix="the rest of the session is intact; dump or fork around this entry, or report how "
-    "the file was written",
-)
-SESSION_UNREADABLE = DiagnosticKind(
-    "session.unreadable",
-    what="this session file cannot be read: {reason}",
-    why="smith reads a whole session file into memory to use it, and this one could not be",
-    fix="check the file's permissions and the disk it is on; other sessions are not "
-    "affected, and `smith sessions list` still lists them",
-)
-TAIL_NOT_KEPT = DiagnosticKind(
-    "session.tail-not-kept",
-    what="cannot keep the unfinished frame at the end of this session before cutting it: {reason}",
-    why="opening a session for writing cuts an unfinished last frame so that new entries "
-    "stay readable, and its bytes are first copied beside the file; that copy failed, so "
-    "nothing was cut",
-    fix="free some disk space (or fix the directory's permissions) and open it again; "
-    "`smith sessions repair {id}` also rewrites it, keeping a backup",
-)
-UNKNOWN_ENTRY = DiagnosticKind(
-    "session.unknown-entry",
-    what="there is no entry '{entry}' in this session",
-    why="entries are named by the ids that `smith sessions show` lists",
-    fix="pick an id from `smith sessions show {id}`",
-)
 
 
 def now_ms() -> int:
@@ -181,7 +117,9 @@ class Session:
         self.path = path
         self._arena = arena
         self.info = info
-        self._leaf = leaf
+        self._leaf = leaf  # the last explicit selection, while no selecting entry follows it
+        # The last entry that selected itself (-1: none; None: not looked for yet).
+        self._last: int | None = None
         self._fd = fd
         self._dirty = False
         # Appends come from the event loop and from tool threads (effect records): one
@@ -390,10 +328,13 @@ class Session:
 
     @property
     def leaf(self) -> str | None:
-        """The selected entry: the last `select`, else the last entry appended."""
+        """The selected entry: the last `select`, else the last entry appended at the
+        selection (not one appended through a Branch of its own)."""
         if self._leaf is not None:
             return self._leaf
-        return self._arena.id(len(self._arena) - 1) if len(self._arena) else None
+        if self._last is None:
+            self._last = _last_selecting(self._arena)
+        return self._arena.id(self._last) if self._last >= 0 else None
 
     def __len__(self) -> int:
         return len(self._arena)
@@ -528,7 +469,7 @@ class Session:
         written is never seen in memory either. Safe to call from several threads.
         """
         with self._write_lock:
-            return self._append(kind, content, parent, pair, id, ts, durable)
+            return self._append(kind, content, parent, pair, id, ts, durable, True)
 
     def _append(
         self,
@@ -539,7 +480,10 @@ class Session:
         id: str | None,
         ts: int | None,
         durable: bool,
+        selects: bool,
     ) -> Entry:
+        """Append (holding the write lock); `selects`: the entry becomes the selection,
+        else it is written ASIDE (smith.session.Branch)."""
         parent_id = self.leaf if parent is _MISSING else parent
         if parent_id is not None and (
             not isinstance(parent_id, str) or self._arena.index(parent_id) < 0
@@ -559,10 +503,11 @@ class Session:
         elif self._arena.index(id) >= 0:
             raise ValueError(f"entry id {id!r} is already in this session")
         _check_fields(id, None, 0)
-        frame = _codec.entry_frame(id, parent_id, ts, kind, pair, content)
+        frame = _codec.entry_frame(id, parent_id, ts, kind, pair, content, not selects)
         self._write(frame, durable)
         index = self._arena.append(frame)
-        self._leaf = None  # an append selects the new entry (see _meta)
+        if selects:  # the new entry is the selection (see _meta)
+            self._leaf, self._last = None, index
         entry = Entry(self._arena, index)
         for observer in self._observers:
             observer(entry)
@@ -641,6 +586,7 @@ class Session:
             "created": now_ms(),
             "forked_from": self.id,
         }
+        aside = False
         if target is None:
             data = _frames.file_header() + _codec.session_frame(info)
         else:
@@ -650,12 +596,18 @@ class Session:
             data = self._arena.fork_bytes(
                 index, _frames.file_header(), _codec.session_frame(info), unknown
             )
+            # A target appended aside does not select itself: the fork selects it (the
+            # selection followed appends when nothing was selected: it selects).
+            followed = at is None and self._leaf is None
+            aside = not followed and not _codec.selects(self._arena.frame(index))
+            if aside:
+                data += _codec.leaf_frame(target)
         _publish_new(path, data, str(info["id"]))
         # A linear history is shared in memory (copy-on-write) instead of read back.
         shared = None if target is None else self._arena.fork(self.entry(target).index)
         if shared is None:
             return Session.open(path)
-        return Session(path, shared, info, None, _lock(path, 2.0))
+        return Session(path, shared, info, target if aside else None, _lock(path, 2.0))
 
 
 def _publish_new(path: str, data: bytes, id: str) -> None:
@@ -717,9 +669,19 @@ def _opt_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+def _last_selecting(arena: Arena) -> int:
+    """The index of the last entry that selected itself when appended (not ASIDE), -1
+    if none; entries written aside (a child's branch) are few at the end, if any."""
+    i = len(arena) - 1
+    while i >= 0 and not _codec.selects(arena.frame(i)):
+        i -= 1
+    return i
+
+
 def _meta(arena: Arena) -> tuple[dict[str, object], str | None, list[tuple[int, str]]]:
     """Session info (later session frames update earlier ones) and the explicitly selected
-    leaf: the last leaf frame, unless an entry was appended after it (appending selects);
+    leaf: the last leaf frame, unless an entry that selects itself (one not written aside
+    through a Branch) was appended after it;
     and (offset, reason) of each such frame that passed its checksum but does not decode
     (within its small item bound), which is left out."""
     info: dict[str, object] = {}
@@ -738,6 +700,7 @@ def _meta(arena: Arena) -> tuple[dict[str, object], str | None, list[tuple[int, 
             info.update({str(key): v for key, v in value.items()})
         elif kind == TYPE_LEAF and isinstance(value, str) and arena.index(value) >= 0:
             leaf, leaf_at = value, arena.meta_offset(k)
-    if leaf is not None and len(arena) and arena.offset(len(arena) - 1) > leaf_at:
+    last = _last_selecting(arena)
+    if leaf is not None and last >= 0 and arena.offset(last) > leaf_at:
         leaf = None
     return info, leaf, unread

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from smith._readfile import file_kind
 from smith.diagnostics import DiagnosticKind, SmithError, Source
-from smith.session._session import EXISTS, Session
+from smith.session._problems import EXISTS
+from smith.session._session import Session
 
 if TYPE_CHECKING:
     from collections.abc import Callable
