@@ -5,6 +5,7 @@ truncation of a file holding interleaved branches leave both branches' prefixes.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -147,8 +148,6 @@ def test_a_tool_runs_a_child_on_its_own_branch_while_the_parent_waits(tmp_path: 
         await agent.close()
         assert smith.text_of(message) == "the child is done"
         return path
-
-    import asyncio
 
     path = asyncio.run(main())
     assert (project / "out.txt").read_text() == "from the child"
@@ -333,3 +332,93 @@ def test_a_parent_and_a_child_cursor_interleaving_resume_at_the_parent(
     _interleaved(path, fork, 30, seed)
     a, b = _check_recovered(path, fork)
     assert a + b == 30
+
+
+_AGENT = r"""
+import asyncio, sys
+import smith
+store, project, parent_model, child_model = sys.argv[1:5]
+
+@smith.tool
+async def delegate(ctx: smith.ToolContext, task: str) -> str:
+    '''Hand a task to a child agent.'''
+    run = await ctx.spawn_child(task, tools=smith.builtin_tools(), model=child_model)
+    return str(run["text"])
+
+async def main() -> None:
+    agent = smith.Agent(parent_model, tools=[delegate], store=store, cwd=project, name="k")
+    print(agent.session.path, flush=True)
+    await agent.send("go")
+    await agent.close()
+    print("done", flush=True)
+
+asyncio.run(main())
+"""
+
+
+async def _resume(path: str, project: Path, model: str) -> list[str]:
+    """Send one more prompt in the session at `path`: the texts of the branch it ends on."""
+    agent = smith.Agent(model, session=Session.open(path), cwd=str(project), tools=[])
+    message = await agent.send("again")
+    branch = agent.session.branch()
+    await agent.close()
+    assert smith.text_of(message) == "resumed"
+    return [smith.text_of(e.content) for e in branch if e.kind == "message"]  # type: ignore[arg-type]
+
+
+def test_kill_9_of_a_parent_waiting_on_its_child_resumes_the_parent(tmp_path: Path) -> None:
+    """A runtime whose tool runs a child (writing files, slowly) is killed at a random
+    moment: the file reopens with every entry linked, the selection on the parent's
+    branch (never the child's), and a resumed agent continues the parent's branch."""
+    writes = [
+        {"delay_ms": 4, "tool_calls": [{"name": "write",
+                                        "arguments": {"path": f"f{i}.txt", "content": "x"}}]}
+        for i in range(6)
+    ]  # fmt: skip
+    child_model = _script(tmp_path / "child.json", [*writes, {"text": "wrote them"}])
+    parent_model = _script(
+        tmp_path / "parent.json",
+        [{"tool_calls": [{"name": "delegate", "arguments": {"task": "write files"}}]},
+         {"text": "the child is done"}],
+    )  # fmt: skip
+    rng = random.Random(2028)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    children_seen = 0
+    for i in range(4):
+        project = tmp_path / f"p{i}"
+        project.mkdir()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _AGENT, str(tmp_path / "store"), str(project),
+             parent_model, child_model],
+            stdout=subprocess.PIPE, env=env,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        path = proc.stdout.readline().decode().strip()
+        time.sleep(rng.uniform(0.05, 0.6))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+
+        s = Session.open(path)
+        try:
+            records = s.records
+            assert all(records.parent(k) != -2 for k in range(len(s)))  # none orphaned
+            assert s.damage is None or "unfinished frame" in s.damage
+            on_parent = s.branch()
+            before = [smith.text_of(e.content) for e in on_parent if e.kind == "message"]  # type: ignore[arg-type]
+            assert "write files" not in before  # the child's prompt is never selected
+            for e in s.entries("message"):
+                if smith.text_of(e.content) == "write files":  # type: ignore[arg-type]
+                    children_seen += 1
+                    fork = s.entry(e.parent or "")
+                    while fork.kind != "effect_intent":  # the child's environment note
+                        fork = s.entry(fork.parent or "")
+                    assert isinstance(fork.content, dict) and fork.content["name"] == "delegate"
+        finally:
+            s.close()
+
+        again = _script(tmp_path / f"again{i}.json", [{"text": "resumed"}])
+        texts = asyncio.run(_resume(path, project, again))
+        assert texts[-2:] == ["again", "resumed"] and "write files" not in texts
+        assert texts[: len(before)] == before  # the parent's branch, continued
+    assert children_seen > 0  # some kills landed while the child was running
