@@ -67,3 +67,12 @@ def find_project_root(start: str, env: Mapping[str, str] | None = None) -> str:
 
 def project_config_path(root: str) -> str:
     return os.path.join(root, PROJECT_DIR_NAME, USER_CONFIG_NAME)
+
+
+def project_key(cwd: str) -> str:
+    """A readable, collision-resistant directory name for a project path: where its
+    sessions, file history and prompt history are kept under the home."""
+    import zlib
+
+    readable = cwd.strip("/").replace("/", "-").replace(":", "-")[-60:] or "root"
+    return f"{readable}-{zlib.crc32(os.fsencode(cwd)):08x}"

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smith.frontends.tui._app import BIG, SHOWN_KINDS
-from smith.frontends.tui._bulk import branch_shown, collector_paused
+from smith.frontends.tui._bulk import collector_paused
+from smith.runtime._sessionface import entries
 from smith.frontends.tui._transcript import ESTIMATE, Heights, Transcript
 from smith.session import Session
 from tests.runtime_kit import Fake
@@ -100,19 +101,26 @@ def _branched() -> Session:
     return Session.from_entries(entries, info={"id": "b", "name": "b", "cwd": "/"})
 
 
-def test_branch_shown_is_the_branch_filtered_by_kind() -> None:
+def test_entries_are_the_branch_filtered_by_kind() -> None:
     session = _branched()
     leaf = session.leaf
     assert leaf is not None
     expected = [e for e in session.branch(leaf) if e.kind in SHOWN_KINDS]
-    shown = branch_shown(session, leaf, SHOWN_KINDS)
+    shown = entries(session, None, leaf, SHOWN_KINDS)
+    assert shown.whole and shown.leaf == leaf
     assert [e.id for e in shown.entries] == [e.id for e in expected] == shown.ids
     assert [e.index for e in shown.entries] == [e.index for e in expected]
     assert shown.pairs == [e.pair for e in expected] and any(shown.pairs)
     older = session.branch(leaf)[100].id  # another leaf: a shorter branch
-    assert branch_shown(session, older, SHOWN_KINDS).ids == [
+    assert entries(session, None, older, SHOWN_KINDS).ids == [
         e.id for e in session.branch(older) if e.kind in SHOWN_KINDS
     ]
+    # Since an entry on the branch: only what follows it; since one off it: the whole.
+    since = session.branch(leaf)[-50].id
+    later = entries(session, since, leaf, SHOWN_KINDS)
+    assert not later.whole
+    assert later.ids == [e.id for e in session.branch(leaf)[-49:] if e.kind in SHOWN_KINDS]
+    assert entries(session, "side1003", leaf, SHOWN_KINDS).whole
 
 
 def test_collector_paused_pauses_and_freezes_only_when_asked() -> None:

@@ -367,7 +367,7 @@ def test_resume_lists_sessions_by_first_prompt_newest_first_skipping_empty_ones(
             first = app.session.id
             await _type(pilot, "list the files")
             await _settle(app)
-            named = source.store.create(name="bugfix", cwd=source.project)  # type: ignore[attr-defined]
+            named = source.sessions.new("bugfix")  # type: ignore[attr-defined]
             named.append("message", {"role": "user", "content": [
                 {"type": "text", "text": "why does the parser fail?\nmore lines"}]})  # fmt: skip
             named.close()

@@ -26,6 +26,7 @@ from smith.frontends.tui._mentions import attachment_lines, typed_text
 from smith.frontends.tui._render import render_markdown
 from smith.frontends.tui._transcript import Transcript
 from smith.providers import End, TextDelta
+from smith.runtime import SessionTree
 from smith.session import Session
 from tests.conftest import SmithEnv, tool_world
 from tests.runtime_kit import Fake, Gate, call, say
@@ -224,7 +225,7 @@ def test_an_attachment_is_a_line_in_the_transcript_and_left_out_of_tree_labels(
     entries = [{"id": "u1", "parent": None, "ts": 1, "kind": "message", "content": ATTACHED}]
     project = _project(tmp_path)
     session = Session.from_entries(entries, info={"id": "a", "name": "a", "cwd": str(project)})
-    assert label(BranchMap(session).prompt(0)) == "explain @src/calc.py"
+    assert label(BranchMap(SessionTree(session)).prompt(0)) == "explain @src/calc.py"
 
     async def main() -> None:
         app = _app(tmp_path, session=session)

@@ -22,6 +22,7 @@ from smith.frontends.tui._models import (
 from smith.frontends.tui._picker import ModelPicker
 from smith.frontends.tui._tree import BranchTree, TreeScreen
 from smith.providers._model import ModelInfo
+from smith.runtime import SessionTree
 from smith.session import Session
 from tests.conftest import SmithEnv
 from tests.runtime_kit import Fake, say
@@ -193,7 +194,7 @@ def test_the_branch_map_agrees_with_a_naive_walk_of_the_tree(data: st.DataObject
         entries.append(entry)
     session = Session.from_entries(entries, info={"id": "h", "name": "h", "cwd": "/"})
     page = data.draw(st.integers(1, 4))
-    m = BranchMap(session)
+    m = BranchMap(SessionTree(session))
     children = {i: [j for j, p in enumerate(parents) if p == i] for i in range(size)}
 
     def below(i: int) -> list[int]:

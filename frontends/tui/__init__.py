@@ -171,42 +171,36 @@ def _terminal_settings(config: Any) -> None:
 
 
 class Sessions:
-    """This project's sessions, for the app's /new, /resume, /continue and /fork."""
+    """This project's sessions, for the app's /new, /resume, /continue and /fork: the
+    assembly's (smith.runtime.ProjectSessions); the app opens no session file itself."""
 
     def __init__(self, home: str, project: str) -> None:
-        from smith.session import SessionStore
+        from smith.runtime import ProjectSessions
 
-        self.store = SessionStore(home)
-        self.project = project
+        self.sessions = ProjectSessions(home, project)
 
     def new(self) -> Session:
         from smith.runtime import session_name
 
-        return self.store.create(name=session_name("smith"), cwd=self.project)
+        return self.sessions.new(session_name("smith"))
 
     def latest(self) -> Session | None:
-        from smith.session import Session
-
-        path = self.store.latest(self.project)
-        return Session.open(path) if path is not None else None
+        return self.sessions.latest()
 
     def open(self, id: str) -> Session:
-        from smith.session import Session
-
-        return Session.open(self.store.lookup(id, self.project))
+        return self.sessions.open(id)
 
     def listing(self) -> list[tuple[str, str]]:
         """(id, label) of the project's sessions with messages, newest first (_resume)."""
         from smith.diagnostics import SmithError
-        from smith.session import Session
 
         from ._resume import label
 
         out = []
-        for path in self.store.paths_for_project(self.project):  # newest first
+        for path in self.sessions.paths():  # newest first
             try:
                 info = os.stat(path)
-                s = Session.load(path)
+                s = self.sessions.read(path)
             except (SmithError, OSError):  # unreadable, or gone since it was listed
                 continue
             shown = label(s, info.st_mtime, info.st_size)
@@ -215,18 +209,12 @@ class Sessions:
         return out
 
     def fork(self, session: Session) -> Session:
-        from smith.session import new_session_id
-
-        new_id = new_session_id()
-        path = self.store.path_for(new_id, self.project)
-        return session.fork(path, at=session.leaf, name=f"fork of {session.name}", id=new_id)
+        return self.sessions.fork(session)
 
 
 def _open_session(assembly: Assembly, options: dict[str, Any]) -> Session:
-    from smith.session import Session
-
     if options.get("resume"):
-        return Session.open(assembly.find_session(str(options["resume"])))
+        return assembly.sessions.open(assembly.find_session(str(options["resume"])))
     if options.get("session"):
         found = assembly.named_session(str(options["session"]))
         assert found is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -21,13 +21,13 @@ from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.widgets import Input, Static, TextArea
 
-from smith.runtime import Image, Runtime, Template
+from smith.runtime import Image, Runtime, Template, ops
+from smith.runtime import Shown as EntryBatch
 from smith.sdk import Plugin, resolve_plugins
-from smith.session import Session
 from smith.text import inert
 from smith.ui import Intent
 
-from ._bulk import branch_shown, collector_paused
+from ._bulk import collector_paused
 from ._editor import Editor, placeholder, submit_keys
 from ._hangup import Leaving, restore_terminal, terminal_driver
 from ._history import PromptHistory
@@ -61,6 +61,9 @@ from ._screens import SmithCommands
 from ._statusline import StatusLine, queued_text, size_text, status_fields
 from ._transcript import Transcript
 from ._working import WorkingLine
+
+if TYPE_CHECKING:
+    from smith.session import Session
 
 SHOWN_KINDS = ("message", "compaction", "question", "shell", "shell_private")
 SHELL_KINDS = ("shell", "shell_private")  # a user's !command and !!command
@@ -494,16 +497,16 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
     def _sync(self) -> None:
         """Show the session entries recorded since the last sync (running tools' live
         lines give way to their recorded results)."""
-        leaf = self.session.leaf
+        if self.runtime is None:
+            return
+        # What was recorded since: through the runtime's operation (the whole branch, read
+        # from the records in bulk, when nothing was shown yet or the branch changed).
+        found = self.runtime.submit(ops.Entries(since=self._synced, kinds=SHOWN_KINDS))
+        assert isinstance(found, EntryBatch)
+        leaf = found.leaf
         if leaf is None or leaf == self._synced:
             return
-        new = self.session.entries_between(self._synced, leaf) if self._synced else None
-        if new is None:  # the whole branch, read from the records in bulk (_bulk)
-            whole = branch_shown(self.session, leaf, SHOWN_KINDS)
-            shown, ids, pairs = whole.entries, whole.ids, whole.pairs
-        else:
-            shown = [entry for entry in new if entry.kind in SHOWN_KINDS]
-            ids, pairs = [e.id for e in shown], [e.pair for e in shown]
+        shown, ids, pairs = found.entries, found.ids, found.pairs
         for pair in pairs:
             if pair:  # a tool result: the running call's line gives way to it
                 self._drop_tool_line(f"tool-{pair}")

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from smith.diagnostics import SmithError
-from smith.session import Entry
 from smith.text import inert
 
 from ._mentions import typed_text
 
 if TYPE_CHECKING:
-    from smith.session import Session
+    from smith.runtime import SessionTree
 
 PAGE = 100  # turns decoded and shown at a time when a run is opened
 PROMPT_SCAN = 64  # entries looked through for a run's first prompt
@@ -48,9 +47,10 @@ class Spot:
 class BranchMap:
     """The tree's shape over entry indices, and labels decoded on demand."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, tree: SessionTree) -> None:
         # The arena's integer links, not Entry objects: 100,000 of those cost 0.1 s.
-        self._arena = arena = session.records
+        self._tree = tree
+        self._arena = arena = tree.records
         n = len(arena)
         parent = [arena.parent(i) for i in range(n)]
         child = [-1] * n  # the last child appended (the only one, in a run)
@@ -68,8 +68,8 @@ class BranchMap:
                 newest[p] = newest[i]
         self._parent, self._child, self._forks, self._newest = parent, child, forks, newest
         self.roots = [i for i, p in enumerate(parent) if p < 0]
-        leaf = session.leaf
-        self.leaf = session.entry(leaf).index if leaf is not None else -1
+        leaf = tree.leaf
+        self.leaf = tree.leaf_index
         self.path = set(arena.path(self.leaf).tolist()) if leaf is not None else set()
         self.decoded = 0  # entries whose content was decoded (the cost that matters)
         self._ends: dict[int, tuple[int, int]] = {}
@@ -110,7 +110,7 @@ class BranchMap:
             return None  # tool results carry their call's id; nothing else is a prompt
         self.decoded += 1
         try:
-            content = Entry(arena, i).content
+            content = self._tree.at(i).content
         except SmithError:
             return None
         if not isinstance(content, dict) or content.get("role") != "user":

@@ -81,7 +81,7 @@ class PromptHistory:
 
     @classmethod
     def for_project(cls, home: str, project: str) -> PromptHistory:
-        from smith.session import project_key
+        from smith.paths import project_key
 
         folder = Path(home) / "history"
         return cls(folder / f"{project_key(project)}.jsonl", Drafts(folder / "drafts"))

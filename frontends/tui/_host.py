@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from smith.diagnostics import SmithError, did_you_mean
+from smith.runtime import SessionTree, ops
+from smith.runtime import Shown as EntryBatch
 from smith.text import inert
 
 from ._render import render_notice
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 
     from smith.runtime import Runtime, Template
     from smith.sdk import Command, CommandHost, Plugin
-    from smith.session import Session
+    from smith.session import Entry, Session
     from smith.ui import Asked, Reply, Shown
 
     from ._models import ModelChoice
@@ -44,6 +46,7 @@ class CommandHostMixin:
     plugins: Sequence[Plugin]
     session_source: SessionSource | None
     _switching: bool
+    _held: list[tuple[str, bool]] | None = None  # notices held back during a switch
     _unwatch: Callable[[], None]
     exit: Callable[..., None]
     push_screen: Callable[..., Any]
@@ -105,6 +108,9 @@ class CommandHostMixin:
     # -- CommandHost -------------------------------------------------------------------
 
     def tell(self, text: str, *, error: bool = False) -> None:
+        if self._held is not None:  # said while a switch builds the runtime: after its history
+            self._held.append((text, error))
+            return
         key = self.transcript.unique("notice")
         style = "red" if error else "bold yellow"
         self.transcript.add(key, lambda: render_notice(text, style))
@@ -174,7 +180,7 @@ class CommandHostMixin:
         if what == "tree":
             from ._tree import TreeScreen
 
-            self.push_screen(TreeScreen(self.session), self._picked(then))
+            self.push_screen(TreeScreen(self._session_tree()), self._picked(then))
             return True
         if what == "models" and self.runtime is not None:
             from ._picker import ModelPicker
@@ -211,27 +217,45 @@ class CommandHostMixin:
             return []
         return [(i, label) for i, label in self.session_source.listing() if i != self.session.id]
 
+    def _session_tree(self) -> SessionTree:
+        assert self.runtime is not None
+        tree = self.runtime.submit(ops.Tree())
+        assert isinstance(tree, SessionTree)
+        return tree
+
     def branches(self) -> Sequence[tuple[str, str]]:
-        children = self.session.children()
-        leaves = [e for e in self.session.entries() if not children.get(e.id)]
+        if self.runtime is None:
+            return []
+        tree = self._session_tree()
         out = []
-        for leaf in leaves:
-            said = next((m for m in reversed(self.session.branch(leaf.id))
+        for leaf in tree.leaves():
+            said = next((m for m in reversed(tree.branch(leaf.id))
                          if m.kind == "message" and _role(m.content) == "user"), None)  # fmt: skip
             text = _first_text(said.content) if said is not None else "(no message)"
-            mark = "● " if leaf.id == self.session.leaf else "  "
+            mark = "● " if leaf.id == tree.leaf else "  "
             out.append((leaf.id, f"{mark}{inert(text)[:70]}"))
         return out
 
     def select(self, leaf: str) -> None:
-        self.session.select(leaf)
+        assert self.runtime is not None
+        try:
+            self.runtime.submit(ops.Select(leaf))  # refused while a turn runs
+        except SmithError as exc:
+            self.tell(f"{exc.diagnostic.what}\n  fix: {exc.diagnostic.fix}", error=True)
+            return
         self._reload_transcript()
 
     def fork(self) -> None:
-        if self.session_source is None or self.session.leaf is None:
+        if self.session_source is None or self.runtime is None:
             self.tell("nothing to fork yet", error=True)
             return
-        self._switch(self.session_source.fork(self.session))
+        info = self.runtime.submit(ops.SessionInfo())
+        assert isinstance(info, dict)
+        if info["leaf"] is None:
+            self.tell("nothing to fork yet", error=True)
+            return
+        forked = self.runtime.submit(ops.Fork())
+        self._switch(forked)  # type: ignore[arg-type]
 
     def switch_session(self, which: str) -> None:
         source = self.session_source
@@ -267,8 +291,15 @@ class CommandHostMixin:
                     self._unwatch()  # its last events are not about the new session
                     await old_runtime.close()
                 old_session.close()
-                self._reload_transcript()
-                self._attach_runtime()  # says what it found: damage, unknown effects
+                held: list[tuple[str, bool]] = []
+                self._held = held
+                try:
+                    self._attach_runtime()  # says what it found: damage, unknown effects
+                finally:
+                    self._held = None
+                self._reload_transcript()  # the new session's history, from its runtime
+                for text, error in held:
+                    self.tell(text, error=error)
                 self.tell(f"session {session.name or session.id}")
                 self._keep_model(model)
             finally:
@@ -284,7 +315,9 @@ class CommandHostMixin:
         runtime = self.runtime
         if runtime is None:
             return
-        recorded = recorded_model(self.session)
+        found = runtime.submit(ops.Entries(kinds=("model_change",)))
+        assert isinstance(found, EntryBatch)
+        recorded = recorded_model(found.entries)
         wanted = recorded or model
         if wanted is None or wanted == runtime.model:
             return
@@ -347,9 +380,9 @@ def key_label(keys: str) -> str:
     return ", ".join("+".join(one(part) for part in key.split("+")) for key in _split(keys))
 
 
-def recorded_model(session: Session) -> str | None:
-    """The model setting the session's branch last recorded (a model_change), if any."""
-    for entry in reversed(session.branch(kind="model_change")):
+def recorded_model(changes: Sequence[Entry]) -> str | None:
+    """The model setting the last of a branch's model changes recorded, if any."""
+    for entry in reversed(changes):
         content = entry.content
         if isinstance(content, dict) and isinstance(content.get("setting"), str):
             return str(content["setting"])

@@ -36,9 +36,9 @@ class ReplayApp(SmithApp):
         sleep: Any = asyncio.sleep,
         **kw: Any,
     ) -> None:
-        from smith.session import Session
+        from smith.runtime import ProjectSessions
 
-        view = Session.from_entries([], info=dict(recorded.info))
+        view = ProjectSessions.in_memory(dict(recorded.info))
         super().__init__(_idle_runtime, view, **kw)
         self.recorded = recorded
         self.steps = list(steps)

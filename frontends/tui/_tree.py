@@ -24,7 +24,7 @@ from ._branches import BranchMap, Spot, label
 from ._screens import OVERLAY_CSS
 
 if TYPE_CHECKING:
-    from smith.session import Session
+    from smith.runtime import SessionTree
 
 HINT = "↑↓ move · Enter go there · → or Space open · ← close · Esc cancel"
 CURRENT = "● "  # marks the node holding the selected entry
@@ -66,10 +66,10 @@ class TreeScreen(ModalScreen[str | None]):
     )
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, tree: SessionTree) -> None:
         super().__init__()
-        self.map = BranchMap(session)
-        self.session_name = session.name or session.id
+        self.map = BranchMap(tree)
+        self.session_name = tree.name or tree.id
         self._loaded: set[int] = set()  # ids of the tree nodes whose children are built
 
     def compose(self) -> ComposeResult:

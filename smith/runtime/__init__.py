@@ -43,6 +43,9 @@ __all__ = [
     "SecretProxy",
     "Template",
     "ToolHost",
+    "ProjectSessions",
+    "SessionTree",
+    "Shown",
     "build",
     "context_limit",
     "context_table",
@@ -90,6 +93,9 @@ if TYPE_CHECKING:
     from smith.runtime._generation import Generation as Generation
     from smith.runtime._hooks import unreviewed as unreviewed
     from smith.runtime._host import ToolHost as ToolHost
+    from smith.runtime._sessionface import ProjectSessions as ProjectSessions
+    from smith.runtime._sessionface import Shown as Shown
+    from smith.runtime._sessionface import Tree as SessionTree
     from smith.runtime._images import SUFFIXES as IMAGE_SUFFIXES
     from smith.runtime._images import Image as Image
     from smith.runtime._images import chip as image_chip
@@ -137,6 +143,9 @@ _LAZY = {
     "Generation": "smith.runtime._generation",
     "unreviewed": "smith.runtime._hooks",
     "ToolHost": "smith.runtime._host",
+    "ProjectSessions": "smith.runtime._sessionface",
+    "Shown": "smith.runtime._sessionface",
+    "SessionTree": "smith.runtime._sessionface",
     "IMAGE_SUFFIXES": "smith.runtime._images",
     "Image": "smith.runtime._images",
     "human_size": "smith.runtime._images",
@@ -170,5 +179,12 @@ _LAZY = {
 }
 
 __getattr__ = lazy_exports(
-    __name__, _LAZY, {"EVENT_TYPES": "TYPES", "IMAGE_SUFFIXES": "SUFFIXES", "image_chip": "chip"}
+    __name__,
+    _LAZY,
+    {
+        "EVENT_TYPES": "TYPES",
+        "IMAGE_SUFFIXES": "SUFFIXES",
+        "image_chip": "chip",
+        "SessionTree": "Tree",
+    },
 )

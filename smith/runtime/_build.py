@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from smith.runtime._prompt import Part, PromptConfig
     from smith.runtime._runtime import Runtime
     from smith.runtime._secrets import SecretProxy
+    from smith.runtime._sessionface import ProjectSessions
     from smith.runtime._templates import Template
     from smith.runtime._toolsets import ToolSets
     from smith.sdk import Plugin
@@ -157,6 +158,14 @@ class Assembly:
         return ToolSets(self.plugin_list.active)
 
     # -- sessions ---------------------------------------------------------------------
+
+    @property
+    def sessions(self) -> ProjectSessions:
+        """This project's sessions, as frontends get them (they open no session file
+        themselves): new, open, latest, listing, fork, read (smith.runtime._sessionface)."""
+        from smith.runtime._sessionface import ProjectSessions
+
+        return ProjectSessions(self.config.home, self.config.project_root, warn=self.warn)
 
     def store(self) -> SessionStore:
         from smith.session import SessionStore

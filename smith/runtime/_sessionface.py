@@ -23,7 +23,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from smith.config import Config
     from smith.diagnostics import Diagnostic
 
 
@@ -134,34 +133,36 @@ def fork(session: Session, at: str | None = None, name: str | None = None) -> Se
 
 
 class ProjectSessions:
-    """This project's sessions, as frontends get them from the assembly (they open no
-    session file themselves): a new one, one by id or name, the latest, the listing, a
-    fork, a temporary store (`eval --no-session`) and a file read without the lock
-    (replay, MCP's resources)."""
+    """This project's sessions, as frontends get them from the assembly
+    (`Assembly.sessions`; they open no session file themselves): a new one, one by id,
+    the latest, the files newest first, a fork, and a file read without the lock
+    (listings, replay, MCP's resources)."""
 
-    def __init__(self, config: Config, warn: Callable[[Diagnostic], None] | None = None) -> None:
-        self.config = config
-        self.project = config.project_root
-        self.store = SessionStore(config.home, warn=warn)
-        self._warn = warn
+    def __init__(
+        self, home: str, project: str, *, warn: Callable[[Diagnostic], None] | None = None
+    ) -> None:
+        self.project = project
+        self.store = SessionStore(home, warn=warn)
 
-    def new(self, name: str, *, cwd: str | None = None) -> Session:
-        return self.store.create(name=name, cwd=cwd or self.project)
+    def new(self, name: str) -> Session:
+        return self.store.create(name=name, cwd=self.project)
 
     def latest(self) -> Session | None:
         path = self.store.latest(self.project)
         return Session.open(path) if path is not None else None
 
-    def path(self, which: str) -> str:
-        """The file of the session `which` names (an id, a prefix or a name); raises
-        session.not-found or session.ambiguous."""
-        from smith.runtime._setup import session_path
-
-        return session_path(self.config, which, warn=self._warn)
-
     def open(self, which: str) -> Session:
-        """The session `which` names (or a path), open for writing."""
-        return Session.open(which if os.path.isabs(which) else self.path(which))
+        """The session `which` names (an id or id prefix, this project's first; or its
+        file), open for writing."""
+        return Session.open(
+            which if os.path.isabs(which) else self.store.lookup(which, self.project)
+        )
+
+    @staticmethod
+    def in_memory(info: dict[str, object]) -> Session:
+        """An empty session held in memory only, with `info` as its header (replay's
+        view, into which the recorded entries are played)."""
+        return Session.from_entries([], info=info)
 
     @staticmethod
     def read(path: str) -> Session:

@@ -66,18 +66,18 @@ __all__ = [
 TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
+    from smith.paths import project_key as project_key
     from smith.session._header import checked_header as checked_header
     from smith.session._problems import DAMAGED as DAMAGED
     from smith.session._problems import UNKNOWN_ENTRY as UNKNOWN_ENTRY
     from smith.session._repair import repair as repair
-    from smith.session._store import project_key as project_key
 
 
 _LAZY = {
     "checked_header": "smith.session._header",
     "DAMAGED": "smith.session._problems",
     "UNKNOWN_ENTRY": "smith.session._problems",
-    "project_key": "smith.session._store",
+    "project_key": "smith.paths",
     "repair": "smith.session._repair",
 }
 

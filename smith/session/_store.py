@@ -15,11 +15,11 @@ from __future__ import annotations
 import logging
 import os
 import stat
-import zlib
 from typing import TYPE_CHECKING
 
 from smith._readfile import file_kind
 from smith.diagnostics import DiagnosticKind, SmithError, Source
+from smith.paths import project_key
 from smith.session._problems import EXISTS
 from smith.session._session import Session
 
@@ -90,12 +90,6 @@ def valid_id(id: str) -> bool:
     import re
 
     return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", id) is not None
-
-
-def project_key(cwd: str) -> str:
-    """A readable, collision-resistant directory name for a project path."""
-    readable = cwd.strip("/").replace("/", "-").replace(":", "-")[-60:] or "root"
-    return f"{readable}-{zlib.crc32(os.fsencode(cwd)):08x}"
 
 
 class SessionStore:
