@@ -422,3 +422,21 @@ def test_kill_9_of_a_parent_waiting_on_its_child_resumes_the_parent(tmp_path: Pa
         assert texts[-2:] == ["again", "resumed"] and "write files" not in texts
         assert texts[: len(before)] == before  # the parent's branch, continued
     assert children_seen > 0  # some kills landed while the child was running
+
+
+def test_a_childs_compaction_starts_its_context_where_it_says(tmp_path: Path) -> None:
+    from smith.runtime._context import ContextCache
+
+    def user(text: str) -> dict[str, object]:
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+    with Session.create(str(tmp_path / "s.smith")) as s:
+        for i in range(5):
+            s.append("message", user(f"parent {i}"))
+        child = Branch(s, s.leaf, apart=True)
+        ids = [child.append("message", user(f"child {i}")).id for i in range(4)]
+        child.append("compaction", {"summary": "so far", "first_kept": ids[2]})
+        child.append("message", user("child 4"))
+        got = [smith.text_of(m) for _, m in ContextCache().get(child)]  # type: ignore[arg-type]
+        assert got[1:] == ["child 2", "child 3", "child 4"] and "so far" in got[0]
+        assert [smith.text_of(m) for _, m in ContextCache().get(s)][-1] == "parent 4"  # type: ignore[arg-type]

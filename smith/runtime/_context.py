@@ -261,10 +261,12 @@ class ContextCache:
             at = int(compactions[-1])
             content = session.at(at).content
             assert isinstance(content, dict)
-            start = len(records.path(at))  # just after the compaction entry
+            # Depths from the path's first entry (a child's branch starts at its fork).
+            base = len(records.path(int(path[0]))) - 1
+            start = len(records.path(at)) - base  # just after the compaction entry
             kept = records.index(str(content.get("first_kept")))
             if kept >= 0:
-                depth = len(records.path(kept)) - 1
+                depth = len(records.path(kept)) - 1 - base
                 if depth < len(path) and int(path[depth]) == kept:
                     start = depth
             self._summary = (records.id(at), summary_message(str(content.get("summary", ""))))
