@@ -283,6 +283,7 @@ class Assembly:
         branches of `session` (ToolContext.spawn_child: smith.runtime._children, which
         builds them here with `prepare` off, on a smith.session.Branch)."""
         from smith.runtime._children import Children
+        from smith.runtime._parts import Parts
         from smith.runtime._runtime import Runtime
 
         if prepare:
@@ -297,8 +298,7 @@ class Assembly:
         context = self.tool_context(session)
         context.children = Children(self, session, model or self.model)
         given = self.tools() if tools is None else list(tools)
-        return Runtime(
-            session,
+        parts = Parts.of(
             model=model or self.model,
             tools=[t.for_limits(context.limits) for t in given],
             context=context,
@@ -310,6 +310,7 @@ class Assembly:
             tool_sets=self.tool_sets,
             **options,
         )
+        return Runtime.of(session, parts)
 
     def load_images(
         self, paths: Sequence[str], surface: Surface, where: str = "prompt"

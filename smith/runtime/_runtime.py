@@ -10,7 +10,9 @@ Every mode (TUI, web, eval, RPC, MCP, replay) and the library API drive a `Runti
 Operations: `prompt`, `steer`, `follow_up`, `abort`, `compact`, `set_model`,
 `set_thinking`, queue listing and removal, or `submit({"op": ...})` with the same names.
 Events are the dicts of docs/events.md. The loop itself (one prompt until an explicit
-stop) is in `_loop.py`; provider streaming and tool execution in `_steps.py`.
+stop) is in `_loop.py`; provider streaming in `_steps.py`, the tool batch in `_batch.py`
+(given the services of its turn, `_turn.Turn`). A runtime is built from typed parts
+(`_parts`: `Runtime.of(session, parts)`; the keywords above build them).
 
 A frontend consumes a runtime through `attach(frontend)` (smith.ui): its events as UI
 intents, and the questions plugins ask (`ask`); `post` sends a plugin's notice,
@@ -25,20 +27,20 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from smith.diagnostics import Diagnostic, SmithError, Source
-from smith.runtime._context import ContextCache, ContextPolicy
+from smith.runtime._context import ContextCache
 from smith.runtime._cost import CostMeter, carry_cost, count_earlier
 from smith.runtime._events import SUBMISSION, Event, event, publish_entries
 from smith.runtime._generation import Generation
 from smith.runtime._kinds import LOOP_FAILED, OP_BUSY, check_thinking
-from smith.runtime._limits import Limits
+from smith.runtime._parts import Options, Parts, Services
 from smith.runtime._project import prompt_parts
 from smith.runtime._prompt import Part, compose
 from smith.runtime._queue import InputQueue, listed
 from smith.runtime.ops import OPERATIONS, Operation, parse_op
-from smith.sdk import Plugin, PluginList, RuntimeView, resolve_plugins
+from smith.sdk import Plugin, RuntimeView, resolve_plugins
 from smith.session import new_id
 
 if TYPE_CHECKING:
@@ -47,13 +49,10 @@ if TYPE_CHECKING:
     from smith.providers import Provider
     from smith.runtime._images import Image
     from smith.runtime._intents import Pending
-    from smith.runtime._project import ProjectContext
-    from smith.runtime._secrets import SecretProxy
     from smith.runtime._templates import Template
-    from smith.runtime._toolsets import ToolSets
     from smith.session import Session
     from smith.ui import Asked, Frontend, Reply, Shown
-    from smith.vcs import FileHistory, HistorySettings
+    from smith.vcs import FileHistory
 
 log = logging.getLogger("smith.runtime")
 
@@ -66,95 +65,72 @@ class Runtime:
         model: str | tuple[Provider, str],
         tools: Sequence[ToolSpec],
         context: ToolContext,
-        system_prompt: str | None = None,
-        project: ProjectContext | None = None,
-        thinking: str = "off",
-        settings: Mapping[str, object] | None = None,
-        plugins: Sequence[Plugin] = (),
-        plugin_list: PluginList | None = None,
-        limits: Limits | None = None,
-        context_policy: ContextPolicy | None = None,
-        secrets: SecretProxy | None = None,
-        queue_policy: tuple[str, str] = ("one-at-a-time", "one-at-a-time"),
-        resolve: Callable[[str], tuple[Provider, str]] | None = None,
-        history: HistorySettings | None = None,
-        surface: Surface = "library",
-        templates: Mapping[str, Template] | None = None,
-        remember: Callable[[str, str], str] | None = None,
-        tool_sets: ToolSets | None = None,
+        **options: Unpack[Options],
     ) -> None:
-        from smith.effects import EffectJournal
-        from smith.memory import RuntimeScopes
+        """The runtime over `session` with `model`, `tools` and the tools' `context`;
+        `options` name the rest of its parts (smith.runtime._parts)."""
+        self._assemble(session, Parts.of(model=model, tools=tools, context=context, **options))
+
+    @classmethod
+    def of(cls, session: Session, parts: Parts) -> Runtime:
+        """The runtime over `session` built from `parts` (what the assembly builds)."""
+        runtime = cls.__new__(cls)
+        runtime._assemble(session, parts)
+        return runtime
+
+    def _assemble(self, session: Session, parts: Parts) -> None:
         from smith.providers import resolve_model, watch_credentials
         from smith.runtime._lifecycle import Lifecycle
-        from smith.runtime._pluginstate import PluginState
-        from smith.runtime._secrets import SecretProxy
 
-        self.session = session
-        # What plugins keep for this session (RuntimeView.state), recorded in it.
-        self.plugin_state = PluginState(session)
-        # Keeps an item of a list setting in the user's configuration (the assembly's
-        # RuntimeView.remember; None for a runtime built without one).
-        self.remember = remember
-        self.surface: Surface = surface  # who asks for operations: named in diagnostics
-        # Memory accounting: every task this runtime runs is in its session scope, each
-        # round in a turn scope (no-ops unless accounting is on; smith.memory).
-        self.memory = RuntimeScopes(f"session {session.id}")
-        self.context = context
-        self.limits = limits or Limits()
-        self.context_policy = context_policy or ContextPolicy()
-        self.secrets = secrets if secrets is not None else SecretProxy()
+        self.parts = parts
+        self._abort_reason: str | None = None
+        self.services = services = Services.open(
+            session, parts, stopping=lambda: self._abort_reason is not None
+        )
+        self.session, self.context, self.secrets = session, services.context, services.secrets
+        self.journal, self.history = services.journal, services.history
+        self.memory, self.plugin_state = services.memory, services.plugin_state
+        policies = parts.policies
+        self.limits, self.context_policy = policies.limits, policies.context_policy
+        self.surface: Surface = policies.surface
+        self.templates: Mapping[str, Template] = policies.templates
+        self.remember = policies.remember
         # The resolved plugin list's active plugins (smith.sdk.resolve_plugins: the
         # built-ins configuration leaves on, less the provider-only ones, which reach the
         # registry instead), then the caller's own plugins.
-        self.plugin_list = plugin_list if plugin_list is not None else resolve_plugins()
-        self.plugins = (*self.plugin_list.active, *plugins)
+        side = parts.plugins
+        self.plugin_list = side.plugin_list if side.plugin_list is not None else resolve_plugins()
+        self.plugins = (*self.plugin_list.active, *side.plugins)
         self.handled = frozenset(t for p in self.plugins for t in p.handlers)  # event types
         self.entries_at_start = len(session)  # 0: a new session (session_start says)
-        # Prompt templates by name: input `/NAME args` is sent as NAME's expansion.
-        self.templates: Mapping[str, Template] = dict(templates or {})
         self.session_started = False
         self.cost = CostMeter()
         self._counting: asyncio.Task[None] | None = None  # see _cost.carry_cost
-        self._resolve = resolve or (resolve_model)
-        check_thinking(thinking)
+        spec = parts.model
+        self._resolve = spec.resolve or resolve_model
+        check_thinking(spec.thinking)
+        model = spec.model
         provider, model_id = self._resolve(model) if isinstance(model, str) else model
         setting = model if isinstance(model, str) else f"{provider.name}:{model_id}"
         # The plugins' start and stop, and the tools each offers now (its assembly's).
-        self.lifecycle = Lifecycle(self, tool_sets)
-        active = (*tools, *self.lifecycle.tool_sets.tools())
+        self.lifecycle = Lifecycle(self, side.tool_sets)
+        active = (*spec.tools, *self.lifecycle.tool_sets.tools())
         # What the model is told besides the conversation (docs/context.md), composed once.
-        self.project = project
+        self.project = spec.project
         self.prompt_parts = tuple(
-            prompt_parts(project, self.plugins, [t.name for t in active], system_prompt)
+            prompt_parts(spec.project, self.plugins, [t.name for t in active], spec.system_prompt)
         )
-        system = compose(self.prompt_parts)
-        self._gen = Generation(
-            0, setting, model_id, provider, thinking, system, active, dict(settings or {})
-        )
+        self._gen = Generation(0, setting, model_id, provider, spec.thinking,
+                               compose(self.prompt_parts), active, dict(spec.settings))  # fmt: skip
         carry_cost(self)
-        policies = {k: v for p in self.plugins for k, v in p.queue_policies.items()}
         self.queue = InputQueue(
-            policies,
-            steer=queue_policy[0],
-            follow_up=queue_policy[1],
+            {k: v for p in self.plugins for k, v in p.queue_policies.items()},
+            steer=policies.queue_policy[0],
+            follow_up=policies.queue_policy[1],
             on_change=lambda items: self.emit(
                 event("queue_changed", queue=listed(items, self.secrets))
             ),
         )
-        self.journal = EffectJournal(session)
-        # File history (smith/vcs): snapshots around mutating tool batches; None when off.
-        self.history: FileHistory | None = None
-        if history is not None and history.enabled:
-            from smith.vcs import FileHistory
-
-            # watch: changes are tracked (inotify) so a batch that changed nothing costs no
-            # scan of the project; close() releases the watches. A snapshot still running
-            # a few seconds into an abort is abandoned: nothing of libgit2's holds smith.
-            self.history = FileHistory(
-                history, session, context.root, journal=self.journal, watch=True,
-                stopping=lambda: self._abort_reason is not None,
-            )  # fmt: skip
         self.turn = 0
         self.context_cache = ContextCache()
         self.compaction_failed_at: int | None = None  # context tokens then
@@ -180,7 +156,7 @@ class Runtime:
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
-        self._abort_reason: str | None = None
+        self._abort_reason = None
         self._started = False  # whether the current task has begun running
         self._compact_requested = False
         self._compact_focus: str | None = None  # what the asked-for compaction must keep
