@@ -118,11 +118,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     scratch = _scratch_store(assembly.config.home)
     print(f"smith: no session: recording in {scratch} until this run ends", file=ctx.stderr)
     try:
-        from smith.runtime import session_name
-        from smith.session import SessionStore
+        from smith.runtime import ProjectSessions, session_name
 
-        name = session_name("eval", words)
-        with SessionStore(scratch).create(name=name, cwd=assembly.config.project_root) as session:
+        scratch_sessions = ProjectSessions(scratch, assembly.config.project_root)
+        with scratch_sessions.new(session_name("eval", words)) as session:
             code = asyncio.run(_main(args, ctx, assembly, session, text, images))
     except BaseException:
         print(f"smith: the temporary session store is kept: {scratch}", file=ctx.stderr)

@@ -360,7 +360,18 @@ def test_the_layer_scan_finds_an_upward_import(tmp_path: Path) -> None:
     assert upward_imports(tmp_path) == ["smith.session._x:1 imports smith.runtime"]
 
 
-LOOP_MODULES = ("_loop", "_steps", "_response", "_compaction", "_hooks", "_notes")
+LOOP_MODULES = (
+    "_loop",
+    "_steps",
+    "_batch",
+    "_turn",
+    "_response",
+    "_compaction",
+    "_hooks",
+    "_notes",
+)
+# Steps given the services of their turn (smith.runtime._turn.Turn), not the runtime.
+TURN_STEPS = ("_batch",)
 
 
 def test_the_agent_loop_works_on_its_narrow_context_not_the_runtime() -> None:
@@ -381,6 +392,19 @@ def test_the_agent_loop_works_on_its_narrow_context_not_the_runtime() -> None:
                 assert not (node.value.id == "rt" and private), (
                     f"{path.name}:{node.lineno} reads rt.{node.attr}, a private attribute"
                 )
+
+
+def test_the_tool_step_takes_the_services_of_its_turn() -> None:
+    """The tool batch works through a Turn and returns its results: it names neither
+    the runtime nor its LoopContext, so it cannot call back into either."""
+    for name in TURN_STEPS:
+        path = ROOT / "smith" / "runtime" / f"{name}.py"
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Name | ast.alias):
+                named = node.id if isinstance(node, ast.Name) else node.name
+                assert named not in {"Runtime", "LoopContext"}, f"{path.name} names {named}"
+            if isinstance(node, ast.arg):
+                assert node.arg != "rt", f"{path.name}:{node.lineno} takes rt"
 
 
 def test_configuration_never_imports_the_providers(tmp_path: Path) -> None:
@@ -539,4 +563,65 @@ def test_the_runtime_read_scan_finds_every_form(tmp_path: Path) -> None:
         "frontends/tui/_x.py:7 runtime.plugins",
         "frontends/tui/_x.py:8 runtime.cost",
         "frontends/tui/_x.py:9 runtime.session",
+    ]
+
+
+# -- what frontends reach of the session ----------------------------------------------------
+
+
+def session_imports(root: Path) -> list[str]:
+    """Every import of smith.session (or a module of it) under `root`/frontends that runs
+    at run time, as `path:line`: imports under `if TYPE_CHECKING:` (or `if TYPE_CHECKING
+    and ...`) are for types only and exempt, at any depth."""
+    offenders = []
+    for path in sorted((root / "frontends").rglob("*.py")):
+        tree = ast.parse(path.read_bytes(), str(path))
+        typing_only: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                typing_only |= {id(n) for sub in node.body for n in ast.walk(sub)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+                if node.level == 0 and node.module == "smith":
+                    names = [f"smith.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            if any(n == "smith.session" or n.startswith("smith.session.") for n in names):
+                offenders.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return offenders
+
+
+def test_frontends_reach_the_session_only_through_the_runtime_and_assembly() -> None:
+    offenders = session_imports(ROOT)
+    assert not offenders, (
+        "frontends import smith.session at run time; read the session through the "
+        "runtime's operations (session_info, entries, tree, select, fork) and its entry "
+        "events, and open sessions through the assembly (smith.runtime.ProjectSessions):\n"
+        + "\n".join(offenders)
+    )
+
+
+def test_the_session_import_scan_finds_every_form(tmp_path: Path) -> None:
+    (tmp_path / "frontends").mkdir()
+    (tmp_path / "frontends" / "_x.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from smith.session import Session\n"  # types only: exempt
+        "import smith.session\n"
+        "from smith.session._store import SessionStore\n"
+        "from smith import session\n"
+        "def f():\n"
+        "    from smith.session import Entry\n"
+        "    from smith.sessions import x\n"  # another name
+    )
+    assert session_imports(tmp_path) == [
+        "frontends/_x.py:4",
+        "frontends/_x.py:5",
+        "frontends/_x.py:6",
+        "frontends/_x.py:8",
     ]

@@ -35,6 +35,11 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "context": {"upcoming": False},
     "list_files": {"limit": 10},
     "plugins": {},
+    "session_info": {},
+    "entries": {"since": "a1b2", "kinds": ("message", "shell")},
+    "tree": {},
+    "select": {"leaf": "a1b2"},
+    "fork": {"at": "a1b2", "name": "try again"},
 }
 
 
@@ -61,6 +66,9 @@ def test_every_operation_is_declared_once_and_round_trips_as_data() -> None:
         ({"op": "restore"}, "runtime.bad-op", "target is missing"),
         ({"op": "list_files", "limit": True}, "runtime.bad-op", "bool, not a whole number"),
         ({"op": "list_files", "limit": "9"}, "runtime.bad-op", "str, not a whole number"),
+        ({"op": "entries", "kinds": "message"}, "runtime.bad-op", "str, not a list of strings"),
+        ({"op": "entries", "kinds": [1]}, "runtime.bad-op", "list, not a list of strings"),
+        ({"op": "select"}, "runtime.bad-op", "leaf is missing"),
     ],
 )
 def test_malformed_operations_are_refused_naming_what_is_wrong(

@@ -142,13 +142,12 @@ def test_a_queued_prompts_events_carry_the_id_it_was_given_when_queued(senv: Smi
         assert rpc.call("wait_idle")["busy"] is False
         events = rpc.events
         assert _invalid(events, schema()) == []
-        # Delivered when the agent would have stopped: from its message on, the run
-        # works on it, and its events carry the id it was given when queued.
-        mine = next(
-            i
-            for i, e in enumerate(events)
-            if e["type"] == "message_start" and e["submission"] == queued["id"]
-        )
+        # Delivered when the agent would have stopped: from its message on (the entry
+        # recording it, then its message_start), the run works on it, and its events
+        # carry the id it was given when queued.
+        mine = next(i for i, e in enumerate(events) if e.get("submission") == queued["id"])
+        assert events[mine]["type"] == "entry" and events[mine]["kind"] == "message"
+        assert events[mine + 1]["type"] == "message_start"
         before, after = events[:mine], events[mine:-1]
         assert {e.get("submission") for e in before} <= {first["id"], None}
         assert all(e["type"] == "queue_changed" for e in before if "submission" not in e)

@@ -94,7 +94,9 @@ def test_replay_emits_the_events_of_the_live_run(
     assert state["unknown_effects"] == [] and lines[-1]["reexecute"] is None
     # session_start belongs to a live runtime (replay begins with replay_start instead).
     live_events = [
-        e for e in _lines(live.out) if e["type"] not in ("result", "tool_update", "session_start")
+        e
+        for e in _lines(live.out)
+        if e["type"] not in ("result", "tool_update", "session_start", "entry")
     ]
     assert _canonical(lines[1:-1]) == _canonical(live_events)
 
@@ -593,7 +595,9 @@ def test_a_compaction_between_prompts_is_replayed_where_it_happened(tmp_path: Pa
     run(main)
     assert [e["ok"] for e in w.of("compaction_end")] == [True, True]
     live = [
-        e for e in w.events if e["type"] not in ("tool_update", "queue_changed", "session_start")
+        e
+        for e in w.events
+        if e["type"] not in ("tool_update", "queue_changed", "session_start", "entry")
     ]
     replayed = [i.event for i in reconstruct(w.reopened()).items if i.event is not None]
     assert [e["type"] for e in _canonical(replayed)] == [e["type"] for e in _canonical(live)]

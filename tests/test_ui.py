@@ -105,6 +105,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "ui": {"intent": "notify", "origin": "p", "level": "info", "text": "hi"},
     "intent_answered": {"ask_id": "a", "intent": "request_choice", "choice": "x"},
     "intent_refused": {"ask_id": "a", "intent": "request_confirm", "reason": "no"},
+    "entry": {"id": "e", "parent": None, "kind": "message"},
 }
 HOOK_EVENTS = ("input", "tool_call", "tool_result")
 

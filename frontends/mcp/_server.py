@@ -291,7 +291,7 @@ class SmithMcp:
         """A question a tool asked, refused: recorded in the session, logged on stderr
         and told to the client as a warning log message."""
         record = answer_record(intent, reply)
-        self.session.append("question", record)
+        self.host.record_question(record)
         self.refused.append(answer_event(record))
         log.warning("refused %s from %s: %r: %s", intent.kind, record["origin"],
                     record["text"], reply.refused)  # fmt: skip
@@ -364,23 +364,26 @@ class SmithMcp:
         return types.ReadResourceResult(contents=contents)
 
     def sessions(self) -> list[tuple[str, str, int]]:
-        from smith.session import Session, SessionStore
+        """This project's sessions (the assembly's ProjectSessions): id, name, entries."""
+        from smith.runtime import ProjectSessions
 
+        project = ProjectSessions(self.home, self.project)
         found = []
-        for path in SessionStore(self.home).paths_for_project(self.project):
+        for path in project.paths():
             try:
-                session = Session.load(path)
+                session = project.read(path)
             except SmithError:
                 continue
             found.append((session.id, session.name, len(session)))
         return found
 
     def render(self, sid: str, ext: str) -> str:
-        from smith.session import Session, SessionStore, dump
+        from smith.runtime import ProjectSessions
 
-        session = Session.load(SessionStore(self.home).find(sid))
+        project = ProjectSessions(self.home, self.project)
+        session = project.read(project.find(sid))
         if ext == "jsonl":
-            return "".join(line + "\n" for line in dump(session))
+            return "".join(line + "\n" for line in project.dump(session))
         # Relative: frontends/ installs as smith.frontends, which mypy cannot see.
         from ..replay import markdown, reconstruct  # noqa: TID252
 
@@ -422,10 +425,11 @@ class CallFrontend:
         deliver(self, masked if isinstance(masked, dict) else ev)
 
     def ask_value(self, question: Asked) -> Reply:
-        from smith.session import new_id
+        import secrets
+
         from smith.ui import ask
 
-        intent = question_intent(question, origin=self.origin, ask_id=new_id())
+        intent = question_intent(question, origin=self.origin, ask_id=secrets.token_hex(4))
         masked = self.server.secrets.redact(intent.data)
         intent = Intent(intent.kind, masked if isinstance(masked, dict) else intent.data)
         reply: Reply = anyio.from_thread.run(ask, self, intent)

@@ -147,18 +147,18 @@ def find_session(config: Config, wanted: str) -> Session:
     """This project's session named (or with id) `wanted`, else the session whose id is or
     starts with it in any project; loaded read-only, so a session another smith is
     writing can be replayed."""
-    from smith.runtime import session_path
-    from smith.session import Session, SessionStore
+    from smith.runtime import ProjectSessions, session_path
 
+    sessions = ProjectSessions(config.home, config.project_root)
     try:
-        return Session.load(session_path(config, wanted))
+        return sessions.read(session_path(config, wanted))
     except SmithError as exc:
         if exc.diagnostic.code != "session.not-found":
             raise
     known: list[str] = []
-    for path in SessionStore(config.home).paths_for_project(config.project_root):
+    for path in sessions.paths():
         try:
-            found = Session.load(path)
+            found = sessions.read(path)
         except SmithError:
             continue
         known += [n for n in (found.name, found.id) if n]

@@ -114,7 +114,7 @@ class Reexecutor:
         like: ToolContext | None = None,
     ) -> None:
         from smith.effects import EffectJournal
-        from smith.session import Session
+        from smith.runtime import ProjectSessions
 
         self.tools = tools
         self.project = project
@@ -128,8 +128,8 @@ class Reexecutor:
         self.spill = os.path.join(self.base, "output")
         os.makedirs(self.spill)
         self.at: str | None = None  # the snapshot (tree) the scratch copy was restored from
-        self.seen = Session.from_entries([])  # recorded completions so far
-        self.journal = EffectJournal(Session.from_entries([]))
+        self.seen = ProjectSessions.in_memory({})  # recorded completions so far
+        self.journal = EffectJournal(ProjectSessions.in_memory({}))
         self.counts = {"same": 0, "diverged": 0, "unknown": 0, "skipped": 0}
         # One warning per tool that was refused for not being confined (UNCONFINED).
         self.refused: dict[str, Diagnostic] = {}

@@ -174,7 +174,7 @@ async def compact(server: Server, focus: str | None = None) -> object:
 
 @method("get_state")
 async def get_state(server: Server) -> object:
-    return await _views.state(server.runtime, server.session)
+    return await _views.state(server.runtime)
 
 
 @method("get_context")
@@ -191,14 +191,14 @@ async def get_context(server: Server) -> object:
 @method("get_messages", Param("leaf", "string"))
 async def get_messages(server: Server, leaf: str | None = None) -> object:
     try:
-        return _views.messages(server.session, leaf)
+        return _views.messages(server.runtime, leaf)
     except SmithError as exc:
         raise invalid(exc) from None
 
 
 @method("get_tree")
 async def get_tree(server: Server) -> object:
-    return _views.tree(server.session)
+    return _views.tree(server.runtime)
 
 
 @method("queue.list")
@@ -224,50 +224,41 @@ async def queue_clear(server: Server) -> object:
 async def session_new(server: Server, name: str | None = None) -> object:
     import time
 
-    _idle(server, "session.new")
-    from smith.session import SessionStore
+    from smith.runtime import ProjectSessions
 
+    _idle(server, "session.new")
     config = server.config
-    fresh = SessionStore(config.home).create(
-        name=name or f"rpc {time.strftime('%Y-%m-%d %H:%M')}", cwd=config.project_root
-    )
-    await server.switch(fresh)
-    return _views.session_info(fresh)
+    sessions = ProjectSessions(config.home, config.project_root)
+    await server.switch(sessions.new(name or f"rpc {time.strftime('%Y-%m-%d %H:%M')}"))
+    return _views.session_info(server.runtime)
 
 
 @method("session.switch", Param("session", "string", required=True,
                                 example='{"session": "fix tests"}'))  # fmt: skip
 async def session_switch(server: Server, session: str) -> object:
-    from smith.runtime import session_path
-    from smith.session import Session
+    from smith.runtime import ProjectSessions, session_path
 
     _idle(server, "session.switch")
     try:
         path = session_path(server.config, session)
     except SmithError as exc:
         raise invalid(exc) from None
-    if path != server.session.path:
-        await server.switch(Session.open(path))
-    return _views.session_info(server.session)
+    if path != _views.session_info(server.runtime)["path"]:
+        config = server.config
+        await server.switch(ProjectSessions(config.home, config.project_root).open(path))
+    return _views.session_info(server.runtime)
 
 
 @method("session.fork", Param("entry", "string"), Param("name", "string"))
 async def session_fork(server: Server, entry: str | None = None, name: str | None = None) -> object:
-    from smith.session import SessionStore, new_session_id
-
     _idle(server, "session.fork")
-    current = server.session
-    if entry is not None:
-        try:
-            current.entry(entry)
-        except SmithError as exc:
-            raise invalid(exc) from None
-    new_id = new_session_id()
-    path = SessionStore(server.config.home).path_for(new_id, server.config.project_root)
-    forked = current.fork(path, at=entry or current.leaf, id=new_id,
-                          name=name or f"fork of {current.name or current.id}")  # fmt: skip
+    current = _views.session_info(server.runtime)
+    try:
+        forked = _submit(server, ops.Fork(at=entry, name=name))
+    except SmithError as exc:
+        raise invalid(exc) from None
     await server.switch(forked)
-    return {**_views.session_info(forked), "forked_from": current.id}
+    return {**_views.session_info(server.runtime), "forked_from": current["id"]}
 
 
 @method("session.select", Param("leaf", "string", required=True,
@@ -275,15 +266,15 @@ async def session_fork(server: Server, entry: str | None = None, name: str | Non
 async def session_select(server: Server, leaf: str) -> object:
     _idle(server, "session.select")
     try:
-        server.session.select(leaf)
+        return _submit(server, ops.Select(leaf))
     except SmithError as exc:
         raise invalid(exc) from None
-    return _views.session_info(server.session)
 
 
 @method("session.list")
 async def session_list(server: Server) -> object:
-    return {"sessions": _views.session_list(server.config, server.session)}
+    current = _views.session_info(server.runtime)["path"]
+    return {"sessions": _views.session_list(server.config, str(current))}
 
 
 # -- model and thinking ------------------------------------------------------------------

@@ -8,33 +8,32 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import SmithError
+from smith.runtime import SessionTree, Shown, ops
 
 if TYPE_CHECKING:
     from smith.config import Config
     from smith.runtime import Runtime
-    from smith.session import Session
 
 PREVIEW = 80  # characters of a message's first line in the tree
 
 
-def session_info(session: Session) -> dict[str, Any]:
-    return {
-        "id": session.id,
-        "name": session.name,
-        "path": session.path,
-        "entries": len(session),
-        "leaf": session.leaf,
-    }
+def session_info(runtime: Runtime) -> dict[str, Any]:
+    """The runtime's session: id, name, file, entry count, selected leaf, directory."""
+    found = runtime.submit(ops.SessionInfo())
+    assert isinstance(found, dict)
+    return found
 
 
-def session_list(config: Config, current: Session) -> list[dict[str, Any]]:
-    """This project's sessions, newest first; the open one is `current`."""
-    from smith.session import Session, SessionStore
+def session_list(config: Config, current: str) -> list[dict[str, Any]]:
+    """This project's sessions, newest first (read through the assembly's
+    ProjectSessions); the open one is `current` (its file)."""
+    from smith.runtime import ProjectSessions
 
+    sessions = ProjectSessions(config.home, config.project_root)
     out = []
-    for path in SessionStore(config.home).paths_for_project(config.project_root):
+    for path in sessions.paths():
         try:
-            found = current if path == current.path else Session.load(path)
+            found = sessions.read(path)
         except SmithError:
             continue
         out.append(
@@ -43,28 +42,29 @@ def session_list(config: Config, current: Session) -> list[dict[str, Any]]:
                 "name": found.name,
                 "entries": len(found),
                 "modified": int(os.stat(path).st_mtime * 1000),
-                "current": found is current,
+                "current": path == current,
             }
         )
     return out
 
 
-def messages(session: Session, leaf: str | None) -> dict[str, Any]:
+def messages(runtime: Runtime, leaf: str | None) -> dict[str, Any]:
     """The recorded messages of a branch (the selected one unless `leaf` names another),
     oldest first: everything, compacted or not (providers see less, see docs/events.md)."""
-    branch = session.branch(leaf) if leaf else session.branch()
-    found = [
-        {"entry_id": e.id, "ts": e.ts, "message": e.content} for e in branch if e.kind == "message"
-    ]
-    return {"session": session.id, "leaf": leaf or session.leaf, "messages": found}
+    branch = runtime.submit(ops.Entries(leaf=leaf, kinds=("message",)))
+    assert isinstance(branch, Shown)
+    found = [{"entry_id": e.id, "ts": e.ts, "message": e.content} for e in branch.entries]
+    return {"session": runtime.status()["session"], "leaf": branch.leaf, "messages": found}
 
 
-def tree(session: Session) -> dict[str, Any]:
+def tree(runtime: Runtime) -> dict[str, Any]:
     """Every entry with its parent (all branches), messages with their role and first
     line; `leaves` are the tips of the branches and `leaf` the selected one."""
-    children = session.children()
+    shape = runtime.submit(ops.Tree())
+    assert isinstance(shape, SessionTree)
+    children = shape.children()
     nodes = []
-    for entry in session.entries():
+    for entry in shape.all():
         node: dict[str, Any] = {
             "id": entry.id,
             "parent": entry.parent,
@@ -77,7 +77,7 @@ def tree(session: Session) -> dict[str, Any]:
             node["preview"] = _first_line(content)
         nodes.append(node)
     leaves = [n["id"] for n in nodes if not children.get(n["id"])]
-    return {"session": session.id, "leaf": session.leaf, "leaves": leaves, "entries": nodes}
+    return {"session": shape.id, "leaf": shape.leaf, "leaves": leaves, "entries": nodes}
 
 
 def _first_line(message: Mapping[str, Any]) -> str:
@@ -89,13 +89,13 @@ def _first_line(message: Mapping[str, Any]) -> str:
     return ""
 
 
-async def state(runtime: Runtime, session: Session) -> dict[str, Any]:
+async def state(runtime: Runtime) -> dict[str, Any]:
     """What get_state answers: the runtime's status view (state, damage, context use,
     memory, working directory, images, plugins; Runtime.status), its session, and the
     version of the protocol spoken (smith.protocol, `smith rpc --schema`)."""
     from smith.protocol import VERSION
 
-    return {**runtime.status(), "session": session_info(session), "protocol": VERSION}
+    return {**runtime.status(), "session": session_info(runtime), "protocol": VERSION}
 
 
 def models(config: Config, env: Mapping[str, str], current: str) -> list[dict[str, Any]]:

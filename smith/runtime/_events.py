@@ -73,17 +73,25 @@ def publish_entries(session: Session, emit: Callable[[Event], None]) -> Callable
     except RuntimeError:
         loop = None  # learnt at the first append made on one
 
+    submitted: str | None = None  # the submission of the latest append on the loop
+
     def appended(entry: Entry) -> None:
-        nonlocal loop
+        nonlocal loop, submitted
         ev = {"type": "entry", "id": entry.id, "parent": entry.parent, "kind": entry.kind}
-        if (submission := SUBMISSION.get()) is not None:
-            ev["submission"] = submission
+        submission = SUBMISSION.get()
         try:
             loop = asyncio.get_running_loop()
-        except RuntimeError:  # a worker thread: hand it to the loop's thread
+            submitted = submission
+        except RuntimeError:  # a worker thread: hand it to the loop's thread, with the
+            if submission is None:  # submission whose work runs there (a tool's thread
+                submission = submitted  # may not carry the context)
+            if submission is not None:
+                ev["submission"] = submission
             if loop is not None and loop.is_running():
                 loop.call_soon_threadsafe(emit, ev)
                 return
+        if submission is not None:
+            ev["submission"] = submission
         emit(ev)
 
     return session.observe(appended)

@@ -65,6 +65,11 @@ class ToolHost:
         watch_credentials(secrets.protect)
         secrets.record(session)
 
+    def record_question(self, record: Mapping[str, object]) -> None:
+        """How a question a tool asked ended (smith.ui's answer record), recorded in
+        the session as the runtime records its own (entry kind `question`)."""
+        self.session.append("question", dict(record))
+
     @property
     def origins(self) -> dict[str, str]:
         live = self.tools.origins() if isinstance(self.tools, LiveTools) else {}

@@ -21,7 +21,7 @@ from smith.session import Entry, Session, SessionStore, new_session_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from smith.diagnostics import Diagnostic
 
@@ -169,15 +169,20 @@ class ProjectSessions:
         """The session at `path`, read whole and not locked (nothing is written to it)."""
         return Session.load(path)
 
+    def find(self, id: str) -> str:
+        """The file of the session with exactly this id, in any project (session.not-found)."""
+        return self.store.find(id)
+
+    @staticmethod
+    def dump(session: Session) -> Iterator[str]:
+        """The session as JSONL lines (`smith sessions dump`)."""
+        from smith.session import dump
+
+        return dump(session)
+
     def paths(self, *, every_project: bool = False) -> list[str]:
         """Session files, newest first: this project's, or every project's."""
         return self.store.paths() if every_project else self.store.paths_for_project(self.project)
 
     def fork(self, session: Session, at: str | None = None, name: str | None = None) -> Session:
         return fork(session, at, name)
-
-
-def temporary_store(directory: str) -> SessionStore:
-    """A session store under `directory` (a temporary one, removed by its caller):
-    `smith eval --no-session` runs in a session that outlives nothing."""
-    return SessionStore(directory)

@@ -433,7 +433,7 @@ def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation
             values[key] = images_from_data(value, Source(surface, f"{cls.op}.images"))
             continue
         if _type(field) is tuple:
-            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            if not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
                 raise BAD_OP.error(value=str(value)[:80], source=Source(surface, f"{cls.op}.{key}"),
                                    op=cls.op, name=key, problem=f"{type(value).__name__}, "
                                    f"not {_kind(field)}", signature=signature,

@@ -283,7 +283,7 @@ def answer_event(record: Mapping[str, Any]) -> dict[str, Any]:
 # -- runtime events -> intents ---------------------------------------------------------------
 
 _STATUS = ("session_start", "agent_start", "agent_end", "turn_start", "turn_end",
-           "queue_changed", "settled")  # fmt: skip
+           "queue_changed", "settled", "entry")  # fmt: skip
 
 
 def intent_for(event: Mapping[str, Any]) -> Intent | None:
