@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from smith.config import THINKING_LEVELS as THINKING_LEVELS
     from smith.runtime import ops as ops
     from smith.runtime._attach import mentionable as mentionable
+    from smith.runtime._batch import truncate as truncate
     from smith.runtime._build import MISSING_SECRET as MISSING_SECRET
     from smith.runtime._build import REJECTED_SECRET as REJECTED_SECRET
     from smith.runtime._build import UNKNOWN_EFFECT as UNKNOWN_EFFECT
@@ -119,7 +120,6 @@ if TYPE_CHECKING:
     from smith.runtime._setup import runtime_options as runtime_options
     from smith.runtime._setup import session_path as session_path
     from smith.runtime._setup import tool_context as tool_context
-    from smith.runtime._steps import truncate as truncate
     from smith.runtime._templates import Template as Template
     from smith.runtime.ops import OPERATIONS as OPERATIONS
     from smith.runtime.ops import Operation as Operation
@@ -170,7 +170,7 @@ _LAZY = {
     "runtime_options": "smith.runtime._setup",
     "session_path": "smith.runtime._setup",
     "tool_context": "smith.runtime._setup",
-    "truncate": "smith.runtime._steps",
+    "truncate": "smith.runtime._batch",
     "Template": "smith.runtime._templates",
     "OPERATIONS": "smith.runtime.ops",
     "Operation": "smith.runtime.ops",

@@ -15,14 +15,16 @@ Stops: `end` (an answer without tool calls and nothing queued), `done` (a tool s
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from smith.runtime._batch import record_results, run_tools
 from smith.runtime._compaction import compact, context_limit, needs_compaction
 from smith.runtime._context import estimate_tokens
 from smith.runtime._events import SUBMISSION, event
-from smith.runtime._hooks import accept_inputs
-from smith.runtime._notes import environment_due, record_note
-from smith.runtime._steps import add_user, respond, run_tools, skip_tools
+from smith.runtime._hooks import accept_inputs, present, review_calls
+from smith.runtime._notes import environment_due, record_instructions, record_note
+from smith.runtime._steps import add_user, respond, skip_tools
+from smith.runtime._turn import Turn
 from smith.session import new_id
 
 if TYPE_CHECKING:
@@ -131,7 +133,7 @@ async def _round(rt: LoopContext, run: _Run) -> None:
     if calls and message["stop"] == "error":
         skip_tools(rt, calls, "the response failed before it was complete")
         calls = []
-    done = await run_tools(rt, calls) if calls else False
+    done = await _tools(rt, calls) if calls else False
     turn_end = event("turn_end", turn=rt.turn, stop=message["stop"])
     rt.emit(turn_end)
     await rt.dispatch(turn_end)
@@ -144,6 +146,25 @@ async def _round(rt: LoopContext, run: _Run) -> None:
     # The safe point: the stream and the whole tool batch are complete.
     elif not (await _deliver(rt, run, "steer") or calls or await _deliver(rt, run, "follow_up")):
         run.stop = "end"
+
+
+async def _tools(rt: LoopContext, calls: list[dict[str, Any]]) -> bool:
+    """One response's calls: reviewed by plugins (tool_call), run by the tool step with
+    the services of its turn, presented (tool_result), recorded in call order with the
+    instruction files they reached; True if a tool said the agent is done. An abort
+    once every call has ended is raised after the results are recorded."""
+    turn = Turn.of(rt)
+    specs = [turn.gen.tool(c["name"]) if "invalid" not in c else None for c in calls]
+    # Plugins' tool_call handlers first: a call may be denied or run with new arguments.
+    calls, refused = await review_calls(rt, calls, specs, skip_tools)
+    specs = [None if r is not None else s for s, r in zip(specs, refused, strict=True)]
+    ran, aborted = await run_tools(turn, calls, specs, refused)
+    results, interrupted = await present(rt, calls, ran)
+    record_results(turn.session, list(zip(calls, results, strict=True)))
+    record_instructions(rt, calls, specs)  # of directories the calls reached first
+    if aborted or interrupted:  # the calls had all ended: results recorded, then the abort
+        raise asyncio.CancelledError
+    return any(r.get("details", {}).get("done") is True and r["ok"] for r in results)
 
 
 def _tokens_used(rt: LoopContext, message: dict[str, object]) -> int:

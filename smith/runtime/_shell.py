@@ -56,8 +56,10 @@ def shell_call(command: str, *, source: Source) -> str:
 async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: str) -> None:
     """Run `command` (see the module doc); an abort ends it as a model's call ends."""
     from smith.effects.tools.bash import SPEC
-    from smith.runtime._steps import _after, _execute, _snapshot, _tool_end
+    from smith.runtime._batch import _after, _execute, _snapshot, _tool_end
+    from smith.runtime._turn import Turn
 
+    turn = Turn.of(rt)
     spec = SPEC.for_limits(rt.context.limits)
     arguments = {"command": command}
     call: dict[str, Any] = {"id": call_id, "name": "bash", "arguments": arguments}
@@ -67,17 +69,17 @@ async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: st
     rt.emit({**start, "shell": marker})
     base = None
     if rt.history is not None:
-        taking = asyncio.ensure_future(_snapshot(rt, "before", None, cause))
+        taking = asyncio.ensure_future(_snapshot(turn, "before", None, cause))
         try:
             base = await asyncio.shield(taking)
         except asyncio.CancelledError:  # aborted before it ran: nothing was changed
             await asyncio.wait({taking})  # its thread writes to the session
-            _tool_end(rt, call, _NOT_RUN, shell=marker)
+            _tool_end(turn, call, _NOT_RUN, shell=marker)
             return
-    result = await _execute(rt, call, spec, cause)
+    result = await _execute(turn, call, spec, cause)
     if rt.history is not None:
-        await _after(rt, base, cause)
-    _tool_end(rt, call, result, shell=marker)
+        await _after(turn, base, cause)
+    _tool_end(turn, call, result, shell=marker)
     # How it ended (exit status, duration) too, so a resumed app draws it as it was.
     ended = {"outcome": result["outcome"], "ok": result["ok"], "details": result["details"]}
     if context:
