@@ -19,15 +19,15 @@ VERSION = "1.0"
 if TYPE_CHECKING:
     from smith.protocol._encode import dumps_event, encode_line
     from smith.protocol._events import EVENTS, HOOK_EVENTS, Event
-    from smith.protocol._ops import OPERATIONS, Operation
     from smith.protocol._schema import schema
+    from smith.protocol.ops import OPERATIONS, Operation
 
 _LAZY = {
     "EVENTS": "smith.protocol._events",
     "HOOK_EVENTS": "smith.protocol._events",
     "Event": "smith.protocol._events",
-    "OPERATIONS": "smith.protocol._ops",
-    "Operation": "smith.protocol._ops",
+    "OPERATIONS": "smith.protocol.ops",
+    "Operation": "smith.protocol.ops",
     "schema": "smith.protocol._schema",
     "encode_line": "smith.protocol._encode",
     "dumps_event": "smith.protocol._encode",

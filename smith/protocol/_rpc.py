@@ -10,7 +10,14 @@ from typing import Any, Literal, Union
 
 import msgspec
 
-from smith.protocol._ops import ImageData
+
+class ImageData(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """An image as data: `media_type` and base64 `data`, or a `path`; `name` to show."""
+
+    media_type: str | None = None
+    data: str | None = None
+    path: str | None = None
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ import msgspec
 
 from smith.protocol import VERSION
 from smith.protocol._events import Event, HookEvent
-from smith.protocol._ops import Operation
 from smith.protocol._rpc import Request
+from smith.protocol.ops import Operation
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -21,6 +21,20 @@ def schema() -> dict[str, Any]:
     (event, hook, operation, request), defs = msgspec.json.schema_components(
         [Event, HookEvent, Operation, Request], ref_template="#/$defs/{name}"
     )
+    image = defs["Image"]
+    defs["Image"] = {  # as data, an image may also be a file the runtime reads
+        "title": image.pop("title"),
+        "description": image.pop("description"),
+        "anyOf": [
+            image,
+            {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "name": {"type": "string"}},
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+        ],
+    }
     return {
         "$schema": DRAFT,
         "$id": f"https://smith.invalid/protocol/{VERSION}",

@@ -38,14 +38,14 @@ __all__ = [
     "Part",
     "PluginState",
     "ProjectContext",
+    "ProjectSessions",
     "RedactingFilter",
     "Runtime",
     "SecretProxy",
-    "Template",
-    "ToolHost",
-    "ProjectSessions",
     "SessionTree",
     "Shown",
+    "Template",
+    "ToolHost",
     "build",
     "context_limit",
     "context_table",
@@ -94,9 +94,6 @@ if TYPE_CHECKING:
     from smith.runtime._generation import Generation as Generation
     from smith.runtime._hooks import unreviewed as unreviewed
     from smith.runtime._host import ToolHost as ToolHost
-    from smith.runtime._sessionface import ProjectSessions as ProjectSessions
-    from smith.runtime._sessionface import Shown as Shown
-    from smith.runtime._sessionface import Tree as SessionTree
     from smith.runtime._images import SUFFIXES as IMAGE_SUFFIXES
     from smith.runtime._images import Image as Image
     from smith.runtime._images import chip as image_chip
@@ -112,6 +109,9 @@ if TYPE_CHECKING:
     from smith.runtime._runtime import Runtime as Runtime
     from smith.runtime._secrets import RedactingFilter as RedactingFilter
     from smith.runtime._secrets import SecretProxy as SecretProxy
+    from smith.runtime._sessionface import ProjectSessions as ProjectSessions
+    from smith.runtime._sessionface import Shown as Shown
+    from smith.runtime._sessionface import Tree as SessionTree
     from smith.runtime._setup import DEMO_BANNER as DEMO_BANNER
     from smith.runtime._setup import entered_name as entered_name
     from smith.runtime._setup import model_setting as model_setting

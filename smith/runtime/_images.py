@@ -31,7 +31,6 @@ import base64
 import binascii
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source
@@ -39,6 +38,7 @@ from smith.media import IMAGE_SUFFIXES as SUFFIXES
 from smith.media import IMAGE_TYPES as MEDIA_TYPES
 from smith.media import human_size
 from smith.media import image_type as sniff
+from smith.protocol import ops as protocol
 
 if TYPE_CHECKING:
     from smith.diagnostics import Surface
@@ -104,14 +104,13 @@ def _too_large(name: str, size: int, max_bytes: int, where: str, source: Source)
     )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Image:
+class Image(protocol.Image, frozen=True):
     """One image to send: its bytes, media type (from its first bytes) and a name to show
-    (the file name, or what gave it: "clipboard", "image 1")."""
+    (the file name, or what gave it: "clipboard", "image 1"); the protocol's Image
+    (smith.protocol.ops), checked where it entered."""
 
-    data: bytes = field(repr=False)
-    media_type: str
-    name: str = "image"
+    def __repr__(self) -> str:  # not its bytes
+        return f"Image(media_type={self.media_type!r}, name={self.name!r}, {self.size} bytes)"
 
     @property
     def size(self) -> int:

@@ -39,7 +39,7 @@ from smith.runtime._parts import Options, Parts, Services
 from smith.runtime._project import prompt_parts
 from smith.runtime._prompt import Part, compose
 from smith.runtime._queue import InputQueue, listed
-from smith.runtime.ops import OPERATIONS, Operation, parse_op
+from smith.runtime.ops import APPLY, OPERATIONS, Operation, parse_op
 from smith.sdk import Plugin, RuntimeView, resolve_plugins
 from smith.session import new_id
 
@@ -388,7 +388,7 @@ class Runtime:
         diagnostic names an unknown operation or a malformed field."""
         if not isinstance(op, Operation):
             op = parse_op(op, self.surface)
-        return op.apply(self)
+        return APPLY[type(op)](self, op)
 
     def status(self) -> dict[str, Any]:
         """The one view frontends read (smith.runtime._view.status, docs/architecture.md

@@ -1,24 +1,51 @@
-"""The runtime's operations, one declaration each (as codex's protocol declares its Op).
+"""What each operation does, and reading one from data.
 
-Every frontend asks the runtime for something by submitting one of these:
+Every frontend asks the runtime for something by submitting an operation:
 
     runtime.submit(Prompt("fix the failing test"))     # typed, from Python
     runtime.submit({"op": "prompt", "text": "..."})     # the same, as data (RPC, JSON)
 
-Each operation is a frozen dataclass whose fields are its parameters (their types are
-checked when it is built from data: a missing or mistyped field is a diagnostic naming
-it) and whose `apply` is what it does. `OPERATIONS` maps each name to its class; the
-names are the vocabulary of docs/rpc.md's `submit` and of the app's commands.
+The operations are declared once, in smith.protocol.ops (frozen msgspec Structs whose
+fields are their parameters; this module re-exports them); here is what each does
+(`APPLY`, what `Runtime.submit` runs) and `parse_op`, which builds one from data with a
+diagnostic naming the field that is missing or mistyped. `OPERATIONS` maps each name to
+its class: the vocabulary of docs/rpc.md's `submit` and of the app's commands.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, Source
+from smith.protocol import ops as protocol
+from smith.protocol.ops import (
+    OPERATIONS,
+    Abort,
+    Compact,
+    Context,
+    Diff,
+    Entries,
+    FollowUp,
+    Fork,
+    History,
+    ListFiles,
+    Plugins,
+    Prompt,
+    QueueClear,
+    QueueRemove,
+    Redo,
+    Restore,
+    Select,
+    SessionInfo,
+    SetModel,
+    SetThinking,
+    Shell,
+    Steer,
+    Tree,
+    Undo,
+)
+from smith.protocol.ops import Op as Operation
 from smith.runtime._images import Image
 
 if TYPE_CHECKING:
@@ -47,356 +74,159 @@ BAD_OP = DiagnosticKind(
 _KINDS = {str: "a string", bool: "true or false", int: "a whole number"}
 
 
-class Operation:
-    """What every operation is: a name, typed fields, and what it does."""
-
-    op: ClassVar[str]
-
-    def apply(self, rt: Runtime) -> object:
-        raise NotImplementedError
-
-    def to_dict(self) -> dict[str, object]:
-        return {"op": self.op, **dataclasses.asdict(self)}  # type: ignore[call-overload]
-
-
-class _WithImages(Operation):
-    """An input with images attached: as data, each image is `{"media_type", "data"
-    (base64)}` or `{"path"}` (smith.runtime._images checks them)."""
-
-    text: str
-    images: tuple[Image, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        import base64
-
-        shown = [
-            {"media_type": i.media_type, "data": base64.b64encode(i.data).decode(), "name": i.name}
-            for i in self.images
-        ]
-        return {"op": self.op, "text": self.text, "images": shown}
-
-
-@dataclass(frozen=True)
-class Prompt(_WithImages):
-    """Start on `text` (with `images`); while busy it is queued as a follow-up. Returns
-    its submission id (`p-…` started, `q-…` queued: the queue item's id); every event it
-    causes carries it as `submission`. Images the model does not take refuse it whole."""
-
-    text: str
-    images: tuple[Image, ...] = ()
-    op: ClassVar[str] = "prompt"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.prompt(self.text, self.images)
-
-
-@dataclass(frozen=True)
-class Steer(_WithImages):
-    """Deliver `text` (with `images`) after the current tool batch, before the next
-    request."""
-
-    text: str
-    images: tuple[Image, ...] = ()
-    op: ClassVar[str] = "steer"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.steer(self.text, self.images)
-
-
-@dataclass(frozen=True)
-class FollowUp(_WithImages):
-    """Deliver `text` (with `images`) once the agent would otherwise stop."""
-
-    text: str
-    images: tuple[Image, ...] = ()
-    op: ClassVar[str] = "follow_up"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.follow_up(self.text, self.images)
-
-
-@dataclass(frozen=True)
-class Shell(Operation):
-    """Run `command` in the project's shell as the user's own effect (`!command`): journaled,
-    snapshotted (undo takes it back), shown as a bash call; `context`: its output goes
-    into the context of the next message (`!!command`: false, the model never sees it).
-    Refused while busy. Returns the call id of its tool_start/tool_end events."""
-
-    command: str
-    context: bool = True
-    op: ClassVar[str] = "shell"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.shell(self.command, context=self.context)
-
-
-@dataclass(frozen=True)
-class Abort(Operation):
-    """Cancel the current work; True if there was any."""
-
-    op: ClassVar[str] = "abort"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.abort()
-
-
-@dataclass(frozen=True)
-class Compact(Operation):
-    """Compact the context now when idle, else at the next safe point; `focus` says what
-    the summary must keep above all (`/compact FOCUS`)."""
-
-    focus: str | None = None
-    op: ClassVar[str] = "compact"
-
-    def apply(self, rt: Runtime) -> object:
-        rt.compact(self.focus)
-        return None
-
-
-@dataclass(frozen=True)
-class SetModel(Operation):
-    model: str
-    op: ClassVar[str] = "set_model"
-
-    def apply(self, rt: Runtime) -> object:
-        rt.set_model(self.model)
-        return None
-
-
-@dataclass(frozen=True)
-class SetThinking(Operation):
-    level: str
-    op: ClassVar[str] = "set_thinking"
-
-    def apply(self, rt: Runtime) -> object:
-        rt.set_thinking(self.level)
-        return None
-
-
-@dataclass(frozen=True)
-class QueueRemove(Operation):
-    """Take a queued input back; False when it is gone (delivered meanwhile)."""
-
-    id: str
-    op: ClassVar[str] = "queue_remove"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.queue.remove(self.id)
-
-
-@dataclass(frozen=True)
-class QueueClear(Operation):
-    """Take every queued input back; how many there were."""
-
-    op: ClassVar[str] = "queue_clear"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.queue.clear()
-
-
-@dataclass(frozen=True)
-class Undo(Operation):
-    force: bool = False
-    op: ClassVar[str] = "undo"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.undo(force=self.force)
-
-
-@dataclass(frozen=True)
-class Redo(Operation):
-    force: bool = False
-    op: ClassVar[str] = "redo"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.redo(force=self.force)
-
-
-@dataclass(frozen=True)
-class Restore(Operation):
-    """The files as they were at session entry `target`; `conversation`: continue the
-    session from there too."""
-
-    target: str
-    conversation: bool = False
-    force: bool = False
-    op: ClassVar[str] = "restore"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.restore(self.target, conversation=self.conversation, force=self.force)
-
-
-@dataclass(frozen=True)
-class Diff(Operation):
-    """What changed between two session entries (`b` unset: the files now)."""
-
-    a: str | None = None
-    b: str | None = None
-    op: ClassVar[str] = "diff"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.files("diff").diff(self.a, self.b)
-
-
-@dataclass(frozen=True)
-class History(Operation):
-    """The turns of this session that changed files."""
-
-    op: ClassVar[str] = "history"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.files("history").history()
-
-
-@dataclass(frozen=True)
-class Context(Operation):
-    """What the model is told besides the conversation, part by part, in the order the
-    next request sends it: `[{name, source, sent, tokens, text}]` (docs/context.md).
-    `upcoming` reads git for the next environment block (up to its timeout): run it off
-    the event loop."""
-
-    upcoming: bool = True
-    op: ClassVar[str] = "context"
-
-    def apply(self, rt: Runtime) -> object:
-        return [part.to_dict() for part in rt.context_parts(upcoming=self.upcoming)]
-
-
-@dataclass(frozen=True)
-class ListFiles(Operation):
-    """The project's files as the find tool sees them (smith.effects.list_files under the
-    runtime's working directory and tools.ignore): `{"files": [path relative to it],
-    "cut": whether there were more than `limit`}`. It runs rg: call it off the event loop."""
-
-    limit: int = 200_000
-    op: ClassVar[str] = "list_files"
-
-    def apply(self, rt: Runtime) -> object:
-        from smith.effects import list_files
-
-        files, cut = list_files(rt.context, self.limit)
-        return {"files": files, "cut": cut}
-
-
-@dataclass(frozen=True)
-class Plugins(Operation):
-    """The plugin list the runtime was built with, as `smith plugins list --json` prints
-    it (smith.sdk.PluginList.to_dict: each plugin's source, state, contributions,
-    settings), with each one's status in this runtime (starting, ready, failed with its
-    diagnostic, stopped: smith.runtime._lifecycle)."""
-
-    op: ClassVar[str] = "plugins"
-
-    def apply(self, rt: Runtime) -> object:
-        return rt.lifecycle.to_dict(rt.plugin_list.to_dict())
-
-
-@dataclass(frozen=True)
-class SessionInfo(Operation):
-    """The runtime's session: `{id, name, path, entries, leaf, cwd}` (frontends read
-    the session only through these operations and the `entry` event)."""
-
-    op: ClassVar[str] = "session_info"
-
-    def apply(self, rt: Runtime) -> object:
-        from smith.runtime._sessionface import info
-
-        return info(rt.session)
-
-
-@dataclass(frozen=True)
-class Entries(Operation):
-    """The entries of `kinds` (unset: every kind) on the branch ending at `leaf` (unset:
-    the selected one) after `since` when it is on that branch, else the whole branch:
-    a `Shown` (entries, ids, pairs, leaf, whole). What the app draws."""
-
-    since: str | None = None
-    leaf: str | None = None
-    kinds: tuple[str, ...] | None = None
-    op: ClassVar[str] = "entries"
-
-    def apply(self, rt: Runtime) -> object:
-        from smith.runtime._sessionface import entries
-
-        if self.leaf is not None:
-            rt.session.entry(self.leaf)  # session.unknown-entry, naming it
-        return entries(rt.session, self.since, self.leaf, self.kinds)
-
-
-@dataclass(frozen=True)
-class Tree(Operation):
-    """Every branch of the session, for a navigator: a `Tree` (the records' parent
-    links, the selected leaf; entries made and decoded only as asked)."""
-
-    op: ClassVar[str] = "tree"
-
-    def apply(self, rt: Runtime) -> object:
-        from smith.runtime._sessionface import Tree
-
-        return Tree(rt.session)
-
-
-@dataclass(frozen=True)
-class Select(Operation):
-    """Select the entry `leaf`: the session continues from there (branch navigation);
-    refused while a turn runs. Returns the session's info."""
-
-    leaf: str
-    op: ClassVar[str] = "select"
-
-    def apply(self, rt: Runtime) -> object:
-        from smith.runtime._sessionface import info
-
-        rt.idle_for("select")
-        rt.session.select(self.leaf)
-        return info(rt.session)
-
-
-@dataclass(frozen=True)
-class Fork(Operation):
-    """A new session beside this one holding its branch up to `at` (unset: the
-    selected leaf), named `name` (unset: "fork of" this one's): the new Session, open for
-    writing (the caller switches to it). Refused while a turn runs."""
-
-    at: str | None = None
-    name: str | None = None
-    op: ClassVar[str] = "fork"
-
-    def apply(self, rt: Runtime) -> object:
-        from smith.runtime._sessionface import fork
-
-        rt.idle_for("fork")
-        return fork(rt.session, self.at, self.name)
-
-
-OPERATIONS: dict[str, type[Operation]] = {
-    cls.op: cls
-    for cls in (
-        Prompt,
-        Steer,
-        FollowUp,
-        Shell,
-        Abort,
-        Compact,
-        SetModel,
-        SetThinking,
-        QueueRemove,
-        QueueClear,
-        Undo,
-        Redo,
-        Restore,
-        Diff,
-        History,
-        Context,
-        ListFiles,
-        Plugins,
-        SessionInfo,
-        Entries,
-        Tree,
-        Select,
-        Fork,
+# -- what each does ------------------------------------------------------------
+
+
+def _images(given: tuple[protocol.Image, ...]) -> tuple[Image, ...]:
+    """The images an input carries, as the runtime's (a Python caller may give the
+    protocol's own: their bytes are checked as any image's are)."""
+    return tuple(
+        i
+        if isinstance(i, Image)
+        else Image.from_bytes(i.data, name=i.name, media_type=i.media_type)
+        for i in given
     )
+
+
+def _prompt(rt: Runtime, op: Prompt) -> object:
+    return rt.prompt(op.text, _images(op.images))
+
+
+def _steer(rt: Runtime, op: Steer) -> object:
+    return rt.steer(op.text, _images(op.images))
+
+
+def _follow_up(rt: Runtime, op: FollowUp) -> object:
+    return rt.follow_up(op.text, _images(op.images))
+
+
+def _shell(rt: Runtime, op: Shell) -> object:
+    return rt.shell(op.command, context=op.context)
+
+
+def _abort(rt: Runtime, op: Abort) -> object:
+    return rt.abort()
+
+
+def _compact(rt: Runtime, op: Compact) -> object:
+    rt.compact(op.focus)
+    return None
+
+
+def _set_model(rt: Runtime, op: SetModel) -> object:
+    rt.set_model(op.model)
+    return None
+
+
+def _set_thinking(rt: Runtime, op: SetThinking) -> object:
+    rt.set_thinking(op.level)
+    return None
+
+
+def _queue_remove(rt: Runtime, op: QueueRemove) -> object:
+    return rt.queue.remove(op.id)
+
+
+def _queue_clear(rt: Runtime, op: QueueClear) -> object:
+    return rt.queue.clear()
+
+
+def _undo(rt: Runtime, op: Undo) -> object:
+    return rt.undo(force=op.force)
+
+
+def _redo(rt: Runtime, op: Redo) -> object:
+    return rt.redo(force=op.force)
+
+
+def _restore(rt: Runtime, op: Restore) -> object:
+    return rt.restore(op.target, conversation=op.conversation, force=op.force)
+
+
+def _diff(rt: Runtime, op: Diff) -> object:
+    return rt.files("diff").diff(op.a, op.b)
+
+
+def _history(rt: Runtime, op: History) -> object:
+    return rt.files("history").history()
+
+
+def _context(rt: Runtime, op: Context) -> object:
+    return [part.to_dict() for part in rt.context_parts(upcoming=op.upcoming)]
+
+
+def _list_files(rt: Runtime, op: ListFiles) -> object:
+    from smith.effects import list_files
+
+    files, cut = list_files(rt.context, op.limit)
+    return {"files": files, "cut": cut}
+
+
+def _plugins(rt: Runtime, op: Plugins) -> object:
+    return rt.lifecycle.to_dict(rt.plugin_list.to_dict())
+
+
+def _session_info(rt: Runtime, op: SessionInfo) -> object:
+    from smith.runtime._sessionface import info
+
+    return info(rt.session)
+
+
+def _entries(rt: Runtime, op: Entries) -> object:
+    from smith.runtime._sessionface import entries
+
+    if op.leaf is not None:
+        rt.session.entry(op.leaf)  # session.unknown-entry, naming it
+    return entries(rt.session, op.since, op.leaf, op.kinds)
+
+
+def _tree(rt: Runtime, op: Tree) -> object:
+    from smith.runtime._sessionface import Tree
+
+    return Tree(rt.session)
+
+
+def _select(rt: Runtime, op: Select) -> object:
+    from smith.runtime._sessionface import info
+
+    rt.idle_for("select")
+    rt.session.select(op.leaf)
+    return info(rt.session)
+
+
+def _fork(rt: Runtime, op: Fork) -> object:
+    from smith.runtime._sessionface import fork
+
+    rt.idle_for("fork")
+    return fork(rt.session, op.at, op.name)
+
+
+APPLY: dict[type[Operation], Callable[[Runtime, Any], object]] = {
+    Prompt: _prompt,
+    Steer: _steer,
+    FollowUp: _follow_up,
+    Shell: _shell,
+    Abort: _abort,
+    Compact: _compact,
+    SetModel: _set_model,
+    SetThinking: _set_thinking,
+    QueueRemove: _queue_remove,
+    QueueClear: _queue_clear,
+    Undo: _undo,
+    Redo: _redo,
+    Restore: _restore,
+    Diff: _diff,
+    History: _history,
+    Context: _context,
+    ListFiles: _list_files,
+    Plugins: _plugins,
+    SessionInfo: _session_info,
+    Entries: _entries,
+    Tree: _tree,
+    Select: _select,
+    Fork: _fork,
 }
+
 ALIASES = {"restore": {"entry": "target"}}  # older spellings of a field
 
 
@@ -412,7 +242,7 @@ def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation
         raise UNKNOWN_OP.error(
             value=str(name), source=Source(surface, "op"), op=name, known=", ".join(OPERATIONS)
         )
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    fields = {f.name: f for f in protocol.fields(cls)}
     given = {ALIASES.get(cls.op, {}).get(k, k): v for k, v in data.items() if k != "op"}
     signature = (
         ", ".join(
@@ -501,7 +331,7 @@ def images_from_data(
             raise IMAGE_SHAPE.error(value=str(item)[:80], source=here, where=at, problem=problem)
         if isinstance(path, str):
             image = load_image(path, max_bytes=bound, where=where, surface=source.surface, cwd=cwd)
-            out.append(dataclasses.replace(image, name=name) if isinstance(name, str) else image)
+            out.append(protocol.renamed(image, name) if isinstance(name, str) else image)
         else:
             assert isinstance(data, str) and isinstance(media_type, str)
             label = name if isinstance(name, str) else f"image {n + 1}"
@@ -510,14 +340,20 @@ def images_from_data(
     return tuple(out)
 
 
-def _type(field: dataclasses.Field[Any]) -> type:
-    declared = str(field.type)
-    if declared.startswith("tuple"):
-        return tuple
-    return bool if declared.startswith("bool") else int if declared.startswith("int") else str
+def _type(field: protocol.FieldInfo) -> type:
+    """The field's type, less None: str, bool, int, or tuple (of strings, or images)."""
+    import types
+    import typing
+
+    declared = field.type
+    if isinstance(declared, types.UnionType) or typing.get_origin(declared) is typing.Union:
+        declared = next(a for a in typing.get_args(declared) if a is not type(None))
+    found = typing.get_origin(declared) or declared
+    assert found in (str, bool, int, tuple), field
+    return found  # type: ignore[no-any-return]
 
 
-def _kind(field: dataclasses.Field[Any]) -> str:
+def _kind(field: protocol.FieldInfo) -> str:
     if field.name == "images":
         return 'a list of {"media_type", "data"} or {"path"} objects'
     if _type(field) is tuple:
@@ -525,20 +361,25 @@ def _kind(field: dataclasses.Field[Any]) -> str:
     return _KINDS[_type(field)]
 
 
-def _required(field: dataclasses.Field[Any]) -> bool:
-    return field.default is dataclasses.MISSING
+def _required(field: protocol.FieldInfo) -> bool:
+    return field.required
 
 
 __all__ = [
+    "APPLY",
     "BAD_OP",
     "NO_OP",
     "OPERATIONS",
     "UNKNOWN_OP",
     "Abort",
     "Compact",
+    "Context",
     "Diff",
+    "Entries",
     "FollowUp",
+    "Fork",
     "History",
+    "Image",
     "ListFiles",
     "Operation",
     "Plugins",
@@ -547,10 +388,13 @@ __all__ = [
     "QueueRemove",
     "Redo",
     "Restore",
+    "Select",
+    "SessionInfo",
     "SetModel",
     "SetThinking",
     "Shell",
     "Steer",
+    "Tree",
     "Undo",
     "images_from_data",
     "parse_op",

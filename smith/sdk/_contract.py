@@ -95,7 +95,7 @@ from smith.ui import Asked, Detail, Reply, Shown
 if TYPE_CHECKING:
     from smith.config import Option
     from smith.effects import ToolFacts, ToolSpec
-    from smith.runtime.ops import Operation
+    from smith.protocol import Operation
 
 SAFE_POINTS = (
     "session_start",
@@ -372,7 +372,7 @@ class QueuePolicy(Protocol):
 
 
 class RuntimeHandle(Protocol):
-    """What a command may do with the runtime: submit operations (smith.runtime.ops,
+    """What a command may do with the runtime: submit operations (smith.protocol.ops,
     typed or as data) and read the one status view (Runtime.status); nothing else of
     its internals."""
 
