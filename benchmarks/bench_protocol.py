@@ -20,8 +20,10 @@ the same way (benchmarks/_tree.py) and interleaved, best of REPEAT; `*_ratio` is
 tree's over the baseline's (above 1: faster). The baseline is SMITH_BENCH_BASE: a commit
 (HEAD~1: extracted and built in a temporary directory) or a directory holding a
 checkout; without it, this tree is measured against itself (ratios near 1: the noise).
+SMITH_BENCH_NEW (a commit) measures that commit instead of this working tree.
 
     SMITH_BENCH_BASE=HEAD~1 python benchmarks/bench_protocol.py
+    SMITH_BENCH_NEW=C SMITH_BENCH_BASE=C~1 python benchmarks/bench_protocol.py
     SMITH_BENCH_BASE=HEAD~1 python benchmarks/bench_protocol.py --with-tui
 
 `--with-tui` also runs benchmarks/bench_tui.py in both trees (`tui_figures`): the app's
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,7 +45,7 @@ from typing import Any
 
 TURNS = 150
 WORDS = 60
-REPEAT = 5
+REPEAT = 7
 GET_STATE = 400  # sequential round trips per run
 
 HERE = Path(__file__).resolve()
@@ -64,7 +67,9 @@ def _place(directory: Path) -> tuple[Path, dict[str, str]]:
     (project / ".git").mkdir(parents=True)
     (project / "notes.txt").write_text("a short file the model reads every turn\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SMITH_", "XDG_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as an installed smith starts (_measure.py)
     env |= {
+        "PYTHONPYCACHEPREFIX": str(directory / "pycache"),
         "HOME": str(directory),
         "SMITH_HOME": str(directory / "data"),
         "SMITH_CONFIG_HOME": str(directory / "config"),
@@ -112,41 +117,50 @@ def _worker_runtime(script: str, project: str, encode: bool) -> dict[str, float]
                      limits=Limits(max_iterations=TURNS + 1))  # fmt: skip
         frontend = Counting()
         rt.attach(frontend)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         rt.prompt("go")
         await rt.wait_idle()
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         await rt.close()
         session.close()
-        return elapsed, frontend.events
+        return elapsed, cpu, frontend.events
 
-    elapsed, events = asyncio.run(run())
-    return {"seconds": elapsed, "events": float(events)}
+    elapsed, cpu, events = asyncio.run(run())
+    return {"seconds": elapsed, "cpu": cpu, "events": float(events)}
 
 
-def _runtime(root: Path, script: str, project: Path, env: dict[str, str], encode: bool) -> float:
+def _runtime(
+    root: Path, script: str, project: Path, env: dict[str, str], encode: bool
+) -> tuple[float, float]:
+    """(events/s, events per CPU second)."""
     argv = [str(HERE), "--worker", script, str(project), "1" if encode else "0"]
     out = subprocess.run(_tree_command(root, *argv), cwd=project, env=env,
                          capture_output=True, text=True, check=False)  # fmt: skip
     if out.returncode:
         raise RuntimeError(f"the runtime worker failed in {root}: {out.stderr[-1500:]}")
     f = json.loads(out.stdout.splitlines()[-1])
-    return float(f["events"] / f["seconds"])
+    return f["events"] / f["seconds"], f["events"] / f["cpu"]
 
 
 # -- smith eval --json -----------------------------------------------------------------
 
 
-def _eval(root: Path, script: str, project: Path, env: dict[str, str]) -> tuple[float, int]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _eval(root: Path, script: str, project: Path, env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, lines printed)."""
     argv = _tree_command(root, "-m", "smith", "eval", "--json", "--model", f"scripted:{script}",
                          "go")  # fmt: skip
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     out = subprocess.run(argv, cwd=project, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu
     lines = out.stdout.count(b"\n")
     if out.returncode or lines < 3:
         raise RuntimeError(f"smith eval failed in {root}: {out.stderr[-1500:]!r}")
-    return elapsed, lines
+    return elapsed, cpu, lines
 
 
 # -- smith rpc -------------------------------------------------------------------------
@@ -154,6 +168,7 @@ def _eval(root: Path, script: str, project: Path, env: dict[str, str]) -> tuple[
 
 def _rpc(root: Path, script: str, project: Path, env: dict[str, str]) -> dict[str, float]:
     argv = _tree_command(root, "-m", "smith", "rpc", "--model", f"scripted:{script}")
+    cpu = _children_cpu()
     proc = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
@@ -188,7 +203,11 @@ def _rpc(root: Path, script: str, project: Path, env: dict[str, str]) -> dict[st
     finally:
         stdin.close()
         proc.wait(timeout=60)
-    return {"get_state_per_s": GET_STATE / trips, "events_per_s": seen / streamed}
+    return {
+        "get_state_per_s": GET_STATE / trips,
+        "events_per_s": seen / streamed,
+        "cpu_s": _children_cpu() - cpu,  # the whole process: start, round trips, prompt
+    }
 
 
 def _tree_command(root: Path, *args: str) -> list[str]:
@@ -198,16 +217,21 @@ def _tree_command(root: Path, *args: str) -> list[str]:
     return command(root, *args)
 
 
-def _base() -> Path:
+def _trees() -> dict[str, Path]:
+    """This tree (or SMITH_BENCH_NEW's: a commit, to compare two commits alone, without
+    what is uncommitted here) and the baseline (SMITH_BENCH_BASE's)."""
     sys.path.insert(0, str(REPO))
     from benchmarks._tree import baseline
 
-    return baseline(os.environ.get("SMITH_BENCH_BASE") or str(REPO))
+    new = os.environ.get("SMITH_BENCH_NEW")
+    return {
+        "new": baseline(new) if new else REPO,
+        "base": baseline(os.environ.get("SMITH_BENCH_BASE") or str(REPO)),
+    }
 
 
 def figures(repeat: int = REPEAT) -> dict[str, float]:
-    base = _base()
-    trees = {"new": REPO, "base": base}
+    trees = _trees()
     best: dict[str, float] = {}
 
     def keep(key: str, value: float, higher: bool = True) -> None:
@@ -220,39 +244,49 @@ def figures(repeat: int = REPEAT) -> dict[str, float]:
     try:
         project, env = _place(directory)
         script, short = _script(directory, TURNS), _script(directory, 2)
+        for root in trees.values():  # bytecode caches written
+            _eval(root, short, project, env)
         for _ in range(repeat):
             for name, root in trees.items():
-                keep(f"{name}_runtime_events_per_s", _runtime(root, script, project, env, False))
-                keep(f"{name}_runtime_encoded_per_s", _runtime(root, script, project, env, True))
-                elapsed, lines = _eval(root, script, project, env)
+                for kind, encode in (("events", False), ("encoded", True)):
+                    wall, cpu = _runtime(root, script, project, env, encode)
+                    keep(f"{name}_runtime_{kind}_per_s", wall)
+                    keep(f"{name}_runtime_{kind}_per_cpu_s", cpu)
+                elapsed, cpu, lines = _eval(root, script, project, env)
                 keep(f"{name}_eval_events_per_s", lines / elapsed)
                 keep(f"{name}_eval_us_per_event", elapsed / lines * 1e6, higher=False)
+                keep(f"{name}_eval_cpu_us_per_event", cpu / lines * 1e6, higher=False)
                 keep(f"{name}_eval_short_ms", _eval(root, short, project, env)[0] * 1e3, False)
                 for key, value in _rpc(root, script, project, env).items():
-                    keep(f"{name}_rpc_{key}", value)
+                    keep(f"{name}_rpc_{key}", value, higher=key != "cpu_s")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     out = dict(best)
     for key in [k[4:] for k in best if k.startswith("new_")]:
-        out[f"{key}_ratio"] = best[f"new_{key}"] / best[f"base_{key}"]
-    out["eval_us_per_event_ratio"] = 1 / out["eval_us_per_event_ratio"]
-    out["eval_short_ms_ratio"] = 1 / out["eval_short_ms_ratio"]
+        lower = key.endswith(("_us_per_event", "_ms", "cpu_s"))  # times: lower is better
+        new, base = best[f"new_{key}"], best[f"base_{key}"]
+        out[f"{key}_ratio"] = base / new if lower else new / base
     return out
 
 
 def line(f: dict[str, float]) -> str:
-    """The figures as compare.py prints them (ratios: this tree over the baseline)."""
+    """The figures as compare.py prints them (ratios: the baseline's time over this
+    tree's, above 1 faster; wall clock, then CPU time, which another process's load
+    disturbs less)."""
     return (
         f"protocol events  runtime {f['new_runtime_events_per_s']:,.0f} events/s to an attached "
-        f"frontend ({f['runtime_events_per_s_ratio']:.2f}x the baseline), "
-        f"{f['new_runtime_encoded_per_s']:,.0f} encoded as RPC lines "
-        f"({f['runtime_encoded_per_s_ratio']:.2f}x); eval --json "
+        f"frontend ({f['runtime_events_per_s_ratio']:.2f}x the baseline, CPU "
+        f"{f['runtime_events_per_cpu_s_ratio']:.2f}x), {f['new_runtime_encoded_per_s']:,.0f} "
+        f"encoded as RPC lines ({f['runtime_encoded_per_s_ratio']:.2f}x, CPU "
+        f"{f['runtime_encoded_per_cpu_s_ratio']:.2f}x); eval --json "
         f"{f['new_eval_events_per_s']:,.0f} events/s, {f['new_eval_us_per_event']:.0f} us "
-        f"per event ({f['eval_events_per_s_ratio']:.2f}x), a one-turn run "
+        f"per event ({f['eval_events_per_s_ratio']:.2f}x, CPU "
+        f"{f['eval_cpu_us_per_event_ratio']:.2f}x), a one-turn run "
         f"{f['new_eval_short_ms']:.0f} ms ({f['eval_short_ms_ratio']:.2f}x); rpc "
         f"{f['new_rpc_get_state_per_s']:,.0f} get_state/s "
         f"({f['rpc_get_state_per_s_ratio']:.2f}x), {f['new_rpc_events_per_s']:,.0f} "
-        f"notifications/s ({f['rpc_events_per_s_ratio']:.2f}x)"
+        f"notifications/s ({f['rpc_events_per_s_ratio']:.2f}x), the server's CPU "
+        f"{f['rpc_cpu_s_ratio']:.2f}x"
     )
 
 
@@ -307,11 +341,104 @@ class Protocol:
     track_rpc_notifications_ratio.unit = "x the baseline"  # type: ignore[attr-defined]
 
 
+def _sample_events() -> list[dict[str, Any]]:
+    """One scripted round's events, as the runtime emits them (dicts)."""
+    message = {"role": "assistant", "content": [{"type": "text", "text": TEXT}],
+               "stop": "tool_use", "usage": {"input": 1200, "output": 80}}  # fmt: skip
+    result = {"text": "a short file", "details": {"path": "notes.txt"}, "ok": True}
+    deltas = [" ".join(TEXT.split()[i : i + 3]) + " " for i in range(0, WORDS, 3)]
+    return [
+        {"type": "turn_start", "turn": 3, "submission": "p-1"},
+        {"type": "message_start", "role": "assistant", "message_id": "m-3", "submission": "p-1"},
+        *(
+            {
+                "type": "message_delta",
+                "message_id": "m-3",
+                "channel": "text",
+                "delta": d,
+                "submission": "p-1",
+            }
+            for d in deltas
+        ),
+        {
+            "type": "message_end",
+            "message_id": "m-3",
+            "message": message,
+            "entry_id": "e-9",
+            "submission": "p-1",
+        },
+        {
+            "type": "tool_start",
+            "tool_call_id": "c-3",
+            "name": "read",
+            "arguments": {"path": "notes.txt"},
+            "submission": "p-1",
+        },
+        {
+            "type": "tool_end",
+            "tool_call_id": "c-3",
+            "name": "read",
+            "result": result,
+            "outcome": "ok",
+            "is_error": False,
+            "submission": "p-1",
+        },
+        {"type": "turn_end", "turn": 3, "stop": "tool_use", "submission": "p-1"},
+    ]
+
+
+def encode_figures(repeat: int = 7) -> dict[str, float]:
+    """In this process, us per event: the standard library's encoding (what eval --json
+    and rpc did) against the typed path's, and building an event as a dict (what the
+    runtime does) against building its Struct (and the dict handlers and frontends read)."""
+    import msgspec
+
+    from smith.protocol import EVENTS, dumps_event, encode_line
+
+    sys.path.insert(0, str(REPO))
+    from benchmarks._measure import best
+
+    events = _sample_events() * 50
+    fields = [(EVENTS[e["type"]], {k: v for k, v in e.items() if k != "type"}) for e in events]
+    n = len(events)
+
+    def per_event(fn: Any) -> float:
+        return best(fn, repeat) / n * 1e6
+
+    return {
+        "json_eval_us": per_event(lambda: [json.dumps(e, ensure_ascii=False) for e in events]),
+        "typed_eval_us": per_event(lambda: [dumps_event(e) for e in events]),
+        "json_rpc_us": per_event(
+            lambda: [
+                json.dumps(e, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+                for e in events
+            ]
+        ),
+        "typed_rpc_us": per_event(lambda: [encode_line(e) for e in events]),
+        "dict_build_us": per_event(lambda: [{"type": "x", **f} for _, f in fields]),
+        "struct_build_us": per_event(lambda: [cls(**f) for cls, f in fields]),
+        "struct_as_dict_us": per_event(
+            lambda: [msgspec.structs.asdict(cls(**f)) for cls, f in fields]
+        ),
+    }
+
+
+def encode_line_text(f: dict[str, float]) -> str:
+    return (
+        f"event encoding   eval --json line {f['typed_eval_us']:.2f} us per event "
+        f"(json.dumps {f['json_eval_us']:.2f} us, {f['json_eval_us'] / f['typed_eval_us']:.1f}x), "
+        f"rpc line {f['typed_rpc_us']:.2f} us ({f['json_rpc_us'] / f['typed_rpc_us']:.1f}x); "
+        f"an event built as a dict {f['dict_build_us']:.2f} us, as a Struct "
+        f"{f['struct_build_us']:.2f} us ({f['struct_as_dict_us']:.2f} us with the dict "
+        "handlers read)"
+    )
+
+
 def tui_figures(repeat: int = 1) -> dict[str, float]:
     """benchmarks/bench_tui.py's figures (the app's first frame and streaming frames at
     100,000 entries) for this tree and the baseline, each in a child process, best of
     `repeat`; `*_ratio`: the baseline's time over this tree's (above 1: faster)."""
-    trees = {"new": REPO, "base": _base()}
+    trees = _trees()
     out: dict[str, float] = {}
     for _ in range(repeat):
         for name, root in trees.items():
@@ -346,7 +473,9 @@ if __name__ == "__main__":
 
         print(json.dumps(bench_tui.figures()))
     elif sys.argv[1:2] == ["--with-tui"]:
+        print(encode_line_text(encode_figures()))
         print(line(figures()))
         print(tui_line(tui_figures()))
     else:
+        print(encode_line_text(encode_figures()))
         print(line(figures()))
