@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from smith.protocol import schema
 from tests.conftest import Result, SmithEnv
+from tests.test_protocol import _invalid
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is needed")
 
@@ -94,11 +96,15 @@ def test_replay_emits_the_events_of_the_live_run(
     assert state["unknown_effects"] == [] and lines[-1]["reexecute"] is None
     # session_start belongs to a live runtime (replay begins with replay_start instead).
     live_events = [
-        e
-        for e in _lines(live.out)
-        if e["type"] not in ("result", "tool_update", "session_start", "entry")
+        e for e in _lines(live.out) if e["type"] not in ("result", "tool_update", "session_start")
     ]
     assert _canonical(lines[1:-1]) == _canonical(live_events)
+    # Every record is an `entry` event where it was appended: the file history's
+    # snapshots around the write among them; each event is one the protocol declares.
+    kinds = [e["kind"] for e in lines if e["type"] == "entry"]
+    assert kinds == [e["kind"] for e in _dump(smith, sid, project)]
+    assert kinds.count("vcs") == 2 and kinds.count("effect_completion") == 2
+    assert _invalid(lines[1:-1], schema()) == []
 
 
 def test_json_replay_is_byte_identical_across_runs(
@@ -216,26 +222,34 @@ def test_speed_divides_the_recorded_gaps(
     assert r.code == 0, r.err
     sleeps = [s for kind, s in log if kind == "sleep"]
     assert sum(sleeps) == pytest.approx(0.8)  # 8 s recorded, 10 times faster
-    assert sleeps == pytest.approx([0.3, 0.21, 0.01, 0.28])
-    # Each pause comes before what was recorded after it, in source order.
+    assert sleeps == pytest.approx([0.3, 0.01, 0.2, 0.01, 0.28])
+    # Each pause comes before what was recorded after it, in source order; each record
+    # is an `entry` event at its recorded time, as it was live.
     assert log == [
         ("event", "agent_start"),
+        ("event", "entry"),
         ("event", "message_start"),
         ("event", "message_delta"),
         ("event", "message_end"),
         ("event", "turn_start"),
         ("event", "message_start"),
         ("sleep", 0.3),
+        ("event", "entry"),
         ("event", "message_end"),
         ("event", "tool_start"),
-        ("sleep", 0.21),
+        ("sleep", 0.01),
+        ("event", "entry"),  # the effect's intent
+        ("sleep", 0.2),
+        ("event", "entry"),  # its completion
         ("event", "tool_end"),
         ("sleep", 0.01),
+        ("event", "entry"),  # the tool result
         ("event", "turn_end"),
         ("event", "turn_start"),
         ("event", "message_start"),
         ("sleep", 0.28),
         ("event", "message_delta"),
+        ("event", "entry"),
         ("event", "message_end"),
         ("event", "turn_end"),
         ("event", "agent_end"),
@@ -253,7 +267,7 @@ def test_instant_never_sleeps_and_long_pauses_are_capped(
     assert smith("replay", sid, "--instant", "--json", cwd=project).code == 0
     assert log == []
     assert smith("replay", sid, "--json", "--max-gap", "1", cwd=project).code == 0
-    assert [s for _, s in log] == [1.0, 1.0, 0.1, 1.0]  # real time, at most 1 s
+    assert [s for _, s in log] == [1.0, 0.1, 1.0, 0.1, 1.0]  # real time, at most 1 s
 
 
 # -- turn ranges ---------------------------------------------------------------------
@@ -488,7 +502,12 @@ def test_prompts_rounds_and_stops_are_read_from_the_records() -> None:
     tool_ends = [
         (ts, e["tool_call_id"], e["outcome"]) for ts, e in events if e["type"] == "tool_end"
     ]
-    assert tool_ends == [(10, "c1", "error"), (20, "c2", "error")]
+    # No effect ran for either: both ended as the batch began, before their results
+    # were recorded (the first at 10), each result an `entry` event after them.
+    assert tool_ends == [(10, "c1", "error"), (10, "c2", "error")]
+    after = [(e["type"], e.get("id")) for _, e in events][types.index("tool_end") :][:5]
+    assert after == [("tool_end", None), ("tool_end", None), ("entry", "r1"), ("entry", "r2"),
+                     ("turn_end", None)]  # fmt: skip
     assert timeline.state["turns"] == 2 and timeline.state["rounds"] == 3
 
 
@@ -595,9 +614,13 @@ def test_a_compaction_between_prompts_is_replayed_where_it_happened(tmp_path: Pa
     run(main)
     assert [e["ok"] for e in w.of("compaction_end")] == [True, True]
     live = [
-        e
-        for e in w.events
-        if e["type"] not in ("tool_update", "queue_changed", "session_start", "entry")
+        e for e in w.events if e["type"] not in ("tool_update", "queue_changed", "session_start")
     ]
     replayed = [i.event for i in reconstruct(w.reopened()).items if i.event is not None]
-    assert [e["type"] for e in _canonical(replayed)] == [e["type"] for e in _canonical(live)]
+
+    def shape(events: list[dict[str, Any]]) -> list[tuple[str, str | None, str | None]]:
+        return [(e["type"], e.get("kind"), e.get("id")) for e in _canonical(events)]
+
+    assert shape(replayed) == shape(live)  # each entry event where it was appended
+    assert [e["kind"] for e in replayed if e["type"] == "entry"].count("compaction") == 2
+    assert _invalid(replayed, schema()) == []

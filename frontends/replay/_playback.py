@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import DiagnosticKind, Source
 
 if TYPE_CHECKING:
-    from ._timeline import Effect, Timeline
+    from ._records import Effect
+    from ._timeline import Timeline
 
 BAD_TURNS = DiagnosticKind(
     "cli.replay-turns",

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from smith.effects import ToolSpec
     from smith.vcs import FileHistory
 
-    from ._timeline import Effect
+    from ._records import Effect
 
 UNCONFINED = DiagnosticKind(
     "replay.unconfined-tool",

@@ -25,6 +25,12 @@ events are derived from the records the way the runtime derived its records from
 - a compaction stays inside its prompt when the loop did it before a round, and comes
   after the prompt's `agent_end` (followed by `settled`) when it ran on its own, while
   idle: the prompt's records show it had ended.
+- every entry is an `entry` event (id, parent, kind; `submission` within a prompt) where
+  the live run emitted it, as it was appended: before what it says (a completion's
+  `tool_end`, a question's answer, an environment block), after the deltas of an
+  assistant message (before its `message_end`), after `compaction_start`, and a tool
+  result after every call of its batch has ended (a call no effect ran for ends as its
+  batch begins).
 
 Ids are derived from entry ids (a prompt is `p-<entry>`, an assistant message
 `m-<entry>`), so the same session always gives the same events. Where the records do not
@@ -52,34 +58,22 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import SmithError
 from smith.ui import answer_event
 
+from ._records import (
+    Call,
+    Effect,
+    Round,
+    as_dict,
+    marked,
+    result_of,
+    shown_id,
+    stop_of,
+    unknown_end,
+)
+
 if TYPE_CHECKING:
     from smith.session import Entry, Session
 
 Event = dict[str, Any]
-UNKNOWN_TEXT = "[no completion was recorded: what this call did is unknown; it is not re-run]"
-
-
-class Effect:
-    """One recorded effect: its intent and, when it was recorded, its completion."""
-
-    __slots__ = ("call", "cause", "completion", "entry", "id", "input", "kind", "name", "ts")
-
-    def __init__(self, entry: Entry, content: dict[str, Any]) -> None:
-        self.id = str(content.get("effect", entry.pair or entry.id))
-        self.entry = entry.id  # the intent's entry: where the workspace state is looked up
-        self.ts = entry.ts
-        self.name = str(content.get("name", ""))
-        self.kind = str(content.get("kind", "tool"))
-        self.input: dict[str, Any] = _dict(content.get("input"))
-        self.cause: dict[str, Any] = _dict(content.get("cause"))
-        self.completion: dict[str, Any] | None = None
-        self.call: str | None = None  # the tool call it ran for, if any
-
-    @property
-    def complete(self) -> bool:
-        """It finished and said how (not cancelled part-way, not recovered as unknown)."""
-        c = self.completion
-        return c is not None and c.get("outcome") not in ("unknown", "cancelled")
 
 
 class Item:
@@ -118,32 +112,6 @@ class Timeline:
             "effects": 0,
             "unknown_effects": [],
         }
-
-
-class _Call:
-    __slots__ = ("effect", "ended", "id", "name", "recorded", "result")
-
-    def __init__(self, part: dict[str, Any]) -> None:
-        self.id = str(part.get("id", ""))
-        self.name = str(part.get("name", ""))
-        self.effect: Effect | None = None
-        self.result: dict[str, Any] | None = None  # its tool_result message (looked ahead)
-        self.ended = False  # its tool_end was emitted
-        self.recorded = False  # its tool_result entry has been passed
-
-
-class _Turn:
-    __slots__ = ("calls", "message", "number")
-
-    def __init__(self, number: int, message: dict[str, Any]) -> None:
-        self.number = number
-        self.message = message
-        self.calls: dict[str, _Call] = {}
-        parts = message.get("content")
-        for part in parts if isinstance(parts, list) else []:
-            if isinstance(part, dict) and part.get("type") == "tool_call":
-                call = _Call(part)
-                self.calls[call.id] = call
 
 
 def reconstruct(session: Session, leaf: str | None = None) -> Timeline:
@@ -199,10 +167,6 @@ def _shown_as_json(value: object) -> Any:
     return value
 
 
-def _dict(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
-
-
 class _Links:
     """What pass one found: each effect (by id), the call it ran for, and the entry of
     each call's tool result."""
@@ -254,13 +218,14 @@ class _Builder:
         self.answered = False  # the current prompt has reached the model
         self.waiting = False  # the run's newest message is input the model has not seen
         self.prompt_id = ""
-        self.turn: _Turn | None = None
+        self.turn: Round | None = None
         self.turns_in_run = 0
         self.last_message: dict[str, Any] | None = None
-        self.last_turn: _Turn | None = None
+        self.last_turn: Round | None = None
         self.prev_ts = 0
         self.ts = 0
         self.standalone: dict[str, Effect] = {}
+        self.appended: Event | None = None  # the `entry` event of the entry being taken
 
     # -- emitting -------------------------------------------------------------------
 
@@ -273,11 +238,23 @@ class _Builder:
     def effect(self, effect: Effect) -> None:
         self.timeline.items.append(Item(self.ts, self.run, effect=effect))
 
+    def record(self) -> None:
+        """The `entry` event of the entry being taken, once, where the live run emitted
+        it among the events derived from the entry: when it was appended."""
+        if self.appended is not None:
+            fields, self.appended = self.appended, None
+            self.emit("entry", **fields)
+
     # -- entries ----------------------------------------------------------------------
 
     def take(self, entry: Entry, content: dict[str, Any]) -> None:
         self.prev_ts, self.ts = self.ts or entry.ts, entry.ts
         kind = entry.kind
+        self.appended = {"id": entry.id, "parent": entry.parent, "kind": kind}
+        if self.turn is not None and kind != "vcs":
+            self.batch_begins(self.turn)
+        if kind not in ("message", "environment", "effect_intent", "compaction"):
+            self.record()  # appended, then what it says was emitted
         if kind == "message":
             role = content.get("role")
             if role == "user":
@@ -303,6 +280,7 @@ class _Builder:
         elif kind == "environment":  # recorded as a prompt starts, before its message
             if not (self.in_run and not self.answered):
                 self.start_run(entry.id)
+            self.record()
             self.emit(kind, entry_id=entry.id, **content)
         elif kind == "instructions":  # a file of a directory a tool batch reached
             self.emit(kind, entry_id=entry.id, **content)
@@ -311,12 +289,14 @@ class _Builder:
         elif kind == "question":  # how a plugin's question ended (smith.ui)
             ev = answer_event(content)
             self.emit(str(ev.pop("type")), **ev)
+        self.record()  # an entry its handler left aside (a result of no call it knows)
 
     def user(self, entry: Entry, message: dict[str, Any]) -> None:
         delivered = self.in_run and (bool(message.get("queued")) or not self.answered)
         if not delivered:
             self.start_run(entry.id)
         self.end_turn()
+        self.record()
         self.waiting = True
         # What was typed, as the live run streams it: its first text part (the parts
         # after it are files its `@path`s attached, in `message_end`).
@@ -345,7 +325,7 @@ class _Builder:
         self.state["model"] = message.get("model", self.state["model"])
         self.state["provider"] = message.get("provider", self.state["provider"])
         self.add_usage(message.get("usage"))
-        turn = _Turn(self.turns_in_run, message)
+        turn = Round(self.turns_in_run, message)
         mid = f"m-{entry.id}"
         self.emit("turn_start", ts=self.prev_ts, turn=turn.number)
         self.emit("message_start", ts=self.prev_ts, role="assistant", message_id=mid)
@@ -354,6 +334,7 @@ class _Builder:
                 delta = str(part.get("text", ""))
                 if delta:
                     self.emit("message_delta", message_id=mid, channel=part["type"], delta=delta)
+        self.record()
         self.emit("message_end", message_id=mid, entry_id=entry.id, message=message)
         self.last_message = message
         for part in message.get("content") or []:
@@ -361,9 +342,9 @@ class _Builder:
                 args = part.get("arguments")
                 fields: dict[str, Any] = {"arguments": args if isinstance(args, dict) else {}}
                 result = self.links.results.get((entry.id, str(part.get("id"))))
-                rewritten = _dict(result.get("rewritten")) if result else {}
+                rewritten = as_dict(result.get("rewritten")) if result else {}
                 if rewritten:  # it ran with a plugin's arguments, as it did live
-                    fields = {"arguments": _dict(rewritten.get("arguments")),
+                    fields = {"arguments": as_dict(rewritten.get("arguments")),
                               "rewritten_by": rewritten.get("plugin")}  # fmt: skip
                 self.emit("tool_start", tool_call_id=part.get("id"), name=part.get("name"),
                           **fields)  # fmt: skip
@@ -380,10 +361,13 @@ class _Builder:
         call_id = str(message.get("tool_call_id", entry.pair or ""))
         if turn is None or call_id not in turn.calls:
             return
-        call = turn.calls[call_id]
-        call.result, call.recorded = message, True
-        if not call.ended:
-            self.end_call(call)
+        turn.calls[call_id].result = message
+        # The results are recorded once every call of the batch has ended.
+        for call in turn.calls.values():
+            if not call.ended:
+                self.end_call(call)
+        turn.calls[call_id].recorded = True
+        self.record()
         if all(c.recorded for c in turn.calls.values()):
             self.end_turn()
 
@@ -395,14 +379,15 @@ class _Builder:
         # A read a message's `@path` attached showed no call live (its message says it).
         if effect.call is None and effect.kind == "tool" and "attached" not in effect.cause:
             self.standalone[effect.id] = effect
-            self.emit("tool_start", tool_call_id=_shown(effect), name=effect.name,
-                      arguments=effect.input, **_marked(effect))  # fmt: skip
+            self.emit("tool_start", tool_call_id=shown_id(effect), name=effect.name,
+                      arguments=effect.input, **marked(effect))  # fmt: skip
+        self.record()
         if effect.completion is None:  # it never ended: shown where it began, never re-run
             self.state["unknown_effects"].append(effect.id)
             self.effect(effect)
             if effect.id in self.standalone:
-                self.emit("tool_end", **_unknown_end(_shown(effect), effect.name),
-                          **_marked(effect))  # fmt: skip
+                self.emit("tool_end", **unknown_end(shown_id(effect), effect.name),
+                          **marked(effect))  # fmt: skip
 
     def completion(self, entry: Entry, content: dict[str, Any]) -> None:
         effect = self.links.effects.get(str(content.get("effect", entry.pair or "")))
@@ -411,7 +396,7 @@ class _Builder:
         if not effect.complete:  # cancelled part-way, or recovered as unknown on resume
             self.state["unknown_effects"].append(effect.id)
         if effect.id in self.standalone:
-            self.tool_end(_shown(effect), effect.name, _result_of(content), **_marked(effect))
+            self.tool_end(shown_id(effect), effect.name, result_of(content), **marked(effect))
         elif effect.complete and self.turn is not None and effect.call in self.turn.calls:
             call = self.turn.calls[effect.call]
             if call.effect is effect and not call.ended:
@@ -424,7 +409,7 @@ class _Builder:
         # The loop compacts before a round, so within a prompt the model has yet to answer
         # input, or its last round asked for tools; otherwise the prompt had ended and
         # this compaction ran on its own, while idle (`compact` between prompts).
-        idle = not self.in_run or (not self.waiting and _stop(self.last_turn)[0] != "unknown")
+        idle = not self.in_run or (not self.waiting and stop_of(self.last_turn)[0] != "unknown")
         if idle:
             self.end_run(ts=self.prev_ts)
         self.end_turn()
@@ -433,6 +418,7 @@ class _Builder:
         reason = content.get("reason", "auto")
         focus = {"focus": content["focus"]} if content.get("focus") else {}
         self.emit("compaction_start", ts=self.prev_ts, reason=reason, **focus)
+        self.record()
         self.emit(
             "compaction_end",
             reason=reason,
@@ -447,11 +433,22 @@ class _Builder:
 
     # -- calls, turns and runs ----------------------------------------------------------
 
-    def end_call(self, call: _Call) -> None:
+    def batch_begins(self, turn: Round) -> None:
+        """A call no effect ran for (invalid arguments, an unknown tool, a plugin's
+        refusal) ended as its batch began, before anything else of the batch (but the
+        snapshot before it) was recorded."""
+        if turn.begun:
+            return
+        turn.begun = True
+        for call in turn.calls.values():
+            if call.effect is None and call.result is not None and not call.ended:
+                self.end_call(call)
+
+    def end_call(self, call: Call) -> None:
         call.ended = True
         effect = call.effect
         if call.result is None and (effect is None or not effect.complete):
-            self.emit("tool_end", **_unknown_end(call.id, call.name))
+            self.emit("tool_end", **unknown_end(call.id, call.name))
             return
         if call.result is not None:
             message = call.result
@@ -467,14 +464,14 @@ class _Builder:
                 mutation = "unknown"
             result = {
                 "text": text,
-                "details": _dict(message.get("details")),
+                "details": as_dict(message.get("details")),
                 "ok": not message.get("is_error", False),
                 "outcome": outcome,
                 "mutation": mutation,
             }
         else:
             assert effect is not None and effect.completion is not None
-            result = _result_of(effect.completion)
+            result = result_of(effect.completion)
         self.tool_end(call.id, call.name, result)
 
     def tool_end(self, call_id: str, name: str, result: dict[str, Any], **extra: Any) -> None:
@@ -514,7 +511,7 @@ class _Builder:
         if not self.in_run:
             return
         self.in_run = False
-        stop, error = _stop(self.last_turn)
+        stop, error = stop_of(self.last_turn)
         end: Event = {"prompt_id": self.prompt_id, "stop": stop, "message": self.last_message}
         if error:
             end["error"] = error
@@ -536,72 +533,3 @@ class _Builder:
                 totals[key] += value
             elif key in ("input", "output"):
                 self.state["usage_complete"] = False
-
-
-def _unknown_end(call_id: str, name: str) -> dict[str, Any]:
-    result = {
-        "text": UNKNOWN_TEXT,
-        "details": {},
-        "ok": False,
-        "outcome": "unknown",
-        "mutation": "unknown",
-    }
-    return {
-        "tool_call_id": call_id,
-        "name": name,
-        "result": result,
-        "outcome": "unknown",
-        "is_error": True,
-    }
-
-
-def _shown(effect: Effect) -> str:
-    """The call id a standalone effect's events had live: the user's own command's
-    (`!command`, cause `shell`), else the effect's own id."""
-    shell = effect.cause.get("shell")
-    return shell if isinstance(shell, str) else effect.id
-
-
-def _marked(effect: Effect) -> dict[str, Any]:
-    """The `shell` marker of the user's own command's events, as live; else nothing."""
-    if not isinstance(effect.cause.get("shell"), str):
-        return {}
-    return {"shell": {"context": effect.cause.get("context") is not False}}
-
-
-def _result_of(completion: dict[str, Any]) -> dict[str, Any]:
-    """A tool result as the live `tool_end` had it, from an effect's completion record."""
-    output = _dict(completion.get("output"))
-    return {
-        "text": str(output.get("text", output.get("error", output.get("note", "")))),
-        "details": _dict(output.get("details")),
-        "ok": output.get("ok", completion.get("outcome") == "ok") is True,
-        "outcome": str(completion.get("outcome", "unknown")),
-        "mutation": str(completion.get("mutation", "unknown")),
-    }
-
-
-def _stop(turn: _Turn | None) -> tuple[str, str | None]:
-    """Why a prompt stopped, as far as its last round's records say."""
-    if turn is None:
-        return "unknown", None
-    message = turn.message
-    stop = message.get("stop")
-    results = [c.result for c in turn.calls.values()]
-    if stop == "abort" or any(
-        r is not None and r.get("outcome") in ("cancelled", "unknown") for r in results
-    ):
-        return "abort", None
-    if stop == "error":
-        error = message.get("error")
-        return "error", str(error) if error else None
-    if any(
-        r is not None and not r.get("is_error") and _dict(r.get("details")).get("done") is True
-        for r in results
-    ):
-        return "done", None
-    if stop == "limit" and not turn.calls:
-        return "limit", None
-    if stop == "success" and not turn.calls:
-        return "end", None
-    return "unknown", None
