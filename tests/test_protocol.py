@@ -183,3 +183,28 @@ def test_docs_rpc_md_tables_are_generated_and_name_the_servers_methods() -> None
     assert request.is_valid({"jsonrpc": "2.0", "id": 2, "method": "get_state"})
     assert not request.is_valid({"jsonrpc": "2.0", "id": 3, "method": "prompt", "params": {}})
     assert not request.is_valid({"jsonrpc": "2.0", "id": 4, "method": "no.such"})
+
+
+def test_plugin_actions_are_declared_once_below_the_sdk_and_in_the_schema() -> None:
+    import msgspec
+
+    import smith.sdk
+    from smith.protocol import actions
+
+    # The SDK hands plugins the protocol's own classes: one declaration each.
+    for cls in (*actions.ACTION_TYPES, *{c for cs in actions.HOOK_ACTIONS.values() for c in cs}):
+        assert getattr(smith.sdk, cls.__name__) is cls
+    defs = schema()["$defs"]
+    assert len(defs["Action"]["anyOf"]) == len(actions.ACTION_TYPES)
+    hook_kinds = {c for cs in actions.HOOK_ACTIONS.values() for c in cs}
+    assert len(defs["HookAction"]["anyOf"]) == len(hook_kinds)
+    action, hook = _validator("Action", {"$defs": defs}), _validator("HookAction", {"$defs": defs})
+    for value in (actions.SetModel("demo"), actions.Enqueue("steer", "and the docs")):
+        assert action.is_valid(msgspec.to_builtins(value)), value
+    deny = msgspec.to_builtins(actions.DenyCall("not on main", interrupt=True))
+    assert deny == {"action": "deny_call", "reason": "not on main", "interrupt": True}
+    assert hook.is_valid(deny) and not hook.is_valid({"action": "deny_call"})
+    assert not action.is_valid({"action": "set_model", "model": "demo", "extra": 1})
+    # An operation and an action may share a name; each keeps its own definition.
+    assert defs["SetModel"]["properties"]["op"] == {"enum": ["set_model"]}
+    assert defs["SetModelAction"]["properties"]["action"] == {"enum": ["set_model"]}

@@ -9,6 +9,7 @@ import msgspec
 from smith.protocol import VERSION
 from smith.protocol._events import Event, HookEvent
 from smith.protocol._rpc import Request
+from smith.protocol.actions import Action, HookAction
 from smith.protocol.ops import Operation
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -17,10 +18,16 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 def schema() -> dict[str, Any]:
     """The document: `$defs` holds `Event` (every emitted event, one of its kinds),
     `Operation` (every operation), `Request` (every `smith rpc` method's request),
-    `HookEvent` and each kind's own definition."""
+    `HookEvent`, `Action` and `HookAction` (what a plugin's handler returns at a safe
+    point and at a hook) and each kind's own definition."""
     (event, hook, operation, request), defs = msgspec.json.schema_components(
         [Event, HookEvent, Operation, Request], ref_template="#/$defs/{name}"
     )
+    # Actions share names with operations (SetModel, SetThinking): theirs end in Action.
+    (action, hook_action), actions = msgspec.json.schema_components(
+        [Action, HookAction], ref_template="#/$defs/{name}Action"
+    )
+    defs.update({f"{name}Action": found for name, found in actions.items()})
     image = defs["Image"]
     defs["Image"] = {  # as data, an image may also be a file the runtime reads
         "title": image.pop("title"),
@@ -47,6 +54,8 @@ def schema() -> dict[str, Any]:
             "Operation": operation,
             "Request": request,
             "HookEvent": hook,
+            "Action": action,
+            "HookAction": hook_action,
             **defs,
         },
     }
