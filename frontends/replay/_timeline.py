@@ -25,6 +25,10 @@ events are derived from the records the way the runtime derived its records from
 - a compaction stays inside its prompt when the loop did it before a round, and comes
   after the prompt's `agent_end` (followed by `settled`) when it ran on its own, while
   idle: the prompt's records show it had ended.
+- the user's own `!command` runs only while idle: its effect ends the prompt before it,
+  its events carry its call id as their submission, its `tool_start` comes before its
+  snapshot of the files, its `tool_end` after the snapshot after it, and its `shell`
+  entry is followed by `settled`;
 - every entry is an `entry` event (id, parent, kind; `submission` within a prompt) where
   the live run emitted it, as it was appended: before what it says (a completion's
   `tool_end`, a question's answer, an environment block), after the deltas of an
@@ -175,6 +179,7 @@ class _Links:
         self.effects: dict[str, Effect] = {}
         self.call_effect: dict[tuple[str, str], Effect] = {}  # (assistant entry, call id)
         self.results: dict[tuple[str, str], dict[str, Any]] = {}
+        self.shells: dict[str, Effect] = {}  # the user's own commands, by call id
 
 
 def _link(entries: list[Entry], contents: list[dict[str, Any]]) -> _Links:
@@ -196,6 +201,8 @@ def _link(entries: list[Entry], contents: list[dict[str, Any]]) -> _Links:
         elif kind == "effect_intent":
             effect = Effect(entry, content)
             links.effects[effect.id] = effect
+            if isinstance(effect.cause.get("shell"), str):
+                links.shells[str(effect.cause["shell"])] = effect
             cause = effect.cause.get("tool_call")
             if effect.kind == "tool" and isinstance(cause, str) and cause in open_calls:
                 effect.call = cause
@@ -226,6 +233,8 @@ class _Builder:
         self.ts = 0
         self.standalone: dict[str, Effect] = {}
         self.appended: Event | None = None  # the `entry` event of the entry being taken
+        self.aside: str | None = None  # the user's own command running between prompts
+        self.held: Event | None = None  # its `tool_end`, once its snapshot after is taken
 
     # -- emitting -------------------------------------------------------------------
 
@@ -233,6 +242,8 @@ class _Builder:
         event = {"type": type, **fields}
         if self.in_run:  # as live: a run's events carry its submission (its prompt_id)
             event["submission"] = self.prompt_id
+        elif self.aside is not None:  # and a `!command`'s its call id
+            event["submission"] = self.aside
         self.timeline.items.append(Item(self.ts if ts is None else ts, self.run, event))
 
     def effect(self, effect: Effect) -> None:
@@ -251,6 +262,7 @@ class _Builder:
         self.prev_ts, self.ts = self.ts or entry.ts, entry.ts
         kind = entry.kind
         self.appended = {"id": entry.id, "parent": entry.parent, "kind": kind}
+        self.aside_steps(kind, content)
         if self.turn is not None and kind != "vcs":
             self.batch_begins(self.turn)
         if kind not in ("message", "environment", "effect_intent", "compaction"):
@@ -289,6 +301,9 @@ class _Builder:
         elif kind == "question":  # how a plugin's question ended (smith.ui)
             ev = answer_event(content)
             self.emit(str(ev.pop("type")), **ev)
+        elif kind in ("shell", "shell_private") and self.aside is not None:
+            self.aside = None  # what the user's own command printed: then idle again
+            self.emit("settled", queue=0)
         self.record()  # an entry its handler left aside (a result of no call it knows)
 
     def user(self, entry: Entry, message: dict[str, Any]) -> None:
@@ -378,9 +393,7 @@ class _Builder:
         self.state["effects"] += 1
         # A read a message's `@path` attached showed no call live (its message says it).
         if effect.call is None and effect.kind == "tool" and "attached" not in effect.cause:
-            self.standalone[effect.id] = effect
-            self.emit("tool_start", tool_call_id=shown_id(effect), name=effect.name,
-                      arguments=effect.input, **marked(effect))  # fmt: skip
+            self.standalone_start(effect)
         self.record()
         if effect.completion is None:  # it never ended: shown where it began, never re-run
             self.state["unknown_effects"].append(effect.id)
@@ -395,7 +408,10 @@ class _Builder:
             return
         if not effect.complete:  # cancelled part-way, or recovered as unknown on resume
             self.state["unknown_effects"].append(effect.id)
-        if effect.id in self.standalone:
+        if effect.id in self.standalone and self.aside is not None:  # once its files are
+            self.held = self.ended(shown_id(effect), effect.name, result_of(content),
+                                   **marked(effect))  # fmt: skip
+        elif effect.id in self.standalone:
             self.tool_end(shown_id(effect), effect.name, result_of(content), **marked(effect))
         elif effect.complete and self.turn is not None and effect.call in self.turn.calls:
             call = self.turn.calls[effect.call]
@@ -475,15 +491,35 @@ class _Builder:
         self.tool_end(call.id, call.name, result)
 
     def tool_end(self, call_id: str, name: str, result: dict[str, Any], **extra: Any) -> None:
-        self.emit(
-            "tool_end",
-            tool_call_id=call_id,
-            name=name,
-            result=result,
-            outcome=result["outcome"],
-            is_error=not result["ok"],
-            **extra,
-        )
+        self.emit(**self.ended(call_id, name, result, **extra))
+
+    @staticmethod
+    def ended(call_id: str, name: str, result: dict[str, Any], **extra: Any) -> Event:
+        return {"type": "tool_end", "tool_call_id": call_id, "name": name, "result": result,
+                "outcome": result["outcome"], "is_error": not result["ok"], **extra}  # fmt: skip
+
+    def aside_steps(self, kind: str, content: dict[str, Any]) -> None:
+        """A `!command`'s snapshots around it: the one before is taken once its
+        `tool_start` was emitted, its `tool_end` once the one after is taken."""
+        if self.held is not None and kind != "vcs":
+            held, self.held = self.held, None
+            self.emit(**held)
+        if kind == "vcs" and content.get("phase") == "before":
+            shell = self.links.shells.get(str(as_dict(content.get("cause")).get("shell")))
+            if shell is not None:
+                self.standalone_start(shell)
+
+    def standalone_start(self, effect: Effect) -> None:
+        """The `tool_start` of an effect no model's call ran; the user's own command
+        (`!command`) runs only while idle, so the prompt before it had ended."""
+        if effect.id in self.standalone:
+            return
+        self.standalone[effect.id] = effect
+        if isinstance(effect.cause.get("shell"), str):
+            self.end_run(ts=self.prev_ts)
+            self.aside = shown_id(effect)
+        self.emit("tool_start", tool_call_id=shown_id(effect), name=effect.name,
+                  arguments=effect.input, **marked(effect))  # fmt: skip
 
     def end_turn(self) -> None:
         turn, self.turn = self.turn, None
@@ -520,6 +556,7 @@ class _Builder:
         self.emit("settled", ts, queue=0)
 
     def finish(self) -> None:
+        self.aside_steps("", {})
         self.end_run()
 
     def add_usage(self, usage: object) -> None:
