@@ -62,8 +62,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from smith.effects import ToolFacts
-from smith.sdk import DenyCall, Plugin, RuntimeView
+from smith.sdk import Plugin, RuntimeView
 from smith.ui import Detail, Notify, Question, Reply
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from smith.sdk import DenyCall
 
 # What a tool declares, by its name (RuntimeView.tool in a runtime); None: no such tool.
 Facts = Callable[[str], ToolFacts | None]
@@ -203,7 +207,7 @@ def decide(settings: Mapping[str, object], approved: Sequence[str], name: str,
     active tools' names; `facts`: what each declares."""
     why = denied(_rules(settings.get("approval.deny")), name, arguments, facts)
     if why is not None:
-        return DenyCall(why)
+        return _deny(why)
     tool = _of(name, facts)
     if settings.get("approval") != "untrusted" or tool.read_only:
         return None
@@ -300,16 +304,16 @@ def answered(
     tool = _of(name, facts)
     what = _what(tool, arguments)
     if reply.interrupt:
-        return DenyCall(f"they pressed Escape at the approval of this {what}", interrupt=True)
+        return _deny(f"they pressed Escape at the approval of this {what}", interrupt=True)
     if not reply.answered:
-        return DenyCall(
+        return _deny(
             f"this {what} needs the user's approval first, and none could be had "
             f"({reply.refused}). Do not retry it; do what you can without it, and tell the "
             "user what you need to run and why, so they can allow it"
         )
     if reply.choice == "deny":
         why = f": {reply.note}" if reply.note else " (they gave no reason)"
-        return DenyCall(f"the user denied this {what}{why}. Do not retry it; ask the user, "
+        return _deny(f"the user denied this {what}{why}. Do not retry it; ask the user, "
                         "or take another approach")  # fmt: skip
     if reply.choice == "session":
         approve(name)
@@ -359,6 +363,8 @@ async def review(event: dict[str, Any], view: RuntimeView
         reply = await view.ask(verdict)
         outcome = answered(reply, lambda rule: _approve(view, rule), name, arguments,
                            view.remember, tools, facts)  # fmt: skip
+        from smith.sdk import DenyCall
+
         if isinstance(outcome, DenyCall) and not reply.answered and not reply.interrupt:
             # Nobody could be asked: the user learns how to let such calls run, not the model.
             return [outcome, Notify(UNASKED.format(name=name), "warning")]
@@ -372,3 +378,11 @@ PLUGIN = Plugin(
     # smith's own settings it decides by (declared in smith.config).
     settings={"approval": "on-failure", "approval.allow": [], "approval.deny": []},
 )
+
+
+def _deny(reason: str, interrupt: bool = False) -> DenyCall:
+    """A denial (the SDK's actions load msgspec: only where a call is denied, not at
+    every mode's start, which resolves this plugin)."""
+    from smith.sdk import DenyCall
+
+    return DenyCall(reason, interrupt=interrupt)

@@ -90,16 +90,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from smith.protocol.actions import (
-    Action,
-    HookAction,
-)
 from smith.ui import Asked, Detail, Reply, Shown
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from smith.config import Option
     from smith.effects import ToolFacts, ToolSpec
     from smith.protocol import Operation
+    from smith.protocol.actions import Action, HookAction
 
 SAFE_POINTS = (
     "session_start",
@@ -193,8 +192,10 @@ class RuntimeView(Protocol):
 
 # What a handler returns: a batch, one action, or None (nothing to do; allow). UI
 # intents (Notify, Progress, Status) may be part of any batch.
-Answer = Sequence[Action | HookAction | Shown] | Action | HookAction | Shown | None
-Handler = Callable[[dict[str, Any], RuntimeView], Answer | Awaitable[Answer]]
+# (The actions, smith.protocol.actions, load with msgspec: named here for types only, so
+# the plugin contract costs no msgspec where no handler runs, as on `smith tools run`.)
+Answer: TypeAlias = "Sequence[Action | HookAction | Shown] | Action | HookAction | Shown | None"
+Handler = Callable[[dict[str, Any], RuntimeView], "Answer | Awaitable[Answer]"]
 
 
 @dataclass(frozen=True, slots=True)
