@@ -110,16 +110,12 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
         )
     session = assembly.named_session(args.session or "manual")
     assert session is not None
-    limit = float(assembly.config.integer("tools.timeout"))
-    own = tool_args.get("timeout") if spec.name == "bash" else None
-    if isinstance(own, int | float):
-        limit = max(limit, float(own) + 30)  # bash ends its own command first, as in a turn
     with session:
         # The same host as MCP's: journaled, secrets restored for bash and masked in what
         # is recorded and shown, snapshotted around a change so `smith undo` takes it back.
         host = assembly.tool_host(session)
         try:
-            outcome = _bounded(host, spec.name, tool_args, spec.timeout or limit)
+            outcome = _bounded(host, spec.name, tool_args)
         except JournalError as exc:
             ctx.print_diagnostic(exc.error.diagnostic)
             return 1
@@ -133,14 +129,18 @@ def _run(args: argparse.Namespace, ctx: Context) -> int:
 STOP_GRACE = 10.0  # seconds a timed-out or aborted call gets to stop and record its end (as MCP)
 
 
-def _bounded(host: ToolHost, name: str, tool_args: dict[str, object], timeout: float) -> Outcome:
-    """Run the call in a worker thread, as a turn does: at `timeout` seconds (tools.timeout,
-    --tools-timeout) or on Ctrl-C, SIGTERM or SIGHUP it is cancelled (its processes are
-    ended and waited for) and gets STOP_GRACE seconds to record how it ended."""
+def _bounded(host: ToolHost, name: str, tool_args: dict[str, object]) -> Outcome:
+    """Run the call in a worker thread, through the runner a turn's calls take: at its
+    timeout (the runner's: tools.timeout, --tools-timeout, or the call's own limit) it is
+    told to stop; on Ctrl-C, SIGTERM or SIGHUP too. It gets STOP_GRACE seconds to stop
+    (its processes ended and waited for) and record how it ended."""
     import threading
 
-    from smith.effects import Outcome, ToolResult
+    from smith.effects import Outcome
+    from smith.runtime import not_stopped, timed_out
 
+    spec = host.tools[name]
+    timeout = host.runner.timeout(spec, tool_args)
     call = host.context.for_call()
     done: dict[str, object] = {}
     # Waited for with an Event, not Thread.join: a join that a signal interrupts marks the
@@ -149,22 +149,18 @@ def _bounded(host: ToolHost, name: str, tool_args: dict[str, object], timeout: f
 
     def work() -> None:
         try:
-            done["outcome"] = host.run(host.tools[name], tool_args, call=call,
-                                       cause={"manual": True})  # fmt: skip
+            done["outcome"] = host.run(spec, tool_args, call=call, cause={"manual": True})
         except BaseException as exc:  # raised again in the main thread
             done["error"] = exc
         finally:
             finished.set()
 
     worker = threading.Thread(target=work, name=f"smith-tool-{name}", daemon=True)
-    timed_out = False
     try:
         with _aborts_on_termination():
             worker.start()
-            if not finished.wait(timeout):
-                timed_out = True
+            if not finished.wait(timeout + STOP_GRACE):  # told to stop at `timeout`
                 call.cancelled.set()
-                finished.wait(STOP_GRACE)
     except KeyboardInterrupt:
         call.cancelled.set()  # the tool ends its processes and records it was cancelled
         finished.wait(STOP_GRACE)
@@ -173,14 +169,9 @@ def _bounded(host: ToolHost, name: str, tool_args: dict[str, object], timeout: f
         raise done["error"]  # type: ignore[misc]
     outcome = done.get("outcome")
     if not isinstance(outcome, Outcome):  # still running after the grace: it ignores cancel
-        text = f"[timed out after {timeout:g} s; it did not stop in time: its effect is unknown]"
-        return Outcome(ToolResult(text, ok=False, mutation="unknown"), None, "unknown")
-    if timed_out:
-        result = outcome.result
-        text = f"[timed out after {timeout:g} s] {result.text}"
-        timed = ToolResult(text, details=result.details, mutation=result.mutation, ok=False,
-                           image=result.image)  # fmt: skip
-        return Outcome(timed, outcome.effect_id, outcome.outcome)
+        from smith.runtime import Ran
+
+        return Ran(timed_out(not_stopped(spec), timeout)).outcome()
     return outcome
 
 

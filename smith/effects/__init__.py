@@ -7,7 +7,7 @@ outcome = run_tool(journal, builtin_tools()["read"], {"path": "README.md"}, ctx)
 
 from smith._lazy import lazy_exports
 from smith._readfile import FileRefused, FileTooBig, Reach, read_file
-from smith.effects._journal import Effect, EffectJournal, JournalError, lost_result
+from smith.effects._journal import Effect, EffectJournal, JournalError, lost_result, unfinished
 from smith.effects._outputs import prune as prune_outputs
 from smith.effects._run import Outcome, run_tool, validate
 from smith.effects._tool import (
@@ -49,6 +49,7 @@ __all__ = [
     "read_file",
     "run_tool",
     "sandbox_unavailable",
+    "unfinished",
     "validate",
 ]
 

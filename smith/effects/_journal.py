@@ -47,6 +47,15 @@ COMPLETION_FAILED = DiagnosticKind(
 )
 
 
+def unfinished(mutating: bool) -> str:
+    """The one rule for the mutation state of an effect whose end is not known (the tool
+    crashed, was interrupted, did not stop in time, or the process died between its
+    intent and its completion): unknown when it may change something, not-applied when
+    it cannot. Every path that ends a call without knowing its effect uses it: run_tool,
+    the tool runner (smith.runtime._runner), reconcile on resume, replay."""
+    return "unknown" if mutating else "not-applied"
+
+
 def bounded(value: object, limit: int = MAX_TEXT) -> object:
     """`value` with secrets replaced and long strings cut (with a marker of the size)."""
     if isinstance(value, str):
@@ -170,7 +179,7 @@ class EffectJournal:
         found = []
         for intent in intents:
             assert isinstance(intent, dict)
-            mutation = "unknown" if intent.get("mutating", True) else "not-applied"
+            mutation = unfinished(bool(intent.get("mutating", True)))
             self.session.append(
                 COMPLETION,
                 {

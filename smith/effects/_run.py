@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 
 from smith import memory
-from smith.effects._journal import EffectJournal, JournalError
+from smith.effects._journal import EffectJournal, JournalError, unfinished
 from smith.effects._tool import ToolCancelled, ToolContext, ToolError, ToolResult, ToolSpec
 
 TYPE_CHECKING = False
@@ -124,7 +124,7 @@ def _run_tool(
             journal.finish(
                 effect,
                 outcome="error",
-                mutation="unknown" if spec.mutating else "not-applied",
+                mutation=unfinished(spec.mutating),
                 output={"error": f"{type(exc).__name__}: {exc}"},
             )
             raise
@@ -134,7 +134,7 @@ def _run_tool(
         journal.finish(
             effect,
             outcome="cancelled",
-            mutation="unknown" if spec.mutating else "not-applied",
+            mutation=unfinished(spec.mutating),
             output={"note": "interrupted while running"},
         )
         raise

@@ -39,6 +39,7 @@ __all__ = [
     "PluginState",
     "ProjectContext",
     "ProjectSessions",
+    "Ran",
     "RedactingFilter",
     "Runtime",
     "SecretProxy",
@@ -46,6 +47,7 @@ __all__ = [
     "Shown",
     "Template",
     "ToolHost",
+    "ToolRunner",
     "build",
     "context_limit",
     "context_table",
@@ -58,6 +60,7 @@ __all__ = [
     "mentionable",
     "model_setting",
     "named_session",
+    "not_stopped",
     "ops",
     "parse_op",
     "registry",
@@ -65,6 +68,7 @@ __all__ = [
     "session_name",
     "session_path",
     "takes_images",
+    "timed_out",
     "tool_context",
     "truncate",
     "unreviewed",
@@ -78,7 +82,6 @@ if TYPE_CHECKING:
     from smith.config import THINKING_LEVELS as THINKING_LEVELS
     from smith.runtime import ops as ops
     from smith.runtime._attach import mentionable as mentionable
-    from smith.runtime._batch import truncate as truncate
     from smith.runtime._build import MISSING_SECRET as MISSING_SECRET
     from smith.runtime._build import REJECTED_SECRET as REJECTED_SECRET
     from smith.runtime._build import UNKNOWN_EFFECT as UNKNOWN_EFFECT
@@ -106,6 +109,11 @@ if TYPE_CHECKING:
     from smith.runtime._project import ProjectContext as ProjectContext
     from smith.runtime._prompt import Part as Part
     from smith.runtime._prompt import context_table as context_table
+    from smith.runtime._runner import Ran as Ran
+    from smith.runtime._runner import ToolRunner as ToolRunner
+    from smith.runtime._runner import not_stopped as not_stopped
+    from smith.runtime._runner import timed_out as timed_out
+    from smith.runtime._runner import truncate as truncate
     from smith.runtime._runtime import Runtime as Runtime
     from smith.runtime._secrets import RedactingFilter as RedactingFilter
     from smith.runtime._secrets import SecretProxy as SecretProxy
@@ -143,6 +151,10 @@ _LAZY = {
     "Generation": "smith.runtime._generation",
     "unreviewed": "smith.runtime._hooks",
     "ToolHost": "smith.runtime._host",
+    "Ran": "smith.runtime._runner",
+    "ToolRunner": "smith.runtime._runner",
+    "not_stopped": "smith.runtime._runner",
+    "timed_out": "smith.runtime._runner",
     "ProjectSessions": "smith.runtime._sessionface",
     "Shown": "smith.runtime._sessionface",
     "SessionTree": "smith.runtime._sessionface",
@@ -170,7 +182,7 @@ _LAZY = {
     "runtime_options": "smith.runtime._setup",
     "session_path": "smith.runtime._setup",
     "tool_context": "smith.runtime._setup",
-    "truncate": "smith.runtime._batch",
+    "truncate": "smith.runtime._runner",
     "Template": "smith.runtime._templates",
     "OPERATIONS": "smith.runtime.ops",
     "Operation": "smith.runtime.ops",

@@ -95,7 +95,7 @@ async def run_tools(
         turn.emit(start)
     # File history: the files before the first mutating call, and after the batch (so
     # what a shell command did is covered too); see smith/vcs.
-    mutating = turn.history is not None and any(s is not None and s.mutating for s in specs)
+    mutating = turn.runner.snapshots(specs)
     cause = {"turn": turn.number, "tool_calls": [c["id"] for c in calls]}
     base = await _before(turn, calls, cause) if mutating else None
     tasks: list[asyncio.Task[dict[str, Any]]] = []
@@ -112,8 +112,8 @@ async def run_tools(
         if mutating:
             await _after(turn, base, cause)
         ended = []
-        for call, task in zip(calls, tasks, strict=True):
-            result = _task_result(task, call)
+        for call, spec, task in zip(calls, specs, tasks, strict=True):
+            result = _task_result(task, call, spec)
             if task.cancelled() or task.exception() is not None:
                 _tool_end(turn, call, result)  # it ended before it could say so itself
             ended.append((call, result))
@@ -161,25 +161,25 @@ async def _before(turn: Turn, calls: list[dict[str, Any]], cause: dict[str, Any]
 
 
 async def _snapshot(turn: Turn, phase: str, base: str | None, cause: dict[str, Any]) -> str | None:
-    """Snapshot the project's files off the loop; its warnings become `error` events.
-    Returns the files' tree (None when no snapshot could be taken)."""
-    assert turn.history is not None
-    snap = await asyncio.to_thread(turn.history.snapshot, phase, base=base, cause=cause)
-    for warning in snap.warnings:
-        turn.error(warning)
-    return snap.tree
+    """Snapshot the project's files off the loop (the runner's snapshot: its warnings
+    become `error` events). Returns the files' tree (None when none could be taken)."""
+    return await asyncio.to_thread(turn.runner.snapshot, phase, base, cause)
 
 
-def _task_result(task: asyncio.Task[dict[str, Any]], call: dict[str, Any]) -> dict[str, Any]:
+def _task_result(
+    task: asyncio.Task[dict[str, Any]], call: dict[str, Any], spec: ToolSpec | None
+) -> dict[str, Any]:
     if not (task.cancelled() or task.exception() is not None):
         return task.result()
-    if call["id"] in _started(task):
+    if spec is not None and call["id"] in _started(task):
+        from smith.effects import unfinished
+
         return {
             "text": "[aborted while running; what it changed is unknown]",
             "details": {},
             "ok": False,
             "outcome": "unknown",
-            "mutation": "unknown",
+            "mutation": unfinished(spec.mutating),  # the journal's rule
         }
     return not_run(call, "aborted")
 
@@ -243,11 +243,10 @@ def _tool_end(turn: Turn, call: dict[str, Any], result: dict[str, Any], **extra:
 async def _execute(
     turn: Turn, call: dict[str, Any], spec: ToolSpec, cause: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Run one call as a recorded effect; `cause`: what to record as its cause (default:
-    this call of this turn; the user's own command gives its own, smith.runtime._shell)."""
-    from smith.effects import JournalError
-    from smith.runtime._host import call_tool
-
+    """Run one call as a recorded effect through the turn's runner (smith.runtime._runner:
+    secrets, the journal, the crash rule, the timeout, abort, masking and truncation);
+    `cause`: what to record as its cause (default: this call of this turn; the user's own
+    command gives its own, smith.runtime._shell)."""
     ctx = turn.context.for_call()
     loop = ctx.loop = asyncio.get_running_loop()
 
@@ -261,44 +260,13 @@ async def _execute(
     cause = cause or {"tool_call": call["id"], "turn": turn.number}
     if "rewritten" in call:  # the arguments recorded are the plugin's
         cause["rewritten_by"] = call["rewritten"]
-
-    def work() -> dict[str, Any]:
-        try:  # the one path of every call (secrets, journal, the crash rule): _host
-            out = call_tool(turn.journal, spec, call["arguments"], ctx, turn.secrets, cause=cause)
-        except JournalError as exc:
-            return {
-                "text": exc.error.diagnostic.render(),
-                "details": {},
-                "ok": False,
-                "outcome": "error",
-                "mutation": exc.mutation,
-            }
-        done = {**out.result.to_dict(), "outcome": out.outcome}
-        if out.result.image is not None:  # (media type, bytes): stored below, once
-            done["image"] = out.result.image
-        return done
-
-    timeout = spec.timeout or turn.limits.tool_timeout
-    own = call["arguments"].get(spec.timeout_argument) if spec.timeout_argument else None
-    if isinstance(own, int | float):  # the call's own limit: the tool ends its work first
-        timeout = max(timeout, float(own) + 30)
-    future = asyncio.get_running_loop().run_in_executor(None, work)
-    try:
-        result = await asyncio.wait_for(asyncio.shield(future), timeout)
-    except TimeoutError:
-        ctx.cancelled.set()
-        result = await _settle(turn, future)
-        result["text"] = f"[timed out after {timeout:g} s] " + result["text"]
-        result["ok"] = False
-    except asyncio.CancelledError:
-        # Aborted: the tool is told, and its own record of how it ended (cancelled, or
-        # finished after all) becomes the result the model sees on resume.
-        ctx.cancelled.set()
-        result = await _settle(turn, future)
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
-    return _finish(turn, result)
+    ran = await turn.runner.run(spec, call["arguments"], ctx, cause=cause)
+    _priced(turn, ran.result)
+    ran = turn.runner.finish(ran)
+    result = ran.result
+    if ran.image is not None:  # (media type, bytes): stored once, in the session
+        _add_image(turn, result, ran.image)
+    return result
 
 
 def _add_image(turn: Turn, result: dict[str, Any], image: tuple[str, bytes]) -> None:
@@ -318,49 +286,17 @@ def _add_image(turn: Turn, result: dict[str, Any], image: tuple[str, bytes]) -> 
     result["image"] = image_part(turn.session, Image(image[1], image[0], name))
 
 
-async def _settle(turn: Turn, future: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
-    """The result of a cancelled call once it has recorded its end (bounded wait)."""
-    done, _ = await asyncio.wait({future}, timeout=turn.limits.abort_grace)
-    if done:
-        return future.result()
-    return {
-        "text": "[the call did not stop in time; its effect is unknown]",
-        "details": {},
-        "ok": False,
-        "outcome": "unknown",
-        "mutation": "unknown",
-    }
-
-
-def _finish(turn: Turn, result: dict[str, Any]) -> dict[str, Any]:
-    image = result.pop("image", None)  # bytes: neither redacted nor cut, stored once
+def _priced(turn: Turn, result: dict[str, Any]) -> None:
+    """What a tool that called a model reports it used, priced only if it says which
+    model and it is the turn's."""
     usage = result.get("details", {}).get("usage")
-    if isinstance(usage, dict):  # a tool that called a model reports what it used
+    if isinstance(usage, dict):
         counts = [usage.get(k) for k in ("input", "output", "cache_read", "cache_write")]
-        # Priced only if the tool says which model it used and it is the current one.
         gen = turn.gen
         pricing = gen.provider.pricing(gen.model_id) if usage.get("model") == gen.model_id else None
         turn.cost.add(
             Usage(*(c if isinstance(c, int) else None for c in counts)), pricing, source="tool"
         )
-    result = turn.secrets.redact(result)  # type: ignore[assignment]
-    result["text"] = truncate(result["text"], turn.limits.result_bytes)
-    if image is not None:
-        _add_image(turn, result, image)
-    return result
-
-
-def truncate(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` UTF-8 bytes, at a character boundary, with a marker
-    stating the original size."""
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= limit:
-        return text
-    kept = data[:limit].decode("utf-8", "ignore")
-    return (
-        f"{kept}\n[truncated: the result was {len(data)} bytes; the first "
-        f"{len(kept.encode('utf-8', 'surrogatepass'))} are shown]"
-    )
 
 
 def _image_of(result: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -361,7 +361,8 @@ class Assembly:
 
         tools = LiveTools({t.name: t for t in self.tools(context.limits)}, self.tool_sets)
         return ToolHost(session, tools, context, self.secrets, history=history,
-                        warn=self.warn, origins=tools.origins())  # fmt: skip
+                        warn=self.warn, origins=tools.origins(),
+                        limits=self.options.get("limits"))  # fmt: skip
 
     def host_tools(
         self, limits: Mapping[str, int] | None = None

@@ -1,9 +1,10 @@
 """The user's own shell command: `!command` and `!!command` (ops.Shell).
 
 The command runs through the bash tool as an effect of the user, the way a model's call
-runs (smith.runtime._steps): recorded in the effect journal (cause `shell`: the call id,
-with `command` and `context`), with registered secrets restored for it and masked in
-what it returns, bounded by tools.bash.timeout, and between two snapshots of the files,
+runs (smith.runtime._runner, by way of _batch._execute): recorded in the effect journal
+(cause `shell`: the call id, with `command` and `context`), with registered secrets
+restored for it and masked in what it returns, bounded by tools.bash.timeout, its
+output cut as a call's is, and between two snapshots of the files,
 so `smith undo` takes back what it changed, as a unit of its own (smith.vcs). Frontends see it as
 `tool_start` / `tool_end` events of `bash` whose `shell` field says it was the user's
 (`{"context": true|false}`), so they show its output as they show a call's.
@@ -68,7 +69,8 @@ async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: st
     start = event("tool_start", tool_call_id=call_id, name="bash", arguments=arguments)
     rt.emit({**start, "shell": marker})
     base = None
-    if rt.history is not None:
+    snapshots = turn.runner.snapshots([spec])  # the policy of every call (the runner's)
+    if snapshots:
         taking = asyncio.ensure_future(_snapshot(turn, "before", None, cause))
         try:
             base = await asyncio.shield(taking)
@@ -77,7 +79,7 @@ async def run_shell(rt: LoopContext, command: str, *, context: bool, call_id: st
             _tool_end(turn, call, _NOT_RUN, shell=marker)
             return
     result = await _execute(turn, call, spec, cause)
-    if rt.history is not None:
+    if snapshots:
         await _after(turn, base, cause)
     _tool_end(turn, call, result, shell=marker)
     # How it ended (exit status, duration) too, so a resumed app draws it as it was.

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from smith.runtime._generation import Generation
     from smith.runtime._limits import Limits
     from smith.runtime._loopctx import LoopContext
+    from smith.runtime._runner import ToolRunner
     from smith.runtime._secrets import SecretProxy
     from smith.session import Session
     from smith.ui import ToolUi
@@ -45,6 +46,9 @@ class Turn:
     # ToolContext.ui for a call of a tool: what it shows or asks goes out in the name of
     # the plugin that contributed the tool.
     port: Callable[[ToolContext, ToolSpec], ToolUi]
+    # The one path each call runs through (smith.runtime._runner), over the services
+    # above: journal, secrets, limits, file history, errors.
+    runner: ToolRunner
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -60,5 +64,8 @@ class Turn:
             origin = next((p.name for p in rt.plugins if spec in p.tools), spec.name)
             return ToolPort(rt, ctx, origin)
 
+        from smith.runtime._runner import ToolRunner
+
+        runner = ToolRunner(rt.journal, rt.secrets, rt.limits, history=rt.history, warn=rt.error)
         return cls(rt.turn, rt.current, rt.session, rt.context, rt.secrets, rt.journal,
-                   rt.history, rt.limits, rt.cost, rt.emit, rt.error, port)  # fmt: skip
+                   rt.history, rt.limits, rt.cost, rt.emit, rt.error, port, runner)  # fmt: skip

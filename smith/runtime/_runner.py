@@ -1,0 +1,261 @@
+"""The one path every tool call runs through, in a turn or outside one.
+
+A turn's batch (smith.runtime._batch), the user's `!command` (smith.runtime._shell) and
+the tool host (smith.runtime._host: MCP, `smith tools run`) each build a `ToolRunner`
+from the services they have (journal, secret proxy, limits, file history, where
+warnings go) and run every call through it:
+
+- `call` (blocking, in the tool's thread): the secret proxy masks output saved to files;
+  a tool that declares it gets them (ToolSpec.secrets) has the registered secrets added
+  to its environment and restored in its arguments after the intent is recorded;
+  smith.effects.run_tool validates the arguments, records the intent, runs the tool in
+  its sandbox and records the completion. A tool that crashes gives an error result
+  whose mutation is the journal's one rule (smith.effects.unfinished).
+- `run` (async: a worker thread of the loop) and `run_sync` (the caller's thread, for
+  the tool host's thread callers): the call bounded by its timeout (ToolSpec.timeout,
+  else Limits.tool_timeout; a call's own limit in its `timeout_argument` is given 30 s
+  more, so the tool ends its work first); past it, or aborted, the tool is told
+  (ToolContext.cancelled) and its own record of how it ended is the result. A session
+  that cannot record the call (JournalError) gives an error result naming why.
+- `finish`: what is returned is masked (the secret proxy) and cut to
+  Limits.result_bytes; an image is kept aside as bytes (a turn stores it in the
+  session, the host hands it on).
+- `snapshot` / `snapshots`: file history around what may change files (a turn's batch
+  once around the batch, the host around each call), warnings to `warn`.
+
+    runner = ToolRunner(journal, secrets, limits, history=history, warn=warn)
+    ran = runner.run_sync(spec, {"path": "a.txt"}, ctx, cause={"manual": True})
+    ran.result  # {"text", "details", "ok", "outcome", "mutation"}
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable, Iterable
+
+    from smith.diagnostics import Diagnostic
+    from smith.effects import EffectJournal, JournalError, Outcome, ToolContext, ToolSpec
+    from smith.runtime._limits import Limits
+    from smith.runtime._secrets import SecretProxy
+    from smith.vcs import FileHistory
+
+log = logging.getLogger("smith.runtime")
+
+Result = dict[str, Any]
+OWN_LIMIT_MARGIN = 30.0  # seconds past a call's own limit: the tool ends its work first
+
+
+@dataclass
+class Ran:
+    """One call as it ended: the result (text, details, ok, outcome, mutation), the id
+    of its effect (None when none was recorded) and the image it gave, as bytes."""
+
+    result: Result
+    effect_id: str | None = None
+    image: tuple[str, bytes] | None = None
+    # Why the session could not record the call (the result says so too).
+    unrecorded: JournalError | None = None
+
+    def outcome(self) -> Outcome:
+        """As smith.effects.Outcome (what the tool host returns)."""
+        from smith.effects import Outcome, ToolResult
+
+        r = self.result
+        result = ToolResult(str(r["text"]), details=r.get("details", {}), mutation=r["mutation"],
+                            ok=bool(r["ok"]), image=self.image)  # fmt: skip
+        return Outcome(result, self.effect_id, str(r["outcome"]))
+
+
+def timed_out(result: Result, timeout: float) -> Result:
+    """A result of a call stopped at its timeout: an error that says so."""
+    return {**result, "text": f"[timed out after {timeout:g} s] " + str(result["text"]),
+            "ok": False}  # fmt: skip
+
+
+def not_stopped(spec: ToolSpec) -> Result:
+    """The result of a call told to stop that did not within its grace: what it did is
+    not known (the journal's rule for a call whose end is unknown)."""
+    from smith.effects import unfinished
+
+    return {
+        "text": "[the call did not stop in time; its effect is unknown]",
+        "details": {},
+        "ok": False,
+        "outcome": "unknown",
+        "mutation": unfinished(spec.mutating),
+    }
+
+
+class ToolRunner:
+    """Runs tool calls as recorded effects (see the module doc)."""
+
+    def __init__(
+        self,
+        journal: EffectJournal,
+        secrets: SecretProxy,
+        limits: Limits,
+        *,
+        history: FileHistory | None = None,
+        warn: Callable[[Diagnostic], None] | None = None,
+    ) -> None:
+        self.journal = journal
+        self.secrets = secrets
+        self.limits = limits
+        self.history = history
+        self.warn = warn
+
+    # -- the call ------------------------------------------------------------------------
+
+    def timeout(self, spec: ToolSpec, args: object) -> float:
+        """How long a call may run: its tool's bound or the runtime's, raised to the
+        call's own limit (its `timeout_argument`) plus a margin."""
+        timeout = spec.timeout or self.limits.tool_timeout
+        own = args.get(spec.timeout_argument) if spec.timeout_argument and isinstance(
+            args, dict) else None  # fmt: skip
+        if isinstance(own, int | float) and not isinstance(own, bool):
+            timeout = max(timeout, float(own) + OWN_LIMIT_MARGIN)
+        return timeout
+
+    def call(
+        self, spec: ToolSpec, args: object, ctx: ToolContext, *, cause: dict[str, object] | None
+    ) -> Outcome:
+        """Run one call, blocking (see the module doc). JournalError (the session cannot
+        record the call) propagates; the text is not masked here (`finish` does)."""
+        from smith.effects import JournalError, Outcome, ToolResult, run_tool, unfinished
+
+        ctx.mask = self.secrets  # output saved to a file is masked as the result is
+        prepare = None
+        if spec.secrets:  # its processes see the secrets restored
+            ctx.env = {**ctx.env, **self.secrets.env()}
+            prepare = self.secrets.restore_args
+        try:
+            return run_tool(self.journal, spec, args, ctx, cause=cause, prepare=prepare)
+        except JournalError:
+            raise
+        except Exception as exc:  # a bug in the tool; run_tool recorded how it ended
+            log.exception("tool %s crashed", spec.name)
+            text = f"the {spec.name} tool failed: {type(exc).__name__}: {exc}"
+            crashed = unfinished(spec.mutating)  # as run_tool recorded it
+            return Outcome(ToolResult(text, ok=False, mutation=crashed), None, "error")
+
+    def attempt(
+        self, spec: ToolSpec, args: object, ctx: ToolContext, *, cause: dict[str, object] | None
+    ) -> Ran:
+        """`call`, its outcome as a result; a session that cannot record the call gives
+        an error result naming why (the mutation the journal knows)."""
+        from smith.effects import JournalError
+
+        try:
+            out = self.call(spec, args, ctx, cause=cause)
+        except JournalError as exc:
+            return Ran({"text": exc.error.diagnostic.render(), "details": {}, "ok": False,
+                        "outcome": "error", "mutation": exc.mutation}, unrecorded=exc)  # fmt: skip
+        return Ran({**out.result.to_dict(), "outcome": out.outcome}, out.effect_id,
+                   out.result.image)  # fmt: skip
+
+    async def run(
+        self, spec: ToolSpec, args: object, ctx: ToolContext, *, cause: dict[str, object] | None
+    ) -> Ran:
+        """The call in a worker thread, bounded by its timeout; aborted (cancelled), the
+        tool is told and its own record of how it ended is the result. Not finished."""
+        import asyncio  # here: `smith tools run` runs no loop and imports no asyncio
+
+        timeout = self.timeout(spec, args)
+        future = asyncio.get_running_loop().run_in_executor(
+            None, lambda: self.attempt(spec, args, ctx, cause=cause)
+        )
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            ctx.cancelled.set()
+            ran = await self._settle(spec, future)
+            ran.result = timed_out(ran.result, timeout)
+            return ran
+        except asyncio.CancelledError:
+            # Aborted: the tool is told, and its own record of how it ended (cancelled,
+            # or finished after all) becomes the result the model sees on resume.
+            ctx.cancelled.set()
+            ran = await self._settle(spec, future)
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return ran
+
+    async def _settle(self, spec: ToolSpec, future: asyncio.Future[Ran]) -> Ran:
+        """The result of a cancelled call once it has recorded its end (bounded wait)."""
+        import asyncio
+
+        done, _ = await asyncio.wait({future}, timeout=self.limits.abort_grace)
+        return future.result() if done else Ran(not_stopped(spec))
+
+    def run_sync(
+        self, spec: ToolSpec, args: object, ctx: ToolContext, *, cause: dict[str, object] | None
+    ) -> Ran:
+        """`run` for a caller's thread (the tool host's): the call runs in this thread and
+        is told to stop at its timeout (a caller that must not wait for a tool that
+        ignores that bounds it itself: `smith tools run`, MCP's cancellation). Not
+        finished."""
+        timeout = self.timeout(spec, args)
+        fired = threading.Event()
+
+        def stop() -> None:
+            fired.set()
+            ctx.cancelled.set()
+
+        timer = threading.Timer(timeout, stop)
+        timer.daemon = True
+        timer.start()
+        try:
+            ran = self.attempt(spec, args, ctx, cause=cause)
+        finally:
+            timer.cancel()
+        if fired.is_set():
+            ran.result = timed_out(ran.result, timeout)
+        return ran
+
+    def finish(self, ran: Ran) -> Ran:
+        """What is returned of a call: masked, its text cut to Limits.result_bytes; the
+        image (bytes) neither masked nor cut."""
+        result = self.secrets.redact(ran.result)
+        assert isinstance(result, dict)
+        result["text"] = truncate(str(result["text"]), self.limits.result_bytes)
+        return Ran(result, ran.effect_id, ran.image, ran.unrecorded)
+
+    # -- file history ----------------------------------------------------------------------
+
+    def snapshots(self, specs: Iterable[ToolSpec | None]) -> bool:
+        """Whether calls of these tools are snapshotted around (file history is on and
+        one of them may change files)."""
+        return self.history is not None and any(s is not None and s.mutating for s in specs)
+
+    def snapshot(self, phase: str, base: str | None, cause: dict[str, Any]) -> str | None:
+        """Snapshot the project's files (blocking); its warnings go to `warn`. The files'
+        tree, or None when no snapshot could be taken."""
+        assert self.history is not None
+        snap = self.history.snapshot(phase, base=base, cause=dict(cause))
+        for warning in snap.warnings:
+            if self.warn is not None:
+                self.warn(warning)
+        return snap.tree or None
+
+
+def truncate(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` UTF-8 bytes, at a character boundary, with a marker
+    stating the original size."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", "ignore")
+    return (
+        f"{kept}\n[truncated: the result was {len(data)} bytes; the first "
+        f"{len(kept.encode('utf-8', 'surrogatepass'))} are shown]"
+    )
+
+
+__all__ = ["Ran", "ToolRunner", "not_stopped", "timed_out", "truncate"]
