@@ -109,6 +109,34 @@ def test_a_tool_that_crashes_ends_by_the_one_rule_on_every_path(
     assert _records(session) == [("effect_intent", intent), ("effect_completion", completion)]
 
 
+@pytest.mark.parametrize(("effect", "mutation"), [("reads", "not-applied"), ("runs", "unknown")])
+def test_replay_re_executes_a_call_through_the_same_runner(
+    tmp_path: Path, effect: str, mutation: str
+) -> None:
+    """`smith replay --reexecute` runs a recorded effect again through the runner: a
+    crash ends as it ends live (the one rule), secrets restored as they are live."""
+    from types import SimpleNamespace
+
+    from smith.frontends.replay._reexecute import Reexecutor
+
+    def crash(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        raise KeyError("surprise")
+
+    spec = _tool(crash, effect=effect)
+    again = Reexecutor({"bash": spec}, project=str(tmp_path), snapshots=None)
+    try:
+        effect_ = SimpleNamespace(input={"command": "x"}, id="fx-1")
+        got = again.run(spec, effect_, str(tmp_path), {})  # type: ignore[arg-type]
+    finally:
+        again.close()
+    assert {k: got[k] for k in ("text", "ok", "outcome", "mutation")} == {
+        "text": "the bash tool failed: KeyError: 'surprise'",
+        "ok": False,
+        "outcome": "error",
+        "mutation": mutation,
+    }
+
+
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(("effect", "mutation"), [("reads", "not-applied"), ("runs", "unknown")])
 def test_a_process_that_dies_between_intent_and_completion_leaves_one_state_on_resume(

@@ -336,6 +336,8 @@ def _reexecutor(ctx: Context, config: Config, session: Session) -> Reexecutor:
         snapshots=snapshots,
         unavailable=unavailable,
         like=like,
+        limits=assembly.options.get("limits"),
+        secrets=assembly.secrets,
     )
 
 

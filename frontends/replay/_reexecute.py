@@ -5,8 +5,10 @@ recorded at that point (`SnapshotSource.state_at` its intent): once per batch of
 so the calls of one batch see each other's changes as they did when recorded, and every
 batch starts again from what was recorded, whatever an earlier divergence did. What
 tools read of earlier calls (the file digests edit checks for staleness) comes from the
-recorded completions, never from the re-runs. The re-runs are recorded in a throwaway
-in-memory journal: the session itself is only read.
+recorded completions, never from the re-runs. The re-runs take the runner every live
+call takes (smith.runtime.ToolRunner: secrets restored for the tools that get them,
+validation, the crash rule, the timeout), recorded in a throwaway in-memory journal: the
+session itself is only read.
 
 The project itself is never touched: a path argument into the project and a recorded
 working directory point into the scratch copy instead, where the tools' path checks keep
@@ -45,6 +47,7 @@ from smith.effects import ToolContext
 
 if TYPE_CHECKING:
     from smith.effects import ToolSpec
+    from smith.runtime import Limits, SecretProxy
     from smith.vcs import FileHistory
 
     from ._records import Effect
@@ -112,9 +115,11 @@ class Reexecutor:
         snapshots: SnapshotSource | None,
         unavailable: str = "",
         like: ToolContext | None = None,
+        limits: Limits | None = None,
+        secrets: SecretProxy | None = None,
     ) -> None:
         from smith.effects import EffectJournal
-        from smith.runtime import ProjectSessions
+        from smith.runtime import Limits, ProjectSessions, SecretProxy, ToolRunner
 
         self.tools = tools
         self.project = project
@@ -130,6 +135,9 @@ class Reexecutor:
         self.at: str | None = None  # the snapshot (tree) the scratch copy was restored from
         self.seen = ProjectSessions.in_memory({})  # recorded completions so far
         self.journal = EffectJournal(ProjectSessions.in_memory({}))
+        # The runner every live call takes (smith.runtime._runner): secrets restored for
+        # the tools that get them, validation, the journal, the crash rule, the timeout.
+        self.runner = ToolRunner(self.journal, secrets or SecretProxy(), limits or Limits())
         self.counts = {"same": 0, "diverged": 0, "unknown": 0, "skipped": 0}
         # One warning per tool that was refused for not being confined (UNCONFINED).
         self.refused: dict[str, Diagnostic] = {}
@@ -221,7 +229,7 @@ class Reexecutor:
     def run(
         self, spec: ToolSpec, effect: Effect, root: str, expected: dict[str, Any]
     ) -> dict[str, Any]:
-        from smith.effects import bounded, run_tool
+        from smith.effects import bounded
 
         details = expected.get("details")
         shown = details.get("cwd") if isinstance(details, dict) else None
@@ -242,17 +250,10 @@ class Reexecutor:
             sandbox=replace(self.sandbox, moved=((root, self.project),)),
         )
         args = self.moved(effect.input, root)
-        try:
-            outcome = run_tool(self.journal, spec, args, ctx, cause={"replay": effect.id})
-        except Exception as exc:  # recorded as an error by run_tool, as a live run would
-            return {
-                "outcome": "error",
-                "ok": False,
-                "mutation": "unknown",
-                "details": {},
-                "text": f"{type(exc).__name__}: {exc}",
-            }
-        actual = bounded({**outcome.result.to_dict(), "outcome": outcome.outcome})
+        # Not finished (masked and cut): compared with the journal's record, which holds
+        # the tool's whole output as it returned it.
+        ran = self.runner.run_sync(spec, args, ctx, cause={"replay": effect.id})
+        actual = bounded(ran.result)
         assert isinstance(actual, dict)
         return actual
 
