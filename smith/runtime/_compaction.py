@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from smith.providers import End, Group, ModelInfo, Request, TextDelta, Usage
 from smith.runtime._context import can_start, estimate_tokens
 from smith.runtime._events import event
+from smith.runtime._turn import Turn
 
 if TYPE_CHECKING:
     from smith.runtime._loopctx import LoopContext
@@ -115,8 +116,9 @@ async def compact(rt: LoopContext, reason: str, focus: str | None = None) -> boo
     if focus:
         start["focus"] = str(rt.secrets.redact(focus))
     rt.emit(start)
+    messages = rt.context_cache.get(rt.session)
     try:
-        ok, fields = await _summarise(rt, reason, focus)
+        ok, fields = await summarise(Turn.of(rt), messages, reason, focus)
     except asyncio.CancelledError:
         rt.emit(
             event("compaction_end", reason=reason, ok=False, error="aborted; history is unchanged")
@@ -131,14 +133,17 @@ async def compact(rt: LoopContext, reason: str, focus: str | None = None) -> boo
     return ok
 
 
-async def _summarise(
-    rt: LoopContext, reason: str, focus: str | None = None
+async def summarise(
+    turn: Turn, messages: list[tuple[str, dict[str, Any]]], reason: str, focus: str | None
 ) -> tuple[bool, dict[str, Any]]:
-    messages = rt.context_cache.get(rt.session)
-    cut = _cut(messages, rt.limits.keep_recent)
+    """Ask the turn's model for a summary of `messages` (the context, each with its
+    entry id) before the recent ones the limits keep, and record it as a compaction
+    entry: (True, the compaction_end event's fields), or (False, its error) with
+    nothing recorded."""
+    cut = _cut(messages, turn.limits.keep_recent)
     if cut == 0:
         return False, {"error": "nothing to compact: the context is already short"}
-    gen = rt.current
+    gen = turn.gen
     text = render(messages[:cut])
     if not text:  # only smith's notes before the cut: a summary would say nothing
         return False, {"error": "nothing to compact: the context is already short"}
@@ -154,7 +159,7 @@ async def _summarise(
                 "content": [
                     {
                         "type": "text",
-                        "text": str(rt.secrets.redact(f"{ask}:\n\n{text}")),
+                        "text": str(turn.secrets.redact(f"{ask}:\n\n{text}")),
                     }
                 ],
             }
@@ -181,7 +186,7 @@ async def _summarise(
         if aclose is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await aclose()
-    rt.cost.add(usage, gen.provider.pricing(gen.model_id), source="compaction")
+    turn.cost.add(usage, gen.provider.pricing(gen.model_id), source="compaction")
     if end is None or end.outcome != "success" or not summary.strip():
         how = "without a terminal event" if end is None else f"with '{end.outcome}'"
         detail = f" ({end.error})" if end is not None and end.error else ""
@@ -191,14 +196,14 @@ async def _summarise(
         }
     before = sum(estimate_tokens(m) for _, m in messages)
     content = {
-        "summary": rt.secrets.redact(summary),
+        "summary": turn.secrets.redact(summary),
         "first_kept": messages[cut][0],
         "reason": reason,
-        **({"focus": rt.secrets.redact(focus)} if focus else {}),
+        **({"focus": turn.secrets.redact(focus)} if focus else {}),
         "tokens_before": before,
         "usage": None if usage is None else usage.to_dict(),
     }
-    entry = rt.session.append("compaction", content)
+    entry = turn.session.append("compaction", content)
     return True, {
         "summary": content["summary"],
         "entry_id": entry.id,

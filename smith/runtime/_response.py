@@ -11,14 +11,18 @@ from smith.runtime._events import event
 from smith.text import replace_surrogates
 
 if TYPE_CHECKING:
-    from smith.runtime._loopctx import LoopContext
+    from collections.abc import Callable
+
+    from smith.runtime._events import Event
+    from smith.runtime._secrets import SecretProxy
 
 
 class Response:
     """An assistant message as its stream arrives."""
 
-    def __init__(self, rt: LoopContext, mid: str) -> None:
-        self.rt = rt
+    def __init__(self, secrets: SecretProxy, emit: Callable[[Event], None], mid: str) -> None:
+        self.secrets = secrets
+        self.emit = emit
         self.mid = mid
         self.content: list[dict[str, Any]] = []
         self.usage: Usage | None = None
@@ -37,9 +41,9 @@ class Response:
     def flush(self) -> None:
         """Send what was held back of the current text or thinking part."""
         if self.held:
-            delta = str(self.rt.secrets.redact(self.held))
+            delta = str(self.secrets.redact(self.held))
             self.held = ""
-            self.rt.emit(
+            self.emit(
                 event("message_delta", message_id=self.mid, channel=self.held_kind, delta=delta)
             )
 
@@ -57,9 +61,9 @@ class Response:
                 self.content[-1]["signature"] = self._clean(item.signature)
             # Deltas are redacted like the recorded message, holding back what could be
             # the start of a secret, so they still assemble to exactly that message.
-            delta, self.held = self.rt.secrets.redact_stream(self.held + text)
+            delta, self.held = self.secrets.redact_stream(self.held + text)
             if delta:
-                self.rt.emit(event("message_delta", message_id=self.mid, channel=kind, delta=delta))
+                self.emit(event("message_delta", message_id=self.mid, channel=kind, delta=delta))
         elif isinstance(item, ToolCall):
             self.flush()
             part: dict[str, Any] = self._clean(

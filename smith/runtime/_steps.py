@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from smith.diagnostics import Source
 from smith.providers import End, Group, Request
@@ -24,6 +24,7 @@ from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.runtime._images import resolve
 from smith.runtime._response import Response
+from smith.runtime._turn import Turn
 from smith.session import calls_pair, new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
 
@@ -93,8 +94,15 @@ async def respond(rt: LoopContext) -> dict[str, Any]:
     if group is not None:
         group.restart()
     attempt = 0
+    turn = Turn.of(rt)  # (a failover moves the group's model, not the generation)
     while True:
-        message, end = await stream_assistant(rt)
+        streamed = await stream_assistant(turn, provider_context(rt))
+        message, end = streamed.message, streamed.end
+        rt.last_message = message
+        name = rt.current.provider.name
+        _note_replaced(rt, streamed.replaced, f"the response of {name}", Source("plugin", name))
+        if streamed.aborted:
+            raise asyncio.CancelledError
         if end.outcome != "error" or message["content"]:
             return message
         if end.kind == "rate_limit" and group is not None and _fail_over(rt, group, end):
@@ -130,21 +138,34 @@ def _fail_over(rt: LoopContext, group: Group, end: End) -> bool:
     return True
 
 
-async def stream_assistant(rt: LoopContext) -> tuple[dict[str, Any], End]:
-    """One provider request; the recorded assistant message and its terminal event.
-    Cancellation is recorded (stop `abort`) and then raised on."""
-    gen = rt.current
+class Streamed(NamedTuple):
+    """What one provider request gave: the recorded assistant message, its terminal
+    event, the characters of it that could not be encoded (replaced with U+FFFD), and
+    whether an abort cut it short (it is recorded all the same)."""
+
+    message: dict[str, Any]
+    end: End
+    replaced: int
+    aborted: bool
+
+
+async def stream_assistant(turn: Turn, messages: list[dict[str, object]]) -> Streamed:
+    """One provider request over `messages` (the context the policy keeps) with the
+    turn's generation: the deltas go out as they come, and the message is recorded once
+    its stream has ended, whatever the outcome (an abort too: the calls it made then get
+    a result, so calls stay paired)."""
+    gen = turn.gen
     request = Request(
         model=gen.model_id,
         # Image parts name their session blob; the bytes are put in for this request only.
-        messages=resolve(rt.session, rt.secrets.redact(provider_context(rt))),  # type: ignore[arg-type]
-        system=str(rt.secrets.redact(gen.system_prompt)),
+        messages=resolve(turn.session, turn.secrets.redact(messages)),  # type: ignore[arg-type]
+        system=str(turn.secrets.redact(gen.system_prompt)),
         tools=[t.definition() for t in gen.tools],
         settings={**gen.settings, "thinking": gen.thinking},
     )
     mid = f"m-{new_id(4)}"
-    rt.emit(event("message_start", role="assistant", message_id=mid))
-    got = Response(rt, mid)
+    turn.emit(event("message_start", role="assistant", message_id=mid))
+    got = Response(turn.secrets, turn.emit, mid)
     aborted = False
     stream = gen.provider.stream(request)
     try:
@@ -182,20 +203,16 @@ async def stream_assistant(rt: LoopContext) -> tuple[dict[str, Any], End]:
         got.replaced += n
     if got.replaced:
         message["replaced"] = got.replaced
-    message = rt.secrets.redact(message)  # type: ignore[assignment]
-    rt.cost.add(got.usage, gen.provider.pricing(gen.model_id), source="response")
+    message = turn.secrets.redact(message)  # type: ignore[assignment]
+    turn.cost.add(got.usage, gen.provider.pricing(gen.model_id), source="response")
     ids = [str(p["id"]) for p in message["content"] if p.get("type") == "tool_call"]
-    entry = rt.session.append("message", message, pair=calls_pair(ids))
-    rt.last_message = message
-    rt.emit(event("message_end", message_id=mid, entry_id=entry.id, message=message))
-    name = gen.provider.name
-    _note_replaced(rt, got.replaced, f"the response of {name}", Source("plugin", name))
+    entry = turn.session.append("message", message, pair=calls_pair(ids))
+    turn.emit(event("message_end", message_id=mid, entry_id=entry.id, message=message))
     if aborted:
         # Calls the model made before the abort get a result, so calls stay paired.
         calls = [p for p in got.content if p["type"] == "tool_call"]
-        record_results(rt.session, [(c, not_run(c, "aborted before it ran")) for c in calls])
-        raise asyncio.CancelledError
-    return message, end
+        record_results(turn.session, [(c, not_run(c, "aborted before it ran")) for c in calls])
+    return Streamed(message, end, got.replaced, aborted)
 
 
 # -- tools -----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ the step starts: the generation then (model, tools) is the one the step works wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from smith.vcs import FileHistory
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """What one turn's steps work through."""
 
@@ -46,9 +46,22 @@ class Turn:
     # ToolContext.ui for a call of a tool: what it shows or asks goes out in the name of
     # the plugin that contributed the tool.
     port: Callable[[ToolContext, ToolSpec], ToolUi]
-    # The one path each call runs through (smith.runtime._runner), over the services
-    # above: journal, secrets, limits, file history, errors.
-    runner: ToolRunner
+
+    _runner: ToolRunner | None = field(default=None, repr=False)  # made once, when first asked
+
+    @property
+    def runner(self) -> ToolRunner:
+        """The one path each call runs through (smith.runtime._runner), over the
+        services above: journal, secrets, limits, file history, errors. Made when a
+        step first runs a call (a response that calls no tool needs none)."""
+        if self._runner is None:
+            from smith.runtime._runner import ToolRunner
+
+            made = ToolRunner(self.journal, self.secrets, self.limits, history=self.history,
+                              warn=self.error)  # fmt: skip
+            object.__setattr__(self, "_runner", made)  # frozen, but this is made on demand
+            return made
+        return self._runner
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -64,8 +77,5 @@ class Turn:
             origin = next((p.name for p in rt.plugins if spec in p.tools), spec.name)
             return ToolPort(rt, ctx, origin)
 
-        from smith.runtime._runner import ToolRunner
-
-        runner = ToolRunner(rt.journal, rt.secrets, rt.limits, history=rt.history, warn=rt.error)
         return cls(rt.turn, rt.current, rt.session, rt.context, rt.secrets, rt.journal,
-                   rt.history, rt.limits, rt.cost, rt.emit, rt.error, port, runner)  # fmt: skip
+                   rt.history, rt.limits, rt.cost, rt.emit, rt.error, port)  # fmt: skip
