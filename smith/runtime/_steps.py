@@ -24,15 +24,19 @@ from smith.runtime._context import apply_policy
 from smith.runtime._events import event
 from smith.runtime._images import resolve
 from smith.runtime._response import Response
-from smith.runtime._turn import Turn
 from smith.session import calls_pair, new_id
 from smith.text import TEXT_REPLACED, replace_surrogates
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
+    from smith.runtime._cost import CostMeter
+    from smith.runtime._events import Event
+    from smith.runtime._generation import Generation
     from smith.runtime._limits import Limits
     from smith.runtime._loopctx import LoopContext
+    from smith.runtime._secrets import SecretProxy
+    from smith.session import Session
 
 log = logging.getLogger("smith.runtime")
 
@@ -94,9 +98,10 @@ async def respond(rt: LoopContext) -> dict[str, Any]:
     if group is not None:
         group.restart()
     attempt = 0
-    turn = Turn.of(rt)  # (a failover moves the group's model, not the generation)
     while True:
-        streamed = await stream_assistant(turn, provider_context(rt))
+        streamed = await stream_assistant(
+            rt.current, provider_context(rt), rt.session, rt.secrets, rt.emit, rt.cost
+        )
         message, end = streamed.message, streamed.end
         rt.last_message = message
         name = rt.current.provider.name
@@ -149,23 +154,30 @@ class Streamed(NamedTuple):
     aborted: bool
 
 
-async def stream_assistant(turn: Turn, messages: list[dict[str, object]]) -> Streamed:
-    """One provider request over `messages` (the context the policy keeps) with the
-    turn's generation: the deltas go out as they come, and the message is recorded once
-    its stream has ended, whatever the outcome (an abort too: the calls it made then get
-    a result, so calls stay paired)."""
-    gen = turn.gen
+async def stream_assistant(
+    gen: Generation,
+    messages: list[dict[str, object]],
+    session: Session,
+    secrets: SecretProxy,
+    emit: Callable[[Event], None],
+    cost: CostMeter,
+) -> Streamed:
+    """One provider request with generation `gen` over `messages` (the context the
+    policy keeps): the deltas go out through `emit` as they come, redacted by `secrets`;
+    the message is recorded in `session` once its stream has ended, whatever the outcome
+    (an abort too: the calls it made then get a result, so calls stay paired), and its
+    usage counted in `cost`. These are the services of the turn; the runtime is not."""
     request = Request(
         model=gen.model_id,
         # Image parts name their session blob; the bytes are put in for this request only.
-        messages=resolve(turn.session, turn.secrets.redact(messages)),  # type: ignore[arg-type]
-        system=str(turn.secrets.redact(gen.system_prompt)),
+        messages=resolve(session, secrets.redact(messages)),  # type: ignore[arg-type]
+        system=str(secrets.redact(gen.system_prompt)),
         tools=[t.definition() for t in gen.tools],
         settings={**gen.settings, "thinking": gen.thinking},
     )
     mid = f"m-{new_id(4)}"
-    turn.emit(event("message_start", role="assistant", message_id=mid))
-    got = Response(turn.secrets, turn.emit, mid)
+    emit(event("message_start", role="assistant", message_id=mid))
+    got = Response(secrets, emit, mid)
     aborted = False
     stream = gen.provider.stream(request)
     try:
@@ -203,15 +215,15 @@ async def stream_assistant(turn: Turn, messages: list[dict[str, object]]) -> Str
         got.replaced += n
     if got.replaced:
         message["replaced"] = got.replaced
-    message = turn.secrets.redact(message)  # type: ignore[assignment]
-    turn.cost.add(got.usage, gen.provider.pricing(gen.model_id), source="response")
+    message = secrets.redact(message)  # type: ignore[assignment]
+    cost.add(got.usage, gen.provider.pricing(gen.model_id), source="response")
     ids = [str(p["id"]) for p in message["content"] if p.get("type") == "tool_call"]
-    entry = turn.session.append("message", message, pair=calls_pair(ids))
-    turn.emit(event("message_end", message_id=mid, entry_id=entry.id, message=message))
+    entry = session.append("message", message, pair=calls_pair(ids))
+    emit(event("message_end", message_id=mid, entry_id=entry.id, message=message))
     if aborted:
         # Calls the model made before the abort get a result, so calls stay paired.
         calls = [p for p in got.content if p["type"] == "tool_call"]
-        record_results(turn.session, [(c, not_run(c, "aborted before it ran")) for c in calls])
+        record_results(session, [(c, not_run(c, "aborted before it ran")) for c in calls])
     return Streamed(message, end, got.replaced, aborted)
 
 
