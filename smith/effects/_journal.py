@@ -73,13 +73,14 @@ def bounded(value: object, limit: int = MAX_TEXT) -> object:
 class Effect:
     """An effect whose intent is recorded."""
 
-    __slots__ = ("cause", "id", "mutating", "name")
+    __slots__ = ("cause", "entry", "id", "mutating", "name")
 
     def __init__(self, id: str, name: str, mutating: bool, cause: dict[str, object]) -> None:
         self.id = id
         self.name = name
         self.mutating = mutating
         self.cause = cause
+        self.entry: str | None = None  # the id of its effect_intent entry, once recorded
 
     def __repr__(self) -> str:
         return f"<Effect {self.id} {self.name}>"
@@ -124,9 +125,10 @@ class EffectJournal:
             "input": bounded(input),
         }
         try:
-            self.session.append(INTENT, record, pair=effect.id, durable=True)
+            entry = self.session.append(INTENT, record, pair=effect.id, durable=True)
         except (OSError, ValueError) as exc:
             raise JournalError(INTENT_FAILED(name=name, reason=str(exc)), "not-applied") from exc
+        effect.entry = entry.id
         return effect
 
     def finish(
@@ -172,15 +174,30 @@ class EffectJournal:
         """Record every unfinished effect as unknown (never re-run); return their intents.
 
         An effect that could not change anything (its intent says not mutating) is
-        recorded as not-applied rather than unknown.
+        recorded as not-applied rather than unknown. Each completion goes on the branch
+        its intent is on: at the selection through this journal's session when the
+        intent is on the selected branch, else at the end of its own branch (a child
+        runtime's: `branch_end`) through a `smith.session.Branch`, written aside, so a
+        child's branch reads "this effect's outcome is unknown" and the parent's holds
+        none of it. Lost calls are then answered on the selected branch and, on each
+        such aside branch, those after where it leaves the selected one.
         """
         pending = set(self.pending())
-        intents = [e.content for e in self.session.entries(INTENT) if e.pair in pending]
+        intents = [e for e in self.session.entries(INTENT) if e.pair in pending]
         found = []
-        for intent in intents:
+        aside: dict[str, Session] = {}  # a branch end -> the cursor appending there
+        selected: set[int] | None = None
+        for entry in intents:
+            intent = entry.content
             assert isinstance(intent, dict)
+            if selected is None:
+                selected = set(self.session.branch_indices().tolist())
+            cursor = self.session
+            if entry.index not in selected:
+                end = branch_end(self.session, entry.index)
+                cursor = aside.pop(end) if end in aside else _aside_cursor(self.session, end)
             mutation = unfinished(bool(intent.get("mutating", True)))
-            self.session.append(
+            cursor.append(
                 COMPLETION,
                 {
                     "effect": intent["effect"],
@@ -195,10 +212,72 @@ class EffectJournal:
                 pair=str(intent["effect"]),
                 durable=True,
             )
+            if cursor is not self.session and cursor.leaf is not None:
+                aside[cursor.leaf] = cursor
             found.append(intent)
         end_leftover_processes(self.session, found)
         answer_lost_calls(self.session)
+        for leaf in aside:
+            answer_lost_calls(_unshared(self.session, leaf))
         return found
+
+
+# What a cursor writes while the calls of its batch run (their intents, progress,
+# completions, file-history snapshots, questions, results): below an effect_intent entry,
+# anything else starts a child runtime's branch forked there (its environment, prompt).
+_CONTINUES = frozenset((INTENT, PROGRESS, COMPLETION, "vcs", "question"))
+
+
+def branch_end(session: Session, index: int) -> str:
+    """The id of the last entry of the branch the entry at record `index` was written on
+    (its cursor's leaf when the process stopped): from it, down through what that
+    cursor wrote after it, leaving out child branches forked at one of its intents. Reads
+    the records after `index` (descendants are always later records)."""
+    records = session.records
+    below: dict[int, list[int]] = {}
+    for i in range(index + 1, len(records)):
+        if not records.shadowed(i):
+            below.setdefault(records.parent(i), []).append(i)
+    at = index
+    while kids := below.get(at):
+        own = [k for k in kids if _continues(session, k)]
+        if own:
+            at = own[0]
+        elif records.kind(at) != INTENT:
+            at = kids[0]
+        else:
+            break  # only child branches below this intent: the cursor ended here
+    return records.id(at)
+
+
+def _continues(session: Session, index: int) -> bool:
+    kind = session.records.kind(index)
+    if kind == "message":  # a tool result (paired by its call); a prompt is not
+        return session.records.pair(index) is not None
+    return kind in _CONTINUES
+
+
+def _aside_cursor(session: Session, end: str) -> Session:
+    from smith.session import Branch
+
+    return Branch(session, end)
+
+
+def _unshared(session: Session, leaf: str) -> Session:
+    """A cursor at `leaf` reading only the entries after the last one it shares with
+    the selected branch (an apart Branch forked there)."""
+    from smith.session import Branch
+
+    records = session.records
+    selected = set(session.branch_indices().tolist())
+    at = session.entry(leaf).index
+    while at >= 0 and at not in selected:
+        at = records.parent(at)
+    if at < 0:
+        return Branch(session, leaf)
+    cursor = Branch(session, records.id(at), apart=True)
+    cursor.select(leaf)
+    return cursor
 
 
 def lost_result(

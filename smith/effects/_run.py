@@ -103,6 +103,7 @@ def _run_tool(
         return Outcome(ToolResult(text, ok=False), None, "error")
     assert isinstance(args, dict)
     effect = journal.begin(spec.name, args, mutating=spec.mutating, cause=cause)
+    ctx.intent = effect.entry  # where a child agent this call starts forks (spawn_child)
     ctx.started = lambda identity: journal.progress(effect, {"processes": identity})
     try:
         result = spec.run(ctx, prepare(args) if prepare else args)

@@ -335,6 +335,9 @@ class ToolContext:
         # Child agents on new branches of the session (smith.runtime._children, set by
         # the assembly for a runtime's calls); None outside a runtime (MCP, tools run).
         self.children: Children | None = None
+        # The id of this call's effect_intent entry (run_tool sets it when it records
+        # the intent): where a child agent it starts forks by default. None before.
+        self.intent: str | None = None
 
     async def spawn_child(
         self,
@@ -347,13 +350,14 @@ class ToolContext:
         at: str | None = None,
     ) -> dict[str, Any]:
         """Run `prompt` in a child runtime on a new branch of this call's session (forked
-        at `at`, default: this call's entry) with its own tools, system prompt, limits
-        (smith.Limits) and model, and wait for it to stop: {stop, error, message, text,
-        at, leaf}. For a tool written as a coroutine."""
+        at `at`, default: this call's own effect_intent entry, `intent`) with its own
+        tools, system prompt, limits (smith.Limits) and model, and wait for it to stop:
+        {stop, error, message, text, at, leaf}. For a tool written as a coroutine."""
         if self.children is None:
             raise ToolError("child agents start only from a runtime's tool calls")
         return await self.children.run(prompt, tools=tools, system_prompt=system_prompt,
-                                       limits=limits, model=model, at=at)  # fmt: skip
+                                       limits=limits, model=model,
+                                       at=at if at is not None else self.intent)  # fmt: skip
 
     def for_call(self) -> ToolContext:
         """A copy for one call, with its own cancellation flag."""
@@ -362,6 +366,7 @@ class ToolContext:
         ctx = copy.copy(self)
         ctx.cancelled = threading.Event()
         ctx.env = dict(self.env)
+        ctx.intent = None
         return ctx
 
     def process_env(self, **extra: str) -> dict[str, str]:

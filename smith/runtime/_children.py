@@ -6,8 +6,10 @@
         return run["text"]
 
 The assembly gives each runtime's tool context a `Children` over the runtime's session
-(`ToolContext.children`). `run` forks a `smith.session.Branch` at an entry (default: the
-parent's leaf now, the entry of the call that asks: its effect intent), built `apart`
+(`ToolContext.children`). `run` forks a `smith.session.Branch` at an entry (from
+`spawn_child`, default: the calling call's own effect_intent entry, `ToolContext.intent`,
+which run_tool sets when it records the intent, so parallel calls each fork at their
+own; without one, the parent's leaf now), built `apart`
 (the child's conversation, effects and file history start after the fork point), and
 runs a runtime of the same assembly on it, with its own tools, system prompt, limits and
 model, until it stops. The parent waits on its tool call meanwhile; its cursor is
@@ -53,7 +55,8 @@ class Children:
         at: str | None = None,
     ) -> dict[str, Any]:
         """Run `prompt` in a child runtime on a new branch forked at `at` (default: the
-        parent's leaf now) and wait for it to stop. Returns how it ended: `stop`, `error`,
+        parent's leaf now; `spawn_child` passes its call's intent entry) and wait for it
+        to stop. Returns how it ended: `stop`, `error`,
         the final `message` and its `text`, the branch's fork point (`at`) and `leaf`."""
         from smith.session import Branch
 
