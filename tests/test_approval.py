@@ -408,21 +408,38 @@ def test_the_question_shows_the_whole_command_and_a_reason_that_cannot_pose_as_i
     assert not allowed and not text and "too long to show" in why
 
 
-def test_a_client_calls_reviewer_that_hangs_fails_or_answers_junk_denies_it() -> None:
-    """smith mcp reviews a client's call as a turn does: a tool_call handler that passes
-    its deadline (it waited forever), raises, or returns what tool_call does not take
-    denies the call; a denial or nothing is taken as given."""
+def test_a_client_calls_reviewer_that_hangs_fails_or_answers_junk_denies_it(
+    tmp_path: Path,
+) -> None:
+    """smith mcp reviews a client's call as a turn does (smith.runtime.HostReview, the
+    turn's review_call): a tool_call handler that passes its deadline (it waited
+    forever), raises, or returns what tool_call does not take denies the call; a
+    denial is taken as given, nothing lets it run."""
     import threading
 
-    from smith.frontends.mcp._server import _review_within
-    from smith.sdk import DenyCall
-    from smith.ui import Notify
+    from smith.effects import ToolContext, builtin_tools
+    from smith.runtime import HostReview, Limits, SecretProxy
+    from smith.sdk import DenyCall, Plugin
+    from smith.ui import Notify, Reply, refused
 
     never = threading.Event()
-    event = {"tool_call_id": "", "name": "write", "turn": 0, "arguments": {}}
+    tools = builtin_tools()
 
-    def reviewed(handler: Callable[..., Any]) -> object:
-        return _review_within("guard", handler, event, lambda ask: None, None, 0.2)  # type: ignore[arg-type,return-value]
+    class Nobody:
+        def ask(self, question: Any, *, origin: str) -> Reply:
+            return refused("nobody", "none")
+
+        def show(self, value: Any, *, origin: str) -> None:
+            pass
+
+    def reviewed(handler: Callable[..., Any]) -> dict[str, Any] | None:
+        review = HostReview((Plugin("guard", handlers={"tool_call": handler}),),
+                            lambda p: {}, tools=tools,
+                            context=ToolContext(root=str(tmp_path), cwd=str(tmp_path)),
+                            session_id="s", states=None, tool_sets=None,
+                            limits=Limits(handler_deadline=0.2), secrets=SecretProxy(),
+                            caller=Nobody(), warn=lambda d: None)  # fmt: skip
+        return review.review(tools["write"], {"path": "a", "content": ""}, "c")[2]
 
     def hangs(e: Any, v: Any) -> None:
         never.wait(10)
@@ -432,13 +449,13 @@ def test_a_client_calls_reviewer_that_hangs_fails_or_answers_junk_denies_it() ->
 
     try:
         late = reviewed(hangs)
-        assert isinstance(late, DenyCall) and "no answer within 0.2 s" in late.reason
+        assert late is not None and "no answer within 0.2 s" in late["text"]
     finally:
         never.set()
     failed = reviewed(raises)
-    assert isinstance(failed, DenyCall) and "failed (RuntimeError: broken)" in failed.reason
+    assert failed is not None and "failed (RuntimeError: broken)" in failed["text"]
     junk = reviewed(lambda e, v: [DenyCall("no"), "junk"])
-    assert isinstance(junk, DenyCall) and "decides nothing" in junk.reason
+    assert junk is not None and "decides nothing" in junk["text"]
     assert reviewed(lambda e, v: None) is None
-    notice = [Notify("looked"), DenyCall("not this")]
-    assert reviewed(lambda e, v: notice) == notice
+    denied = reviewed(lambda e, v: [Notify("looked"), DenyCall("not this")])
+    assert denied is not None and denied["denied"] == {"plugin": "guard", "reason": "not this"}

@@ -185,7 +185,7 @@ def test_a_tool_added_at_run_time_reaches_the_next_request_tools_list_and_mcp(
             names = await mcp_names(agent)
             host = agent.assembly.tool_host(agent.session)
             ran = await anyio.to_thread.run_sync(
-                lambda: host.run(host.tools["echo"], {"text": "x"})
+                lambda: host.run(host.tools["echo"], {"text": "x"}, review=None)
             )
             await agent.send("second")  # offers echo; its agent_end removes it again
             await agent.send("third")

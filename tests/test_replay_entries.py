@@ -96,5 +96,10 @@ def test_a_command_of_the_user_between_prompts_is_replayed_as_it_ran(tmp_path: P
     first = replayed.index(start)
     last = next(i for i, e in enumerate(replayed) if e.get("kind") == "shell")
     assert {e.get("submission") for e in replayed[first : last + 1]} == {call}
+    # Live too: the command's records carry its id (the runner runs its work in its
+    # context), event for event as replay has them.
+    begun = next(i for i, e in enumerate(live) if e.get("tool_call_id") == call)
+    ended = next(i for i, e in enumerate(live) if e.get("kind") == "shell")
+    assert [e.get("submission") for e in live[begun : ended + 1]] == [call] * (last + 1 - first)
     assert replayed[last + 1] == {"type": "settled", "queue": 0}
     assert _invalid(replayed, schema()) == []

@@ -45,7 +45,7 @@ def _through(
         ctx = ToolContext(root=str(w.project), cwd=str(w.project), session=w.session)
         host = ToolHost(w.session, {spec.name: spec}, ctx, secrets, history=None,
                         warn=lambda d: None, limits=limits)  # fmt: skip
-        out = host.run(spec, {"command": command}, cause={"manual": True})
+        out = host.run(spec, {"command": command}, cause={"manual": True}, review=None)
         result = {**out.result.to_dict(), "outcome": out.outcome}
         return result, w.session
     from smith.effects.tools import bash
@@ -257,3 +257,31 @@ def test_an_over_long_result_is_cut_the_same_way_on_every_path(
     assert result["text"].startswith("é" * 500 + "\n[truncated: the result was 4000 bytes")
     [(_, completion)] = [r for r in _records(session) if r[0] == "effect_completion"]
     assert completion["output"]["text"] == long  # the journal keeps what the tool said
+
+
+# -- the caller's submission ------------------------------------------------------------------
+
+
+def test_every_event_of_a_command_of_the_user_carries_its_id(tmp_path: Path) -> None:
+    """The runner runs a call's work in the caller's context: the records the user's
+    `!command` appends (its effect's intent, progress and completion) announce themselves
+    with its `sh-` id, not with the prompt before it."""
+    w = World(tmp_path)
+
+    async def main() -> str:
+        rt = w.runtime(Fake(say("one")))
+        rt.prompt("first")
+        await rt.wait_idle()
+        call_id = rt.shell("echo hi")
+        await rt.wait_idle()
+        await rt.close()
+        return call_id
+
+    call_id = asyncio.run(asyncio.wait_for(main(), 30))
+    assert call_id.startswith("sh-")
+    start = next(i for i, e in enumerate(w.events) if e.get("tool_call_id") == call_id)
+    end = next(i for i, e in enumerate(w.events) if e.get("kind") == "shell")
+    ran = w.events[start : end + 1]
+    kinds = [e["kind"] for e in ran if e["type"] == "entry"]
+    assert {"effect_intent", "effect_completion"} <= set(kinds)
+    assert {(e["type"], e.get("submission")) for e in ran} == {(e["type"], call_id) for e in ran}

@@ -51,7 +51,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         # The tool host every mode shares: the journal, the secret proxy (secrets restored
         # for bash, masked in results and records), snapshots so `smith undo` works.
         host = assembly.tool_host(session)
-        listed = assembly.plugin_list
         print(
             inert(
                 f"smith: serving MCP on stdio; tool calls are recorded in session "
@@ -64,11 +63,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             home=assembly.config.home,
             project=assembly.config.project_root,
             version=__version__,
-            reviewers=[
-                (plugin, listed.settings_for(plugin))
-                for plugin in listed.active
-                if "tool_call" in plugin.handlers
-            ],
         )
         ctx.stdout.flush()
         asyncio.run(_serve(server, ctx))

@@ -7,7 +7,9 @@ JSON Schemas (the SDK's decorator API derives schemas from Python signatures).
   hints (read-only or not). `tools/call` runs the tool exactly as `smith tools run` does:
   `run_tool` validates the arguments, records the intent durably in the session, runs
   the tool in a worker thread and records its completion. A client's cancellation stops
-  the tool (bash ends its process group) and is recorded as such.
+  the tool (bash ends its process group) and is recorded as such. Before it runs, the
+  call gets the plugins' tool_call review a turn's calls get (ToolHost.review, in the
+  runtime: this module implements none of it), asked through `_Caller` (it refuses).
 - `resources/list` and `resources/read`: this project's sessions, each as JSON lines
   (`smith://session/<id>.jsonl`, the `smith sessions dump` form) and as markdown
   (`smith://session/<id>.md`, the replay transcript); templates name any session by id.
@@ -30,13 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from smith.diagnostics import SmithError, did_you_mean
-from smith.runtime import Limits, unreviewed
 from smith.ui import (
     Capabilities,
     Intent,
@@ -49,13 +51,11 @@ from smith.ui import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
-
+    from anyio.lowlevel import EventLoopToken
     from mcp.server import ServerRequestContext
 
-    from smith.effects import Outcome, ToolFacts, ToolSpec
-    from smith.runtime import PluginState, ToolHost
-    from smith.sdk import Plugin
+    from smith.effects import Outcome, ToolSpec
+    from smith.runtime import ToolHost
     from smith.ui import Asked, Shown
 
 log = logging.getLogger("smith.mcp")
@@ -80,13 +80,8 @@ class SmithMcp:
         home: str,
         project: str,
         version: str,
-        reviewers: Sequence[tuple[Plugin, Mapping[str, object]]] = (),
     ) -> None:
         self.host = host
-        # The plugins' tool_call handlers, each with its settings: a client's call is
-        # reviewed as a turn's is (the approval plugin among them). A question they ask
-        # is refused here, so a call that needs one is denied.
-        self.reviewers = list(reviewers)
         self.session = host.session
         self.tools = host.tools
         self.secrets = host.secrets  # results come masked from the host; so do progress
@@ -185,7 +180,11 @@ class SmithMcp:
         stops the tool and waits (bounded) for it to record how it ended."""
         call = self.host.context.for_call()
         call_id = f"mcp-{ctx.request_id}"
-        frontend = CallFrontend(self, ctx, self.host.origins.get(spec.name, spec.name))
+        token = anyio.lowlevel.current_token()  # the review asks from threads of its own
+        frontend = CallFrontend(self, ctx, self.host.origins.get(spec.name, spec.name), token)
+        # The plugins' tool_call review, the one a turn's calls get (the approval plugin
+        # among them); what they ask is refused here, so a call that needs it is denied.
+        review = self.host.review(_Caller(self, ctx, token))
 
         def progress(update: dict[str, object]) -> None:  # from the tool's thread
             ev = {
@@ -202,11 +201,8 @@ class SmithMcp:
 
         def work() -> Outcome:
             try:
-                denied = self._reviewed(spec, args, lambda name: _ToolUi(
-                    CallFrontend(self, ctx, name)).ask)  # fmt: skip
-                if denied is not None:
-                    return denied
-                return self.host.run(spec, args, call=call, cause={"mcp": call_id})
+                return self.host.run(spec, args, call=call, cause={"mcp": call_id},
+                                     review=review)  # fmt: skip
             finally:
                 finished.set()
 
@@ -217,37 +213,6 @@ class SmithMcp:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(finished.wait, STOP_GRACE)
             raise
-
-    def _reviewed(self, spec: ToolSpec, args: object,
-                  asker: Callable[[str], Callable[[Asked], Reply]]) -> Outcome | None:  # fmt: skip
-        """The call denied by a plugin's tool_call handler (not run: an error result
-        naming the plugin and its reason), or None; `asker(plugin)` asks on the plugin's
-        behalf. Outside a turn only a denial counts: rewrites are not applied. As in a
-        turn, a handler that fails, passes its deadline (REVIEW_DEADLINE: nobody is asked
-        here, so no answer is waited for) or returns what tool_call does not take denies
-        the call."""
-        from smith.effects import Outcome, ToolResult
-        from smith.sdk import DenyCall
-
-        event = {"tool_call_id": "", "name": spec.name, "turn": 0,
-                 "arguments": args if isinstance(args, dict) else {}}  # fmt: skip
-        for plugin, settings in self.reviewers:
-            handler = plugin.handlers["tool_call"]
-
-            def view(ask: Callable[[Asked], Reply], settings: Mapping[str, object] = settings,
-                     name: str = plugin.name) -> _CallView:  # fmt: skip
-                return _CallView(settings, self.session.id, self.tools, ask,
-                                 self.host.plugin_state, name)  # fmt: skip
-
-            answer = _review_within(plugin.name, handler, event, view, asker(plugin.name),
-                                    REVIEW_DEADLINE)  # fmt: skip
-            actions = list(answer) if isinstance(answer, list | tuple) else [answer]
-            denied = next((a for a in actions if isinstance(a, DenyCall)), None)
-            if denied is not None:
-                text = f"the {spec.name} call did not run: plugin {plugin.name!r} denied it: "
-                result = ToolResult(text + denied.reason, ok=False, mutation="not-applied")
-                return Outcome(result, None, "denied")
-        return None
 
     async def _show_soon(self, ctx: ServerRequestContext[Any], intent: Intent) -> None:
         """`show` for a tool's thread, which waits for it: given up after PROGRESS_WAIT
@@ -287,7 +252,8 @@ class SmithMcp:
                 logger="smith",
             )
 
-    def refuse(self, ctx: ServerRequestContext[Any], intent: Intent, reply: Reply) -> None:
+    def refuse(self, ctx: ServerRequestContext[Any], intent: Intent, reply: Reply,
+               token: EventLoopToken | None = None) -> None:  # fmt: skip
         """A question a tool asked, refused: recorded in the session, logged on stderr
         and told to the client as a warning log message."""
         record = answer_record(intent, reply)
@@ -298,11 +264,12 @@ class SmithMcp:
         notice = Intent("notify", {"origin": record["origin"], "level": "warning",
                                    "text": f"refused the question {record['text']!r}: "
                                    f"{reply.refused}"})  # fmt: skip
-        self._from_thread(ctx, notice)
+        self._from_thread(ctx, notice, token)
 
-    def _from_thread(self, ctx: ServerRequestContext[Any], intent: Intent) -> None:
+    def _from_thread(self, ctx: ServerRequestContext[Any], intent: Intent,
+                     token: EventLoopToken | None = None) -> None:  # fmt: skip
         try:
-            anyio.from_thread.run(self._show_soon, ctx, intent)
+            anyio.from_thread.run(self._show_soon, ctx, intent, token=token)
         except Exception:  # the request ended meanwhile: what it showed is moot
             log.debug("%s not sent", intent.kind, exc_info=True)
 
@@ -401,15 +368,17 @@ class CallFrontend:
         shows=frozenset({"tool_activity", "progress", "notify"}), cannot_ask=CANNOT_ASK
     )
 
-    def __init__(self, server: SmithMcp, ctx: ServerRequestContext[Any], origin: str) -> None:
+    def __init__(self, server: SmithMcp, ctx: ServerRequestContext[Any], origin: str,
+                 token: EventLoopToken | None = None) -> None:  # fmt: skip
         self.server = server
         self.ctx = ctx
         self.origin = origin
+        self.token = token  # the server's loop, for threads anyio did not start
 
     def show(self, intent: Intent) -> None:  # from the tool's thread
         if intent.kind == "tool_activity" and intent.data.get("phase") != "update":
             return  # MCP's own request says when the call starts and ends
-        self.server._from_thread(self.ctx, intent)
+        self.server._from_thread(self.ctx, intent, self.token)
 
     async def ask(self, intent: Intent) -> Reply:  # never called: it asks nothing
         from smith.ui import refused
@@ -432,9 +401,27 @@ class CallFrontend:
         intent = question_intent(question, origin=self.origin, ask_id=secrets.token_hex(4))
         masked = self.server.secrets.redact(intent.data)
         intent = Intent(intent.kind, masked if isinstance(masked, dict) else intent.data)
-        reply: Reply = anyio.from_thread.run(ask, self, intent)
-        self.server.refuse(self.ctx, intent, reply)
+        reply: Reply = anyio.from_thread.run(ask, self, intent, token=self.token)
+        self.server.refuse(self.ctx, intent, reply, self.token)
         return reply
+
+
+class _Caller:
+    """Who makes a client's calls, to the plugins' tool_call review
+    (smith.runtime.HostReview): what a handler asks is refused (recorded and told to
+    the client, as a tool's question is), what it shows goes to the client."""
+
+    def __init__(self, server: SmithMcp, ctx: ServerRequestContext[Any],
+                 token: EventLoopToken) -> None:  # fmt: skip
+        self.server = server
+        self.ctx = ctx
+        self.token = token
+
+    def ask(self, question: Asked, *, origin: str) -> Reply:
+        return CallFrontend(self.server, self.ctx, origin, self.token).ask_value(question)
+
+    def show(self, value: Shown, *, origin: str) -> None:
+        CallFrontend(self.server, self.ctx, origin, self.token).show_value(value)
 
 
 class _ToolUi:
@@ -448,121 +435,3 @@ class _ToolUi:
 
     def ask(self, question: Asked) -> Reply:
         return self.frontend.ask_value(question)
-
-
-async def _awaited(answer: Awaitable[Any]) -> Any:
-    return await answer
-
-
-REVIEW_DEADLINE = Limits().handler_deadline  # seconds a handler has, as in a turn
-
-
-def _review_within(
-    name: str,
-    handler: Any,
-    event: dict[str, Any],
-    view: Callable[[Callable[[Asked], Reply]], _CallView],
-    asker: Callable[[Asked], Reply],
-    deadline: float,
-) -> object:
-    """The handler's answer, or a DenyCall when it failed, passed `deadline` (it is
-    abandoned, in a daemon thread of its own) or answered with what tool_call does not
-    take. It runs in a thread of its own, so its questions are brought back to this one
-    (the call's worker thread, where `asker` can reach the server's loop); the time they
-    take is no part of its deadline."""
-    import asyncio
-    import concurrent.futures
-    import inspect
-    import queue
-    import threading
-    import time
-
-    from smith.sdk import HOOK_ACTIONS
-    from smith.ui import SHOWN_TYPES
-
-    told: queue.SimpleQueue[tuple[str, Any, Any]] = queue.SimpleQueue()
-
-    def ask(question: Asked) -> Reply:  # from the handler's thread
-        reply: concurrent.futures.Future[Reply] = concurrent.futures.Future()
-        told.put(("ask", question, reply))
-        return reply.result()
-
-    def call() -> None:
-        try:
-            answer = handler(event, view(ask))
-            if inspect.isawaitable(answer):
-                answer = asyncio.run(_awaited(answer))
-            told.put(("done", answer, None))
-        except Exception as exc:
-            told.put(("done", None, exc))
-
-    threading.Thread(target=call, name=f"plugin {name}", daemon=True).start()
-    end = time.monotonic() + deadline
-    while True:
-        try:
-            kind, answer, failed = told.get(timeout=max(0.0, end - time.monotonic()))
-        except queue.Empty:
-            log.warning("the tool_call handler of %s gave no answer within %s s", name, deadline)
-            return unreviewed(f"failed (no answer within {deadline:g} s)")
-        if kind == "done":
-            break
-        asked = time.monotonic()
-        try:
-            failed.set_result(asker(answer))
-        except Exception as exc:  # the handler's ask raises it, as a frontend's would
-            failed.set_exception(exc)
-        end += time.monotonic() - asked  # waiting for an answer is not the handler's time
-    if failed is not None:
-        log.warning("the tool_call handler of %s failed: %r", name, failed)
-        return unreviewed(f"failed ({type(failed).__name__}: {failed})")
-    items = answer if isinstance(answer, list | tuple) else [] if answer is None else [answer]
-    taken = (*HOOK_ACTIONS["tool_call"], *SHOWN_TYPES)
-    wrong = next((a for a in items if not isinstance(a, taken)), None)
-    if wrong is not None:
-        log.warning("the tool_call handler of %s returned %r, which tool_call does not take",
-                    name, wrong)  # fmt: skip
-        return unreviewed(f"returned {repr(wrong)[:80]}, which decides nothing")
-    return answer
-
-
-class _CallView:
-    """What a tool_call handler reads for a client's call (smith.sdk.RuntimeView): no
-    model and no turn; `ask` asks from the call's thread (and is refused)."""
-
-    generation = 0
-    model = ""
-    thinking = "off"
-    system_prompt = ""
-    turn = 0
-
-    def __init__(self, settings: Mapping[str, object], session_id: str,
-                 tools: Mapping[str, ToolSpec], asker: Callable[[Asked], Reply],
-                 states: PluginState | None = None, plugin: str = "") -> None:  # fmt: skip
-        self.settings = settings
-        self._states, self._plugin = states, plugin
-        self.session_id = session_id
-        self.tool_names = tuple(tools)
-        self._tools = tools
-        self._asker = asker
-
-    async def ask(self, question: Asked) -> Reply:
-        return self._asker(question)
-
-    def preview(self, name: str, arguments: Mapping[str, object]) -> None:
-        return None  # nobody here answers questions, so none shows a change
-
-    def tool(self, name: str) -> ToolFacts | None:
-        spec = self._tools.get(name)
-        return spec.facts if spec is not None else None
-
-    def remember(self, key: str, item: str) -> str:
-        raise OSError("smith mcp keeps no settings: nobody here answers questions")
-
-    @property
-    def state(self) -> Mapping[str, object]:
-        return self._states.of(self._plugin) if self._states is not None else {}
-
-    def set_state(self, key: str, value: object) -> None:
-        if self._states is None:
-            raise OSError("this view has no session to keep plugin state in")
-        self._states.set(self._plugin, key, value)

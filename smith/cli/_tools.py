@@ -149,7 +149,9 @@ def _bounded(host: ToolHost, name: str, tool_args: dict[str, object]) -> Outcome
 
     def work() -> None:
         try:
-            done["outcome"] = host.run(spec, tool_args, call=call, cause={"manual": True})
+            # The user's own direct call: not reviewed by the plugins (review=None).
+            done["outcome"] = host.run(spec, tool_args, call=call, cause={"manual": True},
+                                       review=None)  # fmt: skip
         except BaseException as exc:  # raised again in the main thread
             done["error"] = exc
         finally:

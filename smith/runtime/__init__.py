@@ -32,6 +32,7 @@ __all__ = [
     "CostMeter",
     "Event",
     "Generation",
+    "HostReview",
     "Image",
     "Limits",
     "Operation",
@@ -109,6 +110,7 @@ if TYPE_CHECKING:
     from smith.runtime._project import ProjectContext as ProjectContext
     from smith.runtime._prompt import Part as Part
     from smith.runtime._prompt import context_table as context_table
+    from smith.runtime._review import HostReview as HostReview
     from smith.runtime._runner import Ran as Ran
     from smith.runtime._runner import ToolRunner as ToolRunner
     from smith.runtime._runner import not_stopped as not_stopped
@@ -151,6 +153,7 @@ _LAZY = {
     "Generation": "smith.runtime._generation",
     "unreviewed": "smith.runtime._hooks",
     "ToolHost": "smith.runtime._host",
+    "HostReview": "smith.runtime._review",
     "Ran": "smith.runtime._runner",
     "ToolRunner": "smith.runtime._runner",
     "not_stopped": "smith.runtime._runner",

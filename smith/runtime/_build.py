@@ -360,9 +360,11 @@ class Assembly:
         from smith.runtime._toolsets import LiveTools
 
         tools = LiveTools({t.name: t for t in self.tools(context.limits)}, self.tool_sets)
+        listed = self.plugin_list  # their tool_call handlers review a program's calls
         return ToolHost(session, tools, context, self.secrets, history=history,
                         warn=self.warn, origins=tools.origins(),
-                        limits=self.options.get("limits"))  # fmt: skip
+                        limits=self.options.get("limits"), reviewers=listed.active,
+                        settings=listed.settings_for)  # fmt: skip
 
     def host_tools(
         self, limits: Mapping[str, int] | None = None

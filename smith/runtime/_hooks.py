@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from smith.effects import ToolSpec
     from smith.runtime._images import Image
     from smith.runtime._loopctx import LoopContext
+    from smith.runtime._review import HookSide
 
 HANDLER_FAILED = DiagnosticKind(
     "plugin.handler-failed",
@@ -99,7 +100,7 @@ async def dispatch(rt: LoopContext, ev: Event) -> None:
         )
 
 
-async def answers(rt: LoopContext, ev: Event) -> list[tuple[str, object]]:
+async def answers(rt: HookSide, ev: Event) -> list[tuple[str, object]]:
     """(plugin, what its handler returned) for each plugin handling `ev`, in order. UI
     intents in a batch (Notify, Progress, Status) are sent out at once and taken out:
     they are part of no decision and never conflict."""
@@ -132,7 +133,7 @@ class Failed:
         self.reason = reason
 
 
-def _post_intents(rt: LoopContext, plugin: str, batch: object) -> object:
+def _post_intents(rt: HookSide, plugin: str, batch: object) -> object:
     if isinstance(batch, SHOWN_TYPES):
         rt.post(batch, origin=plugin)
         return None
@@ -147,7 +148,7 @@ def _post_intents(rt: LoopContext, plugin: str, batch: object) -> object:
     return rest
 
 
-async def call_handler(rt: LoopContext, plugin: Plugin, handler: Any, ev: Event) -> object:
+async def call_handler(rt: HookSide, plugin: Plugin, handler: Any, ev: Event) -> object:
     """A handler's batch, or Failed (reported) if it failed or ran past its deadline.
 
     Handlers run in a thread of their own (coroutine handlers on a loop of their own
@@ -229,7 +230,7 @@ async def _within(answer: asyncio.Future[object], deadline: float, gate: Any) ->
             continue
 
 
-async def _decide(rt: LoopContext, ev: Event) -> list[tuple[str, HookAction]]:
+async def _decide(rt: HookSide, ev: Event) -> list[tuple[str, HookAction]]:
     """The actions the handlers of hook event `ev` returned, in plugin order; what a
     hook does not take is reported and left out (that plugin counts as allowing)."""
     allowed = HOOK_ACTIONS[ev["type"]]
@@ -260,9 +261,7 @@ async def _decide(rt: LoopContext, ev: Event) -> list[tuple[str, HookAction]]:
     return actions
 
 
-def _conflict(
-    rt: LoopContext, ev: str, slot: str, claims: Sequence[tuple[str, object]]
-) -> Diagnostic:
+def _conflict(rt: HookSide, ev: str, slot: str, claims: Sequence[tuple[str, object]]) -> Diagnostic:
     """Report (and return) that `claims` ask for different things at one hook."""
     problem = CONFLICT(
         value=slot,
@@ -450,7 +449,7 @@ async def review_calls(
     try:
         for i, (call, spec) in enumerate(zip(calls, specs, strict=True)):
             if spec is not None:
-                reviewed[i], result = await _review(rt, call, spec)
+                reviewed[i], result = await review_call(rt, call, spec)
                 refused[i] = result
                 if result is not None and result.pop("interrupt", False):
                     # The user stopped the turn at this call (DenyCall.interrupt): the
@@ -466,7 +465,10 @@ async def review_calls(
     return reviewed, refused
 
 
-async def _review(rt: LoopContext, call: Call, spec: ToolSpec) -> tuple[Call, Result | None]:
+async def review_call(rt: HookSide, call: Call, spec: ToolSpec) -> tuple[Call, Result | None]:
+    """One call as it will run (a rewrite: a copy with the new arguments, validated
+    again, and `rewritten`), or the result of a call that does not run: the one review
+    of a turn's calls and of a program's (smith.runtime._review.HostReview)."""
     from smith.effects import validate
 
     name = call["name"]

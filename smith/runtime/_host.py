@@ -10,22 +10,26 @@ change files, snapshotted before and after (smith.vcs), so `smith undo` takes it
 back like a turn's. Each call is one unit of undo.
 
     host = assembly.tool_host(session)
-    outcome = host.run(spec, {"path": "a.txt", "content": "x"}, cause={"manual": True})
+    outcome = host.run(spec, {"path": "a.txt", "content": "x"}, cause={"manual": True},
+                       review=None)  # the user's own call; a program's: host.review(caller)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from smith.runtime._runner import Ran
 from smith.runtime._toolsets import LiveTools
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from smith.diagnostics import Diagnostic
     from smith.effects import Outcome, ToolContext, ToolSpec
     from smith.runtime._limits import Limits
+    from smith.runtime._review import Caller, HostReview, Readiness
     from smith.runtime._secrets import SecretProxy
+    from smith.sdk import Plugin
     from smith.session import Session
     from smith.vcs import FileHistory
 
@@ -42,6 +46,9 @@ class ToolHost:
         warn: Callable[[Diagnostic], None],
         origins: Mapping[str, str] | None = None,
         limits: Limits | None = None,
+        reviewers: Sequence[Plugin] = (),
+        settings: Callable[[Plugin], Mapping[str, object]] | None = None,
+        readiness: Readiness | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.providers import watch_credentials
@@ -62,8 +69,14 @@ class ToolHost:
         self._origins = dict(origins or {})
         self.journal = EffectJournal(session)
         # The one path of every call (a turn's too): `limits` bound its time and result.
-        self.runner = ToolRunner(self.journal, secrets, limits or Limits(), history=history,
+        self.limits = limits or Limits()
+        self.runner = ToolRunner(self.journal, secrets, self.limits, history=history,
                                  warn=warn)  # fmt: skip
+        # The plugins that review a program's calls (tool_call), with their settings, and
+        # which of them are ready (smith.runtime._review: not started outside a runtime).
+        self.reviewers = tuple(p for p in reviewers if "tool_call" in p.handlers)
+        self._settings = settings or (lambda plugin: {})
+        self.readiness = readiness
         # What plugins keep for this session (RuntimeView.state of a tool_call reviewer).
         self.plugin_state = PluginState(session)
         # Every credential read in this process, now or later, is masked like a secret.
@@ -80,6 +93,18 @@ class ToolHost:
         live = self.tools.origins() if isinstance(self.tools, LiveTools) else {}
         return {**self._origins, **live}
 
+    def review(self, caller: Caller) -> HostReview:
+        """The tool_call review of `caller`'s calls (a program's: MCP's client), the one
+        a turn's calls get (smith.runtime._review); `caller` is asked what the handlers
+        ask (MCP's refuses) and shown what they show."""
+        from smith.runtime._review import HostReview
+
+        return HostReview(self.reviewers, self._settings, tools=self.tools, context=self.context,
+                          session_id=self.session.id, states=self.plugin_state,
+                          tool_sets=self.tools.sets if isinstance(self.tools, LiveTools) else None,
+                          limits=self.limits, secrets=self.secrets, caller=caller,
+                          warn=self.warn, readiness=self.readiness)  # fmt: skip
+
     def run(
         self,
         spec: ToolSpec,
@@ -87,15 +112,24 @@ class ToolHost:
         *,
         call: ToolContext | None = None,
         cause: dict[str, object] | None = None,
+        review: HostReview | None,
     ) -> Outcome:
         """Run one call (blocking: from a worker thread when there is a loop) through the
-        runner every call takes (smith.runtime._runner: secrets, the journal, the crash
-        rule, the timeout, masking and truncation), between two snapshots when it may
-        change files. `call`: a context made by `self.context.for_call()` when the caller
-        needs its cancellation flag or progress callback. JournalError when the session
-        cannot record the call."""
+        runner every call takes (smith.runtime._runner: the review, secrets, the journal,
+        the crash rule, the timeout, masking and truncation), between two snapshots when
+        it may change files. `call`: a context made by `self.context.for_call()` when the
+        caller needs its cancellation flag or progress callback. `review`: a program's
+        call is reviewed (`self.review(caller)`); the user's own (`smith tools run`) is
+        not: None. A call the review keeps from running is not snapshotted and gives its
+        result (`denied`, as in a turn). JournalError when the session cannot record the
+        call."""
         ctx = call if call is not None else self.context.for_call()
         runner = self.runner
+        # Reviewed first (None: the user's own call), so a call that does not run is
+        # neither snapshotted nor recorded as an effect, as in a turn.
+        args, cause, refused = runner.reviewed(review, spec, args, cause)
+        if refused is not None:
+            return denied(runner.finish(refused))
         snapshots = runner.snapshots([spec])
         base = runner.snapshot("before", None, dict(cause or {})) if snapshots else None
         try:
@@ -108,4 +142,12 @@ class ToolHost:
         return runner.finish(ran).outcome()
 
 
-__all__ = ["ToolHost"]
+def denied(ran: Ran) -> Outcome:
+    """The outcome of a call the review kept from running: its result as a turn records
+    it (an error, `not-applied`), the plugin and its reason as `denied` in its details."""
+    outcome = ran.outcome()
+    outcome.result.details = {**outcome.result.details, "denied": ran.result["denied"]}
+    return outcome
+
+
+__all__ = ["ToolHost", "denied"]

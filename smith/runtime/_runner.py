@@ -11,12 +11,18 @@ warnings go) and run every call through it:
   smith.effects.run_tool validates the arguments, records the intent, runs the tool in
   its sandbox and records the completion. A tool that crashes gives an error result
   whose mutation is the journal's one rule (smith.effects.unfinished).
-- `run` (async: a worker thread of the loop) and `run_sync` (the caller's thread, for
-  the tool host's thread callers): the call bounded by its timeout (ToolSpec.timeout,
-  else Limits.tool_timeout; a call's own limit in its `timeout_argument` is given 30 s
-  more, so the tool ends its work first); past it, or aborted, the tool is told
-  (ToolContext.cancelled) and its own record of how it ended is the result. A session
-  that cannot record the call (JournalError) gives an error result naming why.
+- review: a turn's calls are reviewed by the plugins' tool_call handlers before the
+  batch runs (smith.runtime._hooks.review_calls); a program's call (MCP's) by that same
+  review, `reviewed(review, ...)` before it runs (smith.runtime._review.HostReview);
+  the user's own direct calls (`!command`, `smith tools run`) and replay's
+  re-execution are not reviewed, explicitly (`review=None`).
+- `run` (async: a worker thread of the loop, in the caller's context) and `run_sync`
+  (the caller's thread, for the tool host's thread callers): the call bounded by its
+  timeout (ToolSpec.timeout, else Limits.tool_timeout; a call's own limit in its
+  `timeout_argument` is given 30 s more, so the tool ends its work first); past it, or
+  aborted, the tool is told (ToolContext.cancelled) and its own record of how it ended
+  is the result. A session that cannot record the call (JournalError) gives an error
+  result naming why.
 - `finish`: what is returned is masked (the secret proxy) and cut to
   Limits.result_bytes; an image is kept aside as bytes (a turn stores it in the
   session, the host hands it on).
@@ -42,6 +48,7 @@ if TYPE_CHECKING:
     from smith.diagnostics import Diagnostic
     from smith.effects import EffectJournal, JournalError, Outcome, ToolContext, ToolSpec
     from smith.runtime._limits import Limits
+    from smith.runtime._review import HostReview
     from smith.runtime._secrets import SecretProxy
     from smith.vcs import FileHistory
 
@@ -165,10 +172,14 @@ class ToolRunner:
         """The call in a worker thread, bounded by its timeout; aborted (cancelled), the
         tool is told and its own record of how it ended is the result. Not finished."""
         import asyncio  # here: `smith tools run` runs no loop and imports no asyncio
+        import contextvars
 
         timeout = self.timeout(spec, args)
+        # In the caller's context (its submission, smith.runtime._events): the records
+        # the call appends announce themselves as the caller's.
+        context = contextvars.copy_context()
         future = asyncio.get_running_loop().run_in_executor(
-            None, lambda: self.attempt(spec, args, ctx, cause=cause)
+            None, lambda: context.run(self.attempt, spec, args, ctx, cause=cause)
         )
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout)
@@ -193,6 +204,30 @@ class ToolRunner:
 
         done, _ = await asyncio.wait({future}, timeout=self.limits.abort_grace)
         return future.result() if done else Ran(not_stopped(spec))
+
+    def reviewed(
+        self,
+        review: HostReview | None,
+        spec: ToolSpec,
+        args: object,
+        cause: dict[str, object] | None,
+    ) -> tuple[object, dict[str, object] | None, Ran | None]:
+        """A program's call (MCP's) through the plugins' tool_call review, the one a
+        turn's calls get (smith.runtime._review.HostReview): the arguments and cause it
+        runs with (a rewrite: the new arguments, validated again, and `rewritten_by` in
+        its cause), or the result of a call that does not run (`denied`, as a turn
+        records it). `review=None` is the explicit choice for what is not a program's
+        request: the user's own direct call (`smith tools run`; the user's `!command`
+        takes `run` unreviewed) and replay's re-execution of what was recorded as run."""
+        if review is None:
+            return args, cause, None
+        call_id = str(next(iter((cause or {}).values()), ""))  # its cause names the call
+        args, rewritten, refused = review.review(spec, args, call_id)
+        if refused is not None:
+            return args, cause, Ran(refused)
+        if rewritten is not None:
+            cause = {**(cause or {}), "rewritten_by": rewritten}
+        return args, cause, None
 
     def run_sync(
         self, spec: ToolSpec, args: object, ctx: ToolContext, *, cause: dict[str, object] | None
