@@ -255,7 +255,7 @@ def test_a_crash_leaves_one_mutation_state_in_a_turn_and_outside_one(
         context = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
         host = ToolHost(session, {"crash": spec}, context, SecretProxy(), history=None,
                         warn=lambda d: None)  # fmt: skip
-        outcome = host.run(spec, {})
+        outcome = host.run(spec, {}, review=None)
         recorded = [e.content["mutation"] for e in session.entries()
                     if e.kind == "effect_completion"]  # fmt: skip
     assert not outcome.result.ok and outcome.result.mutation == mutation
