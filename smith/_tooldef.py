@@ -107,7 +107,9 @@ def tool(
         raise TypeError(f"@tool takes a function, not {fn!r}; options are keywords")
 
     def decorate(f: Callable[..., object]) -> FunctionTool:
-        changes = effect in ("writes", "runs") if mutating is None else mutating
+        # What may change files: a tool that writes or runs commands, or one that does not
+        # say what it does (unknown): after a crash or an abort its changes are unknown.
+        changes = effect in ("writes", "runs", "unknown") if mutating is None else mutating
         return _build(f, name, description, changes, effect, exclusive, timeout, localns)
 
     return decorate if fn is None else decorate(fn)

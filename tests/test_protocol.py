@@ -22,8 +22,14 @@ from tests.rpc_kit import Rpc, script
 HOOKS = {"input", "tool_call", "tool_result"}
 TOOL_SESSION = [
     {"text": "Looking.", "tool_calls": [{"id": "c1", "name": "ls", "arguments": {"path": "."}}]},
+    # A command that prints (tool_update, from its thread) and a file written (effect and
+    # file-history entries, appended from tools' threads): their events name the prompt.
+    {"text": "Noting.", "tool_calls": [
+        {"id": "c2", "name": "bash", "arguments": {"command": "echo seen; sleep 0.7; echo done"}},
+        {"id": "c3", "name": "write", "arguments": {"path": "notes.txt", "content": "x\n"}},
+    ]},
     {"text": "There is a README.md.", "usage": {"input": 10, "output": 5}},
-]
+]  # fmt: skip
 
 
 def _validator(name: str, doc: dict[str, Any]) -> jsonschema.Draft202012Validator:
@@ -83,8 +89,11 @@ def test_eval_json_events_validate_and_carry_the_prompts_id(
     r = smith("eval", "--json", "--model", script(senv, TOOL_SESSION), "what is here?", cwd=project)
     assert r.code == 0, r.err
     events = [json.loads(line) for line in r.out.splitlines() if line.strip()]
-    assert {"tool_start", "tool_end", "message_delta", "agent_end", "result"} <= {
+    assert {"tool_start", "tool_update", "tool_end", "entry", "agent_end", "result"} <= {
         e["type"] for e in events
+    }
+    assert {"effect_intent", "effect_completion", "vcs"} <= {
+        e["kind"] for e in events if e["type"] == "entry"
     }
     assert _invalid(events, schema()) == []
     prompt = next(e for e in events if e["type"] == "agent_start")["prompt_id"]

@@ -88,7 +88,10 @@ def test_a_spec_that_declares_nothing_is_unknown_and_mutating_stays_coherent() -
         """Look."""
         return target
 
-    assert (deploy.effect, deploy.mutating) == ("unknown", False)  # as @tool was
+    # Declaring nothing, a tool may change files: its changes are unknown after a crash.
+    assert (deploy.effect, deploy.mutating) == ("unknown", True)
+    assert ToolSpec("any", "Any.", {"type": "object"}, run_).mutating
+    assert not plain.mutating  # unless it says it changes nothing
     assert (look.effect, look.mutating) == ("reads", False)
 
 

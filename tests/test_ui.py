@@ -283,6 +283,10 @@ def test_a_tool_shows_and_asks_from_its_own_thread(tmp_path: Path) -> None:
     assert end["result"]["text"] == "confirmed=True refused=None"
     assert w.of("ui")[0]["text"] == "checking with you"
     assert w.types().index("ui") < w.types().index("tool_end")
+    # Shown and asked from the tool's thread, in the name of the prompt the call works for.
+    (prompt,) = [e["prompt_id"] for e in w.events if e["type"] == "agent_start"]
+    ui = [e for e in w.events if e["type"] in ("ui", "intent_answered")]
+    assert len(ui) == 2 and {e.get("submission") for e in ui} == {prompt}
 
 
 def test_the_library_runtime_refuses_what_a_plugin_asks_without_a_frontend(

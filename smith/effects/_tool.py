@@ -165,9 +165,11 @@ class ToolSpec:
     `effect` is what a call may do (ToolFacts: "reads", "writes", "runs", "network", or
     "unknown", the default: a tool that declares nothing may do anything, so approval
     asks about it). `mutating` tools change files or run processes: by default those
-    that write or run; a reading tool cannot be mutating, nor a writing or running one
-    not. Calls of one assistant message run concurrently except where order matters: an
-    `exclusive` tool runs alone, and a call waits for earlier ones whose `touches(args)`
+    that write or run, and those that do not say (unknown: they may, so after a crash
+    or an abort their changes are unknown, and file history snapshots around them); a
+    reading tool cannot be mutating, nor a writing or running one not. Calls of one
+    assistant message run concurrently except where order matters: an `exclusive` tool
+    runs alone, and a call waits for earlier ones whose `touches(args)`
     paths overlap its own when either of them mutates (None means it may touch anything,
     as a shell command may). `timeout` bounds one call (None: the runtime's default);
     `timeout_argument` names the argument a call gives its own limit in (the runtime
@@ -222,8 +224,8 @@ class ToolSpec:
     ) -> None:
         if effect not in EFFECTS:
             raise ValueError(f"a tool's effect is one of {', '.join(EFFECTS)}, not {effect!r}")
-        if mutating is None:
-            mutating = effect in ("writes", "runs")
+        if mutating is None:  # what may change files: unknown means it may
+            mutating = effect in ("writes", "runs", "unknown")
         elif (mutating and effect == "reads") or (not mutating and effect in ("writes", "runs")):
             raise ValueError(
                 f"the {name} tool is declared {'' if mutating else 'not '}mutating, "
