@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import smith
+import smith.sdk
 from smith.session import Branch, Session
 from tests.test_session_branches import _resume, _script
 
@@ -127,6 +128,20 @@ def test_parallel_delegate_calls_each_fork_their_child_at_their_own_intent(
     )  # fmt: skip
     runs: dict[str, dict[str, Any]] = {}
     intents: dict[str, str | None] = {}
+    # A plugin's lifecycle is the parent's: started and stopped once, and one session_end
+    # (with the parent's session), whatever its children do.
+    lifecycle: list[str] = []
+
+    async def start(view: Any) -> None:
+        lifecycle.append("start")
+
+    async def stop() -> None:
+        lifecycle.append("stop")
+
+    def ended(event: dict[str, Any], view: Any) -> None:
+        lifecycle.append(f"session_end {event['session']}")
+
+    counter = smith.sdk.Plugin("counter", start=start, stop=stop, handlers={"session_end": ended})
 
     @smith.tool
     async def delegate(ctx: smith.ToolContext, task: str) -> str:
@@ -140,8 +155,9 @@ def test_parallel_delegate_calls_each_fork_their_child_at_their_own_intent(
 
     async def main() -> str:
         agent = smith.Agent(
-            parent_model, tools=[delegate], store=str(tmp_path / "store"), cwd=str(project)
-        )
+            parent_model, tools=[delegate], store=str(tmp_path / "store"), cwd=str(project),
+            plugins=[counter],
+        )  # fmt: skip
         message = await agent.send("delegate both")
         path = agent.session.path
         await agent.close()
@@ -150,6 +166,7 @@ def test_parallel_delegate_calls_each_fork_their_child_at_their_own_intent(
 
     path = asyncio.run(main())
     s = Session.load(path)
+    assert lifecycle == ["start", f"session_end {s.id}", "stop"]
     for task in ("a", "b"):
         fork = s.entry(runs[task]["at"])
         assert fork.id == intents[task] and fork.kind == "effect_intent"

@@ -273,6 +273,7 @@ class Assembly:
         plugins: Sequence[Plugin] = (),
         limits: Limits | None = None,
         prepare: bool = True,
+        parent: Runtime | None = None,
     ) -> Runtime:
         """The agent loop over `session` (prepared first), with this assembly's tools,
         secrets, plugins, limits, file history and what the model is told about the
@@ -281,7 +282,8 @@ class Assembly:
         instruction files and prompt.append still follow), limits and plugins (after
         those of the assembly's plugin list). Its tools can start child runtimes on new
         branches of `session` (ToolContext.spawn_child: smith.runtime._children, which
-        builds them here with `prepare` off, on a smith.session.Branch)."""
+        builds them here with `prepare` off, on a smith.session.Branch, and `parent`:
+        the runtime whose plugins' lifecycle a child shares)."""
         from smith.runtime._children import Children
         from smith.runtime._parts import Parts
         from smith.runtime._runtime import Runtime
@@ -295,8 +297,10 @@ class Assembly:
             options["limits"] = limits
         if system_prompt is not None:
             options["system_prompt"] = system_prompt
+        if parent is not None:
+            options["lifecycle"] = parent.lifecycle
         context = self.tool_context(session)
-        context.children = Children(self, session, model or self.model)
+        children = context.children = Children(self, session, model or self.model)
         given = self.tools() if tools is None else list(tools)
         parts = Parts.of(
             model=model or self.model,
@@ -310,7 +314,8 @@ class Assembly:
             tool_sets=self.tool_sets,
             **options,
         )
-        return Runtime.of(session, parts)
+        runtime = children.parent = Runtime.of(session, parts)
+        return runtime
 
     def load_images(
         self, paths: Sequence[str], surface: Surface, where: str = "prompt"

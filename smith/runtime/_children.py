@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from smith.runtime._build import Assembly
     from smith.runtime._events import Event
     from smith.runtime._limits import Limits
+    from smith.runtime._runtime import Runtime
     from smith.session import Session
 
 
@@ -43,6 +44,7 @@ class Children:
         self.assembly = assembly
         self.session = session
         self.model = model
+        self.parent: Runtime | None = None  # the runtime whose tools start children
 
     async def run(
         self,
@@ -64,6 +66,7 @@ class Children:
         child = self.assembly.runtime(
             branch,
             prepare=False,  # the parent's unfinished call is the fork point, not a loss
+            parent=self.parent,  # its plugins: started once, by the parent
             model=model or self.model,
             tools=tools,
             system_prompt=system_prompt,

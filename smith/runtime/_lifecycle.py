@@ -74,7 +74,9 @@ class Status:
 
 
 class Lifecycle:
-    def __init__(self, rt: Runtime, tool_sets: ToolSets | None = None) -> None:
+    def __init__(
+        self, rt: Runtime, tool_sets: ToolSets | None = None, parent: Lifecycle | None = None
+    ) -> None:
         from smith.runtime._toolsets import ToolSets
 
         self.rt = rt
@@ -83,11 +85,16 @@ class Lifecycle:
         self.tool_sets.include(rt.plugins)
         self.start_deadline = START_DEADLINE
         self.stop_deadline = STOP_DEADLINE
-        self.status = {
-            p.name: Status("ready" if p.start is None else "starting") for p in rt.plugins
-        }
+        # A child runtime's plugins are its parent's, started and stopped by it once: the
+        # child reads their state and never starts, stops or ends a session of them.
+        self.parent = parent
+        self.status: dict[str, Status] = (
+            parent.status
+            if parent is not None
+            else {p.name: Status("ready" if p.start is None else "starting") for p in rt.plugins}
+        )
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._begun = False
+        self._begun = parent is not None
         self._closed = False
         self._published = self.tool_sets.version
         # The names of the plugins' tools in the published generation (all, at first).
@@ -161,6 +168,8 @@ class Lifecycle:
         if self._closed:
             return
         self._closed = True
+        if self.parent is not None:  # a child's: the parent's plugins go on
+            return
         from smith.runtime._hooks import dispatch
 
         if self.rt.session_started:  # handlers only: no event is emitted for it (yet)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from smith.effects import EffectJournal, ToolContext, ToolSpec
     from smith.memory import RuntimeScopes
     from smith.providers import Provider
+    from smith.runtime._lifecycle import Lifecycle
     from smith.runtime._pluginstate import PluginState
     from smith.runtime._project import ProjectContext
     from smith.runtime._secrets import SecretProxy
@@ -58,6 +59,7 @@ class Options(TypedDict, total=False):
     templates: Mapping[str, Template] | None
     remember: Callable[[str, str], str] | None
     tool_sets: ToolSets | None
+    lifecycle: Lifecycle | None
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,9 @@ class PluginSide:
     plugin_list: PluginList | None = None
     plugins: tuple[Plugin, ...] = ()
     tool_sets: ToolSets | None = None
+    # A child runtime's: its parent's plugin lifecycle, shared (the plugins are started
+    # and stopped once, by the parent; a child's end is no session_end).
+    lifecycle: Lifecycle | None = None
 
 
 @dataclass(frozen=True)
@@ -141,7 +146,10 @@ class Parts:
                 given.get("remember"),
             ),
             PluginSide(
-                given.get("plugin_list"), tuple(given.get("plugins", ())), given.get("tool_sets")
+                given.get("plugin_list"),
+                tuple(given.get("plugins", ())),
+                given.get("tool_sets"),
+                given.get("lifecycle"),
             ),
             given.get("secrets"),
             given.get("history"),

@@ -113,7 +113,7 @@ class Runtime:
         provider, model_id = self._resolve(model) if isinstance(model, str) else model
         setting = model if isinstance(model, str) else f"{provider.name}:{model_id}"
         # The plugins' start and stop, and the tools each offers now (its assembly's).
-        self.lifecycle = Lifecycle(self, side.tool_sets)
+        self.lifecycle = Lifecycle(self, side.tool_sets, side.lifecycle)
         active = (*spec.tools, *self.lifecycle.tool_sets.tools())
         # What the model is told besides the conversation (docs/context.md), composed once.
         self.project = spec.project
