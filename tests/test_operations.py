@@ -58,7 +58,9 @@ def test_every_operation_is_declared_once_and_round_trips_as_data() -> None:
     ("data", "code", "says"),
     [
         ({"op": "launch"}, "runtime.unknown-op", "prompt, steer, follow_up"),
-        ({"text": "no op"}, "runtime.no-op", "it has no 'op' field"),
+        ({"text": "no op"}, "runtime.no-op", "not an object with an 'op' string"),
+        ("prompt", "runtime.no-op", "not an object with an 'op' string"),
+        (None, "runtime.no-op", "not an object with an 'op' string"),
         ({"op": "prompt"}, "runtime.bad-op", "text is missing"),
         ({"op": "prompt", "text": 3}, "runtime.bad-op", "text is int, not a string"),
         ({"op": "undo", "force": "yes"}, "runtime.bad-op", "force is str, not true or false"),
@@ -79,6 +81,27 @@ def test_malformed_operations_are_refused_naming_what_is_wrong(
     d = refused.value.diagnostic
     assert d.code == code and says in d.render(), d.render()
     assert d.source is not None and d.source.surface == "rpc"
+
+
+def test_a_blank_input_and_an_unknown_entry_are_refused_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    w = World(tmp_path)
+    rt = w.runtime(Fake(say("hi")), surface="rpc")
+    for op in ({"op": "prompt", "text": "  "}, ops.Steer(""), ops.FollowUp("\n")):
+        with pytest.raises(SmithError) as refused:
+            rt.submit(op)
+        d = refused.value.diagnostic
+        assert d.code == "runtime.empty-input" and d.source is not None
+        assert d.source.surface == "rpc" and d.source.location.endswith(".text"), d
+    for op, where in ((ops.Select("nope"), "select.leaf"), (ops.Fork(at="nope"), "fork.at"),
+                      (ops.Entries(leaf="nope"), "entries.leaf")):  # fmt: skip
+        with pytest.raises(SmithError) as refused:
+            rt.submit(op)
+        d = refused.value.diagnostic
+        assert d.code == "session.unknown-entry" and d.source is not None, d
+        assert (d.source.surface, d.source.location) == ("rpc", where) and "nope" in d.render()
+    assert rt.submit(ops.Entries()).entries == []  # type: ignore[attr-defined]
 
 
 def test_restore_takes_its_older_field_name() -> None:

@@ -8,6 +8,7 @@ it, and the tool host (`smith tools`, MCP's tools/list) serves the same set."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -121,9 +122,7 @@ def test_session_end_and_stop_are_called_on_close(tmp_path: Path) -> None:
     assert calls == ["start", "session_end True", "stop"]
 
 
-def test_a_stop_past_its_deadline_does_not_hang_close(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_stop_past_its_deadline_does_not_hang_close(tmp_path: Path) -> None:
     async def stop() -> None:
         try:
             await asyncio.sleep(60)
@@ -140,12 +139,21 @@ def test_a_stop_past_its_deadline_does_not_hang_close(
         await agent.close()
         return time.monotonic() - began, _listed(agent)["stuck"]
 
-    took, listed = asyncio.run(main())
+    # Its own handler, not caplog: another test may have stopped smith's propagation.
+    logged: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("smith")
+    logger.addHandler(handler)
+    try:
+        took, listed = asyncio.run(main())
+    finally:
+        logger.removeHandler(handler)
     assert took < 5
     assert listed["status"] == "stopped"
     assert listed["diagnostic"]["code"] == "plugin.stop-abandoned"
     assert "did not return within 0.3 s" in listed["diagnostic"]["what"]
-    assert "plugin 'stuck' did not stop cleanly" in caplog.text
+    assert any("plugin 'stuck' did not stop cleanly" in line for line in logged), logged
 
 
 def test_a_tool_added_at_run_time_reaches_the_next_request_tools_list_and_mcp(
@@ -239,3 +247,7 @@ def test_a_tool_set_cannot_take_another_plugins_tool_name(tmp_path: Path) -> Non
     sets.set("a", [])
     sets.set("b", [ECHO])
     assert sets.origins() == {"echo": "b"}
+    # Nor a built-in tool's: it would be shadowed by it everywhere, silently.
+    shadowing = ToolSets([Plugin("c")], builtin=["echo", "read"])
+    with pytest.raises(ValueError, match="smith's own echo tool has that name"):
+        shadowing.set("c", [ECHO])

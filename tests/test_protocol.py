@@ -51,7 +51,8 @@ def _invalid(events: list[dict[str, Any]], doc: dict[str, Any]) -> list[str]:
 
 def test_every_event_type_and_operation_is_declared_once() -> None:
     emitted = set(EVENT_TYPES) - HOOKS
-    assert set(EVENTS) == emitted | {"result"}  # and eval's own last line
+    # and eval's own last line, replay's first and last
+    assert set(EVENTS) == emitted | {"result", "replay_start", "replay_end"}
     assert set(HOOK_EVENTS) == HOOKS
     # The runtime runs the declarations themselves: one class per operation, each with
     # what it does (smith.runtime.ops.APPLY), an older field spelling only as an alias.

@@ -208,6 +208,39 @@ def test_abort_stops_the_turn_and_the_queue_can_be_listed_and_edited(senv: Smith
     assert code == 0, err
 
 
+def test_a_prompt_after_an_abort_takes_the_input_left_queued_and_names_them_all(
+    senv: SmithEnv,
+) -> None:
+    project = _project(senv)
+    words = " ".join(f"w{i}" for i in range(60))
+    model = script(senv, [{"text": words, "delay_ms": SLOW}, {"text": "second run"}])
+    rpc = Rpc(senv, project, "--model", model)
+    try:
+        _started(rpc, "prompt", "talk slowly")
+        streaming = rpc.event("message_start", role="assistant")
+        rpc.event("message_delta", message_id=streaming["message_id"])
+        left = _started(rpc, "follow_up", "one more thing")["id"]
+        assert rpc.call("abort") == {"aborted": True}
+        rpc.call("wait_idle")
+        assert rpc.event("settled")["queue"] == 1  # kept after the abort
+        seen = len(rpc.events)
+        accepted = rpc.call("prompt", {"text": "go on"})
+        assert accepted["status"] == "started"
+        rpc.call("wait_idle")
+        run = rpc.events[seen:]
+        start = next(e for e in run if e["type"] == "agent_start")
+        end = next(e for e in run if e["type"] == "agent_end")
+        # The left-over input goes first; the run is the prompt's, and names both.
+        assert start["prompt_id"] == end["prompt_id"] == accepted["id"]
+        assert start["submissions"] == end["submissions"] == [left, accepted["id"]]
+        assert {
+            e.get("submission") for e in run if e["type"] not in ("settled", "queue_changed")
+        } == {accepted["id"]}
+    finally:
+        code, err = rpc.close()
+    assert code == 0, err
+
+
 def test_protocol_errors_are_answered_with_standard_codes_and_a_diagnostic(
     senv: SmithEnv,
 ) -> None:
@@ -279,7 +312,10 @@ def test_invalid_params_get_32602_with_the_smith_diagnostic(senv: SmithEnv) -> N
             ("model.set", {"model": "nosuch:model-x"}, "model.unknown-provider"),
             ("thinking.set", {"level": "max"}, "runtime.bad-thinking"),
             ("session.switch", {"session": "no-such-session"}, "session.not-found"),
+            ("session.switch", {"session": " "}, "rpc.empty-text"),
             ("get_messages", {"leaf": "deadbeef"}, "session.unknown-entry"),
+            ("session.select", {"leaf": "deadbeef"}, "session.unknown-entry"),
+            ("session.fork", {"entry": "deadbeef"}, "session.unknown-entry"),
         ]
         for method, params, code in cases:
             error = rpc.error(method, params)
@@ -287,6 +323,8 @@ def test_invalid_params_get_32602_with_the_smith_diagnostic(senv: SmithEnv) -> N
             assert error["message"] == "Invalid params"
             assert error["data"]["what"] and error["data"]["fix"]
         assert "did you mean 'text'?" in rpc.error("prompt", {"txt": "hi"})["data"]["fix"]
+        unknown = rpc.error("session.select", {"leaf": "deadbeef"})["data"]
+        assert unknown["source"] == {"surface": "rpc", "location": "select.leaf"}
         bad_model = rpc.error("model.set", {"model": "scriptd:x.json"})["data"]
         assert "did you mean 'scripted'" in bad_model["fix"]
         assert rpc.call("get_state")["model"] == "demo"  # nothing changed

@@ -239,6 +239,7 @@ async def session_switch(server: Server, session: str) -> object:
     from smith.runtime import ProjectSessions, session_path
 
     _idle(server, "session.switch")
+    _text("session.switch", session)  # a blank name is no prefix of every session's
     try:
         path = session_path(server.config, session)
     except SmithError as exc:

@@ -394,6 +394,34 @@ class Result(_Event, tag="result", frozen=True):
     cost: Any
 
 
+class ReplayedSession(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The session `smith replay` plays."""
+
+    id: str
+    name: str | None
+
+
+class ReplayStart(_Event, tag="replay_start", frozen=True):
+    """`smith replay --json`'s first line (replay's own record, not a runtime event)"""
+
+    fields_doc: ClassVar[str] = "`session` (`id`, `name`), `turns` (the prompts recorded)"
+
+    session: ReplayedSession
+    turns: int
+
+
+class ReplayEnd(_Event, tag="replay_end", frozen=True):
+    """`smith replay --json`'s last line: the state the records add up to"""
+
+    fields_doc: ClassVar[str] = (
+        "`state` (turns, rounds, messages, effects, snapshots, model, ...), `reexecute` "
+        "(with --reexecute: how many effects came out the same, diverged, unknown, skipped)"
+    )
+
+    state: dict[str, Any]
+    reexecute: dict[str, int] | None
+
+
 # -- hook events: handed to plugin handlers only, never emitted ---------------------------
 
 
@@ -427,7 +455,8 @@ Event = Union[  # noqa: UP007 (a runtime union msgspec and JSON Schema read)
     SessionStart, AgentStart, TurnStart, MessageStart, MessageDelta, MessageEnd,
     ToolStart, ToolUpdate, ToolEnd, TurnEnd, AgentEnd, CompactionStart, CompactionEnd,
     QueueChanged, Retry, Failover, Error, Settled, InputHandled, Environment,
-    Instructions, Ui, IntentAnswered, IntentRefused, EntryAppended, Result,
+    Instructions, Ui, IntentAnswered, IntentRefused, EntryAppended, Result, ReplayStart,
+    ReplayEnd,
 ]  # fmt: skip
 HookEvent = Union[Input, ToolCall, ToolResult]  # noqa: UP007
 

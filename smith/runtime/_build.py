@@ -153,9 +153,10 @@ class Assembly:
         """The tools each active plugin offers now: its declared ones until it sets others
         (RuntimeView.set_tools). Shared by this assembly's runtimes (published at their
         next safe point) and tool hosts (served at once)."""
+        from smith.effects import builtin_tools
         from smith.runtime._toolsets import ToolSets
 
-        return ToolSets(self.plugin_list.active)
+        return ToolSets(self.plugin_list.active, builtin=builtin_tools())
 
     # -- sessions ---------------------------------------------------------------------
 

@@ -27,10 +27,12 @@ if TYPE_CHECKING:
 
 
 class ToolSets:
-    def __init__(self, plugins: Iterable[Plugin] = ()) -> None:
+    def __init__(self, plugins: Iterable[Plugin] = (), *, builtin: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()
         self._sets: dict[str, tuple[ToolSpec, ...]] = {}
         self.version = 0  # one more at each change
+        # The built-in tools' names: a set naming one would be shadowed by it everywhere.
+        self.builtin = frozenset(builtin)
         self.include(plugins)
 
     def include(self, plugins: Iterable[Plugin]) -> None:
@@ -41,7 +43,8 @@ class ToolSets:
 
     def set(self, plugin: str, tools: Sequence[ToolSpec]) -> None:
         """Make `tools` the whole set `plugin` offers (an empty one removes them all).
-        ValueError for two tools of one name, or a name another plugin's tool has."""
+        ValueError for two tools of one name, or a name another plugin's tool or a
+        built-in tool has."""
         from smith.effects import ToolSpec
 
         given = tuple(tools)
@@ -50,6 +53,8 @@ class ToolSets:
         names = [t.name for t in given]
         if len(set(names)) != len(names):
             raise ValueError(f"two tools of one name in {', '.join(names)}")
+        if shadowed := sorted(self.builtin.intersection(names)):
+            raise ValueError(f"smith's own {', '.join(shadowed)} tool has that name")
         with self._lock:
             for other, specs in self._sets.items():
                 taken = {t.name for t in specs} & set(names)

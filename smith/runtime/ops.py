@@ -60,7 +60,7 @@ UNKNOWN_OP = DiagnosticKind(
 )
 NO_OP = DiagnosticKind(
     "runtime.no-op",
-    what="the operation names no operation: it has no 'op' field (or it is not a string)",
+    what="the operation names no operation: it is not an object with an 'op' string",
     why="every operation is an object whose 'op' is one of: {known}",
     fix='add "op", e.g. {{"op": "prompt", "text": "..."}}',
 )
@@ -69,6 +69,13 @@ BAD_OP = DiagnosticKind(
     what="the {op} operation's {name} is {problem}",
     why="{op} takes {signature}",
     fix="send {name} as {kind}",
+)
+
+EMPTY_INPUT = DiagnosticKind(
+    "runtime.empty-input",
+    what="the {op} operation's text is blank and it carries no image",
+    why="an input is what the model is told: it needs text (or an image)",
+    fix="send the text to say",
 )
 
 _KINDS = {str: "a string", bool: "true or false", int: "a whole number"}
@@ -88,16 +95,37 @@ def _images(given: tuple[protocol.Image, ...]) -> tuple[Image, ...]:
     )
 
 
+def _given(rt: Runtime, op: Prompt | Steer | FollowUp) -> tuple[str, tuple[Image, ...]]:
+    """An input's text and images; a diagnostic for one with neither (blank text)."""
+    if not op.text.strip() and not op.images:
+        raise EMPTY_INPUT.error(value=op.text, source=Source(rt.surface, f"{op.op}.text"),
+                                op=op.op)  # fmt: skip
+    return op.text, _images(op.images)
+
+
 def _prompt(rt: Runtime, op: Prompt) -> object:
-    return rt.prompt(op.text, _images(op.images))
+    return rt.prompt(*_given(rt, op))
 
 
 def _steer(rt: Runtime, op: Steer) -> object:
-    return rt.steer(op.text, _images(op.images))
+    return rt.steer(*_given(rt, op))
 
 
 def _follow_up(rt: Runtime, op: FollowUp) -> object:
-    return rt.follow_up(op.text, _images(op.images))
+    return rt.follow_up(*_given(rt, op))
+
+
+def _entry(rt: Runtime, id: str, where: str) -> None:
+    """`id` names an entry of the session; else session.unknown-entry, naming the field
+    that gave it."""
+    from smith.diagnostics import SmithError
+    from smith.session import UNKNOWN_ENTRY
+
+    try:
+        rt.session.entry(id)
+    except SmithError:
+        raise UNKNOWN_ENTRY.error(value=id, source=Source(rt.surface, where), entry=id,
+                                  id=rt.session.id) from None  # fmt: skip
 
 
 def _shell(rt: Runtime, op: Shell) -> object:
@@ -176,7 +204,7 @@ def _entries(rt: Runtime, op: Entries) -> object:
     from smith.runtime._sessionface import entries
 
     if op.leaf is not None:
-        rt.session.entry(op.leaf)  # session.unknown-entry, naming it
+        _entry(rt, op.leaf, "entries.leaf")
     return entries(rt.session, op.since, op.leaf, op.kinds)
 
 
@@ -190,6 +218,7 @@ def _select(rt: Runtime, op: Select) -> object:
     from smith.runtime._sessionface import info
 
     rt.idle_for("select")
+    _entry(rt, op.leaf, "select.leaf")
     rt.session.select(op.leaf)
     return info(rt.session)
 
@@ -198,6 +227,8 @@ def _fork(rt: Runtime, op: Fork) -> object:
     from smith.runtime._sessionface import fork
 
     rt.idle_for("fork")
+    if op.at is not None:
+        _entry(rt, op.at, "fork.at")
     return fork(rt.session, op.at, op.name)
 
 
@@ -233,6 +264,9 @@ ALIASES = {"restore": {"entry": "target"}}  # older spellings of a field
 def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation:
     """The operation `data` ({"op": NAME, field: value, ...}) declares; a diagnostic
     naming the operation or the field when it declares none or a malformed one."""
+    if not isinstance(data, Mapping):
+        raise NO_OP.error(value=str(data)[:80], source=Source(surface, "op"),
+                          known=", ".join(OPERATIONS))  # fmt: skip
     name = data.get("op")
     cls = OPERATIONS.get(name) if isinstance(name, str) else None
     if not isinstance(name, str):
@@ -368,6 +402,7 @@ def _required(field: protocol.FieldInfo) -> bool:
 __all__ = [
     "APPLY",
     "BAD_OP",
+    "EMPTY_INPUT",
     "NO_OP",
     "OPERATIONS",
     "UNKNOWN_OP",
