@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from smith.frontends.tui._app import BIG, SHOWN_KINDS
 from smith.frontends.tui._bulk import collector_paused
-from smith.runtime._sessionface import entries
 from smith.frontends.tui._transcript import ESTIMATE, Heights, Transcript
+from smith.runtime._sessionface import entries
 from smith.session import Session
 from tests.runtime_kit import Fake
 from tests.test_tui import SIZE, _app, _project
