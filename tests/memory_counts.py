@@ -41,9 +41,10 @@ every run must still agree exactly.
 # the response step takes the services of its turn and returns what it found (the
 # Streamed result and the call's arguments: 340 -> 342).
 # session.fork 160 since a fork is never published over an existing file (it looks
-# first: +3).
+# first: +3); 156 since the fork's bytes are built by smith.session._codec.fork_bytes
+# (measured 159 -> 156 on this machine).
 COUNTS = {
-    "session.fork": 160,
+    "session.fork": 156,
     "arena.load": 27,
     "entry.encode": 19,
     "turn.idle": 342,
@@ -51,7 +52,7 @@ COUNTS = {
 
 # Ceilings the counts must stay under: lower one when its count drops for good.
 BOUNDS = {
-    "session.fork": 170,
+    "session.fork": 166,
     "arena.load": 30,
     "entry.encode": 22,
     "turn.idle": 345,

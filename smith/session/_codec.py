@@ -15,11 +15,13 @@ import functools
 from smith import memory
 from smith._fast import _cbor
 from smith._fast._arena import TYPE_ENTRY, TYPE_LEAF, TYPE_SESSION
-from smith._fast._frames import FLAG_COMPRESSED, MAX_BODY, encode_frame
+from smith._fast._frames import FLAG_COMPRESSED, MAX_BODY, encode_frame, file_header
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import zstandard
+
+    from smith._fast._arena import Arena
 
 COMPRESS_AT = 1024
 ZSTD_LEVEL = 3
@@ -125,3 +127,67 @@ def leaf_frame(leaf: str) -> bytes:
 def decode_meta(body: bytes) -> object:
     """A session info or leaf frame's value (DecodeError past MAX_META_ITEMS items)."""
     return _cbor.decode(body, strict=True, max_items=MAX_META_ITEMS)
+
+
+def last_selecting(arena: Arena) -> int:
+    """The index of the last entry that selected itself when appended (not ASIDE), -1
+    if none; entries written aside (a child's branch) are few at the end, if any."""
+    i = len(arena) - 1
+    while i >= 0 and not selects(arena.frame(i)):
+        i -= 1
+    return i
+
+
+def read_meta(arena: Arena) -> tuple[dict[str, object], str | None, list[tuple[int, str]]]:
+    """Session info (later session frames update earlier ones) and the explicitly selected
+    leaf: the last leaf frame, unless an entry that selects itself (one not written aside
+    through a Branch) was appended after it;
+    and (offset, reason) of each such frame that passed its checksum but does not decode
+    (within its small item bound), which is left out."""
+    info: dict[str, object] = {}
+    leaf: str | None = None
+    leaf_at = -1
+    unread: list[tuple[int, str]] = []
+    for k, kind in enumerate(arena.meta_types()):
+        if kind not in (TYPE_SESSION, TYPE_LEAF):
+            continue
+        try:
+            value = decode_meta(arena.meta_body(k))
+        except ValueError as exc:
+            unread.append((arena.meta_offset(k), str(exc)))
+            continue
+        if kind == TYPE_SESSION and isinstance(value, dict):
+            info.update({str(key): v for key, v in value.items()})
+        elif kind == TYPE_LEAF and isinstance(value, str) and arena.index(value) >= 0:
+            leaf, leaf_at = value, arena.meta_offset(k)
+    last = last_selecting(arena)
+    if leaf is not None and last >= 0 and arena.offset(last) > leaf_at:
+        leaf = None
+    return info, leaf, unread
+
+
+def clone_bytes(arena: Arena, info: dict[str, object], leaf: str | None) -> bytes:
+    """A new session file with every frame of `arena` (entries, blobs, frames smith does
+    not know), header `info` and the selected `leaf` (None: the last entry)."""
+    entries = [arena.frame(i) for i in range(len(arena))]
+    unknown = [
+        frame for kind, frame in arena.meta_frames() if kind not in (TYPE_SESSION, TYPE_LEAF)
+    ]
+    selected = [leaf_frame(leaf)] if leaf is not None else []
+    return b"".join([file_header(), session_frame(info), *entries, *unknown, *selected])
+
+
+def fork_bytes(
+    arena: Arena, index: int, info: dict[str, object], *, select_aside: bool
+) -> tuple[bytes, bool]:
+    """A new session file holding the path to entry `index` (-1: none) with header
+    `info`, and whether it had to select that entry: one appended aside does not select
+    itself, so with `select_aside` a leaf frame selects it."""
+    if index < 0:
+        return file_header() + session_frame(info), False
+    unknown = sorted({t for t in arena.meta_types() if t not in (TYPE_SESSION, TYPE_LEAF)})
+    data = arena.fork_bytes(index, file_header(), session_frame(info), unknown)
+    aside = select_aside and not selects(arena.frame(index))
+    if aside:
+        data += leaf_frame(arena.id(index))
+    return data, aside

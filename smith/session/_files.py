@@ -1,5 +1,7 @@
-"""Files of the session store: atomic publication, copies kept beside a file before it
-is changed (a torn tail cut on open, a repaired file's original), directory syncs."""
+"""Files of the session store: atomic publication (a new file never over an existing
+one), copies kept beside a file before it is changed (a torn tail cut on open, a
+repaired file's original), directory syncs; opening without blocking, and the exclusive
+lock an open session holds."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import os
 import time
 
 from smith._fast import _frames
+from smith.diagnostics import Source
+from smith.session._problems import EXISTS, LOCKED, NOT_A_SESSION
 
 
 def _new_id() -> str:
@@ -89,3 +93,49 @@ def _fsync_directory(directory: str) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def publish_new(path: str, data: bytes, id: str) -> None:
+    """Publish a new session file (a fork, a clone): never over an existing file, which
+    would be rewritten with no copy kept (session.exists instead)."""
+    try:
+        publish(path, data, replace=False)
+    except FileExistsError:
+        raise EXISTS.error(source=Source("file", path), id=id) from None
+
+
+def open_regular(path: str, flags: int) -> int:
+    """Open `path` without ever blocking (a FIFO would wait for a writer forever), and
+    only if it is a regular file: session.not-a-session otherwise."""
+    import stat
+
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise NOT_A_SESSION.error(source=Source("file", path), reason=f"it is {kind}")
+    if flags & os.O_NONBLOCK == 0:
+        os.set_blocking(fd, True)
+    return fd
+
+
+def lock(path: str, timeout: float) -> int:
+    """Open `path` for appending under an exclusive lock, waiting up to `timeout` s."""
+    import fcntl
+
+    # Never blocks on a FIFO, and a directory fails to open for writing. The file's kind
+    # was checked when it was read (open_regular); no fstat here, whose block count
+    # would make the cost of taking the lock depend on the session's size.
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                sid = os.path.basename(path).rsplit(".", 1)[0]
+                raise LOCKED.error(source=Source("file", path), id=sid) from None
+            time.sleep(0.02)

@@ -27,8 +27,9 @@ from smith._fast._arena import TYPE_ENTRY, TYPE_LEAF, TYPE_SESSION
 from smith.diagnostics import Source
 from smith.session import _codec
 from smith.session._files import backup_path, publish
+from smith.session._files import lock as _lock
 from smith.session._problems import FUTURE_VERSION, NOT_A_SESSION
-from smith.session._session import FORMAT_VERSION, _lock
+from smith.session._session import FORMAT_VERSION
 
 
 def _read(fd: int, size: int) -> mmap.mmap:

@@ -22,16 +22,15 @@ import time
 
 from smith import memory
 from smith._fast import _frames
-from smith._fast._arena import TYPE_LEAF, TYPE_SESSION, Arena, ArenaError
+from smith._fast._arena import Arena, ArenaError
 from smith.diagnostics import Diagnostic, Source
 from smith.session import _blobs, _codec
-from smith.session._files import keep_tail, publish
+from smith.session._files import keep_tail, lock, open_regular, publish, publish_new
 from smith.session._problems import (
     CONTENT_UNREADABLE,
     DAMAGED,
     EXISTS,
     FUTURE_VERSION,
-    LOCKED,
     NOT_A_SESSION,
     SESSION_UNREADABLE,
     SKIPPED,
@@ -200,7 +199,7 @@ class Session:
 
     @classmethod
     def _load(cls, path: str, max_skips: int) -> Session:
-        fd = _open_regular(path, os.O_RDONLY)
+        fd = open_regular(path, os.O_RDONLY)
         try:
             size = os.fstat(fd).st_size
             try:
@@ -214,7 +213,7 @@ class Session:
             arena = Arena.read(fd, size, max_skips=max_skips)
         finally:
             os.close(fd)
-        info, leaf, unread = _meta(arena)
+        info, leaf, unread = _codec.read_meta(arena)
         # A session frame lost to damage must not lose the session's name in the store.
         info.setdefault("id", os.path.basename(path).rsplit(".", 1)[0])
         session = cls(path, arena, info, leaf, None)
@@ -224,7 +223,7 @@ class Session:
     @classmethod
     def open(cls, path: str, *, lock_timeout: float = 2.0) -> Session:
         """Open for appending: lock, load, and cut a torn tail so appends stay reachable."""
-        fd = _lock(path, lock_timeout)
+        fd = lock(path, lock_timeout)
         try:
             session = cls.load(path)
             report = session._arena.report
@@ -333,7 +332,7 @@ class Session:
         if self._leaf is not None:
             return self._leaf
         if self._last is None:
-            self._last = _last_selecting(self._arena)
+            self._last = _codec.last_selecting(self._arena)
         return self._arena.id(self._last) if self._last >= 0 else None
 
     def __len__(self) -> int:
@@ -557,17 +556,7 @@ class Session:
             "name": self.name if name is None else name,
             "cloned_from": self.id,
         }
-        entries = [self._arena.frame(i) for i in range(len(self._arena))]
-        unknown = [
-            frame
-            for kind, frame in self._arena.meta_frames()
-            if kind not in (TYPE_SESSION, TYPE_LEAF)
-        ]
-        leaf = [_codec.leaf_frame(self._leaf)] if self._leaf is not None else []
-        data = b"".join(
-            [_frames.file_header(), _codec.session_frame(info), *entries, *unknown, *leaf]
-        )
-        _publish_new(path, data, str(info["id"]))
+        publish_new(path, _codec.clone_bytes(self._arena, info, self._leaf), str(info["id"]))
         return Session.open(path)
 
     def fork(
@@ -586,74 +575,16 @@ class Session:
             "created": now_ms(),
             "forked_from": self.id,
         }
-        aside = False
-        if target is None:
-            data = _frames.file_header() + _codec.session_frame(info)
-        else:
-            index = self.entry(target).index
-            known = (TYPE_SESSION, TYPE_LEAF)
-            unknown = sorted({t for t in self._arena.meta_types() if t not in known})
-            data = self._arena.fork_bytes(
-                index, _frames.file_header(), _codec.session_frame(info), unknown
-            )
-            # A target appended aside does not select itself: the fork selects it (the
-            # selection followed appends when nothing was selected: it selects).
-            followed = at is None and self._leaf is None
-            aside = not followed and not _codec.selects(self._arena.frame(index))
-            if aside:
-                data += _codec.leaf_frame(target)
-        _publish_new(path, data, str(info["id"]))
+        # (the selection followed appends when nothing was selected: that selects)
+        followed = at is None and self._leaf is None
+        index = -1 if target is None else self.entry(target).index
+        data, aside = _codec.fork_bytes(self._arena, index, info, select_aside=not followed)
+        publish_new(path, data, str(info["id"]))
         # A linear history is shared in memory (copy-on-write) instead of read back.
         shared = None if target is None else self._arena.fork(self.entry(target).index)
         if shared is None:
             return Session.open(path)
-        return Session(path, shared, info, target if aside else None, _lock(path, 2.0))
-
-
-def _publish_new(path: str, data: bytes, id: str) -> None:
-    """Publish a new session file (a fork, a clone): never over an existing file, which
-    would be rewritten with no copy kept (session.exists instead)."""
-    try:
-        publish(path, data, replace=False)
-    except FileExistsError:
-        raise EXISTS.error(source=Source("file", path), id=id) from None
-
-
-def _open_regular(path: str, flags: int) -> int:
-    """Open `path` without ever blocking (a FIFO would wait for a writer forever), and
-    only if it is a regular file: session.not-a-session otherwise."""
-    import stat
-
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise NOT_A_SESSION.error(source=Source("file", path), reason=f"it is {kind}")
-    if flags & os.O_NONBLOCK == 0:
-        os.set_blocking(fd, True)
-    return fd
-
-
-def _lock(path: str, timeout: float) -> int:
-    """Open `path` for appending under an exclusive lock, waiting up to `timeout` s."""
-    import fcntl
-
-    # Never blocks on a FIFO, and a directory fails to open for writing. The file's kind
-    # was checked when it was read (_open_regular); no fstat here, whose block count
-    # would make the cost of taking the lock depend on the session's size.
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                sid = os.path.basename(path).rsplit(".", 1)[0]
-                raise LOCKED.error(source=Source("file", path), id=sid) from None
-            time.sleep(0.02)
+        return Session(path, shared, info, target if aside else None, lock(path, 2.0))
 
 
 def _check_fields(name: str, pair: str | None, ts: int) -> None:
@@ -667,40 +598,3 @@ def _check_fields(name: str, pair: str | None, ts: int) -> None:
 
 def _opt_str(value: object) -> str | None:
     return None if value is None else str(value)
-
-
-def _last_selecting(arena: Arena) -> int:
-    """The index of the last entry that selected itself when appended (not ASIDE), -1
-    if none; entries written aside (a child's branch) are few at the end, if any."""
-    i = len(arena) - 1
-    while i >= 0 and not _codec.selects(arena.frame(i)):
-        i -= 1
-    return i
-
-
-def _meta(arena: Arena) -> tuple[dict[str, object], str | None, list[tuple[int, str]]]:
-    """Session info (later session frames update earlier ones) and the explicitly selected
-    leaf: the last leaf frame, unless an entry that selects itself (one not written aside
-    through a Branch) was appended after it;
-    and (offset, reason) of each such frame that passed its checksum but does not decode
-    (within its small item bound), which is left out."""
-    info: dict[str, object] = {}
-    leaf: str | None = None
-    leaf_at = -1
-    unread: list[tuple[int, str]] = []
-    for k, kind in enumerate(arena.meta_types()):
-        if kind not in (TYPE_SESSION, TYPE_LEAF):
-            continue
-        try:
-            value = _codec.decode_meta(arena.meta_body(k))
-        except ValueError as exc:
-            unread.append((arena.meta_offset(k), str(exc)))
-            continue
-        if kind == TYPE_SESSION and isinstance(value, dict):
-            info.update({str(key): v for key, v in value.items()})
-        elif kind == TYPE_LEAF and isinstance(value, str) and arena.index(value) >= 0:
-            leaf, leaf_at = value, arena.meta_offset(k)
-    last = _last_selecting(arena)
-    if leaf is not None and last >= 0 and arena.offset(last) > leaf_at:
-        leaf = None
-    return info, leaf, unread

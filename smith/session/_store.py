@@ -245,7 +245,7 @@ class SessionStore:
     def remove(self, which: str, cwd: str | None = None) -> str:
         """Delete the session `which` names (as `lookup`); refused (session.locked) while
         a writer has it open."""
-        from smith.session._session import _lock
+        from smith.session._files import lock as _lock
 
         path = self.lookup(which, cwd)
         fd = _lock(path, 2.0)
