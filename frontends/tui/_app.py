@@ -55,7 +55,7 @@ from ._render import (
     render_shell_note,
     settle_point,
 )
-from ._resume import given_name
+from ._resume import given
 from ._review import Shown, presentations
 from ._screens import SmithCommands
 from ._statusline import StatusLine, queued_text, size_text, status_fields
@@ -226,7 +226,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             self.transcript.add("banner", lambda: render_notice(self.banner or ""))
         for notice in self._hidden:
             self.tell(notice, error=True)
-        with collector_paused(len(self.session) > BIG):  # a long history's objects
+        with collector_paused(self._long()):  # a long history's objects
             self._sync()
         from ._welcome import welcome
 
@@ -421,7 +421,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         thread): a million objects that live as long as the session. Freeze them out of
         the collector's full passes too, as the transcript's own were at mount."""
         rt = self.runtime
-        if rt is not None and len(self.session) > BIG and rt.status()["context"]["decoded"]:
+        if rt is not None and self._long() and rt.status()["context"]["decoded"]:
             import gc
 
             gc.freeze()
@@ -525,6 +525,18 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         if key in t.index:
             t.add(key, lambda: None)  # an empty block: its recorded result follows
 
+    def session_info(self) -> dict[str, Any]:
+        """The session's id, name, file, entry count, selected leaf and directory, as
+        its runtime tells (ops.SessionInfo); the app reads nothing of it itself."""
+        assert self.runtime is not None
+        found = self.runtime.submit(ops.SessionInfo())
+        assert isinstance(found, dict)
+        return found
+
+    def _long(self) -> bool:
+        """A long history: its objects are kept out of the collector's way (BIG)."""
+        return self.runtime is not None and int(self.session_info()["entries"]) > BIG
+
     def _status(self) -> None:
         if self.runtime is None:
             return
@@ -534,8 +546,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         fields = status_fields(
             status,
             busy=status["busy"] or self.working.activity.working,
-            session=self.session.name or self.session.id,
-            given=given_name(self.session) is not None,
+            session=(info := self.session_info())["name"] or info["id"],
+            given=given(info["name"]) is not None,
             memory=memory and f"{size_text(memory['session'])} (turn {size_text(memory['turn'])})",
             extra=self.plugin_status.values(),
         )

@@ -47,6 +47,7 @@ class CommandHostMixin:
     session_source: SessionSource | None
     _switching: bool
     _held: list[tuple[str, bool]] | None = None  # notices held back during a switch
+    session_info: Callable[[], dict[str, Any]]  # the session as its runtime tells
     _unwatch: Callable[[], None]
     exit: Callable[..., None]
     push_screen: Callable[..., Any]
@@ -215,7 +216,8 @@ class CommandHostMixin:
     def sessions(self) -> Sequence[tuple[str, str]]:
         if self.session_source is None:
             return []
-        return [(i, label) for i, label in self.session_source.listing() if i != self.session.id]
+        here = self.session_info()["id"] if self.runtime is not None else None
+        return [(i, label) for i, label in self.session_source.listing() if i != here]
 
     def _session_tree(self) -> SessionTree:
         assert self.runtime is not None
@@ -266,7 +268,9 @@ class CommandHostMixin:
             self._switch(source.new())
         elif which == "latest":
             found = source.latest()
-            if found is None or found.id == self.session.id:
+            if found is None or (
+                self.runtime is not None and found.id == self.session_info()["id"]
+            ):
                 self.tell("this is the latest session")
                 return
             self._switch(found)

@@ -36,7 +36,11 @@ def first_prompt(session: Session) -> str | None:
 
 def given_name(session: Session) -> str | None:
     """The session's name when the user gave it, not one smith made up."""
-    name = session.name
+    return given(session.name)
+
+
+def given(name: str | None) -> str | None:
+    """`name` when the user gave it, not one smith made up."""
     return name if name and not _GIVEN.fullmatch(name) else None
 
 

@@ -25,7 +25,13 @@ def wanted(app: SmithApp) -> bool:
     history = app.history
     if app.first_prompt or history is None or history.path is None or history.entries:
         return False
-    return next(iter(app.session.entries("message")), None) is None
+    if app.runtime is None:
+        return False
+    from smith.runtime import Shown, ops
+
+    found = app.runtime.submit(ops.Entries(kinds=("message",)))
+    assert isinstance(found, Shown)
+    return not found.entries
 
 
 def welcome_text(model: str, project: str, keys: Mapping[str, str]) -> Text:
@@ -58,7 +64,7 @@ def welcome(app: SmithApp) -> None:
     if not wanted(app) or app.runtime is None:
         return
     model = app.runtime.model
-    cwd = str(app.session.info.get("cwd") or os.getcwd())
+    cwd = str(app.session_info().get("cwd") or os.getcwd())
     home = os.path.expanduser("~")
     project = "~" + cwd[len(home) :] if home != "/" and cwd.startswith(home + "/") else cwd
     text = welcome_text(model, project, app.keys)
