@@ -355,7 +355,7 @@ async def vcs_diff(server: Server, a: str | None = None, b: str | None = None) -
 @method("vcs.history")
 async def vcs_history(server: Server) -> object:
     turns = _history(server, "vcs.history", ops.History())
-    return {"session": server.session.id, "turns": turns}
+    return {"session": server.runtime.status()["session"], "turns": turns}
 
 
 # -- the process ---------------------------------------------------------------------------
@@ -379,5 +379,6 @@ async def memory_report(server: Server) -> object:
 
 @method("shutdown")
 async def shutdown(server: Server) -> object:
+    session = server.runtime.status()["session"]
     await server.close()
-    return {"session": server.session.id}
+    return {"session": session}
