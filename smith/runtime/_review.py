@@ -207,21 +207,9 @@ class _Preview:
         return spec.facts if spec is not None else None
 
     def __call__(self, name: str, arguments: Mapping[str, object]) -> Detail | None:
-        from smith.effects import ToolError
-        from smith.ui import Detail
+        from smith.runtime._view import preview_detail
 
-        spec = self.tools.get(name)
-        if spec is None or spec.preview is None:
-            return None
-        try:
-            return Detail("diff", spec.preview(self.context.for_call(), dict(arguments)))
-        except KeyError:  # arguments without a path
-            return None
-        except ToolError as exc:
-            return Detail("text", f"this {name} call would fail: {exc.message}")
-        except Exception:  # a preview is an aid: the question is asked without it
-            log.exception("no preview of a %s call", name)
-            return None
+        return preview_detail(self.tools.get(name), self.context, name, arguments)
 
 
 __all__ = ["Caller", "HookSide", "HostReview", "NotStarted", "Readiness"]

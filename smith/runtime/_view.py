@@ -20,7 +20,7 @@ from weakref import WeakKeyDictionary
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from smith.effects import ToolFacts, ToolSpec
+    from smith.effects import ToolContext, ToolFacts, ToolSpec
     from smith.runtime._pluginstate import PluginState
     from smith.runtime._runtime import Runtime
     from smith.runtime._toolsets import ToolSets
@@ -168,18 +168,26 @@ class Tools:
         return spec.facts if spec is not None else None
 
     def __call__(self, name: str, arguments: Mapping[str, object]) -> Detail | None:
-        from smith.effects import ToolError
-        from smith.ui import Detail
+        return preview_detail(self.rt.current.tool(name), self.rt.context, name, arguments)
 
-        spec = self.rt.current.tool(name)
-        if spec is None or spec.preview is None:
-            return None
-        try:
-            return Detail("diff", spec.preview(self.rt.context.for_call(), dict(arguments)))
-        except KeyError:  # arguments without a path
-            return None
-        except ToolError as exc:
-            return Detail("text", f"this {name} call would fail: {exc.message}")
-        except Exception:  # a preview is an aid: the question is asked without it
-            log.exception("no preview of a %s call", name)
-            return None
+
+def preview_detail(
+    spec: ToolSpec | None, context: ToolContext, name: str, arguments: Mapping[str, object]
+) -> Detail | None:
+    """What a call of `spec` would change, shown with its question (a diff), or why it
+    would fail; None where the tool previews nothing (or the preview fails: it is an aid,
+    the question is asked without it)."""
+    from smith.effects import ToolError
+    from smith.ui import Detail
+
+    if spec is None or spec.preview is None:
+        return None
+    try:
+        return Detail("diff", spec.preview(context.for_call(), dict(arguments)))
+    except KeyError:  # arguments without a path
+        return None
+    except ToolError as exc:
+        return Detail("text", f"this {name} call would fail: {exc.message}")
+    except Exception:
+        log.exception("no preview of a %s call", name)
+        return None
