@@ -21,7 +21,6 @@ user is the one deciding): they pass `review=None` (smith.runtime._runner).
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
     from smith.runtime._toolsets import ToolSets
     from smith.sdk import Plugin, RuntimeView
     from smith.ui import Asked, Detail, Reply, Shown
-
-log = logging.getLogger("smith.runtime")
 
 
 class Readiness(Protocol):
