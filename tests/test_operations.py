@@ -199,3 +199,27 @@ def test_a_count_below_zero_is_refused_naming_the_field() -> None:
     assert caught.value.diagnostic.code == "runtime.bad-op"
     assert "limit" in caught.value.diagnostic.what and "below 0" in caught.value.diagnostic.what
     assert parse_op({"op": "list_files", "limit": 0}) == ops.ListFiles(0)
+
+
+@pytest.mark.parametrize(
+    ("op", "says"),
+    [
+        (ops.Prompt(5), "prompt.text"),  # type: ignore[arg-type]
+        (ops.Select(None), "select.leaf"),  # type: ignore[arg-type]
+        (ops.Fork(at=123), "fork.at"),  # type: ignore[arg-type]
+        (ops.Shell(command=None), "shell.command"),  # type: ignore[arg-type]
+        (ops.ListFiles(limit=-5), "list_files.limit"),
+        (ops.SetThinking(level=None), "set_thinking.level"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_typed_operation_is_checked_as_its_data_is(
+    tmp_path: Path, op: ops.Operation, says: str
+) -> None:
+    """msgspec checks a Struct decoded from data, not one built in Python: submit checks
+    a typed operation as parse_op checks its data, with the same diagnostic."""
+    rt = World(tmp_path).runtime(Fake(say("hi")))
+    with pytest.raises(SmithError) as refused:
+        rt.submit(op)
+    d = refused.value.diagnostic
+    assert d.code == "runtime.bad-op" and d.source is not None
+    assert d.source.location == says, d.render()

@@ -71,6 +71,11 @@ def test_the_schema_is_one_draft_2020_12_document_with_event_and_operation() -> 
     assert len(defs["Operation"]["anyOf"]) == len(OPERATIONS)
     op = _validator("Operation", doc)
     assert op.is_valid({"op": "prompt", "text": "hi"}) and op.is_valid({"op": "abort"})
+    # What the runtime takes as data, the schema takes: an older spelling; a count >= 0.
+    assert op.is_valid({"op": "restore", "entry": "a1b2"})
+    assert op.is_valid({"op": "restore", "target": "a1b2"})
+    assert not op.is_valid({"op": "restore"})
+    assert not op.is_valid({"op": "list_files", "limit": -1})
     assert not op.is_valid({"op": "prompt"}) and not op.is_valid({"op": "prompt", "txt": "x"})
     assert not _validator("Event", doc).is_valid({"type": "settled", "queue": 0, "extra": 1})
 

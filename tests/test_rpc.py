@@ -316,6 +316,7 @@ def test_invalid_params_get_32602_with_the_smith_diagnostic(senv: SmithEnv) -> N
             ("get_messages", {"leaf": "deadbeef"}, "session.unknown-entry"),
             ("session.select", {"leaf": "deadbeef"}, "session.unknown-entry"),
             ("session.fork", {"entry": "deadbeef"}, "session.unknown-entry"),
+            ("session.fork", {"name": " "}, "rpc.empty-text"),
         ]
         for method, params, code in cases:
             error = rpc.error(method, params)

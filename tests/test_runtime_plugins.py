@@ -174,3 +174,21 @@ def test_generation_equality_ignores_nothing() -> None:
     a = Generation(0, "fake:m", "m", fake, "off", "s", ())
     assert a == Generation(0, "fake:m", "m", fake, "off", "s", ())
     assert a != Generation(0, "fake:m", "m", fake, "low", "s", ())
+
+
+@pytest.mark.parametrize("bad", [["x"], "str", None, 5])
+def test_a_rewrite_whose_arguments_are_no_object_decides_nothing_and_the_call_is_denied(
+    tmp_path: Path, bad: Any
+) -> None:
+    """A Struct built in Python is not checked as decoded data is: an ill-typed rewrite is
+    refused with the plugin named, never a failure of the loop."""
+    from smith.sdk import Plugin, RewriteArguments
+
+    w = World(tmp_path)
+    rewriting = Plugin("r", handlers={"tool_call": lambda e, v: [RewriteArguments(bad)]})
+    w.converse(Fake(call(("ls", {"path": "."})), say("done")), plugins=(rewriting,))
+    (end,) = w.of("tool_end")
+    assert end["result"]["ok"] is False
+    assert "plugin 'r' denied it" in end["result"]["text"]
+    assert "which decides nothing" in end["result"]["text"]
+    assert w.of("agent_end")[0]["stop"] == "end"

@@ -209,6 +209,34 @@ def test_a_call_past_its_timeout_is_told_to_stop_and_says_so_on_every_path(
     assert (completion["outcome"], completion["mutation"]) == ("cancelled", "not-applied")
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_that_ignores_its_timeout_is_given_up_after_the_grace_on_every_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """A tool that never looks at its cancellation: every path waits its timeout and the
+    abort grace, then says its effect is unknown (the host's used to wait for it)."""
+    release = threading.Event()
+
+    def stubborn(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        release.wait(20)
+        return ToolResult("done at last")
+
+    limits = Limits(retry_delay=0.001, tool_timeout=0.3, abort_grace=0.3)
+    later = threading.Timer(2.0, release.set)  # long after it was given up: it ends then
+    later.start()
+    try:
+        result, _ = _through(path, tmp_path, monkeypatch, _tool(stubborn), "x", limits=limits)
+    finally:
+        later.cancel()
+        release.set()
+    assert _seen(result) == {
+        "text": "[timed out after 0.3 s] [the call did not stop in time; its effect is unknown]",
+        "ok": False,
+        "outcome": "unknown",
+        "mutation": "unknown",
+    }
+
+
 def test_a_calls_own_limit_raises_its_timeout_by_the_margin(tmp_path: Path) -> None:
     spec = ToolSpec("t", "", {"type": "object"}, lambda c, a: ToolResult(""),
                     timeout_argument="timeout")  # fmt: skip

@@ -253,6 +253,8 @@ async def session_switch(server: Server, session: str) -> object:
 @method("session.fork", Param("entry", "string"), Param("name", "string"))
 async def session_fork(server: Server, entry: str | None = None, name: str | None = None) -> object:
     _idle(server, "session.fork")
+    if name is not None:
+        _text("session.fork", name)  # a blank name would be no name
     current = _views.session_info(server.runtime)
     try:
         forked = _submit(server, ops.Fork(at=entry, name=name))

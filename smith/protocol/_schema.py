@@ -10,7 +10,7 @@ from smith.protocol import VERSION
 from smith.protocol._events import Event, HookEvent
 from smith.protocol._rpc import Request
 from smith.protocol.actions import Action, HookAction
-from smith.protocol.ops import Operation
+from smith.protocol.ops import ALIASES, OPERATIONS, Operation
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -28,6 +28,12 @@ def schema() -> dict[str, Any]:
         [Action, HookAction], ref_template="#/$defs/{name}Action"
     )
     defs.update({f"{name}Action": found for name, found in actions.items()})
+    for op, aliases in ALIASES.items():  # an older spelling, taken in place of its field
+        declared = defs[OPERATIONS[op].__name__]
+        for old, field in aliases.items():
+            declared["properties"][old] = declared["properties"][field]
+            declared["required"] = [r for r in declared["required"] if r != field]
+            declared["oneOf"] = [{"required": [field]}, {"required": [old]}]
     image = defs["Image"]
     defs["Image"] = {  # as data, an image may also be a file the runtime reads
         "title": image.pop("title"),

@@ -162,3 +162,13 @@ HOOK_ACTIONS: Mapping[str, tuple[type, ...]] = {
     "tool_result": (ReplaceResult,),
     "input": (TransformInput, HandleInput),
 }
+
+
+def ill_typed(action: object) -> str | None:
+    """Why `action`'s fields are not of their declared types (a Struct built in Python is
+    not checked, as one decoded from data is), or None when they are."""
+    try:
+        msgspec.convert(msgspec.to_builtins(action), type(action))
+    except (msgspec.ValidationError, TypeError) as exc:
+        return str(exc)
+    return None

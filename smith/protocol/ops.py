@@ -8,7 +8,7 @@ table are generated from these.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar, Union, get_args
+from typing import Annotated, Any, ClassVar, TypeVar, Union, get_args
 
 import msgspec
 from msgspec.structs import FieldInfo
@@ -183,7 +183,7 @@ class ListFiles(Op, tag="list_files", frozen=True):
     runtime's working directory and tools.ignore): `{"files": [path relative to it],
     "cut": whether there were more than `limit`}`. It runs rg: call it off the event loop."""
 
-    limit: int = 200_000
+    limit: Annotated[int, msgspec.Meta(ge=0)] = 200_000
     op: ClassVar[str] = "list_files"
 
 
@@ -246,8 +246,11 @@ Operation = Union[  # noqa: UP007 (a runtime union msgspec and JSON Schema read)
 ]  # fmt: skip
 
 OPERATIONS: dict[str, type[Op]] = {cls.op: cls for cls in get_args(Operation)}
+# Older spellings of a field, still taken as data: operation -> {old name: field}.
+ALIASES: dict[str, dict[str, str]] = {"restore": {"entry": "target"}}
 
 __all__ = [
+    "ALIASES",
     "OPERATIONS",
     "Abort",
     "AnImage",

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source
+from smith.protocol.actions import ill_typed
 from smith.runtime._events import Event, event
 from smith.runtime._generation import CONFLICT, INVALID, plan
 from smith.sdk import (
@@ -241,7 +242,9 @@ async def _decide(rt: HookSide, ev: Event) -> list[tuple[str, HookAction]]:
                 actions.append((plugin, unreviewed(f"failed ({batch.reason})")))
             continue
         items = batch if isinstance(batch, list | tuple) else [] if batch is None else [batch]
-        wrong = next((a for a in items if not isinstance(a, allowed)), None)
+        # An action of a kind this hook takes, with fields of their types (a rewrite's
+        # arguments an object): anything else decides nothing.
+        wrong = next((a for a in items if not isinstance(a, allowed) or ill_typed(a)), None)
         if wrong is not None:
             shown = repr(wrong)[:80]
             rt.error(

@@ -232,27 +232,37 @@ class ToolRunner:
     def run_sync(
         self, spec: ToolSpec, args: object, ctx: ToolContext, *, cause: dict[str, object] | None
     ) -> Ran:
-        """`run` for a caller's thread (the tool host's): the call runs in this thread and
-        is told to stop at its timeout (a caller that must not wait for a tool that
-        ignores that bounds it itself: `smith tools run`, MCP's cancellation). Not
-        finished."""
+        """`run` for a caller's thread (the tool host's), with the same bound: the call
+        runs in a worker thread (in the caller's context), is told to stop at its timeout
+        and gets Limits.abort_grace to end and record how; past that, its effect is
+        unknown (`not_stopped`) and it is left to end in the background. Not finished."""
+        import contextvars
+
         timeout = self.timeout(spec, args)
-        fired = threading.Event()
+        ended = threading.Event()
+        box: list[Ran] = []
+        failed: list[BaseException] = []
 
-        def stop() -> None:
-            fired.set()
+        def work() -> None:
+            try:
+                box.append(self.attempt(spec, args, ctx, cause=cause))
+            except BaseException as exc:  # raised again in the caller's thread
+                failed.append(exc)
+            finally:
+                ended.set()
+
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(work,), daemon=True,
+                         name=f"smith-tool-{spec.name}").start()  # fmt: skip
+        if not ended.wait(timeout):
             ctx.cancelled.set()
-
-        timer = threading.Timer(timeout, stop)
-        timer.daemon = True
-        timer.start()
-        try:
-            ran = self.attempt(spec, args, ctx, cause=cause)
-        finally:
-            timer.cancel()
-        if fired.is_set():
-            ran.result = timed_out(ran.result, timeout)
-        return ran
+            if not ended.wait(self.limits.abort_grace):
+                return Ran(timed_out(not_stopped(spec), timeout))  # as `run` says it
+            if box:
+                box[0].result = timed_out(box[0].result, timeout)
+        if failed:
+            raise failed[0]
+        return box[0]
 
     def finish(self, ran: Ran) -> Ran:
         """What is returned of a call: masked, its text cut to Limits.result_bytes; the

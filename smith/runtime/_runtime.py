@@ -39,7 +39,7 @@ from smith.runtime._parts import Options, Parts, Services
 from smith.runtime._project import prompt_parts
 from smith.runtime._prompt import Part, compose
 from smith.runtime._queue import InputQueue, listed
-from smith.runtime.ops import APPLY, OPERATIONS, Operation, parse_op
+from smith.runtime.ops import APPLY, OPERATIONS, Operation, checked, parse_op
 from smith.sdk import Plugin, RuntimeView, resolve_plugins
 from smith.session import new_id
 
@@ -384,10 +384,9 @@ class Runtime:
 
     def submit(self, op: Operation | Mapping[str, Any]) -> object:
         """Run one operation: typed (`Prompt("hi")`) or as data (`{"op": "prompt",
-        "text": "hi"}`, what RPC sends), each declared once in smith.runtime.ops; a
-        diagnostic names an unknown operation or a malformed field."""
-        if not isinstance(op, Operation):
-            op = parse_op(op, self.surface)
+        "text": "hi"}`, what RPC sends), each declared once in smith.protocol.ops; a
+        diagnostic names an unknown operation or a malformed field, either way."""
+        op = checked(op, self.surface) if isinstance(op, Operation) else parse_op(op, self.surface)
         return APPLY[type(op)](self, op)
 
     def status(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import DiagnosticKind, Source
 from smith.protocol import ops as protocol
 from smith.protocol.ops import (
+    ALIASES,
     OPERATIONS,
     Abort,
     Compact,
@@ -258,8 +259,6 @@ APPLY: dict[type[Operation], Callable[[Runtime, Any], object]] = {
     Fork: _fork,
 }
 
-ALIASES = {"restore": {"entry": "target"}}  # older spellings of a field
-
 
 def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation:
     """The operation `data` ({"op": NAME, field: value, ...}) declares; a diagnostic
@@ -323,6 +322,20 @@ def parse_op(data: Mapping[str, Any], surface: Surface = "library") -> Operation
     return cls(**values)
 
 
+def checked(op: Operation, surface: Surface = "library") -> Operation:
+    """A typed operation, checked as the same operation given as data is (a Struct built
+    in Python is not checked): the same diagnostic naming a field of the wrong type, a
+    missing one, a count below 0. Its images are the caller's own, checked where they
+    were made (Image.from_bytes, load_image)."""
+    try:
+        data = op.to_dict()
+    except TypeError:  # a value JSON cannot hold: named by parse_op's signature
+        data = {"op": op.op, **{f: getattr(op, f) for f in op.__struct_fields__}}
+    data.pop("images", None)
+    parse_op(data, surface)
+    return op
+
+
 def images_from_data(
     value: object,
     source: Source,
@@ -380,6 +393,8 @@ def _type(field: protocol.FieldInfo) -> type:
     import typing
 
     declared = field.type
+    if typing.get_origin(declared) is typing.Annotated:  # a bound on it (Meta(ge=0))
+        declared = typing.get_args(declared)[0]
     if isinstance(declared, types.UnionType) or typing.get_origin(declared) is typing.Union:
         declared = next(a for a in typing.get_args(declared) if a is not type(None))
     found = typing.get_origin(declared) or declared
@@ -431,6 +446,7 @@ __all__ = [
     "Steer",
     "Tree",
     "Undo",
+    "checked",
     "images_from_data",
     "parse_op",
 ]
