@@ -29,6 +29,7 @@ from smith.ui import Intent
 
 from ._bulk import collector_paused
 from ._editor import Editor, placeholder, submit_keys
+from ._entries import SHELL_KINDS, entry_text, render_entry
 from ._hangup import Leaving, restore_terminal, terminal_driver
 from ._history import PromptHistory
 from ._host import (
@@ -39,7 +40,7 @@ from ._host import (
     template_commands,
 )
 from ._images import ImageInput
-from ._intents import AppFrontend, question_text, render_question, show_plugin
+from ._intents import AppFrontend, show_plugin
 from ._interrupt import QuitKey
 from ._models import ModelChoice, model_choices
 from ._recall import FindMixin
@@ -47,16 +48,14 @@ from ._render import (
     INTERRUPTED,
     ToolLines,
     interrupted,
-    plain_text,
     render_live,
     render_markdown,
     render_message,
     render_notice,
-    render_shell_note,
     settle_point,
 )
 from ._resume import given
-from ._review import Shown, presentations
+from ._review import presentations
 from ._screens import SmithCommands
 from ._statusline import StatusLine, queued_text, size_text, status_fields
 from ._transcript import Transcript
@@ -66,7 +65,6 @@ if TYPE_CHECKING:
     from smith.session import Session
 
 SHOWN_KINDS = ("message", "compaction", "question", "shell", "shell_private")
-SHELL_KINDS = ("shell", "shell_private")  # a user's !command and !!command
 FRAME = 1 / 60  # seconds: the most often the streaming message is redrawn
 SETTLE = 400  # characters a settled part of a streaming answer has at least
 BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
@@ -181,7 +179,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         self.panic(Text(inert(INTERNAL(error=what[:500]).render())))
 
     def compose(self) -> ComposeResult:
-        yield Transcript(functools.partial(_render_entry, shown=self.shown), _entry_text,
+        yield Transcript(functools.partial(render_entry, shown=self.shown), entry_text,
                          id="transcript")  # fmt: skip
         yield Static("▼ new output below (End or Ctrl+L to follow)", id="below", markup=False)
         yield Static("", id="queue", markup=False)
@@ -563,32 +561,6 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
 
     def _unseen(self, unseen: bool) -> None:
         self.query_one("#below").set_class(unseen, "shown")
-
-
-def _render_entry(entry: Any, expanded: bool, *, shown: Shown) -> RenderableType | None:
-    content = entry.content
-    if entry.kind == "compaction" and isinstance(content, dict):
-        summary = content.get("summary", "")
-        return render_notice(f"— earlier context compacted: {summary}", "dim")
-    if entry.kind == "question" and isinstance(content, dict):
-        return render_question(content)
-    if entry.kind in SHELL_KINDS and isinstance(content, dict):
-        return render_shell_note(content, expanded)
-    if isinstance(content, dict):
-        drawn: RenderableType | None = render_message(content, expanded, shown=shown)
-        return drawn
-    return None
-
-
-def _entry_text(entry: Any) -> str:
-    content = entry.content
-    if entry.kind == "question" and isinstance(content, dict):
-        return question_text(content)
-    if entry.kind in SHELL_KINDS and isinstance(content, dict):
-        return str(content.get("text", ""))
-    if isinstance(content, dict):
-        return plain_text(content) if "role" in content else str(content.get("summary", ""))
-    return ""
 
 
 def _settled(part: str, before: list[dict[str, Any]] | None) -> RenderableType:
