@@ -1,5 +1,7 @@
 """Built-in plugins, installed as `smith.plugins`, on the same contract as user plugins:
-providers, the product plugin (layout, theme, keybindings, commands), queue policies.
+providers, the product plugin (layout, theme, keybindings, commands), queue policies, and
+the agent library's: mcp (the MCP client), skills, agents (sub-agents: the task tool),
+hooks (commands configuration runs at events), plan (the todo tool and plan mode).
 
 `BUILTIN` names each built-in's module (each exports `PLUGIN`) in load order.
 `MANIFESTS` is each built-in's manifest as plain data (smith.sdk.PluginManifest), read
@@ -19,6 +21,11 @@ BUILTIN = (
     "smith.plugins.queue",
     "smith.plugins.approval",
     "smith.plugins.product",
+    "smith.plugins.mcp",
+    "smith.plugins.skills",
+    "smith.plugins.agents",
+    "smith.plugins.hooks",
+    "smith.plugins.plan",
     "smith.plugins.providers.anthropic",
     "smith.plugins.providers.openai",
     "smith.plugins.providers.google",
@@ -30,6 +37,11 @@ MANIFESTS = {
     "smith.plugins.queue": {"name": "queue"},
     "smith.plugins.approval": {"name": "approval"},
     "smith.plugins.product": {"name": "product"},
+    "smith.plugins.mcp": {"name": "mcp"},
+    "smith.plugins.skills": {"name": "skills"},
+    "smith.plugins.agents": {"name": "agents"},
+    "smith.plugins.hooks": {"name": "hooks"},
+    "smith.plugins.plan": {"name": "plan"},
     "smith.plugins.providers.anthropic": {
         "name": "anthropic",
         "contributions": {"providers": ["anthropic"]},

@@ -251,3 +251,35 @@ def test_a_tool_set_cannot_take_another_plugins_tool_name(tmp_path: Path) -> Non
     shadowing = ToolSets([Plugin("c")], builtin=["echo", "read"])
     with pytest.raises(ValueError, match="smith's own echo tool has that name"):
         shadowing.set("c", [ECHO])
+
+
+def test_start_reads_the_configuration_and_the_tools_context(tmp_path: Path) -> None:
+    """A plugin's start reads the resolved configuration (an open section the user wrote
+    in named blocks, as the MCP client and hooks do) and where the tools run."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.kdl").write_text(
+        'mcp {\n    server "files" command="python3" args="srv.py"\n'
+        '    server "web" { url "http://127.0.0.1:1/mcp"; args "a" "b"; }\n}\n'
+    )
+    seen: dict[str, object] = {}
+
+    async def start(view: RuntimeView) -> None:
+        assert view.config is not None and view.context is not None
+        seen.update({k: s.value for k, s in view.config.subtree("mcp").items()})
+        seen["root"] = view.context.root
+
+    fake = Fake(say("one"))
+
+    async def main() -> None:
+        async with _agent(tmp_path, fake, Plugin("reader", start=start)) as agent:
+            await agent.send("first")
+
+    asyncio.run(main())
+    assert seen == {
+        "server.files.command": "python3",
+        "server.files.args": "srv.py",
+        "server.web.url": "http://127.0.0.1:1/mcp",
+        "server.web.args": ["a", "b"],
+        "root": str(tmp_path),
+    }

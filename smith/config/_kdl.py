@@ -7,6 +7,8 @@ A file maps onto dotted keys:
     }
     tools.bash.timeout 300           # a dotted node name is the same as nesting
     tools { read max-lines=4000; }   # properties are keys too: tools.read.max-lines
+    mcp { server "files" command="python3"; }   # a named block (NAMED_BLOCKS): the
+                                     # argument names an entry, mcp.server.files.command
 
 kdl-py (KDL 1.0) turns every number into a float and keeps no positions, so we take
 every value raw through a catch-all value converter: integers stay integers, and each
@@ -185,6 +187,12 @@ class _Reader:
 _LONG_DIGITS = re.compile(rf"[+-]?[0-9][0-9_.]*(?:[eE][+-]?)?[0-9_]{{{_MAX_DIGITS},}}")
 
 
+# Nodes whose one argument names an entry of a block the user makes several of: every
+# server of `mcp { server "files" command="python3"; server "web" url="..."; }` and every
+# hook of `hooks { hook "lint" on="after-tool" command="ruff check ."; }`.
+NAMED_BLOCKS = frozenset({"mcp.server", "hooks.hook"})
+
+
 def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]]:
     """Every setting in `text` in file order, and what is wrong with the file's shape."""
     reader = _Reader(text)
@@ -211,6 +219,12 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
     def walk(node: _Node, prefix: str) -> None:
         key = prefix + node.name
         where = Source("file", f"{path}:{node.line}:{node.column}")
+        if key in NAMED_BLOCKS and len(node.args) == 1 and isinstance(node.args[0].value, str):
+            # `server "files" command="x"` under mcp: the name is a key of its own
+            # (mcp.server.files.command), as `server { files { command "x"; }; }` reads.
+            node = _Node(node.args[0].value, [], node.props, node.children, node.line,
+                         node.column)  # fmt: skip
+            key = f"{key}.{node.name}"
         if not node.args and not node.props and not node.children:
             problems.append(KDL_SHAPE(source=where, field=key, key=key, problem="has no value"))
         if node.args:

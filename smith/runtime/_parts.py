@@ -5,7 +5,8 @@
       Model       what the first generation is made of: model, tools, prompt, thinking
       Policies    the runtime's bounds and rules: limits, context and queue policies,
                   surface, prompt templates, where a remembered setting goes
-      PluginSide  the plugin list, the caller's own plugins, the assembly's tool sets
+      PluginSide  the plugin list, the caller's own plugins, the assembly's tool sets,
+                  the configuration plugins read
     Services    what the runtime works through over its session, opened from the parts:
                 the session (or branch cursor), tool context, secrets, effect journal,
                 file history, memory scopes, plugin state
@@ -25,6 +26,7 @@ from smith.runtime._limits import Limits
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from smith.config import Config
     from smith.diagnostics import Surface
     from smith.effects import EffectJournal, ToolContext, ToolSpec
     from smith.memory import RuntimeScopes
@@ -56,6 +58,7 @@ class Options(TypedDict, total=False):
     resolve: Callable[[str], tuple[Provider, str]] | None
     history: HistorySettings | None
     surface: Surface
+    config: Config | None
     templates: Mapping[str, Template] | None
     remember: Callable[[str, str], str] | None
     tool_sets: ToolSets | None
@@ -100,6 +103,8 @@ class PluginSide:
     # A child runtime's: its parent's plugin lifecycle, shared (the plugins are started
     # and stopped once, by the parent; a child's end is no session_end).
     lifecycle: Lifecycle | None = None
+    # The resolved configuration plugins read (RuntimeView.config); None: built without.
+    config: Config | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,7 @@ class Parts:
                 tuple(given.get("plugins", ())),
                 given.get("tool_sets"),
                 given.get("lifecycle"),
+                given.get("config"),
             ),
             given.get("secrets"),
             given.get("history"),

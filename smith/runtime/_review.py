@@ -140,7 +140,8 @@ class HostReview:
         owned = frozenset(plugin.settings) if plugin is not None else frozenset()
         return View(0, "", "off", "", tuple(self.tools), 0, settings, self.session_id,
                     _Asker(self.caller, name, gate), Keeper(name, owned, None),
-                    _Preview(self.tools, self.context), self.states, self.tool_sets)  # fmt: skip
+                    _Preview(self.tools, self.context), self.states, self.tool_sets,
+                    None, self.context)  # fmt: skip
 
     def review(
         self, spec: ToolSpec, args: object, call_id: str

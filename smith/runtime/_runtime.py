@@ -573,7 +573,8 @@ class Runtime:
         return View(self.generation, self.model, self.thinking, self.system_prompt,
                     self.tool_names, self.turn, settings, self.session.id,
                     HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
-                    previewer(self), self.plugin_state, self.lifecycle.tool_sets)  # fmt: skip
+                    previewer(self), self.plugin_state, self.lifecycle.tool_sets,
+                    self.parts.plugins.config, self.context)  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

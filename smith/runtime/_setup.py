@@ -217,6 +217,7 @@ def runtime_options(config: Config, *, check_model: bool = True) -> dict[str, An
         models.resolve(model, source=config.origin("model").source)  # fail before anything runs
     return {
         "resolve": models.resolve,
+        "config": config,  # what plugins read (RuntimeView.config: mcp, hooks, skills)
         "plugin_list": models.plugins,
         "thinking": str(config["thinking"]),
         "settings": settings,

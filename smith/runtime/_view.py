@@ -20,6 +20,7 @@ from weakref import WeakKeyDictionary
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from smith.config import Config
     from smith.effects import ToolContext, ToolFacts, ToolSpec
     from smith.runtime._pluginstate import PluginState
     from smith.runtime._runtime import Runtime
@@ -101,6 +102,9 @@ class View:
     states: PluginState | None = field(default=None, repr=False, compare=False)
     # The tools each plugin offers (RuntimeView.set_tools); None: a view that cannot set them.
     tool_sets: ToolSets | None = field(default=None, repr=False, compare=False)
+    # The configuration and the tools' context the runtime was built with (RuntimeView).
+    config: Config | None = field(default=None, repr=False, compare=False)
+    context: ToolContext | None = field(default=None, repr=False, compare=False)
 
     async def ask(self, question: Asked) -> Reply:
         return await self.asker(question)

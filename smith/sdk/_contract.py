@@ -95,8 +95,8 @@ from smith.ui import Asked, Detail, Reply, Shown
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from smith.config import Option
-    from smith.effects import ToolFacts, ToolSpec
+    from smith.config import Config, Option
+    from smith.effects import ToolContext, ToolFacts, ToolSpec
     from smith.protocol import Operation
     from smith.protocol.actions import Action, HookAction
 
@@ -178,6 +178,21 @@ class RuntimeView(Protocol):
         JSON-like: None, booleans, finite numbers, strings, and lists and string-keyed
         dicts of them (TypeError otherwise); keep them small. Raises OSError where the
         view has no session to keep it in."""
+        ...
+
+    @property
+    def config(self) -> Config | None:
+        """The resolved configuration the runtime was built from (its open sections, such
+        as `mcp` and `hooks`, read with `subtree`; `project_root`, `project_trusted`),
+        or None: a runtime built without one (a library caller's `Runtime(...)`, a tool
+        host's review). A plugin that needs it does nothing without it."""
+        ...
+
+    @property
+    def context(self) -> ToolContext | None:
+        """Where the runtime's tools run (smith.effects.ToolContext: the project root,
+        the working directory, the sandbox commands run in, the variables withheld), or
+        None where there is no runtime."""
         ...
 
     def set_tools(self, tools: Sequence[ToolSpec]) -> None:
