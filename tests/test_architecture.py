@@ -28,6 +28,7 @@ ALLOWED = {
     "tree_sitter_bash": ["plugins/_bashrules.py"],
     "orjson": ["smith/_jsonout.py"],
     "msgspec": ["smith/protocol"],
+    "yaml": ["smith/frontmatter.py"],
 }
 
 
