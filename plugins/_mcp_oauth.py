@@ -1,0 +1,565 @@
+"""OAuth for the MCP client's HTTP servers, through the official SDK's client auth.
+
+`oauth_auth` gives the `httpx2.Auth` an MCP server's Streamable HTTP client sends its
+requests with: the SDK's `OAuthClientProvider`, which discovers the authorization server
+(protected resource metadata, then authorization server metadata), registers smith as a
+client (dynamic client registration), authorizes with PKCE and refreshes the access token
+when it expires. The browser step is a URL handed to `say` and a loopback redirect: a
+small HTTP server on 127.0.0.1 takes the authorization response. `login` runs that step for
+`smith mcp login ALIAS`; a run that is not interactive never starts it, and fails with
+`mcp.login-needed` instead.
+
+What the login yields (tokens, their expiry, the registered client and the redirect's
+port, which the registration names) is kept in smith's credential store, the owner-only
+auth file `$SMITH_HOME/auth.json`, under `mcp:ALIAS` (so `smith auth status` shows it and
+`smith auth logout mcp:ALIAS` forgets it). A record is bound to the server's URL: tokens
+stored for one URL are never sent to another. Every token is registered as a credential
+the moment it is read or received, so no output, diagnostic or record shows it.
+
+Import this module when an HTTP server is connected, not before: it imports the SDK.
+
+    SmithError            mcp.login-needed (a login is needed, and this run may not
+                          start one) or mcp.login-failed (the login did not complete)
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import httpx2
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from pydantic import AnyUrl, ValidationError
+
+from smith.diagnostics import DiagnosticKind, SmithError, Source
+from smith.providers import AuthFile, Credential
+
+__all__ = [
+    "MCP_LOGIN_FAILED",
+    "MCP_LOGIN_NEEDED",
+    "login",
+    "login_async",
+    "login_error",
+    "logout",
+    "oauth_auth",
+    "store_key",
+]
+
+MCP_LOGIN_NEEDED = DiagnosticKind(
+    "mcp.login-needed",
+    what="the MCP server {alias} ({url}) needs a login",
+    why="it asks for OAuth authorization, {reason}, and this run does not start a login "
+    "(it would wait on a browser)",
+    fix="run `smith mcp login {alias}`, then start again",
+)
+MCP_LOGIN_FAILED = DiagnosticKind(
+    "mcp.login-failed",
+    what="logging in to the MCP server {alias} ({url}) failed: {reason}",
+    why="smith may call the server's tools only with the authorization this login gets",
+    fix="run `smith mcp login {alias}` again; if it fails the same way, check the "
+    "server's url in the mcp configuration",
+)
+
+CALLBACK_PATH = "/callback"
+LOGIN_TIMEOUT = 300.0  # seconds the loopback waits for the browser's answer
+_log = logging.getLogger(__name__)
+
+
+def store_key(alias: str) -> str:
+    """The auth file's key for an MCP server's OAuth record."""
+    return f"mcp:{alias}"
+
+
+def _secret(alias: str, field: str) -> str:
+    """The placeholder name a value is redacted as (as the auth file's own are named)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"smith_auth_mcp_{alias}_{field}").upper()
+
+
+# -- the record in the credential store ----------------------------------------------------
+
+
+class _Store:
+    """The SDK's TokenStorage over the auth file's `mcp:ALIAS` record.
+
+    The record: {"type": "oauth", "url", "access", "refresh", "expires" (epoch seconds),
+    "scope", "client" (the registration, as the server answered it), "redirect-port"}.
+    """
+
+    def __init__(self, alias: str, url: str, home: str) -> None:
+        self.alias = alias
+        self.url = url
+        self.file = AuthFile(home)
+        self.key = store_key(alias)
+        self.expires: float | None = None  # of the tokens get_tokens last gave
+        self.had_tokens = False
+
+    def record(self) -> dict[str, object]:
+        """This server's record; empty if there is none, or it is for another URL."""
+        record = self.file.get(self.key)
+        if record is None or record.get("type") != "oauth" or record.get("url") != self.url:
+            return {}
+        return record
+
+    def _note(self, field: str, value: object) -> None:
+        if isinstance(value, str):
+            Credential(
+                self.key,
+                value,
+                f"auth file {self.file.path}",
+                kind="oauth",
+                name=_secret(self.alias, field),
+            )
+
+    def _change(self, fields: dict[str, object], *, drop: tuple[str, ...] = ()) -> None:
+        def change(records: dict[str, dict[str, object]]) -> bool:
+            old = records.get(self.key) or {}
+            keep = old if old.get("type") == "oauth" and old.get("url") == self.url else {}
+            new = {k: v for k, v in keep.items() if k not in drop}
+            new.update(type="oauth", url=self.url, **fields)
+            records[self.key] = new
+            return True
+
+        self.file.update(change)
+
+    def redirect_port(self) -> int | None:
+        port = self.record().get("redirect-port")
+        return port if isinstance(port, int) and not isinstance(port, bool) else None
+
+    def forget_tokens(self) -> None:
+        if self.record():
+            self._change({}, drop=("access", "refresh", "expires", "scope"))
+
+    def forget_client(self) -> None:
+        if self.record():
+            self._change({}, drop=("client", "redirect-port"))
+
+    # TokenStorage: the SDK's calls, from its event loop
+
+    async def get_tokens(self) -> OAuthToken | None:
+        record = await anyio.to_thread.run_sync(self.record)
+        access = record.get("access")
+        if not isinstance(access, str) or not access:
+            return None
+        refresh = record.get("refresh")
+        self._note("access", access)
+        self._note("refresh", refresh)
+        expires = record.get("expires")
+        self.expires = float(expires) if isinstance(expires, int | float) else None
+        self.had_tokens = True
+        scope = record.get("scope")
+        return OAuthToken(
+            access_token=access,
+            refresh_token=refresh if isinstance(refresh, str) else None,
+            scope=scope if isinstance(scope, str) else None,
+        )
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self._note("access", tokens.access_token)
+        self._note("refresh", tokens.refresh_token)
+        expires = None if tokens.expires_in is None else time.time() + float(tokens.expires_in)
+        fields: dict[str, object] = {
+            "access": tokens.access_token,
+            "refresh": tokens.refresh_token,
+            "expires": expires,
+            "scope": tokens.scope,
+        }
+        await anyio.to_thread.run_sync(lambda: self._change(fields))
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        record = await anyio.to_thread.run_sync(self.record)
+        client = record.get("client")
+        if not isinstance(client, dict):
+            return None
+        try:
+            info = OAuthClientInformationFull.model_validate(client)
+        except ValidationError:
+            return None  # unreadable: registering again is the remedy
+        self._note("client_secret", info.client_secret)
+        return info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self._note("client_secret", client_info.client_secret)
+        fields: dict[str, object] = {
+            "client": client_info.model_dump(mode="json", exclude_none=True),
+            "redirect-port": _port_of(client_info),
+        }
+        await anyio.to_thread.run_sync(lambda: self._change(fields))
+
+
+def _port_of(client: OAuthClientInformationFull) -> int | None:
+    uris = client.redirect_uris or []
+    return urlsplit(str(uris[0])).port if uris else None
+
+
+# -- the loopback redirect ----------------------------------------------------------------
+
+
+class _Server(HTTPServer):
+    loopback: _Loopback
+
+
+class _Callback(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        if parts.path != CALLBACK_PATH:
+            self._answer(404, "Not found.")
+            return
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if self.server.loopback.take(query):
+            done = "error" not in query
+            text = (
+                "smith: the login is complete; you may close this page."
+                if done
+                else "smith: the login was refused; see the terminal."
+            )
+            self._answer(200 if done else 400, text)
+        else:
+            self._answer(409, "smith: this login has already been answered.")
+
+    def _answer(self, status: int, text: str) -> None:
+        body = f"<!doctype html><title>smith</title><p>{text}</p>\n".encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Nothing: the request line holds the authorization code."""
+
+
+class _Loopback:
+    """The redirect's end: an HTTP server on 127.0.0.1 that takes one authorization
+    response. Binding happens at construction (port 0: any free port), so the port is the
+    server's before any URL names it."""
+
+    def __init__(self, port: int = 0) -> None:
+        self._server = _Server(("127.0.0.1", port), _Callback)
+        self._server.loopback = self
+        self.port: int = self._server.server_address[1]
+        self._answer: dict[str, str] | None = None
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
+
+    def take(self, query: dict[str, str]) -> bool:
+        """Keep the first answer (a code or an error); False for any later one."""
+        if "code" not in query and "error" not in query:
+            return False
+        with self._lock:
+            if self._answer is not None:
+                return False
+            self._answer = query
+        self._done.set()
+        return True
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, name="smith-mcp-oauth", daemon=True
+            )
+            self._thread.start()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._server.server_close()
+        self._done.set()
+
+    async def wait(self, timeout: float) -> dict[str, str] | None:
+        """The answer, or None if none came within `timeout` seconds."""
+        await anyio.to_thread.run_sync(self._done.wait, timeout, abandon_on_cancel=True)
+        return self._answer
+
+
+def _free_port() -> int:
+    loopback = _Loopback()
+    loopback.close()
+    return loopback.port
+
+
+# -- the provider -------------------------------------------------------------------------
+
+
+class _Provider(OAuthClientProvider):
+    """The SDK's provider, told when stored tokens expire: its own load of them keeps no
+    expiry, so a token stored by an earlier run would be sent expired, refused, and
+    replaced by a new login instead of being refreshed."""
+
+    smith_store: _Store
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        if self.context.current_tokens is not None:
+            self.context.token_expiry_time = self.smith_store.expires
+
+
+class _Browser:
+    """The browser step: the URL handed to `say`, the answer taken at the loopback."""
+
+    def __init__(
+        self,
+        store: _Store,
+        say: Callable[[str], None],
+        *,
+        interactive: bool,
+        port: int,
+        loopback: _Loopback | None = None,
+        timeout: float = LOGIN_TIMEOUT,
+    ) -> None:
+        self.store = store
+        self.say = say
+        self.interactive = interactive
+        self.port = port
+        self.loopback = loopback
+        self.timeout = timeout
+
+    def _error(self, reason: str) -> SmithError:
+        return MCP_LOGIN_FAILED.error(
+            source=Source("argument", self.store.alias),
+            alias=self.store.alias,
+            url=self.store.url,
+            reason=reason,
+        )
+
+    async def redirect(self, authorization_url: str) -> None:
+        if not self.interactive:
+            reason = (
+                "its stored authorization was refused or could not be renewed"
+                if self.store.had_tokens
+                else "no authorization is stored for it"
+            )
+            raise MCP_LOGIN_NEEDED.error(
+                source=Source("argument", self.store.alias),
+                alias=self.store.alias,
+                url=self.store.url,
+                reason=reason,
+            )
+        if self.loopback is None:
+            try:
+                self.loopback = _Loopback(self.port)
+            except OSError as exc:
+                raise self._error(
+                    f"the redirect's port {self.port} on 127.0.0.1 is taken ({exc.strerror})"
+                ) from None
+        self.loopback.start()
+        self.say(
+            f"To log in to the MCP server {self.store.alias}, open this URL in a browser "
+            f"(it redirects back to {self.loopback.redirect_uri}):\n{authorization_url}"
+        )
+
+    async def callback(self) -> AuthorizationCodeResult:
+        loopback = self.loopback
+        if loopback is None:  # the SDK calls redirect first
+            raise self._error("the authorization step did not start")
+        try:
+            answer = await loopback.wait(self.timeout)
+        finally:
+            loopback.close()
+            self.loopback = None
+        if answer is None:
+            raise self._error(f"no answer reached {loopback.redirect_uri} in {self.timeout:g}s")
+        if "error" in answer:
+            said = answer.get("error_description") or ""
+            raise self._error(
+                f"the authorization server answered {answer['error']}"
+                + (f": {said}" if said else "")
+            )
+        return AuthorizationCodeResult(
+            code=answer["code"], state=answer.get("state"), iss=answer.get("iss")
+        )
+
+
+def _quiet(record: logging.LogRecord) -> bool:
+    """The SDK logs its flow's errors with a traceback; smith's own say it all."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, SmithError)
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_quiet)
+
+
+def _build(
+    alias: str,
+    url: str,
+    *,
+    home: str,
+    say: Callable[[str], None],
+    interactive: bool,
+    port: int | None,
+    loopback: _Loopback | None = None,
+) -> tuple[_Provider, _Browser]:
+    store = _Store(alias, url, home)
+    if loopback is not None:
+        port = loopback.port
+    elif port is None:
+        port = store.redirect_port() or _free_port()
+    browser = _Browser(store, say, interactive=interactive, port=port, loopback=loopback)
+    metadata = OAuthClientMetadata(
+        client_name="smith",
+        redirect_uris=[AnyUrl(f"http://127.0.0.1:{port}{CALLBACK_PATH}")],
+        token_endpoint_auth_method="none",  # a native app: a public client, with PKCE
+    )
+    provider = _Provider(
+        server_url=url,
+        client_metadata=metadata,
+        storage=store,
+        redirect_handler=browser.redirect,
+        callback_handler=browser.callback,
+    )
+    provider.smith_store = store
+    return provider, browser
+
+
+def oauth_auth(
+    alias: str,
+    url: str,
+    *,
+    home: str,
+    redirect_port: int | None = None,
+    say: Callable[[str], None],
+    interactive: bool,
+) -> httpx2.Auth:
+    """The auth for the MCP server `alias` at `url` (its Streamable HTTP endpoint), to
+    give its `httpx2.AsyncClient`. A server that does not ask for authorization gets no
+    header. `home`: SMITH_HOME, where the auth file is; `redirect_port`: the loopback
+    redirect's port (default: the one the stored registration names, else any free one).
+    When a login is needed and `interactive` is False, the request fails with
+    `mcp.login-needed` (see `login_error`); when it is True, the login's URL goes to
+    `say` and the request waits (up to LOGIN_TIMEOUT) for the browser's answer."""
+    provider, _ = _build(
+        alias, url, home=home, say=say, interactive=interactive, port=redirect_port
+    )
+    return provider
+
+
+def login_error(exc: BaseException) -> SmithError | None:
+    """The SmithError of this module (login needed, login failed) that `exc` carries: it
+    is, it caused it, or an exception group holds it. None if there is none."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, SmithError) and current.diagnostic.code in (
+            MCP_LOGIN_NEEDED.code,
+            MCP_LOGIN_FAILED.code,
+        ):
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
+
+
+async def login_async(
+    alias: str,
+    url: str,
+    *,
+    home: str,
+    say: Callable[[str], None],
+    redirect_port: int | None = None,
+    timeout: float = LOGIN_TIMEOUT,
+) -> int:
+    """`login`, in the caller's event loop."""
+    from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    store = _Store(alias, url, home)
+    await anyio.to_thread.run_sync(store.forget_tokens)  # a login authorizes afresh
+    port = redirect_port if redirect_port is not None else store.redirect_port()
+    try:
+        loopback = _Loopback(port or 0)
+    except OSError:
+        if redirect_port is not None:
+            raise MCP_LOGIN_FAILED.error(
+                source=Source("argument", alias),
+                alias=alias,
+                url=url,
+                reason=f"the redirect's port {redirect_port} on 127.0.0.1 is taken",
+            ) from None
+        # The registration names a port another program holds now: register anew.
+        await anyio.to_thread.run_sync(store.forget_client)
+        loopback = _Loopback()
+    provider, browser = _build(
+        alias, url, home=home, say=say, interactive=True, port=None, loopback=loopback
+    )
+    browser.timeout = timeout
+    try:
+        async with (
+            httpx2.AsyncClient(auth=provider, timeout=httpx2.Timeout(30.0)) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            tools = await client.list_tools()
+    except Exception as exc:
+        found = login_error(exc)
+        if found is not None:
+            raise found from None
+        if isinstance(exc, OAuthFlowError | OAuthRegistrationError | OAuthTokenError):
+            reason = str(exc)
+        else:
+            reason = f"{type(exc).__name__}: {exc}"
+        raise MCP_LOGIN_FAILED.error(
+            source=Source("argument", alias), alias=alias, url=url, reason=reason
+        ) from None
+    finally:
+        loopback.close()
+    if not store.record().get("access"):
+        say(f"The MCP server {alias} did not ask for a login: its tools are reachable as is.")
+        return 0
+    say(f"Logged in to the MCP server {alias} ({len(tools.tools)} tools).")
+    return 0
+
+
+def login(
+    alias: str,
+    url: str,
+    *,
+    home: str,
+    say: Callable[[str], None],
+    redirect_port: int | None = None,
+    timeout: float = LOGIN_TIMEOUT,
+) -> int:
+    """`smith mcp login ALIAS`: authorize smith at the server `alias` (at `url`) afresh,
+    the browser step's URL handed to `say`, and keep the tokens; 0 when done. Raises
+    SmithError (mcp.login-failed) when the login does not complete."""
+    import asyncio
+
+    return asyncio.run(
+        login_async(alias, url, home=home, say=say, redirect_port=redirect_port, timeout=timeout)
+    )
+
+
+def logout(alias: str, *, home: str, say: Callable[[str], None]) -> int:
+    """Forget what a login to `alias` stored (its tokens and its registration)."""
+    file = AuthFile(home)
+    if file.remove(store_key(alias)):
+        say(f"Removed the stored login for the MCP server {alias} from {file.path}.")
+    else:
+        say(f"No login is stored for the MCP server {alias}.")
+    return 0
