@@ -1,0 +1,289 @@
+"""Skills as the peers share them: where they are found, what their SKILL.md says, and
+the index the model is told (docs/skills.md).
+
+    folders = skill_folders(config, other_agents=True)   # in precedence order
+    catalog = discover(folders, max_bytes=64 * 1024)       # skills, what was wrong, shadowed
+    text = index(catalog, max_bytes=8 * 1024)              # the system prompt's section
+
+A skill is a directory holding SKILL.md: YAML front matter (`name`, `description`, and
+optionally `tools`, smith's own) between `---` lines, then the instructions. The front
+matter is read by smith.frontmatter (PyYAML's safe loader, no aliases). A skill
+that cannot be used (no front matter, YAML that does not parse, a name or description
+missing or malformed, a SKILL.md over its byte cap, a file smith will not read) is left
+out with a warning naming its file and why; of two skills of one name, the one in the
+folder that comes first wins and the other is reported as shadowed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from smith.config import Config
+    from smith.effects import Reach
+
+NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+NAME_MAX = 64  # the Agent Skills format's bounds
+DESCRIPTION_MAX = 1024
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Folder:
+    """A directory of skills, one per subdirectory: `origin` says whose (shown in the
+    index and in warnings); `reach` is where its files may lead (smith.effects.Reach)."""
+
+    path: str
+    origin: str  # "project", "user", "project .claude", "user .agents", ...
+    reach: Reach
+
+
+@dataclass(frozen=True, slots=True)
+class SkillTool:
+    """A tool a skill brings (front matter `tools`): offered as `<skill>__<name>` while
+    the skill is active; a call runs `command` (bash, in the sandbox) with the arguments
+    as JSON in $SKILL_ARGS and the skill's directory in $SKILL_DIR."""
+
+    name: str
+    description: str
+    command: str
+    parameters: Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    name: str
+    description: str
+    path: str  # its SKILL.md
+    origin: str
+    reach: Reach = field(repr=False)
+    tools: tuple[SkillTool, ...] = ()
+
+    @property
+    def directory(self) -> str:
+        return os.path.dirname(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """What discovery found: the usable skills by name (in precedence order), a warning
+    for each skill left out, and (shadowed SKILL.md, the one that wins) per collision."""
+
+    skills: Mapping[str, Skill]
+    warnings: tuple[str, ...] = ()
+    shadowed: tuple[tuple[str, str], ...] = ()
+
+
+def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
+    """Where skills are looked for, in precedence order (the first of a name wins):
+    the project's .smith/skills, the user's $SMITH_CONFIG_HOME/skills, then the other
+    agents' folders (with `other_agents`): the project's .claude/skills and
+    .agents/skills, the user's ~/.claude/skills and ~/.agents/skills. A project's
+    folders only when the project is trusted. A folder reached twice (the project is
+    the home directory) is looked at once."""
+    from smith.effects import Reach
+
+    home = os.path.expanduser("~")
+    config_home = str(config["config-home"])
+    data = config.home
+    user = Reach.anywhere(private=(data,))
+    project = Reach.project(config.project_root, private=(data, config_home))
+    root = config.project_root
+    trusted = project_trusted(config)
+    found: list[Folder] = []
+    if trusted:
+        found.append(Folder(os.path.join(root, ".smith", "skills"), "project", project))
+    found.append(Folder(os.path.join(config_home, "skills"), "user", user))
+    if other_agents:
+        if trusted:
+            found.append(
+                Folder(os.path.join(root, ".claude", "skills"), "project .claude", project)
+            )
+            found.append(
+                Folder(os.path.join(root, ".agents", "skills"), "project .agents", project)
+            )
+        found.append(Folder(os.path.join(home, ".claude", "skills"), "user .claude", user))
+        found.append(Folder(os.path.join(home, ".agents", "skills"), "user .agents", user))
+    seen: set[str] = set()
+    unique = []
+    for folder in found:
+        real = os.path.realpath(folder.path)
+        if real not in seen:
+            seen.add(real)
+            unique.append(folder)
+    return unique
+
+
+def project_trusted(config: Config) -> bool:
+    """Whether the user trusts the project (`smith trust`): its configuration is applied
+    (Config.project_trusted), or it has none and the user trusted it."""
+    from smith import trust
+    from smith.diagnostics import SmithError
+
+    if config.project_trusted:
+        return True
+    try:
+        return trust.is_trusted(config.home, config.project_root)
+    except SmithError:  # an unreadable trust list trusts nothing
+        return False
+
+
+def discover(folders: Sequence[Folder], *, max_bytes: int) -> Catalog:
+    """Every skill in `folders` (see the module doc): each subdirectory with a SKILL.md,
+    in name order within a folder."""
+    skills: dict[str, Skill] = {}
+    warnings: list[str] = []
+    shadowed: list[tuple[str, str]] = []
+    for folder in folders:
+        try:
+            entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            warnings.append(f"the skills folder {folder.path} cannot be read: {exc.strerror}")
+            continue
+        for entry in entries:
+            path = os.path.join(entry.path, "SKILL.md")
+            if entry.name.startswith(".") or not os.path.isfile(path):
+                continue  # not a skill: its folder may hold other things
+            try:
+                skill = load(path, folder.origin, folder.reach, max_bytes=max_bytes)
+            except SkillRefused as exc:
+                warnings.append(str(exc))
+                continue
+            first = skills.get(skill.name)
+            if first is not None:
+                shadowed.append((skill.path, first.path))
+                continue
+            skills[skill.name] = skill
+    return Catalog(skills, tuple(warnings), tuple(shadowed))
+
+
+class SkillRefused(Exception):
+    """A skill smith will not use; the message names its file and why."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"the skill {path} was not loaded: {why}")
+        self.path = path
+        self.why = why
+
+
+def read_text(path: str, reach: Reach, *, max_bytes: int) -> str:
+    """SKILL.md's text (or a file of the skill's), as smith reads any file on someone's
+    behalf: refused whole past `max_bytes`, never cut. Raises SkillRefused."""
+    from smith.effects import FileRefused, FileTooBig, read_file
+
+    try:
+        data = read_file(path, limit=max_bytes, reach=reach)
+    except FileTooBig as exc:
+        raise SkillRefused(
+            path,
+            f"it is {exc.size:,} bytes, over the skills' cap of {max_bytes:,} "
+            "(plugins.skills.max-bytes); a skill is never cut, so shorten it or raise the cap",
+        ) from None
+    except FileRefused as exc:
+        raise SkillRefused(path, exc.reason) from None
+    except OSError as exc:
+        raise SkillRefused(path, exc.strerror or str(exc)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SkillRefused(path, "it is not UTF-8 text") from None
+
+
+def split(text: str, path: str) -> tuple[dict[str, object], str]:
+    """(front matter, body) of SKILL.md's text (smith.frontmatter); raises SkillRefused."""
+    from smith.frontmatter import FrontMatterError
+    from smith.frontmatter import split as front_matter
+
+    text = text.lstrip("\ufeff")
+    if text.split("\n", 1)[0].strip() != "---":
+        raise SkillRefused(path, "it has no front matter (a first line '---', YAML, then '---')")
+    try:
+        meta, body = front_matter(text)
+    except FrontMatterError as exc:
+        raise SkillRefused(path, str(exc)) from None
+    return meta, body.lstrip("\n")
+
+
+def load(path: str, origin: str, reach: Reach, *, max_bytes: int) -> Skill:
+    """The skill whose SKILL.md is `path`; raises SkillRefused saying why not."""
+    meta, _ = split(read_text(path, reach, max_bytes=max_bytes), path)
+    name, description = meta.get("name"), meta.get("description")
+    if not isinstance(name, str) or not name:
+        raise SkillRefused(path, "its front matter has no `name`")
+    if not NAME.fullmatch(name) or len(name) > NAME_MAX:
+        raise SkillRefused(
+            path,
+            f"its name {name!r} is not lowercase letters, digits and single hyphens "
+            f"(at most {NAME_MAX} characters)",
+        )
+    if not isinstance(description, str) or not description.strip():
+        raise SkillRefused(path, "its front matter has no `description`")
+    if len(description) > DESCRIPTION_MAX:
+        raise SkillRefused(
+            path, f"its description is {len(description):,} characters, over {DESCRIPTION_MAX:,}"
+        )
+    tools = _tools(meta.get("tools"), path)
+    return Skill(name, " ".join(description.split()), path, origin, reach, tools)
+
+
+def _tools(value: object, path: str) -> tuple[SkillTool, ...]:
+    """Front matter `tools`: a list of {name, description, command, parameters}."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise SkillRefused(path, "its `tools` is not a list")
+    tools: list[SkillTool] = []
+    for n, item in enumerate(value, 1):
+        if not isinstance(item, dict):
+            raise SkillRefused(path, f"tool {n} of its `tools` is not a mapping")
+        name, command = item.get("name"), item.get("command")
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+            raise SkillRefused(path, f"tool {n} of its `tools` has no name of [a-zA-Z0-9_-]")
+        if any(t.name == name for t in tools):
+            raise SkillRefused(path, f"its `tools` name {name} twice")
+        if not isinstance(command, str) or not command.strip():
+            raise SkillRefused(path, f"its tool {name} has no `command`")
+        params = item.get("parameters") or {"type": "object", "properties": {}}
+        if not isinstance(params, dict) or params.get("type") != "object":
+            raise SkillRefused(path, f"its tool {name}'s `parameters` is no object schema")
+        description = str(item.get("description") or f"{name}, from a skill")
+        tools.append(SkillTool(name, description, command, params))
+    return tuple(tools)
+
+
+INTRO = (
+    "Skills: folders of instructions (and sometimes scripts and references) for kinds of "
+    "task. Each line is a skill's name, what it is for, and its SKILL.md. When a task "
+    "matches a skill's description, load it first with the `skill` tool (its name) and "
+    "follow what it says; do not load skills a task does not need."
+)
+
+
+def index(catalog: Catalog, *, max_bytes: int) -> str:
+    """The section the model is told: a line per skill (name, description, SKILL.md), in
+    precedence order, at most `max_bytes` in all; the skills past it are left out, and
+    a last line says how many and why. Empty when there are no skills."""
+    if not catalog.skills:
+        return ""
+    text = INTRO
+    size = len(text.encode())
+    left = list(catalog.skills.values())
+    for n, skill in enumerate(left):
+        line = f"\n- {skill.name}: {skill.description} ({skill.path})"
+        rest = len(left) - n
+        note = (
+            f"\n({rest} more skill{'s are' if rest > 1 else ' is'} not listed: the index is "
+            f"capped at {max_bytes:,} bytes, plugins.skills.index-max-bytes)"
+        )
+        # room for this line, and for the note should the next one not fit
+        if size + len(line.encode()) + (len(note.encode()) if rest > 1 else 0) > max_bytes:
+            return text + note
+        text += line
+        size += len(line.encode())
+    return text

@@ -1,0 +1,179 @@
+"""One runtime's skills: the catalog it found, the skills active in it, and the tools
+they offer (the `skill` tool, and each active skill's own as `<skill>__<tool>`).
+
+Loading a skill (the `skill` tool, or `/skill NAME`) reads its SKILL.md again, under its
+byte cap (refused whole past it, never cut), and activates it: its own tools join the
+plugin's tool set. Deactivating it rebuilds the set from the skills still active, so a
+tool it replaced is offered again (view.set_tools: the next request offers the new set).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+from typing import TYPE_CHECKING
+
+from ._skills import Catalog, Skill, SkillRefused, SkillTool, read_text, split
+
+if TYPE_CHECKING:
+    from smith.effects import ToolContext, ToolResult, ToolSpec
+    from smith.sdk import RuntimeView
+
+SKILL_TOOL = "skill"
+
+
+class Skills:
+    """The skills of one runtime (shared with its child runtimes)."""
+
+    def __init__(self, catalog: Catalog, view: RuntimeView, *, max_bytes: int) -> None:
+        self.catalog = catalog
+        self.view = view
+        self.max_bytes = max_bytes
+        self.active: dict[str, Skill] = {}  # in the order they were activated
+        self._lock = threading.Lock()
+
+    # -- loading --------------------------------------------------------------------
+
+    def find(self, name: str) -> Skill:
+        skill = self.catalog.skills.get(name.strip())
+        if skill is None:
+            known = ", ".join(self.catalog.skills) or "none"
+            raise LookupError(f"there is no skill {name!r} (skills: {known})")
+        return skill
+
+    def body(self, skill: Skill) -> str:
+        """Its instructions (SKILL.md less the front matter), read now; SkillRefused."""
+        text = read_text(skill.path, skill.reach, max_bytes=self.max_bytes)
+        return split(text, skill.path)[1]
+
+    def activate(self, skill: Skill) -> list[str]:
+        """Make `skill` active: the names of the tools it adds (none if it was active)."""
+        with self._lock:
+            if skill.name in self.active:
+                return []
+            self.active[skill.name] = skill
+            try:
+                self._publish()
+            except ValueError:
+                del self.active[skill.name]
+                self._publish()
+                raise
+        return [tool_name(skill, t) for t in skill.tools]
+
+    def deactivate(self, name: str) -> list[str]:
+        """Make skill `name` inactive: the names of the tools that went with it."""
+        with self._lock:
+            skill = self.active.pop(name, None)
+            if skill is None:
+                raise LookupError(f"the skill {name!r} is not active")
+            self._publish()
+        return [tool_name(skill, t) for t in skill.tools]
+
+    def loaded(self, skill: Skill) -> str:
+        """What the model is given for a loaded skill: its instructions, where its folder
+        is, and the tools it added. Raises SkillRefused (over its cap, unreadable)."""
+        body = self.body(skill)
+        added = self.activate(skill)
+        lines = [
+            f'<skill name="{skill.name}" path="{skill.path}">',
+            body.rstrip("\n"),
+            "</skill>",
+            f"The skill's folder is {skill.directory}: the scripts and references it names "
+            f"are there (read one with the `{SKILL_TOOL}` tool's `file`).",
+        ]
+        if added:
+            lines.append(f"Tools it adds while active: {', '.join(added)}.")
+        return "\n".join(lines)
+
+    # -- the tools ----------------------------------------------------------------------
+
+    def _publish(self) -> None:
+        tools = [self.skill_tool()]
+        for skill in self.active.values():
+            tools += [_command_tool(skill, t) for t in skill.tools]
+        self.view.set_tools(tools)
+
+    def install(self) -> None:
+        """Offer the `skill` tool (and nothing else yet)."""
+        with self._lock:
+            self._publish()
+
+    def skill_tool(self) -> ToolSpec:
+        from smith.effects import ToolSpec
+
+        return ToolSpec(
+            SKILL_TOOL,
+            "Load a skill (one the system prompt's Skills section lists) by its name: "
+            "returns its instructions, and activates the tools it brings. With `file`, "
+            "returns that file of the skill's folder instead (a reference it names). "
+            "With `deactivate`, turns an active skill's tools off again.",
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The skill's name."},
+                    "file": {
+                        "type": "string",
+                        "description": "A file in the skill's folder, relative to it.",
+                    },
+                    "deactivate": {"type": "boolean", "description": "Turn the skill off."},
+                },
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+            self._run,
+            effect="reads",
+            touches=lambda args: [],
+        )
+
+    def _run(self, ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        from smith.effects import ToolError, ToolResult
+
+        try:
+            skill = self.find(str(args["name"]))
+            if args.get("deactivate"):
+                gone = self.deactivate(skill.name)
+                said = f" (its tools {', '.join(gone)} are no longer offered)" if gone else ""
+                return ToolResult(f"The skill {skill.name} is no longer active{said}.")
+            if isinstance(args.get("file"), str):
+                return ToolResult(self._file(skill, str(args["file"])))
+            return ToolResult(self.loaded(skill), details={"skill": skill.name, "path": skill.path})
+        except (LookupError, SkillRefused, ValueError) as exc:
+            raise ToolError(str(exc)) from None
+
+    def _file(self, skill: Skill, relative: str) -> str:
+        import os
+
+        from smith.effects import Reach
+
+        path = os.path.normpath(os.path.join(skill.directory, relative))
+        reach = Reach((skill.directory,), skill.reach.private)
+        return read_text(path, reach, max_bytes=self.max_bytes)
+
+
+def tool_name(skill: Skill, tool: SkillTool) -> str:
+    return f"{skill.name}__{tool.name}"
+
+
+def _command_tool(skill: Skill, tool: SkillTool) -> ToolSpec:
+    """A skill's tool: its command run as bash runs a command (in the sandbox, under
+    bash's timeout), with $SKILL_DIR and the arguments as JSON in $SKILL_ARGS."""
+    from smith.effects import ToolSpec
+
+    def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        from smith.effects import builtin_tools
+
+        command = (
+            f"export SKILL_DIR={shlex.quote(skill.directory)} "
+            f"SKILL_ARGS={shlex.quote(json.dumps(args))}\n{tool.command}"
+        )
+        return builtin_tools()["bash"].run(ctx, {"command": command})
+
+    return ToolSpec(
+        tool_name(skill, tool),
+        f"{tool.description} (from the skill {skill.name})",
+        dict(tool.parameters),
+        run,
+        effect="runs",
+        touches=lambda args: None,
+    )
