@@ -75,6 +75,7 @@ MCP_LOGIN_FAILED = DiagnosticKind(
 
 CALLBACK_PATH = "/callback"
 LOGIN_TIMEOUT = 300.0  # seconds the loopback waits for the browser's answer
+EXPIRY_MARGIN = 30.0  # a stored token this close to its expiry is renewed before use
 _log = logging.getLogger(__name__)
 
 
@@ -303,17 +304,58 @@ def _free_port() -> int:
 # -- the provider -------------------------------------------------------------------------
 
 
+def _login_needed(store: _Store) -> SmithError:
+    reason = (
+        "its stored authorization was refused or could not be renewed"
+        if store.had_tokens
+        else "no authorization is stored for it"
+    )
+    return MCP_LOGIN_NEEDED.error(
+        source=Source("argument", store.alias), alias=store.alias, url=store.url, reason=reason
+    )
+
+
 class _Provider(OAuthClientProvider):
-    """The SDK's provider, told when stored tokens expire: its own load of them keeps no
-    expiry, so a token stored by an earlier run would be sent expired, refused, and
-    replaced by a new login instead of being refreshed."""
+    """The SDK's provider, with two changes to its flow (methods of its own it calls):
+
+    - it is told when stored tokens expire: its own load of them keeps no expiry, so a
+      token stored by an earlier run would be sent expired, refused, and replaced by a
+      new login instead of being refreshed;
+    - a run that may not start a login tries the refresh token when the server refuses
+      an access token that has not expired by smith's clock (revoked, expired early, or
+      its expiry never told), where the SDK would go straight to a new login.
+    """
 
     smith_store: _Store
+    smith_interactive: bool
+    _smith_refreshing = False
 
     async def _initialize(self) -> None:
         await super()._initialize()
-        if self.context.current_tokens is not None:
-            self.context.token_expiry_time = self.smith_store.expires
+        expires = self.smith_store.expires
+        if self.context.current_tokens is not None and expires is not None:
+            self.context.token_expiry_time = expires - EXPIRY_MARGIN
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        tokens = self.context.current_tokens
+        if (
+            not self.smith_interactive
+            and not self._smith_refreshing
+            and tokens is not None
+            and tokens.refresh_token
+            and self.context.client_info is not None
+        ):
+            self._smith_refreshing = True
+            return await self._refresh_token()
+        return await super()._perform_authorization()
+
+    async def _handle_token_response(self, response: httpx2.Response) -> None:
+        if not self._smith_refreshing:
+            await super()._handle_token_response(response)
+            return
+        self._smith_refreshing = False
+        if not await self._handle_refresh_response(response):
+            raise _login_needed(self.smith_store)
 
 
 class _Browser:
@@ -346,17 +388,7 @@ class _Browser:
 
     async def redirect(self, authorization_url: str) -> None:
         if not self.interactive:
-            reason = (
-                "its stored authorization was refused or could not be renewed"
-                if self.store.had_tokens
-                else "no authorization is stored for it"
-            )
-            raise MCP_LOGIN_NEEDED.error(
-                source=Source("argument", self.store.alias),
-                alias=self.store.alias,
-                url=self.store.url,
-                reason=reason,
-            )
+            raise _login_needed(self.store)
         if self.loopback is None:
             try:
                 self.loopback = _Loopback(self.port)
@@ -430,6 +462,7 @@ def _build(
         callback_handler=browser.callback,
     )
     provider.smith_store = store
+    provider.smith_interactive = interactive
     return provider, browser
 
 

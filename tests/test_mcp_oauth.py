@@ -297,6 +297,27 @@ def test_an_expired_access_token_is_refreshed(served: Served, tmp_path: Path) ->
     assert new["client"] == old["client"] and said == []
 
 
+def test_a_refused_token_is_refreshed_though_it_has_not_expired_by_smiths_clock(
+    served: Served, tmp_path: Path
+) -> None:
+    assert _login(served, tmp_path, Browser()) == 0
+    old = _record(tmp_path)
+    served.auth.expire_access_tokens()  # the server refuses it; the record says it is good
+    said: list[str] = []
+    auth = _noninteractive(tmp_path, served.url, said.append)
+    assert asyncio.run(_call_echo(auth, served.url)) == "echo: hi"
+    assert served.auth.grants == ["authorization_code", "refresh_token"]
+    assert _record(tmp_path)["access"] != old["access"] and said == []
+
+    served.auth.expire_access_tokens()
+    served.auth.refresh.clear()  # and now the refresh token is refused too
+    with pytest.raises(BaseException) as caught:
+        asyncio.run(_call_echo(_noninteractive(tmp_path, served.url, said.append), served.url))
+    error = login_error(caught.value)
+    assert error is not None and error.diagnostic.code == "mcp.login-needed"
+    assert "refused or could not be renewed" in error.diagnostic.why and said == []
+
+
 def test_a_run_that_is_not_interactive_never_starts_a_login(served: Served, tmp_path: Path) -> None:
     said: list[str] = []
     with pytest.raises(BaseException) as caught:
