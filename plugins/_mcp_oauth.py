@@ -26,12 +26,9 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -46,6 +43,8 @@ from pydantic import AnyUrl, ValidationError
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source
 from smith.providers import AuthFile, Credential
+
+from ._mcp_loopback import CALLBACK_PATH, Loopback, free_port
 
 __all__ = [
     "MCP_LOGIN_FAILED",
@@ -73,10 +72,8 @@ MCP_LOGIN_FAILED = DiagnosticKind(
     "server's url in the mcp configuration",
 )
 
-CALLBACK_PATH = "/callback"
 LOGIN_TIMEOUT = 300.0  # seconds the loopback waits for the browser's answer
 EXPIRY_MARGIN = 30.0  # a stored token this close to its expiry is renewed before use
-_log = logging.getLogger(__name__)
 
 
 def store_key(alias: str) -> str:
@@ -205,102 +202,6 @@ def _port_of(client: OAuthClientInformationFull) -> int | None:
     return urlsplit(str(uris[0])).port if uris else None
 
 
-# -- the loopback redirect ----------------------------------------------------------------
-
-
-class _Server(HTTPServer):
-    loopback: _Loopback
-
-
-class _Callback(BaseHTTPRequestHandler):
-    server: _Server
-
-    def do_GET(self) -> None:
-        parts = urlsplit(self.path)
-        if parts.path != CALLBACK_PATH:
-            self._answer(404, "Not found.")
-            return
-        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        if self.server.loopback.take(query):
-            done = "error" not in query
-            text = (
-                "smith: the login is complete; you may close this page."
-                if done
-                else "smith: the login was refused; see the terminal."
-            )
-            self._answer(200 if done else 400, text)
-        else:
-            self._answer(409, "smith: this login has already been answered.")
-
-    def _answer(self, status: int, text: str) -> None:
-        body = f"<!doctype html><title>smith</title><p>{text}</p>\n".encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Nothing: the request line holds the authorization code."""
-
-
-class _Loopback:
-    """The redirect's end: an HTTP server on 127.0.0.1 that takes one authorization
-    response. Binding happens at construction (port 0: any free port), so the port is the
-    server's before any URL names it."""
-
-    def __init__(self, port: int = 0) -> None:
-        self._server = _Server(("127.0.0.1", port), _Callback)
-        self._server.loopback = self
-        self.port: int = self._server.server_address[1]
-        self._answer: dict[str, str] | None = None
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def redirect_uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
-
-    def take(self, query: dict[str, str]) -> bool:
-        """Keep the first answer (a code or an error); False for any later one."""
-        if "code" not in query and "error" not in query:
-            return False
-        with self._lock:
-            if self._answer is not None:
-                return False
-            self._answer = query
-        self._done.set()
-        return True
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, name="smith-mcp-oauth", daemon=True
-            )
-            self._thread.start()
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._server.server_close()
-        self._done.set()
-
-    async def wait(self, timeout: float) -> dict[str, str] | None:
-        """The answer, or None if none came within `timeout` seconds."""
-        await anyio.to_thread.run_sync(self._done.wait, timeout, abandon_on_cancel=True)
-        return self._answer
-
-
-def _free_port() -> int:
-    loopback = _Loopback()
-    loopback.close()
-    return loopback.port
-
-
 # -- the provider -------------------------------------------------------------------------
 
 
@@ -368,7 +269,7 @@ class _Browser:
         *,
         interactive: bool,
         port: int,
-        loopback: _Loopback | None = None,
+        loopback: Loopback | None = None,
         timeout: float = LOGIN_TIMEOUT,
     ) -> None:
         self.store = store
@@ -391,7 +292,7 @@ class _Browser:
             raise _login_needed(self.store)
         if self.loopback is None:
             try:
-                self.loopback = _Loopback(self.port)
+                self.loopback = Loopback(self.port)
             except OSError as exc:
                 raise self._error(
                     f"the redirect's port {self.port} on 127.0.0.1 is taken ({exc.strerror})"
@@ -441,13 +342,13 @@ def _build(
     say: Callable[[str], None],
     interactive: bool,
     port: int | None,
-    loopback: _Loopback | None = None,
+    loopback: Loopback | None = None,
 ) -> tuple[_Provider, _Browser]:
     store = _Store(alias, url, home)
     if loopback is not None:
         port = loopback.port
     elif port is None:
-        port = store.redirect_port() or _free_port()
+        port = store.redirect_port() or free_port()
     browser = _Browser(store, say, interactive=interactive, port=port, loopback=loopback)
     metadata = OAuthClientMetadata(
         client_name="smith",
@@ -527,7 +428,7 @@ async def login_async(
     await anyio.to_thread.run_sync(store.forget_tokens)  # a login authorizes afresh
     port = redirect_port if redirect_port is not None else store.redirect_port()
     try:
-        loopback = _Loopback(port or 0)
+        loopback = Loopback(port or 0)
     except OSError:
         if redirect_port is not None:
             raise MCP_LOGIN_FAILED.error(
@@ -538,7 +439,7 @@ async def login_async(
             ) from None
         # The registration names a port another program holds now: register anew.
         await anyio.to_thread.run_sync(store.forget_client)
-        loopback = _Loopback()
+        loopback = Loopback()
     provider, browser = _build(
         alias, url, home=home, say=say, interactive=True, port=None, loopback=loopback
     )
