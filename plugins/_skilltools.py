@@ -61,6 +61,21 @@ class Skills:
                 raise
         return [tool_name(skill, t) for t in skill.tools]
 
+    def restore(self, names: object) -> list[str]:
+        """Activate again the skills a resumed session had active (`names`, from its
+        plugin state); a warning for each that cannot be."""
+        warnings = []
+        for name in names if isinstance(names, list) else []:
+            skill = self.catalog.skills.get(str(name))
+            if skill is None:
+                warnings.append(f"the skill {name}, active in this session, is no longer found")
+                continue
+            try:
+                self.activate(skill)
+            except ValueError as exc:
+                warnings.append(f"the skill {name} cannot be active again: {exc}")
+        return warnings
+
     def deactivate(self, name: str) -> list[str]:
         """Make skill `name` inactive: the names of the tools that went with it."""
         with self._lock:

@@ -60,6 +60,7 @@ OPTIONS = (
 
 # The skills of each live runtime, by session (a child runtime shares its parent's).
 _LIVE: dict[str, Skills] = {}
+ACTIVE = "active"  # the plugin state key: the names of the active skills, in order
 
 
 def _session_start(
@@ -92,8 +93,24 @@ def _session_start(
         skills = Skills(catalog, view, max_bytes=max_bytes)
         skills.install()
         _LIVE[view.session_id] = skills
+        shown += [Notify(w, "warning") for w in skills.restore(view.state.get(ACTIVE))]
     text = index(skills.catalog, max_bytes=int(str(settings.get("index-max-bytes", 8 * KIB))))
     return [*shown, AppendSystemPrompt(text)]
+
+
+def _turn_end(event: dict[str, Any], view: RuntimeView) -> None:
+    _keep_active(view)
+
+
+def _keep_active(view: RuntimeView) -> None:
+    """Record which skills are active in the session's plugin state when that changed,
+    so a resumed session offers their tools again."""
+    skills = _LIVE.get(view.session_id)
+    if skills is None:
+        return
+    names = list(skills.active)
+    if view.state.get(ACTIVE, []) != names:
+        view.set_state(ACTIVE, names or None)
 
 
 def _session_end(event: dict[str, Any], view: RuntimeView) -> None:
@@ -120,6 +137,7 @@ def _input(event: dict[str, Any], view: RuntimeView) -> HandleInput | TransformI
     try:
         if name == "off":
             gone = skills.deactivate(skills.find(request.strip()).name)
+            _keep_active(view)
             return HandleInput(f"the skill {request.strip()} is off" + (
                 f" (tools no longer offered: {', '.join(gone)})" if gone else ""))  # fmt: skip
         loaded = skills.loaded(skills.find(name))
@@ -138,7 +156,12 @@ def _command(host: CommandHost, arg: str) -> object:
 PLUGIN = Plugin(
     "skills",
     options=OPTIONS,
-    handlers={"session_start": _session_start, "session_end": _session_end, "input": _input},
+    handlers={
+        "session_start": _session_start,
+        "turn_end": _turn_end,
+        "session_end": _session_end,
+        "input": _input,
+    },
     commands=(
         Command(
             "skill",

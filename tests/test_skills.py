@@ -350,3 +350,50 @@ def test_activating_a_skill_adds_its_tools_and_deactivating_takes_them_away(
     said = ends["c3"]["result"]["text"]
     assert said == f'hello {{"who": "ada"}} from {path.parent}\n'
     assert "no longer offered" in ends["c4"]["result"]["text"]
+
+
+def test_a_resumed_session_offers_the_tools_of_its_active_skills_again(
+    senv: SmithEnv, smith_process: Callable[..., Result], project: Path
+) -> None:
+    _skill(senv.config_home / "skills", "greet", "Greets", "Use greet__hello.", TOOLISH)
+    call = {"id": "c1", "name": "skill", "arguments": {"name": "greet"}}
+    _, events, r = _eval(senv, smith_process, project, [{"tool_calls": [call]}, {"text": "ok"}])
+    assert r.code == 0, r.err
+    session = next(e for e in events if e.get("type") == "result")["session"]["id"]
+    log = senv.root / "again.jsonl"
+    script = senv.root / "again.json"
+    script.write_text(json.dumps({"responses": [{"text": "ok"}], "requests_log": str(log)}))
+    model = f"scripted:{script}"
+    r = smith_process("eval", "--session", session, "--model", model, "more", cwd=project)
+    assert r.code == 0, r.err
+    first = json.loads(log.read_text().splitlines()[0])
+    assert "greet__hello" in _tools(first)
+    # off by hand: recorded too, so the next resume offers it no more
+    r = smith_process(
+        "eval", "--session", session, "--model", model, "/skill off greet", cwd=project
+    )
+    assert r.code == 0 and "the skill greet is off" in r.out + r.err, r.err
+    log.unlink()
+    r = smith_process("eval", "--session", session, "--model", model, "more", cwd=project)
+    assert "greet__hello" not in _tools(json.loads(log.read_text().splitlines()[0]))
+
+
+def test_the_apps_skill_command_submits_what_the_input_hook_expands() -> None:
+    from smith.plugins.skills import PLUGIN
+    from smith.protocol import ops
+
+    submitted: list[object] = []
+
+    class Runtime:
+        def submit(self, op: object) -> object:
+            submitted.append(op)
+            return "p-1"
+
+    class Host:
+        runtime = Runtime()
+
+    (command,) = PLUGIN.commands
+    assert command.name == "skill"
+    command.run(Host(), "pdf-tools split a.pdf")  # type: ignore[arg-type]
+    command.run(Host(), "")  # type: ignore[arg-type]
+    assert submitted == [ops.Prompt("/skill pdf-tools split a.pdf"), ops.Prompt("/skill")]
