@@ -1,5 +1,370 @@
-"""Hooks: commands configuration runs at the runtime's events (docs/hooks.md)."""
+"""Hooks: commands configuration runs at the runtime's events (docs/hooks.md).
 
-from smith.sdk import Plugin
+    hooks {
+        hook "no-rm" on="before-tool" match="bash" command="./guard.sh" timeout=10
+        hook "lint" on="after-tool" effect="mutating" command="ruff check --quiet ."
+    }
 
-PLUGIN = Plugin("hooks")
+Each hook (plugins/_hookconf.py) names an event (`on`), the tool calls it runs for at a
+tool event (`match`: tool names, a regular expression; `effect`: effect classes), its
+command and a timeout. When its event comes the command runs in smith's sandbox with the
+event as JSON on stdin, and answers by exit status or JSON (plugins/_hookrun.py), which
+becomes this plugin's action at that point of the runtime:
+
+    before-tool        tool_call         allow, DenyCall (deny wins; a hook that failed or
+                                         timed out denies too), RewriteArguments, or the
+                                         user asked (decision "ask")
+    after-tool         tool_result       ReplaceResult: the result replaced, or context
+                                         (and an exit-2 reason) added to it
+    prompt             input             TransformInput (context added) or HandleInput
+                                         (the prompt blocked: no turn)
+    session-start      session_start     AppendSystemPrompt (context added)
+    stop, session-end, agent_end,        notify only
+    before-compaction  session_end,
+                       compaction_start
+
+A hook that fails (exit status other than 0 and 2, a timeout, output that is no answer,
+a sandbox that cannot run) is reported as an error notice, never ignored silently;
+problems with the configuration are reported when the session starts, and a broken hook
+that may have been a before-tool hook keeps every tool call from running until it is
+fixed (a broken reviewer fails closed). A handler that has no hook to run returns at
+once, starting no event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import weakref
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import Diagnostic, DiagnosticKind
+from smith.sdk import (
+    AppendSystemPrompt,
+    DenyCall,
+    HandleInput,
+    Plugin,
+    ReplaceResult,
+    RewriteArguments,
+    RuntimeView,
+    TransformInput,
+)
+from smith.ui import Confirm, Notify
+
+from ._hookconf import CLAUDE_NAMES, NONE, TIMEOUT_MAX, Hook, Hooks, parse
+from ._hookrun import Answer, Ran, answer, run
+
+if TYPE_CHECKING:
+    from smith.config import Config
+
+log = logging.getLogger("smith.plugins.hooks")
+
+HOOK_FAILED = DiagnosticKind(
+    "hooks.failed",
+    what="hook '{name}' ({event}) failed: {reason}",
+    why="a hook answers by exit status 0 (allow) or 2 (deny, stderr the reason), or JSON "
+    "on stdout, within its timeout ({timeout} s); {then}",
+    fix="fix the hook's command (run it by hand with the event on stdin: docs/hooks.md), "
+    "or remove it from configuration",
+)
+HOOK_IGNORED = DiagnosticKind(
+    "hooks.decision-ignored",
+    what="hook '{name}' answered {decision} at {event}, which takes no decision",
+    why="{event} hooks are told of the event; only before-tool, after-tool and prompt hooks decide",
+    fix="answer with exit status 0 at {event}; what it said was ignored",
+    severity="warning",
+)
+
+Answered = list[tuple[Hook, Answer]]
+Batch = list[Any]
+
+_parsed: weakref.WeakKeyDictionary[Config, Hooks] = weakref.WeakKeyDictionary()
+_parsed_lock = threading.Lock()
+# Context a before-tool hook added to a call, given to the model with its result.
+_pending: dict[tuple[str, str], str] = {}
+
+
+def configured(view: RuntimeView) -> Hooks:
+    """The hooks of the runtime's configuration (parsed once per Config); none without one
+    (a runtime built without configuration, a tool host's review)."""
+    config = view.config
+    if config is None or view.context is None:
+        return NONE
+    with _parsed_lock:
+        found = _parsed.get(config)
+        if found is None:
+            found = _parsed[config] = parse(config)
+    return found
+
+
+def _payload(hook: Hook, view: RuntimeView, **fields: object) -> bytes:
+    """The event as the hook reads it on stdin: smith's names, and Claude Code's
+    (`hook_event_name`, `tool_input`, ...) where it has them."""
+    ctx = view.context
+    assert ctx is not None
+    data = {
+        "session_id": view.session_id,
+        "hook_event_name": CLAUDE_NAMES[hook.on],
+        "event": hook.on,
+        "hook": hook.name,
+        "cwd": ctx.cwd,
+        "project_dir": ctx.root,
+        **fields,
+    }
+    return json.dumps(data, ensure_ascii=False, default=str).encode()
+
+
+async def _ask_all(hooks: Sequence[Hook], view: RuntimeView, fields: dict[str, object]) -> Answered:
+    """Run `hooks` at once (each within its timeout), their answers in their order."""
+    import asyncio
+
+    ctx = view.context
+    assert ctx is not None
+    env = {"SMITH_PROJECT_DIR": ctx.root, "CLAUDE_PROJECT_DIR": ctx.root,
+           "SMITH_SESSION_ID": view.session_id}  # fmt: skip
+
+    async def one(hook: Hook) -> tuple[Hook, Answer]:
+        payload = _payload(hook, view, **fields)
+        try:
+            ran = await run(hook.command, payload, context=ctx, timeout=hook.timeout,
+                            env={**env, "SMITH_HOOK_EVENT": hook.on})  # fmt: skip
+        except Exception as exc:  # reported, as any failure is
+            log.exception("hook %s could not be run", hook.name)
+            ran = Ran(None, error=f"{type(exc).__name__}: {exc}")
+        log.debug("hook %s (%s) ran in %.3f s: status %s, sandbox %s", hook.name, hook.on,
+                  ran.seconds, ran.status, ran.sandbox)  # fmt: skip
+        said = answer(ran, hook.timeout)
+        if ran.notice:
+            said.message = "\n".join(m for m in (said.message, ran.notice) if m)
+        return hook, said
+
+    return list(await asyncio.gather(*(one(h) for h in hooks)))
+
+
+def _reports(answered: Answered, then: str) -> Batch:
+    """What the user is told of the hooks' runs: each failure (an error notice with the
+    hook's diagnostic) and each systemMessage."""
+    out: Batch = []
+    for hook, said in answered:
+        if said.decision == "failed":
+            problem = HOOK_FAILED(field=f"hooks.hook.{hook.name}.command",
+                                  value=hook.command if isinstance(hook.command, str)
+                                  else " ".join(hook.command), source=hook.source,
+                                  name=hook.name, event=hook.on, reason=said.reason,
+                                  timeout=f"{hook.timeout:g}", then=then)  # fmt: skip
+            log.info("%s", problem.headline())
+            out.append(Notify(_told_text(problem), "error"))
+        if said.message:
+            out.append(Notify(f"hook '{hook.name}': {said.message}", "info"))
+    return out
+
+
+def _told_text(problem: Diagnostic) -> str:
+    """A diagnostic as a notice's text (the notice's level says its severity)."""
+    return problem.render().removeprefix(f"{problem.severity}: ")
+
+
+def _context(answered: Answered, *, stdout: bool = False) -> str:
+    """The context the hooks added, in their order (`stdout`: a hook's plain output
+    counts as context, as Claude Code's UserPromptSubmit and SessionStart take it)."""
+    parts = []
+    for _, said in answered:
+        if said.decision == "failed":
+            continue
+        if said.context:
+            parts.append(said.context)
+        elif stdout and said.stdout:
+            parts.append(said.stdout)
+    return "\n\n".join(parts)
+
+
+# -- before-tool ----------------------------------------------------------------------------
+
+
+def on_tool_call(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | Batch | None:
+    hooks = configured(view)
+    if hooks.broken_guard is not None:
+        return [DenyCall(f"the hooks configuration is broken, and a broken hook may have "
+                         f"been a guard: {hooks.broken_guard.headline()}")]  # fmt: skip
+    name = str(event["name"])
+    matched = [h for h in hooks.at("before-tool") if h.matches(name, view.tool(name))]
+    if not matched:
+        return None
+    return _before_tool(matched, event, view)
+
+
+async def _before_tool(hooks: list[Hook], event: dict[str, Any], view: RuntimeView) -> Batch:
+    name = str(event["name"])
+    fields = {"tool_name": name, "tool_input": event["arguments"],
+              "tool_call_id": event["tool_call_id"], "tool_use_id": event["tool_call_id"],
+              "turn": event.get("turn")}  # fmt: skip
+    answered = await _ask_all(hooks, view, fields)
+    out = _reports(answered, "at before-tool a hook that failed denies the call")
+    for hook, said in answered:
+        if said.decision == "failed":
+            return [*out, DenyCall(f"hook '{hook.name}' failed ({said.reason}), so the call "
+                                   "was not run")]  # fmt: skip
+        if said.decision == "deny":
+            return [*out, DenyCall(f"hook '{hook.name}': {said.reason or 'denied'}")]
+    for hook, said in answered:
+        if said.decision == "ask":
+            question = (f"Hook '{hook.name}' asks whether this {name} call may run"
+                        + (f": {said.reason}" if said.reason else ""))  # fmt: skip
+            reply = await view.ask(Confirm(question))
+            if not reply.confirmed:
+                why = reply.refused or "the user said no"
+                return [*out, DenyCall(f"hook '{hook.name}' asked the user, who did not allow "
+                                       f"it ({why})", interrupt=reply.interrupt)]  # fmt: skip
+    rewrites = {json.dumps(s.arguments, sort_keys=True): h for h, s in answered
+                if s.arguments is not None}  # fmt: skip
+    if len(rewrites) > 1:
+        names = " and ".join(f"'{h.name}'" for h in rewrites.values())
+        return [*out, DenyCall(f"hooks {names} rewrote its arguments differently, and smith "
+                               "runs nothing no single hook asked for")]  # fmt: skip
+    context = _context(answered)
+    if context:
+        _pending[(view.session_id, str(event["tool_call_id"]))] = context
+    if rewrites:
+        (arguments,) = [s.arguments for _, s in answered if s.arguments is not None][:1]
+        assert arguments is not None
+        return [*out, RewriteArguments(arguments)]
+    return out
+
+
+# -- after-tool ----------------------------------------------------------------------------
+
+
+def on_tool_result(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | Batch | None:
+    hooks = configured(view)
+    pending = _pending.pop((view.session_id, str(event["tool_call_id"])), "") if _pending else ""
+    name = str(event["name"])
+    matched = [h for h in hooks.at("after-tool") if h.matches(name, view.tool(name))]
+    if not matched:
+        return [_added(event, pending)] if pending else None
+    return _after_tool(matched, event, view, pending)
+
+
+def _result_text(event: dict[str, Any]) -> str:
+    result = event.get("result")
+    return str(result.get("text", "")) if isinstance(result, dict) else str(result or "")
+
+
+def _added(event: dict[str, Any], context: str, text: str | None = None) -> ReplaceResult:
+    text = _result_text(event) if text is None else text
+    return ReplaceResult(f"{text}\n\n{context}" if text else context)
+
+
+async def _after_tool(hooks: list[Hook], event: dict[str, Any], view: RuntimeView,
+                      pending: str) -> Batch:  # fmt: skip
+    name = str(event["name"])
+    fields = {"tool_name": name, "tool_input": event["arguments"],
+              "tool_call_id": event["tool_call_id"], "tool_use_id": event["tool_call_id"],
+              "tool_response": {"text": _result_text(event),
+                                "is_error": bool(event.get("is_error"))}}  # fmt: skip
+    answered = await _ask_all(hooks, view, fields)
+    out = _reports(answered, "the result was left as it was")
+    replaced = next((s.result for _, s in answered if s.result is not None), None)
+    notes = [pending] if pending else []
+    for hook, said in answered:
+        if said.decision == "deny":  # the call ran: the model is told what the hook said
+            notes.append(f"[hook '{hook.name}': {said.reason}]")
+    context = _context(answered)
+    if context:
+        notes.append(context)
+    if replaced is None and not notes:
+        return out
+    return [*out, _added(event, "\n\n".join(notes), replaced) if notes
+            else ReplaceResult(replaced or "")]  # fmt: skip
+
+
+# -- prompt ----------------------------------------------------------------------------------
+
+
+def on_input(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | Batch | None:
+    hooks = configured(view).at("prompt")
+    return _prompt(hooks, event, view) if hooks else None
+
+
+async def _prompt(hooks: list[Hook], event: dict[str, Any], view: RuntimeView) -> Batch:
+    text = str(event["text"])
+    answered = await _ask_all(hooks, view, {"prompt": text, "mode": event.get("mode")})
+    out = _reports(answered, "the prompt was sent as it was")
+    for hook, said in answered:
+        if said.decision == "deny":
+            return [*out, HandleInput(f"hook '{hook.name}' blocked this prompt: "
+                                      f"{said.reason or 'no reason given'}")]  # fmt: skip
+    context = _context(answered, stdout=True)
+    return [*out, TransformInput(f"{text}\n\n{context}")] if context else out
+
+
+# -- session-start, and the events hooks are only told of ----------------------------------
+
+
+def on_session_start(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | Batch | None:
+    found = configured(view)
+    problems: Batch = [Notify(_told_text(p), p.severity) for p in found.problems]
+    hooks = found.at("session-start")
+    if not hooks:
+        return problems or None
+    return _session_start(hooks, event, view, problems)
+
+
+async def _session_start(hooks: list[Hook], event: dict[str, Any], view: RuntimeView,
+                         problems: Batch) -> Batch:  # fmt: skip
+    resumed = bool(event.get("resumed"))
+    fields = {"source": "resume" if resumed else "startup", "entries": event.get("entries")}
+    answered = await _ask_all(hooks, view, fields)
+    out = [*problems, *_reports(answered, "nothing was added to the system prompt"),
+           *_ignored(answered, ("deny", "ask"))]  # fmt: skip
+    context = _context(answered, stdout=True)
+    return [*out, AppendSystemPrompt(context)] if context else out
+
+
+def _ignored(answered: Answered, decisions: tuple[str, ...]) -> Batch:
+    return [Notify(_told_text(HOOK_IGNORED(value=said.decision, source=hook.source,
+                                           name=hook.name, decision=said.decision,
+                                           event=hook.on)), "warning")
+            for hook, said in answered if said.decision in decisions]  # fmt: skip
+
+
+def _told(on: str, fields: Any) -> Any:
+    """A handler for an event hooks are only told of (`fields`: what they read of it)."""
+
+    def handler(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | None:
+        hooks = configured(view).at(on)
+        return _tell(hooks, fields(event), view) if hooks else None
+
+    return handler
+
+
+async def _tell(hooks: list[Hook], fields: dict[str, object], view: RuntimeView) -> Batch:
+    answered = await _ask_all(hooks, view, fields)
+    return [*_reports(answered, "it was told of the event only"),
+            *_ignored(answered, ("deny", "ask"))]  # fmt: skip
+
+
+def _stop_fields(event: dict[str, Any]) -> dict[str, object]:
+    return {"stop": event.get("stop"), "prompt_id": event.get("prompt_id")}
+
+
+PLUGIN = Plugin(
+    "hooks",
+    # Its handlers wait on commands, each killed at its own timeout (at most TIMEOUT_MAX);
+    # the runtime's bound is that and a grace for the kill.
+    handler_deadline=TIMEOUT_MAX + 10,
+    handlers={
+        "tool_call": on_tool_call,
+        "tool_result": on_tool_result,
+        "input": on_input,
+        "session_start": on_session_start,
+        "agent_end": _told("stop", _stop_fields),
+        "session_end": _told("session-end", lambda e: {}),
+        "compaction_start": _told(
+            "before-compaction", lambda e: {"trigger": e.get("reason"), "focus": e.get("focus")}
+        ),
+    },
+)
+
+__all__ = ["PLUGIN", "configured"]

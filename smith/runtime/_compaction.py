@@ -116,8 +116,9 @@ async def compact(rt: LoopContext, reason: str, focus: str | None = None) -> boo
     if focus:
         start["focus"] = str(rt.secrets.redact(focus))
     rt.emit(start)
-    messages = rt.context_cache.get(rt.session)
     try:
+        await rt.dispatch(start)  # a safe point: hooks are told before anything is summarised
+        messages = rt.context_cache.get(rt.session)
         ok, fields = await summarise(Turn.of(rt), messages, reason, focus)
     except asyncio.CancelledError:
         rt.emit(

@@ -162,7 +162,7 @@ async def call_handler(rt: HookSide, plugin: Plugin, handler: Any, ev: Event) ->
 
     from smith.runtime._intents import Gate
 
-    deadline = rt.limits.handler_deadline
+    deadline = max(rt.limits.handler_deadline, plugin.handler_deadline or 0.0)
     done: concurrent.futures.Future[object] = concurrent.futures.Future()
     gate = Gate()  # the deadline leaves out the time spent waiting for answers
     view = rt.view(plugin, gate)

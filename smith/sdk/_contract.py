@@ -5,8 +5,8 @@ contract. A plugin is a name plus contributions:
 
 - `handlers`: lifecycle event type -> handler. Handlers run in plugin order at the
   runtime's safe points (`session_start`, `agent_start`, `turn_start`, `turn_end`,
-  `agent_end`, `compaction_end`, `session_end`), get the event and a read-only view of
-  the runtime, and
+  `agent_end`, `compaction_start`, `compaction_end`, `session_end`), get the event and
+  a read-only view of the runtime, and
   return a batch of actions (or None): SetModel, SetThinking, SetSystemPrompt,
   AppendSystemPrompt, AddTool, RemoveTool, SetSetting, Enqueue. The runtime validates
   the batch of every handler of one event together, rejects conflicting ones with a
@@ -106,6 +106,7 @@ SAFE_POINTS = (
     "turn_start",
     "turn_end",
     "agent_end",
+    "compaction_start",  # before the older context is summarised (nothing recorded yet)
     "compaction_end",
     "session_end",  # the runtime closes its session (handlers only: not an emitted event)
 )
@@ -408,6 +409,10 @@ class Plugin:
     # under a deadline (docs/architecture.md, Plugins).
     start: Callable[[RuntimeView], Awaitable[None]] | None = None
     stop: Callable[[], Awaitable[None]] | None = None
+    # The most one of its handlers may take, in seconds, where that is more than the
+    # runtime's Limits.handler_deadline: for a plugin whose handlers wait on work with
+    # deadlines of their own (the hooks plugin runs commands, each with its timeout).
+    handler_deadline: float | None = None
 
     def contributions(self) -> dict[str, list[str]]:
         """What the plugin contributes: kind -> the names of each (kinds it contributes
