@@ -103,6 +103,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "environment": {"entry_id": "e", "text": "<environment>...</environment>", "cwd": "/"},
     "instructions": {"entry_id": "e", "path": "/p/AGENTS.md", "directory": "/p", "text": "x"},
     "ui": {"intent": "notify", "origin": "p", "level": "info", "text": "hi"},
+    "todo": {"origin": "plan", "items": [{"content": "x", "status": "pending"}]},
+    "mode": {"mode": "plan", "previous": "normal", "plan": None},
     "intent_answered": {"ask_id": "a", "intent": "request_choice", "choice": "x"},
     "intent_refused": {"ask_id": "a", "intent": "request_confirm", "reason": "no"},
     "entry": {"id": "e", "parent": None, "kind": "message"},

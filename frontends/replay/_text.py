@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 MARKS = {"same": "=", "diverged": "≠", "unknown": "?", "skipped": "-"}
 
 
+TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+
+
 def _first_line(text: str, width: int = 160) -> str:
     lines = text.strip().splitlines()
     return lines[0][:width] if lines else ""
@@ -70,6 +73,10 @@ class Transcript:
             self.line(f"→ {item['name']} {_arguments(item['arguments'])}")
         elif kind == "tool_end":
             self.tool_end(item)
+        elif kind == "todo":  # the agent's todo list as a call left it (docs/plan.md)
+            for todo in item["items"]:
+                mark = TODO_MARKS.get(str(todo.get("status")), "[ ]")
+                self.line(f"  {mark} {_first_line(str(todo.get('content', '')))}")
         elif kind == "compaction_end":
             self.line(f"[compacted the context; {item.get('tokens_before')} tokens before]")
         elif kind == "environment":

@@ -492,6 +492,9 @@ class _Builder:
 
     def tool_end(self, call_id: str, name: str, result: dict[str, Any], **extra: Any) -> None:
         self.emit(**self.ended(call_id, name, result, **extra))
+        todos = as_dict(result.get("details")).get("todos")
+        if name == "todo" and result.get("ok") and isinstance(todos, list):  # the plan plugin's
+            self.emit(type="todo", origin="plan", items=todos)  # list, as it was sent live
 
     @staticmethod
     def ended(call_id: str, name: str, result: dict[str, Any], **extra: Any) -> Event:

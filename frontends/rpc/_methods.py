@@ -307,6 +307,15 @@ async def thinking_set(server: Server, level: str) -> object:
     return {"thinking": server.runtime.thinking, "generation": server.runtime.generation}
 
 
+@method("mode.set", Param("mode", "string", required=True, example='{"mode": "plan"}'),
+        Param("prompt", "boolean"))  # fmt: skip
+async def mode_set(server: Server, mode: str, prompt: bool = True) -> object:
+    try:
+        return _submit(server, ops.SetMode(mode, prompt=prompt))
+    except SmithError as exc:
+        raise invalid(exc) from None
+
+
 # -- file history ------------------------------------------------------------------------
 
 FORCE = Param("force", "boolean")

@@ -43,6 +43,7 @@ from ._images import ImageInput
 from ._intents import AppFrontend, show_plugin
 from ._interrupt import QuitKey
 from ._models import ModelChoice, model_choices
+from ._plan import PlanMode, TodoPanel
 from ._recall import FindMixin
 from ._render import (
     INTERRUPTED,
@@ -70,7 +71,7 @@ SETTLE = 400  # characters a settled part of a streaming answer has at least
 BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
 
 
-class SmithApp(CommandHostMixin, FindMixin, App[int]):
+class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
     TITLE = "smith"
     COMMANDS = App.COMMANDS | {SmithCommands}
     CSS = """
@@ -102,6 +103,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         "expand": ("expand", "show all"),
         "editor": ("external_editor", "edit in $EDITOR"),
         "history": ("history_search", "history"),
+        "mode": ("cycle_mode", "plan mode on and off"),  # the plan plugin's key: _plan
     }
 
     def __init__(
@@ -185,6 +187,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
         yield Static("", id="queue", markup=False)
         yield Input(placeholder="Find in transcript…  (Enter: next older match, Escape: close)",
                     id="search")  # fmt: skip
+        yield TodoPanel(id="todo")  # the agent's todo list, pinned (_plan)
         self.working = WorkingLine(self.keys.get("abort", ""), id="working")
         yield self.working
         yield Editor(
@@ -377,6 +380,8 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
             self._status()  # started or settled: the state in the status line too
         if "origin" in data and intent.kind in ("notify", "status", "progress"):
             show_plugin(self, intent)  # a plugin's, not the runtime's
+        elif intent.kind == "todo":
+            self.query_one(TodoPanel).take(data)
         elif intent.kind == "answer":
             self._sync()  # how a question ended: shown from its record
         elif intent.kind == "message_delta":
@@ -395,7 +400,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
                 if interrupted(data):  # stopped while a tool ran: one line says so,
                     self._sync()  # after what the aborted calls recorded
                     self.tell(INTERRUPTED)
-            if data["event"] in ("agent_start", "settled", "turn_end", "queue_changed"):
+            if data["event"] in ("agent_start", "settled", "turn_end", "queue_changed", "mode"):
                 self._busy = data["event"] != "settled"
                 if data["event"] in ("turn_end", "settled"):
                     self._sync()
@@ -516,6 +521,7 @@ class SmithApp(CommandHostMixin, FindMixin, App[int]):
                     self._tools.shells.discard(key)
                     self._drop_tool_line(key)
         self.transcript.add_entries(shown, ids)
+        self.query_one(TodoPanel).take_entries(shown)  # a todo call's list, pinned
         self._synced = leaf
 
     def _drop_tool_line(self, key: str) -> None:

@@ -148,13 +148,19 @@ def status_fields(
     extra: Iterable[str] = (),
 ) -> list[Field]:
     """The status line's fields from `Runtime.status()`: model, state, thinking, cost,
-    context, session (`given`: a name the user gave, which may be shortened), queue
+    context, session (`given`: a name the user gave, which may be shortened), plan mode
+    (while the runtime is in it: never dropped, so it never goes unnoticed), queue
     (when something is queued), memory (when accounting is on) and plugins' statuses."""
     thinking = str(status["thinking"])
     queued = len(status["queue"])
     fields = [
         Field((inert(str(status["model"])),), MODEL, required=True),
         Field(("working" if busy else "ready",), STATE, required=True),
+        *(
+            [Field(("plan mode", "plan"), STATE, required=True)]
+            if status.get("mode") == "plan"
+            else []
+        ),
         Field((f"thinking {thinking}", f"think {thinking}"), THINKING),
         Field(cost_text(status["cost"]), COST),
         context_field(status["context"]),

@@ -475,6 +475,15 @@ def product_schema() -> Schema:
             )
         )
 
+    add(
+        Option(
+            "plan",
+            Boolean(),
+            False,
+            doc="Start in plan mode: only read-only tools run and the model is told it is "
+            "planning; leaving it (Shift+Tab in the app) sends the plan (docs/plan.md).",
+        )
+    )
     # Diagnostics.
     add(
         Option(

@@ -333,6 +333,42 @@ class Ui(_Event, tag="ui", frozen=True):
     key: str | None = None
 
 
+class TodoItem(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """One item of a todo list: what is to be done and how far it is."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class Todo(_Event, tag="todo", frozen=True):
+    """the agent's todo list changed (the `todo` tool of the plan plugin: the whole list,
+    as it is now; docs/plan.md); not recorded itself: the call's result is
+    """
+
+    fields_doc: ClassVar[str] = (
+        "`origin` (the plugin), `items` (`[{content, status}]`, status `pending`, "
+        "`in_progress` or `completed`)"
+    )
+
+    origin: str
+    items: list[TodoItem]
+
+
+class Mode(_Event, tag="mode", frozen=True):
+    """the runtime's mode changed (`set_mode`, `--plan`; recorded, entry kind `mode`):
+    `plan` runs only read-only tools (docs/plan.md)
+    """
+
+    fields_doc: ClassVar[str] = (
+        "`mode` (`normal` or `plan`), `previous`, `plan` (leaving plan mode: the plan, the "
+        "last answer given in it, or null)"
+    )
+
+    mode: Literal["normal", "plan"]
+    previous: Literal["normal", "plan"]
+    plan: str | None = None
+
+
 class IntentAnswered(_Event, tag="intent_answered", frozen=True):
     """a plugin's question was answered"""
 
@@ -455,8 +491,8 @@ Event = Union[  # noqa: UP007 (a runtime union msgspec and JSON Schema read)
     SessionStart, AgentStart, TurnStart, MessageStart, MessageDelta, MessageEnd,
     ToolStart, ToolUpdate, ToolEnd, TurnEnd, AgentEnd, CompactionStart, CompactionEnd,
     QueueChanged, Retry, Failover, Error, Settled, InputHandled, Environment,
-    Instructions, Ui, IntentAnswered, IntentRefused, EntryAppended, Result, ReplayStart,
-    ReplayEnd,
+    Instructions, Ui, Todo, Mode, IntentAnswered, IntentRefused, EntryAppended, Result,
+    ReplayStart, ReplayEnd,
 ]  # fmt: skip
 HookEvent = Union[Input, ToolCall, ToolResult]  # noqa: UP007
 

@@ -279,6 +279,20 @@ METHODS: tuple[Method, ...] = (
         ('`{"thinking", "generation"}`'),
     ),
     Method(
+        "mode.set",
+        "Model and thinking",
+        (("mode", str, True), ("prompt", bool, False)),
+        (
+            "`mode` (string, required: `plan` or `normal`), `prompt` (boolean, default true: "
+            "leaving plan mode, send the plan as the next prompt)"
+        ),
+        (
+            '`{"mode", "previous", "plan", "submission"}`: `plan` is the last answer given '
+            "in plan mode (on leaving it, else null), `submission` the id of the prompt it "
+            "was sent as; a `mode` event follows a change (docs/plan.md)"
+        ),
+    ),
+    Method(
         "vcs.undo",
         "File history",
         (("force", bool, False),),

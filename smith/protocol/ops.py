@@ -117,6 +117,18 @@ class SetThinking(Op, tag="set_thinking", frozen=True):
     op: ClassVar[str] = "set_thinking"
 
 
+class SetMode(Op, tag="set_mode", frozen=True):
+    """Enter or leave a mode: `plan` (only read-only tools run; the model is told it is
+    planning) or `normal`; recorded in the session, so resume keeps it (docs/plan.md).
+    Leaving plan mode takes the plan (the last answer given in it) and, with `prompt`,
+    sends it as the next prompt (queued as a follow-up while the agent works). Returns
+    `{"mode", "previous", "plan", "submission"}`."""
+
+    mode: str
+    prompt: bool = True
+    op: ClassVar[str] = "set_mode"
+
+
 class QueueRemove(Op, tag="queue_remove", frozen=True):
     """Take a queued input back; False when it is gone (delivered meanwhile)."""
 
@@ -240,7 +252,7 @@ class Fork(Op, tag="fork", frozen=True):
 
 
 Operation = Union[  # noqa: UP007 (a runtime union msgspec and JSON Schema read)
-    Prompt, Steer, FollowUp, Shell, Abort, Compact, SetModel, SetThinking, QueueRemove,
+    Prompt, Steer, FollowUp, Shell, Abort, Compact, SetModel, SetThinking, SetMode, QueueRemove,
     QueueClear, Undo, Redo, Restore, Diff, History, Context, ListFiles, Plugins, SessionInfo,
     Entries, Tree, Select, Fork,
 ]  # fmt: skip
@@ -274,6 +286,7 @@ __all__ = [
     "Restore",
     "Select",
     "SessionInfo",
+    "SetMode",
     "SetModel",
     "SetThinking",
     "Shell",

@@ -48,6 +48,8 @@ TYPES = (
     "ui",  # {intent: notify|progress|status, origin, ...the intent's fields}
     "intent_answered",  # {ask_id, intent, origin, text, choice, frontend}
     "intent_refused",  # {ask_id, intent, origin, text, frontend, reason}
+    "todo",  # a plugin's todo list, whole (smith.ui.Todos; the plan plugin's todo tool)
+    "mode",  # the runtime's mode changed: {mode, previous, plan} (smith.runtime._mode)
     "entry",  # an entry was appended to the session: {id, parent, kind}
     # Hooks: handed to plugin handlers only, never emitted (smith.runtime._hooks).
     "input",  # before a user message is recorded: {text, mode}

@@ -35,6 +35,7 @@ from smith.runtime._cost import CostMeter, carry_cost, count_earlier
 from smith.runtime._events import SUBMISSION, Event, event, publish_entries
 from smith.runtime._generation import Generation
 from smith.runtime._kinds import LOOP_FAILED, OP_BUSY, check_thinking
+from smith.runtime._mode import mode, start_mode
 from smith.runtime._parts import Options, Parts, Services
 from smith.runtime._project import prompt_parts
 from smith.runtime._prompt import Part, compose
@@ -143,6 +144,7 @@ class Runtime:
         # Every entry appended from now on is an `entry` event (frontends follow the
         # session through these and the Entries operation, never the Session itself).
         self._unpublish = publish_entries(session, self.emit)
+        start_mode(self)  # --plan: in plan mode from the start (smith.runtime._mode)
 
     def _init_running_state(self) -> None:
         """What the runtime keeps about the task it runs and who listens."""
@@ -202,6 +204,7 @@ class Runtime:
             "tools": list(self.tool_names),
             "queue": listed(self.queue.items(), self.secrets),
             "cost": self.cost.to_dict(),
+            "mode": mode(self),  # normal or plan
         }
 
     # -- events out -------------------------------------------------------------------
@@ -574,7 +577,7 @@ class Runtime:
                     self.tool_names, self.turn, settings, self.session.id,
                     HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
                     previewer(self), self.plugin_state, self.lifecycle.tool_sets,
-                    self.parts.plugins.config, self.context)  # fmt: skip
+                    self.parts.plugins.config, self.context, mode(self))  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

@@ -105,6 +105,7 @@ class View:
     # The configuration and the tools' context the runtime was built with (RuntimeView).
     config: Config | None = field(default=None, repr=False, compare=False)
     context: ToolContext | None = field(default=None, repr=False, compare=False)
+    mode: str = "normal"  # the runtime's mode (smith.runtime._mode): normal or plan
 
     async def ask(self, question: Asked) -> Reply:
         return await self.asker(question)

@@ -39,6 +39,7 @@ from smith.protocol.ops import (
     Restore,
     Select,
     SessionInfo,
+    SetMode,
     SetModel,
     SetThinking,
     Shell,
@@ -152,6 +153,12 @@ def _set_thinking(rt: Runtime, op: SetThinking) -> object:
     return None
 
 
+def _set_mode(rt: Runtime, op: SetMode) -> object:
+    from smith.runtime._mode import set_mode
+
+    return set_mode(rt, op.mode, prompt=op.prompt)
+
+
 def _queue_remove(rt: Runtime, op: QueueRemove) -> object:
     return rt.queue.remove(op.id)
 
@@ -242,6 +249,7 @@ APPLY: dict[type[Operation], Callable[[Runtime, Any], object]] = {
     Compact: _compact,
     SetModel: _set_model,
     SetThinking: _set_thinking,
+    SetMode: _set_mode,
     QueueRemove: _queue_remove,
     QueueClear: _queue_clear,
     Undo: _undo,
@@ -440,6 +448,7 @@ __all__ = [
     "Restore",
     "Select",
     "SessionInfo",
+    "SetMode",
     "SetModel",
     "SetThinking",
     "Shell",

@@ -137,6 +137,12 @@ class RuntimeView(Protocol):
         ...
 
     @property
+    def mode(self) -> str:
+        """The runtime's mode: "normal", or "plan" (only read-only tools run; the plan
+        plugin, docs/plan.md), as set by `set_mode`, `--plan` or the app's Shift+Tab."""
+        ...
+
+    @property
     def session_id(self) -> str:
         """The session the runtime records in (what lasts "for this session")."""
         ...

@@ -36,6 +36,8 @@ _TABLE = (
     Kind("notify", "drop", "runtime: error, retry, failover, input_handled's reply; "
          "plugins: Notify"),
     Kind("progress", "drop", "runtime: compaction_start, compaction_end; plugins: Progress"),
+    Kind("todo", "drop", "plugins: Todos (the plan plugin's todo tool; its calls' results "
+         "keep the list)"),
     Kind("request_choice", "refuse", "plugins: Question (handlers, commands, tools)"),
     Kind("request_confirm", "refuse", "plugins: Confirm (handlers, commands, tools)"),
     Kind("answer", "persist", "runtime: intent_answered, intent_refused (how a question "
@@ -105,8 +107,29 @@ class Status:
         return {"key": self.key, "text": self.text}
 
 
-Shown = Notify | Progress | Status
-SHOWN_TYPES = (Notify, Progress, Status)
+TODO_STATES = ("pending", "in_progress", "completed")
+
+
+@dataclass(frozen=True, slots=True)
+class Todos:
+    """A todo list to keep in view, whole: `items` of (what is to be done, its state:
+    pending, in_progress or completed). Sent out as a `todo` event of its own."""
+
+    items: tuple[tuple[str, str], ...]
+
+    kind = "todo"
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "items": [
+                {"content": c, "status": s if s in TODO_STATES else "pending"}
+                for c, s in self.items
+            ]
+        }
+
+
+Shown = Notify | Progress | Status | Todos
+SHOWN_TYPES = (Notify, Progress, Status, Todos)
 
 
 NOTE_MAX = 500  # characters of a reason the user gives with an answer (Reply.note)
@@ -229,8 +252,11 @@ def interrupted(frontend: str = "") -> Reply:
 
 
 def shown_intent(value: Shown, *, origin: str) -> Intent:
-    """The intent of a plugin's notice, progress or status (`origin`: who sent it)."""
+    """The intent of a plugin's notice, progress, status or todo list (`origin`: who
+    sent it)."""
     data = {"origin": origin, **value.fields()}
+    if isinstance(value, Todos):  # a list of its own: the `todo` event
+        return Intent(value.kind, data, {"type": "todo", **data})
     return Intent(value.kind, data, {"type": "ui", "intent": value.kind, **data})
 
 
@@ -323,6 +349,10 @@ def intent_for(event: Mapping[str, Any]) -> Intent | None:
     if kind == "ui" and ev.get("intent") in SHOWN:
         data = {k: v for k, v in ev.items() if k not in ("type", "intent")}
         return Intent(str(ev["intent"]), data, ev)
+    if kind == "todo":
+        return Intent("todo", {k: v for k, v in ev.items() if k != "type"}, ev)
+    if kind == "mode":
+        return Intent("status", {"event": kind, **ev}, ev)
     if kind in ("intent_answered", "intent_refused"):
         return Intent("answer", {k: v for k, v in ev.items() if k != "type"}, ev)
     return None
