@@ -239,14 +239,13 @@ class _Provider(OAuthClientProvider):
 
     async def _perform_authorization(self) -> httpx2.Request:
         tokens = self.context.current_tokens
-        if (
+        self._smith_refreshing = bool(
             not self.smith_interactive
-            and not self._smith_refreshing
             and tokens is not None
             and tokens.refresh_token
             and self.context.client_info is not None
-        ):
-            self._smith_refreshing = True
+        )  # at most once a request: a refused retry ends the SDK's flow
+        if self._smith_refreshing:
             return await self._refresh_token()
         return await super()._perform_authorization()
 

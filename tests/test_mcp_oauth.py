@@ -407,3 +407,16 @@ def test_a_refused_authorization_fails_the_login(served: Served, tmp_path: Path)
     d = caught.value.diagnostic
     assert d.code == "mcp.login-failed"
     assert "access_denied: the user said no" in d.what
+
+
+def test_a_login_nobody_answers_ends_at_its_timeout(served: Served, tmp_path: Path) -> None:
+    said: list[str] = []  # the URL is shown, and nobody opens it
+    with pytest.raises(SmithError) as caught:
+        login("web", served.url, home=str(tmp_path), say=said.append, timeout=0.2)
+    d = caught.value.diagnostic
+    assert d.code == "mcp.login-failed" and "no answer reached http://127.0.0.1:" in d.what
+    assert "open this URL in a browser" in said[0] and served.auth.grants == []
+    port = _record(tmp_path)["redirect-port"]
+    with socket.socket() as again:  # the loopback let its port go
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind(("127.0.0.1", port))  # type: ignore[arg-type]
