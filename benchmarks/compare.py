@@ -23,6 +23,7 @@ from benchmarks import (
     bench_sandbox,
     bench_session,
     bench_sessions_show,
+    bench_skills,
     bench_sse,
     bench_startup,
     bench_tools,
@@ -97,6 +98,7 @@ def main() -> int:
     print(bench_vcs_latest.line(bench_vcs_latest.figures()))
     print(bench_memory.line(bench_memory.figures()))
     print(bench_sandbox.line(bench_sandbox.figures()))
+    print(bench_skills.line(bench_skills.figures()))
     return 0
 
 
