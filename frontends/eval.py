@@ -357,3 +357,7 @@ class _HumanPrinter:
         elif kind == "ui" and ev["intent"] == "notify":  # a plugin's notice
             level = "" if ev["level"] == "info" else f"{ev['level']}: "
             self.note(f"smith: {level}{ev['origin']}: {ev['text']}")
+        elif kind == "todo":  # the agent's todo list, as it is now (docs/plan.md)
+            marks = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+            for item in ev["items"]:
+                self.note(f"  {marks.get(item['status'], '[ ]')} {item['content']}")

@@ -222,3 +222,24 @@ def test_the_app_pins_the_list_and_shift_tab_toggles_plan_mode(tmp_path: Path) -
             assert "plan mode" not in status(again)
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_the_app_started_with_plan_is_in_plan_mode_and_says_so_however_narrow(
+    senv: SmithEnv,
+) -> None:
+    from tests.app_kit import assembled_app
+    from tests.test_tui import status
+
+    project = senv.make_project()
+    senv.env["SMITH_PLAN"] = "true"  # as --plan
+    make_app, session = assembled_app(senv, project, script(senv, [{"text": "a plan"}]))
+
+    async def main() -> None:
+        app = make_app()
+        async with app.run_test(size=(40, 20)) as pilot:
+            await pilot.pause()
+            assert app.runtime is not None and app.runtime.status()["mode"] == "plan"
+            assert "plan" in status(app).split(" · "), status(app)  # never dropped
+        session.close()
+
+    asyncio.run(asyncio.wait_for(main(), 60))

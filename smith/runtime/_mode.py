@@ -87,9 +87,13 @@ def mode(rt: Runtime) -> str:
 
 
 def start_mode(rt: Runtime) -> None:
-    """Enter plan mode at start when configuration asks (`--plan`), unless in it."""
-    config = rt.parts.plugins.config
-    if config is not None and config["plan"] is True and mode(rt) != "plan":
+    """Enter plan mode at start when configuration asks (`--plan`), unless in it. A child
+    runtime (its parent's lifecycle) is left alone: its branch starts on its parent's, so
+    it is in the mode its parent was in when it started it."""
+    side = rt.parts.plugins
+    if side.lifecycle is not None or side.config is None:
+        return
+    if side.config["plan"] is True and mode(rt) != "plan":
         set_mode(rt, "plan", prompt=False)
 
 
