@@ -352,3 +352,68 @@ def test_answers_by_exit_status_and_json() -> None:
     assert answer(Ran(0, stdout="{not json"), 1).decision == "failed"
     assert answer(Ran(0, stdout='{"updatedInput": [1]}'), 1).decision == "failed"
     assert answer(Ran(None, timed_out=True), 7).reason.startswith("it did not finish within 7 s")
+
+
+def test_a_hook_that_asks_denies_where_nobody_can_answer(
+    senv: SmithEnv, smith: Callable[..., Result], project: Path
+) -> None:
+    ask = _script(project, "ask.sh", """echo '{"decision": "ask", "reason": "big change"}'\n""")
+    _config(senv, f'hook "ask" on="before-tool" command="{ask}"\n')
+    run = _eval(senv, smith, project, [_call("write", path="a.txt", content="A"), DONE])
+    assert not (project / "a.txt").exists()
+    reason = run.of("tool_end")[0]["result"]["denied"]["reason"]
+    assert reason.startswith("hook 'ask' asked the user, who did not allow it")
+
+
+def test_before_tool_context_and_a_program_with_its_arguments(
+    senv: SmithEnv, smith: Callable[..., Result], project: Path
+) -> None:
+    (project / "a.txt").write_text("A\n")
+    _script(project, "say.sh", """cat >/dev/null; echo "{\\"additionalContext\\": \\"$1\\"}"\n""")
+    _config(senv, 'hook "say" on="before-tool" {\n    command "./say.sh" "read with care"\n}\n')
+    run = _eval(senv, smith, project, [_call("read", path="a.txt"), DONE])
+    assert run.result.code == 0, run.result.err
+    text = run.result_text(1)
+    assert text.startswith("A") and text.endswith("read with care")
+
+
+def test_stop_compaction_and_session_end_hooks_are_told(senv: SmithEnv, project: Path) -> None:
+    import asyncio
+    import os
+
+    from smith.config import resolve
+    from smith.effects import Sandbox, ToolContext, builtin_tools
+    from smith.runtime import Limits, Runtime
+    from smith.sdk import resolve_plugins
+    from smith.session import Session
+
+    tell = _script(project, "tell.sh", "cat >> told.jsonl; echo >> told.jsonl\n")
+    _config(senv, f"""\
+        hook "a" on="stop" command="{tell}"
+        hook "b" on="before-compaction" command="{tell}"
+        hook "c" on="session-end" command="{tell}"
+    """)  # fmt: skip
+    script = senv.root / "script.json"
+    script.write_text(json.dumps({"responses": [DONE, {"text": "the summary"}]}))
+    config = resolve(env={**senv.env, "PATH": os.environ["PATH"]}, cwd=str(project))
+
+    async def main() -> None:
+        session = Session.create(str(senv.root / "s.jsonl"), cwd=str(project))
+        ctx = ToolContext(root=str(project), cwd=str(project), session=session,
+                          sandbox=Sandbox.from_config(config))  # fmt: skip
+        rt = Runtime(session, model=f"scripted:{script}", tools=list(builtin_tools().values()),
+                     context=ctx, config=config, plugin_list=resolve_plugins(config),
+                     limits=Limits(retry_delay=0.001))  # fmt: skip
+        rt.prompt("go")
+        await rt.wait_idle()
+        rt.submit({"op": "compact", "focus": "the parser"})
+        await rt.wait_idle()
+        await rt.close()
+        session.close()
+
+    asyncio.run(main())
+    told = [json.loads(line) for line in (project / "told.jsonl").read_text().splitlines()]
+    assert [t["event"] for t in told] == ["stop", "before-compaction", "session-end"]
+    assert told[0]["stop"] == "end" and told[0]["hook_event_name"] == "Stop"
+    assert told[1]["trigger"] == "manual" and told[1]["focus"] == "the parser"
+    assert told[2]["hook_event_name"] == "SessionEnd"
