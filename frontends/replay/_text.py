@@ -8,7 +8,7 @@ re-execution reports get one line each). `markdown` renders a whole timeline at 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from smith.runtime import image_chip
 from smith.text import inert, replace_surrogates
@@ -41,6 +41,7 @@ class Transcript:
         self.channel = ""
         self.at_line_start = True
         self.told: set[str] = set()  # the lines of the last environment block shown
+        self.nested: dict[str, Transcript] = {}  # each child agent's, by its call's id
 
     def write(self, text: str) -> None:
         if text:
@@ -73,6 +74,8 @@ class Transcript:
             self.line(f"→ {item['name']} {_arguments(item['arguments'])}")
         elif kind == "tool_end":
             self.tool_end(item)
+        elif kind == "tool_update" and isinstance(item["update"].get("child"), dict):
+            self.child(item)  # a child agent's event (frontends/replay/_children.py)
         elif kind == "todo":  # the agent's todo list as a call left it (docs/plan.md)
             for todo in item["items"]:
                 mark = TODO_MARKS.get(str(todo.get("status")), "[ ]")
@@ -90,6 +93,17 @@ class Transcript:
             self.line(answered(item))
         elif kind == "reexecute":
             self.report(item)
+
+    def child(self, item: dict[str, Any]) -> None:
+        """A child agent's event, shown as its own transcript indented under the call."""
+        nested = self.nested.get(item["tool_call_id"])
+        if nested is None:
+            if not self.at_line_start:
+                self.write("\n")
+            nested = Transcript(cast("TextIO", _Indented(self)))
+            self.nested[item["tool_call_id"]] = nested
+            nested.told = self.told  # the environment the parent was told is not repeated
+        nested(item["update"]["child"])
 
     def environment(self, text: str) -> None:
         """The block the model was told: whole the first time, then what changed."""
@@ -136,6 +150,23 @@ class Transcript:
                 self.line(f"      {' ' * len(field)}  actual   {actual}")
         else:
             self.line(f"{head}: not re-run ({status}): {item['reason']}")
+
+
+class _Indented:
+    """Where a child's transcript writes: the parent's, each line behind a bar."""
+
+    def __init__(self, parent: Transcript) -> None:
+        self.parent = parent
+
+    def write(self, text: str) -> int:
+        for piece in text.splitlines(keepends=True):
+            if self.parent.at_line_start:
+                self.parent.write("  │ ")
+            self.parent.write(piece)
+        return len(text)
+
+    def flush(self) -> None:
+        self.parent.out.flush()
 
 
 def answered(item: dict[str, Any]) -> str:

@@ -119,8 +119,14 @@ class Timeline:
 
 
 def reconstruct(session: Session, leaf: str | None = None) -> Timeline:
-    """The timeline of the branch to `leaf` (default: the selected one)."""
-    entries = session.branch(leaf)
+    """The timeline of the branch to `leaf` (default: the selected one), with each child
+    agent's branch nested under the call that ran it (_children.nest)."""
+    return _of(session, session.branch(leaf))
+
+
+def _of(session: Session, entries: list[Entry]) -> Timeline:
+    from ._children import nest
+
     unreadable: list[tuple[str, str]] = []
     contents = [_content(e, unreadable) for e in entries]
     builder = _Builder(_link(entries, contents))
@@ -128,6 +134,7 @@ def reconstruct(session: Session, leaf: str | None = None) -> Timeline:
     for entry, content in zip(entries, contents, strict=True):
         builder.take(entry, content)
     builder.finish()
+    nest(session, entries, builder.timeline, lambda part: _of(session, part))
     return builder.timeline
 
 

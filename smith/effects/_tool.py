@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
 
     from smith.effects._outputs import Mask
     from smith.effects._sandbox import Sandbox
@@ -350,16 +350,26 @@ class ToolContext:
         limits: Any = None,
         model: Any = None,
         at: str | None = None,
+        offered: Collection[str] | None = None,
+        max_depth: int | None = None,
+        max_turns: int | None = None,
+        watch: Callable[[dict[str, Any]], object] | None = None,
     ) -> dict[str, Any]:
         """Run `prompt` in a child runtime on a new branch of this call's session (forked
         at `at`, default: this call's own effect_intent entry, `intent`) with its own
-        tools, system prompt, limits (smith.Limits) and model, and wait for it to stop:
-        {stop, error, message, text, at, leaf}. For a tool written as a coroutine."""
+        tools (`offered`: the names it is offered of them and its plugins' tools, None:
+        all), system prompt, limits (smith.Limits) and model (default: the parent's), and
+        wait for it to stop: {stop, error, message, text, at, leaf, turns, depth};
+        `watch` sees its events. A ToolError past `max_depth` levels of children or
+        `max_turns` rounds of the whole tree of children (smith.runtime._children). For
+        a tool written as a coroutine."""
         if self.children is None:
             raise ToolError("child agents start only from a runtime's tool calls")
         return await self.children.run(prompt, tools=tools, system_prompt=system_prompt,
                                        limits=limits, model=model,
-                                       at=at if at is not None else self.intent)  # fmt: skip
+                                       at=at if at is not None else self.intent,
+                                       offered=offered, max_depth=max_depth,
+                                       max_turns=max_turns, watch=watch)  # fmt: skip
 
     def for_call(self) -> ToolContext:
         """A copy for one call, with its own cancellation flag."""
@@ -434,6 +444,10 @@ class Children(Protocol):
         limits: Any = ...,
         model: Any = ...,
         at: str | None = ...,
+        offered: Collection[str] | None = ...,
+        max_depth: int | None = ...,
+        max_turns: int | None = ...,
+        watch: Callable[[dict[str, Any]], object] | None = ...,
     ) -> dict[str, Any]: ...
 
 

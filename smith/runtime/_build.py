@@ -26,7 +26,7 @@ from smith.diagnostics import DiagnosticKind
 from smith.sdk import PluginList
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
     from typing import TextIO
 
     from smith.config import Config
@@ -275,6 +275,7 @@ class Assembly:
         limits: Limits | None = None,
         prepare: bool = True,
         parent: Runtime | None = None,
+        offered: Collection[str] | None = None,
     ) -> Runtime:
         """The agent loop over `session` (prepared first), with this assembly's tools,
         secrets, plugins, limits, file history and what the model is told about the
@@ -284,7 +285,8 @@ class Assembly:
         those of the assembly's plugin list). Its tools can start child runtimes on new
         branches of `session` (ToolContext.spawn_child: smith.runtime._children, which
         builds them here with `prepare` off, on a smith.session.Branch, and `parent`:
-        the runtime whose plugins' lifecycle a child shares)."""
+        the runtime whose plugins' lifecycle a child shares; `offered`: the names of the
+        tools it offers, of `tools` and its plugins' (a child's definition), None: all)."""
         from smith.runtime._children import Children
         from smith.runtime._parts import Parts
         from smith.runtime._runtime import Runtime
@@ -303,6 +305,10 @@ class Assembly:
         context = self.tool_context(session)
         children = context.children = Children(self, session, model or self.model)
         given = self.tools() if tools is None else list(tools)
+        tool_sets = self.tool_sets
+        if offered is not None:
+            given = [t for t in given if t.name in offered]
+            tool_sets = tool_sets.within(offered)
         parts = Parts.of(
             model=model or self.model,
             tools=[t.for_limits(context.limits) for t in given],
@@ -312,7 +318,7 @@ class Assembly:
             plugins=plugins,  # the assembly's own are in its plugin list
             surface=self.surface,
             templates=self.templates,
-            tool_sets=self.tool_sets,
+            tool_sets=tool_sets,
             **options,
         )
         runtime = children.parent = Runtime.of(session, parts)

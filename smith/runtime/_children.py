@@ -16,6 +16,16 @@ model, until it stops. The parent waits on its tool call meanwhile; its cursor i
 untouched (the child writes aside), so its next entries continue its own branch and the
 file's selected leaf stays the parent's. Cancelling the call (an abort, a timeout)
 aborts the child.
+
+A child has its parent's model (the provider the parent uses now, so one provider engine
+serves the tree) unless given another, and the tools named by `offered` among the given
+tools (default the built-ins) and its plugins' (default: all of them, so a child can start
+children of its own). The children of one root runtime form a tree (`Tree`): `max_depth`
+bounds how deep a call may start one (the root's children are at depth 1) and `max_turns`
+the provider rounds of all the root's descendants together; either is a ToolError, which
+the model reads as the call's error result, never a crash (a child stopped at the turn
+cap ends its call so). What a child spent is added to its parent's cost meter when it
+ends, however it ends (unknown usage stays unknown: CostMeter.merge).
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Collection, Sequence
 
     from smith.effects import ToolSpec
     from smith.providers import Provider
@@ -33,6 +43,16 @@ if TYPE_CHECKING:
     from smith.runtime._limits import Limits
     from smith.runtime._runtime import Runtime
     from smith.session import Session
+
+
+class Tree:
+    """What the runtimes started from one root runtime share: the provider rounds all its
+    descendants have taken so far (their turn_start events)."""
+
+    __slots__ = ("turns",)
+
+    def __init__(self) -> None:
+        self.turns = 0
 
 
 class Children:
@@ -45,6 +65,8 @@ class Children:
         self.session = session
         self.model = model
         self.parent: Runtime | None = None  # the runtime whose tools start children
+        self.depth = 0  # of `parent` below the tree's root runtime
+        self.tree = Tree()
 
     async def run(
         self,
@@ -55,27 +77,69 @@ class Children:
         limits: Limits | None = None,
         model: str | tuple[Provider, str] | None = None,
         at: str | None = None,
+        offered: Collection[str] | None = None,
+        max_depth: int | None = None,
+        max_turns: int | None = None,
+        watch: Callable[[Event], object] | None = None,
     ) -> dict[str, Any]:
         """Run `prompt` in a child runtime on a new branch forked at `at` (default: the
         parent's leaf now; `spawn_child` passes its call's intent entry) and wait for it
-        to stop. Returns how it ended: `stop`, `error`,
-        the final `message` and its `text`, the branch's fork point (`at`) and `leaf`."""
+        to stop; `watch` sees each of its events. Returns how it ended: `stop`, `error`,
+        the final `message` and its `text`, the branch's fork point (`at`) and `leaf`,
+        its `turns` and `depth`. A ToolError when the child would be deeper than
+        `max_depth` or the tree has taken `max_turns` rounds (see the module)."""
+        from smith.effects import ToolError
+        from smith.runtime._cost import CostMeter
         from smith.session import Branch
 
+        depth, tree = self.depth + 1, self.tree
+        if max_depth is not None and depth > max_depth:
+            raise ToolError(
+                f"a sub-agent cannot start another here: it would be {depth} levels deep and "
+                f"the limit is {max_depth}; do this part of the task yourself"
+            )
+        if max_turns is not None and tree.turns >= max_turns:
+            raise ToolError(
+                f"the sub-agents of this session's task have taken {tree.turns} turns, the "
+                f"limit of the whole tree ({max_turns}); no more can start: finish the task "
+                "with what you have"
+            )
         branch = Branch(self.session, self.session.leaf if at is None else at, apart=True)
         child = self.assembly.runtime(
             branch,
             prepare=False,  # the parent's unfinished call is the fork point, not a loss
             parent=self.parent,  # its plugins: started once, by the parent
-            model=model or self.model,
+            model=model or self._model(),
             tools=tools,
             system_prompt=system_prompt,
             limits=limits,
+            offered=offered,
         )
+        # Its meter counts its own calls: the file's earlier ones (which a runtime over a
+        # resumed session counts as its own) are the parent's, and already counted there.
+        child.cost = CostMeter()
+        below = child.context.children
+        if isinstance(below, Children):  # its own children are one level deeper
+            below.depth, below.tree = depth, tree
         ended: list[Event] = []
-        stop_watching = child.on_event(
-            lambda event: ended.append(event) if event["type"] == "agent_end" else None
-        )
+        turns = 0
+        capped = False
+
+        def seen(event: Event) -> None:
+            nonlocal turns, capped
+            kind = event["type"]
+            if kind == "agent_end":
+                ended.append(event)
+            elif kind == "turn_start":
+                turns += 1
+                tree.turns += 1
+                if max_turns is not None and tree.turns > max_turns and not capped:
+                    capped = True
+                    child.abort()
+            if watch is not None:
+                watch(event)
+
+        stop_watching = child.on_event(seen)
         try:
             child.prompt(prompt)
             await child.wait_idle()
@@ -85,6 +149,15 @@ class Children:
         finally:
             stop_watching()
             await child.close()
+            if self.parent is not None:  # what it spent is the parent's too
+                self.parent.cost.merge(child.cost)
+        if capped:
+            raise ToolError(
+                f"the sub-agents of this session's task reached the limit of {max_turns} "
+                f"turns for the whole tree; this one was stopped after {turns} of its own "
+                "and may have changed files part-way: check before going on",
+                mutation="unknown",
+            )
         end: Event = ended[-1] if ended else {"stop": "error", "message": None}
         message = end.get("message") or {"role": "assistant", "content": []}
         text = "".join(
@@ -97,7 +170,16 @@ class Children:
             "text": text,
             "at": branch.fork_point,
             "leaf": branch.leaf,
+            "turns": turns,
+            "depth": depth,
         }
 
+    def _model(self) -> str | tuple[Provider, str]:
+        """The parent's model now (its provider object: one engine for the tree)."""
+        if self.parent is None:
+            return self.model
+        current = self.parent.current
+        return current.provider, current.model_id
 
-__all__ = ["Children"]
+
+__all__ = ["Children", "Tree"]

@@ -4,6 +4,7 @@
     sets.set("mcp-client", [spec])    # RuntimeView.set_tools: its whole set, replaced
     sets.tools(), sets.origins()      # every plugin's, in plugin order; tool -> plugin
     LiveTools(builtin, sets)          # a tool host's tools, read anew at each lookup
+    sets.within({"read", "task"})     # a child runtime's view: only the tools it names
 
 One `ToolSets` belongs to an assembly (smith.runtime.build): its runtimes and tool hosts
 share it, so what a plugin sets is what the next model request offers (a runtime
@@ -30,7 +31,7 @@ class ToolSets:
     def __init__(self, plugins: Iterable[Plugin] = (), *, builtin: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()
         self._sets: dict[str, tuple[ToolSpec, ...]] = {}
-        self.version = 0  # one more at each change
+        self._version = 0  # one more at each change
         # The built-in tools' names: a set naming one would be shadowed by it everywhere.
         self.builtin = frozenset(builtin)
         self.include(plugins)
@@ -64,7 +65,17 @@ class ToolSets:
                     )
             if self._sets.get(plugin) != given:
                 self._sets[plugin] = given
-                self.version += 1
+                self._version += 1
+
+    @property
+    def version(self) -> int:
+        """How many times a set changed (a runtime publishes a new generation on a change)."""
+        return self._version
+
+    def within(self, names: Iterable[str]) -> ToolSets:
+        """These sets as a child runtime sees them: only the tools named `names`, read
+        live (a tool a plugin offers later appears once named), its changes its parent's."""
+        return _Within(self, frozenset(names))
 
     def of(self, plugin: str) -> tuple[ToolSpec, ...]:
         with self._lock:
@@ -79,6 +90,35 @@ class ToolSets:
         """The plugin offering each tool, by tool name."""
         with self._lock:
             return {t.name: p for p, specs in self._sets.items() for t in specs}
+
+
+class _Within(ToolSets):
+    """A view of `whole` offering only the tools named `names` (ToolSets.within): it
+    includes and sets nothing of its own (a child's plugins are its parent's)."""
+
+    def __init__(self, whole: ToolSets, names: frozenset[str]) -> None:
+        super().__init__(builtin=whole.builtin)
+        self._whole = whole
+        self._names = names
+
+    def include(self, plugins: Iterable[Plugin]) -> None:
+        pass  # the parent's runtime included them
+
+    def set(self, plugin: str, tools: Sequence[ToolSpec]) -> None:
+        self._whole.set(plugin, tools)
+
+    @property
+    def version(self) -> int:
+        return self._whole.version
+
+    def of(self, plugin: str) -> tuple[ToolSpec, ...]:
+        return tuple(t for t in self._whole.of(plugin) if t.name in self._names)
+
+    def tools(self) -> tuple[ToolSpec, ...]:
+        return tuple(t for t in self._whole.tools() if t.name in self._names)
+
+    def origins(self) -> dict[str, str]:
+        return {n: p for n, p in self._whole.origins().items() if n in self._names}
 
 
 class LiveTools(Mapping[str, "ToolSpec"]):
