@@ -229,6 +229,11 @@ def load(path: str, origin: str, reach: Reach, *, max_bytes: int) -> Skill:
             path, f"its description is {len(description):,} characters, over {DESCRIPTION_MAX:,}"
         )
     tools = _tools(meta.get("tools"), path)
+    for tool in tools:
+        if len(f"{name}__{tool.name}") > NAME_MAX:
+            raise SkillRefused(
+                path, f"its tool {name}__{tool.name} would be named past {NAME_MAX} characters"
+            )
     return Skill(name, " ".join(description.split()), path, origin, reach, tools)
 
 

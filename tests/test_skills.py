@@ -172,6 +172,12 @@ BAD = {
         "'Upper_Case' is not lowercase",
     ),
     "nodesc": ("---\nname: nodesc\n---\nbody\n", "has no `description`"),
+    "longtool": (
+        "---\nname: longtool\ndescription: x\ntools:\n  - {name: "
+        + "t" * 60
+        + ", command: x}\n---\n",
+        "would be named past 64 characters",
+    ),
     "alias": ("---\nname: &a alias\ndescription: *a\n---\nbody\n", "uses an alias (*name)"),
     "tools": (
         "---\nname: tools\ndescription: x\ntools: 3\n---\nbody\n",
