@@ -403,3 +403,19 @@ def test_the_apps_skill_command_submits_what_the_input_hook_expands() -> None:
     command.run(Host(), "pdf-tools split a.pdf")  # type: ignore[arg-type]
     command.run(Host(), "")  # type: ignore[arg-type]
     assert submitted == [ops.Prompt("/skill pdf-tools split a.pdf"), ops.Prompt("/skill")]
+
+
+def test_a_projects_skill_that_leads_out_of_the_project_is_refused(
+    senv: SmithEnv, smith_process: Callable[..., Result], project: Path
+) -> None:
+    outside = _skill(senv.root / "elsewhere", "outside", "OUTSIDE-DESC", "OUTSIDE-BODY")
+    (project / ".agents" / "skills").mkdir(parents=True)
+    (project / ".agents" / "skills" / "outside").symlink_to(outside.parent)
+    _trust(smith_process, project)
+    sent, events, r = _eval(senv, smith_process, project, [{"text": "ok"}])
+    assert r.code == 0, r.err
+    (warned,) = _warnings(events)
+    link = project / ".agents" / "skills" / "outside" / "SKILL.md"
+    assert warned.startswith(f"the skill {link} was not loaded: it leads to {outside}")
+    assert f"outside the project {project}" in warned
+    assert "OUTSIDE" not in json.dumps(sent)
