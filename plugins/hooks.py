@@ -188,6 +188,8 @@ def on_tool_call(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] |
     if hooks.broken_guard is not None:
         return [DenyCall(f"the hooks configuration is broken, and a broken hook may have "
                          f"been a guard: {hooks.broken_guard.headline()}")]  # fmt: skip
+    if _pending:  # a call of this id that never came to its result (another plugin denied it)
+        _pending.pop((view.session_id, str(event["tool_call_id"])), None)
     name = str(event["name"])
     matched = [h for h in hooks.at("before-tool") if h.matches(name, view.tool(name))]
     if not matched:
