@@ -162,6 +162,9 @@ PLUGIN = Plugin(
         "session_end": _session_end,
         "input": _input,
     },
+    # Finding the skills reads every SKILL.md before the first request: more than the
+    # default 2 s where there are thousands, or the folders are on a slow file system.
+    handler_deadline=10.0,
     commands=(
         Command(
             "skill",
