@@ -2,8 +2,10 @@
 with a scripted model, in process, with a before-tool hook running `true` in the sandbox
 (workspace-write: bubblewrap, the socket filter), the same hook with the sandbox off, no
 hook configured (the hooks plugin active, finding nothing to run), and the hooks plugin
-disabled; runs interleaved in the same process, medians. A hook's cost per call is its
-run's time less the run with no hook, over CALLS.
+disabled (`plugin_idle_ms`: what the plugin costs a call with no hook, which its
+`Plugin.wants` keeps from starting a handler thread); runs interleaved in the same
+process, medians. A hook's cost per call is its run's time less the run with no hook,
+over CALLS.
 
     python benchmarks/bench_hooks.py
 """

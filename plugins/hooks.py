@@ -27,8 +27,9 @@ A hook that fails (exit status other than 0 and 2, a timeout, output that is no 
 a sandbox that cannot run) is reported as an error notice, never ignored silently;
 problems with the configuration are reported when the session starts, and a broken hook
 that may have been a before-tool hook keeps every tool call from running until it is
-fixed (a broken reviewer fails closed). A handler that has no hook to run returns at
-once, starting no event loop.
+fixed (a broken reviewer fails closed). `wants` tells the runtime, before a handler is
+called, whether there is a hook at its event, so an event without one costs no handler
+thread; a handler with hooks to run returns a coroutine, which runs them.
 """
 
 from __future__ import annotations
@@ -351,8 +352,36 @@ def _stop_fields(event: dict[str, Any]) -> dict[str, object]:
     return {"stop": event.get("stop"), "prompt_id": event.get("prompt_id")}
 
 
+# What each runtime event's handler needs to find to have anything to do.
+_NEEDS = {
+    "tool_call": ("before-tool",),
+    "tool_result": ("after-tool",),
+    "input": ("prompt",),
+    "session_start": ("session-start",),
+    "agent_end": ("stop",),
+    "session_end": ("session-end",),
+    "compaction_start": ("before-compaction",),
+}
+
+
+def wants(kind: str, view: RuntimeView) -> bool:
+    """Whether a handler has anything to do (asked on the runtime's loop, so that a
+    runtime with no hook at an event starts no thread for it): a hook at its event; at
+    tool_call also a broken configuration (it denies), at tool_result context a
+    before-tool hook left, at session_start problems to report."""
+    found = configured(view)
+    if kind == "tool_call" and found.broken_guard is not None:
+        return True
+    if kind == "tool_result" and _pending:
+        return True
+    if kind == "session_start" and found.problems:
+        return True
+    return any(h.on in _NEEDS.get(kind, ()) for h in found.hooks)
+
+
 PLUGIN = Plugin(
     "hooks",
+    wants=wants,
     # Its handlers wait on commands, each killed at its own timeout (at most TIMEOUT_MAX);
     # the runtime's bound is that and a grace for the kill.
     handler_deadline=TIMEOUT_MAX + 10,

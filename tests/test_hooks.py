@@ -417,3 +417,25 @@ def test_stop_compaction_and_session_end_hooks_are_told(senv: SmithEnv, project:
     assert told[0]["stop"] == "end" and told[0]["hook_event_name"] == "Stop"
     assert told[1]["trigger"] == "manual" and told[1]["focus"] == "the parser"
     assert told[2]["hook_event_name"] == "SessionEnd"
+
+
+def test_a_plugin_that_wants_nothing_at_an_event_is_not_called(tmp_path: Path) -> None:
+    from smith.sdk import Plugin
+    from tests.runtime_kit import World
+    from tests.test_plugin_events import Scripted, converse
+
+    asked: list[str] = []
+    called: list[str] = []
+
+    def wants(kind: str, view: Any) -> bool:
+        asked.append(kind)
+        return kind == "tool_result"
+
+    def handler(event: dict[str, Any], view: Any) -> None:
+        called.append(event["type"])
+
+    plugin = Plugin("picky", handlers={"tool_call": handler, "tool_result": handler}, wants=wants)
+    w = World(tmp_path)
+    model = Scripted(tmp_path, "s", [_call("ls", path="."), DONE])
+    converse(w, model, [plugin])
+    assert asked == ["tool_call", "tool_result"] and called == ["tool_result"]

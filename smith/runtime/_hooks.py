@@ -111,10 +111,23 @@ async def answers(rt: HookSide, ev: Event) -> list[tuple[str, object]]:
         if handler is not None and (waiting := rt.lifecycle.not_ready(plugin)) is not None:
             if ev["type"] == "tool_call":  # a reviewer not ready denies (smith.runtime._lifecycle)
                 found.append((plugin.name, Failed(waiting)))
-        elif handler is not None:
+        elif handler is not None and _wanted(rt, plugin, ev):
             batch = await call_handler(rt, plugin, handler, ev)
             found.append((plugin.name, _post_intents(rt, plugin.name, batch)))
     return found
+
+
+def _wanted(rt: HookSide, plugin: Plugin, ev: Event) -> bool:
+    """Whether `plugin` has anything to do at `ev` (Plugin.wants, asked on the loop); a
+    `wants` that raises leaves it to the handler, which fails as it fails."""
+    if plugin.wants is None:
+        return True
+    from smith.runtime._intents import Gate
+
+    try:
+        return bool(plugin.wants(ev["type"], rt.view(plugin, Gate())))
+    except Exception:
+        return True
 
 
 def unreviewed(how: str) -> DenyCall:

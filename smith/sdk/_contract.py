@@ -419,6 +419,12 @@ class Plugin:
     # runtime's Limits.handler_deadline: for a plugin whose handlers wait on work with
     # deadlines of their own (the hooks plugin runs commands, each with its timeout).
     handler_deadline: float | None = None
+    # Whether it has anything to do at an event, asked before its handler of that event
+    # type is called: `wants(type, view)`, on the runtime's loop, so it must answer at
+    # once (a lookup, never I/O). False: the handler is not called and no thread is
+    # started for it (a plugin whose handlers mostly have nothing to do: the hooks plugin
+    # with no hook at that event). None: every handler is always called.
+    wants: Callable[[str, RuntimeView], bool] | None = None
 
     def contributions(self) -> dict[str, list[str]]:
         """What the plugin contributes: kind -> the names of each (kinds it contributes
