@@ -41,30 +41,18 @@ PARAMETERS: dict[str, object] = {
     "properties": {
         "todos": {
             "type": "array",
-            "description": "The whole list, in order: it replaces the current one.",
-            "maxItems": MAX_ITEMS,
+            "description": "The whole list, in order; replaces the current one.",
             "items": {
                 "type": "object",
-                "properties": {
-                    "content": {
-                        "type": "string",
-                        "description": 'What is to be done, imperative ("Run the tests").',
-                        "minLength": 1,
-                        "maxLength": MAX_TEXT,
-                    },
-                    "status": {**_STATUS, "description": "pending, in_progress or completed"},
-                },
+                "properties": {"content": {"type": "string"}, "status": _STATUS},
                 "required": ["content", "status"],
                 "additionalProperties": False,
             },
         },
         "update": {
             "type": "object",
-            "description": "Change one item's status (instead of `todos`).",
-            "properties": {
-                "index": {"type": "integer", "minimum": 1, "description": "1 is the first item"},
-                "status": _STATUS,
-            },
+            "description": "Instead of todos: one item's new status (index 1 is the first).",
+            "properties": {"index": {"type": "integer", "minimum": 1}, "status": _STATUS},
             "required": ["index", "status"],
             "additionalProperties": False,
         },
@@ -72,10 +60,9 @@ PARAMETERS: dict[str, object] = {
     "additionalProperties": False,
 }
 DESCRIPTION = (
-    "Keep a todo list for multi-step work, shown to the user as you go. Give `todos` (the "
-    "whole list, each item {content, status}) to write it, or `update` {index, status} to "
-    "change one item. Keep exactly one item in_progress while working; mark an item "
-    "completed as soon as it is done. Skip it for a task of one or two steps."
+    "Keep a todo list for multi-step work; the user sees it. Write the whole list with "
+    "`todos`, or change one item with `update`. Keep one item in_progress while working "
+    "and mark each completed as soon as it is done. Not for one- or two-step tasks."
 )
 
 PLANNING = (
@@ -135,6 +122,9 @@ def run_todo(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
                  for i in given if isinstance(i, dict)]  # fmt: skip
         if any(not i["content"] for i in items):
             raise ToolError("a todo item's content is blank: say what is to be done")
+        if len(items) > MAX_ITEMS or any(len(i["content"]) > MAX_TEXT for i in items):
+            raise ToolError(f"a todo list holds at most {MAX_ITEMS} items of at most "
+                            f"{MAX_TEXT} characters each: keep the items short")  # fmt: skip
     else:
         assert isinstance(update, dict)
         items = current(ctx.session)
