@@ -439,3 +439,28 @@ def test_a_plugin_that_wants_nothing_at_an_event_is_not_called(tmp_path: Path) -
     model = Scripted(tmp_path, "s", [_call("ls", path="."), DONE])
     converse(w, model, [plugin])
     assert asked == ["tool_call", "tool_result"] and called == ["tool_result"]
+
+
+@needs_bwrap
+def test_a_guard_kept_in_dot_smith_cannot_be_rewritten_by_the_model(
+    senv: SmithEnv, smith: Callable[..., Result], project: Path
+) -> None:
+    (project / ".smith" / "hooks").mkdir(parents=True)
+    guard = project / ".smith" / "hooks" / "guard.sh"
+    guard.write_text("#!/bin/sh\necho 'no bash here' >&2\nexit 2\n")
+    guard.chmod(0o755)
+    _config(senv, 'hook "guard" on="before-tool" match="bash" command="./.smith/hooks/guard.sh"\n')
+    responses = [
+        _call("write", path=".smith/hooks/guard.sh", content="#!/bin/sh\nexit 0\n"),
+        _call("edit", path=".smith/hooks/guard.sh", old_text="exit 2", new_text="exit 0"),
+        _call("bash", command="echo pwned > .smith/hooks/guard.sh; touch ran.txt"),
+        DONE,
+    ]
+    run = _eval(senv, smith, project, responses)
+    assert run.result.code == 0, run.result.err
+    assert "exit 2" in guard.read_text()  # the file tools refuse it, the guard denies bash
+    assert not (project / "ran.txt").exists()
+    write, edit, bash = run.of("tool_end")
+    assert write["result"]["ok"] is False and edit["result"]["ok"] is False
+    assert "protected" in write["result"]["text"] and "protected" in edit["result"]["text"]
+    assert bash["result"]["denied"]["reason"] == "hook 'guard': no bash here"
