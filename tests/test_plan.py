@@ -152,6 +152,25 @@ def test_leaving_plan_mode_sends_the_plan_and_the_model_is_told_no_longer(tmp_pa
     assert modes == [("normal", "plan", None), ("plan", "normal", "PLAN-7: write a.txt")]
 
 
+def test_the_mode_follows_the_branch_selected(tmp_path: Path) -> None:
+    async def main() -> None:
+        rt = _runtime(tmp_path, Fake(say("one"), say("two")))
+        rt.submit(ops.Prompt("first"))
+        await rt.wait_idle()
+        before = rt.submit(ops.SessionInfo())["leaf"]  # type: ignore[index]
+        rt.submit(ops.SetMode("plan"))
+        rt.submit(ops.Prompt("second"))
+        await rt.wait_idle()
+        planned = rt.submit(ops.SessionInfo())["leaf"]  # type: ignore[index]
+        rt.submit(ops.Select(before))
+        assert rt.status()["mode"] == "normal"  # that branch was never in plan mode
+        rt.submit(ops.Select(planned))
+        assert rt.status()["mode"] == "plan"
+        await rt.close()
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+
+
 def test_a_bad_mode_is_refused_naming_the_modes(tmp_path: Path) -> None:
     from smith.diagnostics import SmithError
 
@@ -175,6 +194,7 @@ def test_rpc_gets_the_todo_event_and_sets_the_mode(senv: SmithEnv) -> None:
     try:
         assert rpc.call("mode.set", {"mode": "plan"})["mode"] == "plan"
         assert rpc.event("mode", mode="plan")["previous"] == "normal"
+        assert rpc.call("get_state")["mode"] == "plan"
         rpc.call("prompt", {"text": "plan"})
         assert rpc.event("todo")["items"] == TODOS
         rpc.call("wait_idle")

@@ -124,7 +124,8 @@ METHODS: tuple[Method, ...] = (
             '`{"busy", "model", "thinking", "generation", "tools": [name], "queue": '
             '[queue item], "cost", "session": session info, "context": {"tokens", '
             '"system", "limit"}, "damage", "memory", "cwd", "images": {"accepted", '
-            '"max_bytes"}, "plugins": [name], "protocol"}`. `protocol` is the version of '
+            '"max_bytes"}, "plugins": [name], "mode", "protocol"}`. `mode` is `normal` or '
+            "`plan` (docs/plan.md). `protocol` is the version of "
             "the protocol (`smith rpc --schema`). `cost` is the session's cost meter "
             "(`usd`, `complete`, token counts; `usd` null when unknown): a resumed "
             "session's earlier calls are counted, priced when they were made with the "
