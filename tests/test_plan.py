@@ -263,3 +263,26 @@ def test_the_app_started_with_plan_is_in_plan_mode_and_says_so_however_narrow(
         session.close()
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_the_plan_command_enters_and_leaves_plan_mode(tmp_path: Path) -> None:
+    from smith.frontends.tui._app import SmithApp
+    from tests.test_tui import SIZE, _settle, _type, status
+
+    fake = Fake(say("PLAN-CMD: one step"))
+    session = Session.create(str(tmp_path / "s.smith"), name="tui", cwd=str(tmp_path))
+
+    async def main() -> None:
+        app = SmithApp(lambda s: _runtime(tmp_path, fake, s), session)
+        async with app.run_test(size=SIZE) as pilot:
+            await _type(pilot, "/plan")
+            await pilot.pause()
+            assert "plan mode" in status(app)
+            await _type(pilot, "plan")
+            await _settle(app)
+            await _type(pilot, "/plan")
+            await pilot.pause()
+            assert "plan mode" not in status(app)
+            assert app.editor.value == "Carry out this plan:\n\nPLAN-CMD: one step"
+
+    asyncio.run(asyncio.wait_for(main(), 60))
