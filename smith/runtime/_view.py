@@ -31,7 +31,7 @@ log = logging.getLogger("smith.runtime")
 
 
 def status(rt: Runtime) -> dict[str, Any]:
-    """`rt.state()` (busy, session id, model, thinking, generation, tools, queue, cost);
+    """`rt.state()` (busy, session id, model, thinking, generation, tools, queue, cost, mode);
     what reading the session had to leave out (`damage`, or None); context use (estimated
     tokens of what the next request sends, from the records with nothing decoded, and
     of the system prompt and tool definitions as `/context` counts them, the limit
