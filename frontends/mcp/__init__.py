@@ -25,7 +25,30 @@ if TYPE_CHECKING:
 DEFAULT_SESSION = "mcp"
 
 
+ACTIONS = ("serve", "list", "tools", "add", "remove", "login")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        nargs="?",
+        default="serve",
+        choices=ACTIONS,
+        help="serve (the default): smith's tools over MCP on stdio; list: the MCP servers "
+        "smith connects to, their state and tool count; tools ALIAS: a server's tools; add "
+        "ALIAS (--url URL | -- COMMAND ARGS...): add a server to your configuration; remove "
+        "ALIAS; login ALIAS: sign in to a server configured with oauth=true",
+    )
+    import argparse as _argparse
+
+    parser.add_argument(
+        "words",
+        nargs=_argparse.REMAINDER,
+        metavar="ARG",
+        help="the action's own arguments: list [--json] [--timeout S]; tools ALIAS [--json]; "
+        "add ALIAS [--env K=V] [--no-sandbox] -- COMMAND ARGS...; add ALIAS --url URL "
+        "[--header K=V] [--token-env VAR]; remove ALIAS; login ALIAS",
+    )
     parser.add_argument(
         "--session",
         metavar="NAME",
@@ -42,6 +65,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     from ._server import SmithMcp
 
+    if args.action != "serve":
+        from ._manage import manage
+
+        return manage(args, ctx)
+    if args.words:  # `smith mcp serve --session NAME`: its options after the action
+        import argparse
+
+        serve = argparse.ArgumentParser(prog="smith mcp serve")
+        serve.add_argument("--session", metavar="NAME")
+        args.session = serve.parse_args(args.words).session or args.session
     assembly = build(ctx.config(), cwd=ctx.cwd, surface="mcp", warn=ctx.print_diagnostic,
                      model=False, env=ctx.env)  # fmt: skip
     assembly.log_to(ctx.stderr, name="mcp", fmt="smith: %(levelname)s: %(name)s: %(message)s")

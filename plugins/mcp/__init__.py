@@ -1,0 +1,185 @@
+"""The MCP client: servers from configuration, their tools, resources and prompts.
+
+`mcp { server "files" command="python3" args="srv.py"; server "web" url="..."; }` (and a
+trusted project's `.mcp.json`) name the servers (_config). When a runtime starts, the
+plugin's start connects each in the background, on an event loop thread of its own
+(_conn.Hub), and returns at once: start-up never waits for a server. Each server's tools
+appear (RuntimeView.set_tools) when it is ready, as `mcp_<alias>__<tool>` ToolSpecs
+(_adapt), so every call goes through smith's one tool runner (review, journal,
+timeout, truncation); a server with resources also gets `mcp_<alias>__read_resource`.
+What went wrong (a bad value, a server that would not start, a timeout) is logged and
+shown as a notice at the next turn; the status line names each server and its state.
+The `/mcp` command lists the servers, their prompts, and sends a prompt
+(`/mcp ALIAS PROMPT [ARG=VALUE ...]`). `smith mcp list | tools | add | remove` are in
+frontends/mcp (`manage`). docs/mcp.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from smith.sdk import Command, Plugin
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from smith.config import Config
+    from smith.diagnostics import Diagnostic
+    from smith.effects import ToolContext
+    from smith.sdk import CommandHost, RuntimeView
+
+    from ._manager import Manager
+
+__all__ = ["PLUGIN", "add_server", "login", "probe", "remove_server", "running"]
+
+# The managers of the runtimes running now, oldest first (a process may run several,
+# one after the other as the app switches sessions): stop closes the oldest.
+_RUNNING: list[Manager] = []
+
+
+def running() -> list[Manager]:
+    return list(_RUNNING)
+
+
+def probe(
+    config: Config,
+    context: ToolContext | None,
+    names: Sequence[str] | None = None,
+    timeout: float = 10.0,
+) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    """Each configured server (those in `names`), connected briefly: its name,
+    transport, target, source, state (ready, failed...), error, tools, resources and
+    prompts; and what is wrong with the configuration (`smith mcp list`, `tools`)."""
+    from ._manager import probe as probing
+
+    return probing(config, context, names, timeout)
+
+
+def login(alias: str, config: Config, ctx: Any) -> object:
+    """`smith mcp login ALIAS`: sign in to a server configured with oauth=true, keeping
+    its tokens in smith's credential store (smith.plugins._mcp_oauth's `login`, called
+    with the alias, the resolved configuration and the CLI's context)."""
+    import importlib
+
+    from smith.diagnostics import SmithError, Source
+
+    from ._conn import MCP_CONNECT_FAILED
+
+    try:
+        oauth = importlib.import_module("smith.plugins._mcp_oauth")
+    except ImportError:
+        where = Source("argument", "smith mcp login")
+        reason, remedy = "this smith has no OAuth client", "give the server a token-env instead"
+        failed = MCP_CONNECT_FAILED(
+            value=alias, source=where, server=alias, reason=reason, remedy=remedy
+        )
+        raise SmithError(failed) from None
+    return oauth.login(alias, config, ctx)
+
+
+def add_server(path: str, name: str, fields: dict[str, object]) -> str:
+    """Append server `name`'s block (`fields`: command, args, env, url, headers, ...)
+    to the configuration file at `path`; the text added. SmithError (mcp.edit)."""
+    from ._edit import add
+
+    return add(path, name, fields)
+
+
+def remove_server(path: str, name: str) -> str:
+    """Take server `name`'s block out of the configuration file at `path`; the text
+    removed. SmithError (mcp.edit) when it is not there."""
+    from ._edit import remove
+
+    return remove(path, name)
+
+
+async def _start(view: RuntimeView) -> None:
+    config = view.config
+    if config is None:
+        return  # a runtime built without configuration: no servers
+    from ._manager import Manager
+
+    manager = Manager(config, view.context, view.set_tools)
+    _RUNNING.append(manager)
+    manager.begin()  # in the background: returns at once
+
+
+async def _stop() -> None:
+    if not _RUNNING:
+        return
+    import asyncio
+
+    manager = _RUNNING.pop(0)
+    await asyncio.to_thread(manager.close)
+
+
+def _notices(event: dict[str, Any], view: RuntimeView) -> Any:
+    """What went wrong since the last safe point, and the servers' states."""
+    from smith.ui import Notify, Status
+
+    out: list[Any] = []
+    for manager in _RUNNING:
+        while manager.notices:
+            diagnostic = manager.notices.popleft()
+            error = diagnostic.severity == "error"
+            out.append(Notify(diagnostic.render(), "error" if error else "warning"))
+        status = manager.changed_status()
+        if status is not None:
+            out.append(Status(status, "mcp"))
+    return out or None
+
+
+async def _command(host: CommandHost, text: str) -> None:
+    """/mcp: the servers and their prompts; /mcp ALIAS PROMPT [K=V ...]: send a prompt."""
+    import asyncio
+
+    words = text.split()
+    managers = running()
+    if not words:
+        lines = []
+        for manager in managers:
+            for name, each in manager.connections.items():
+                lines.append(
+                    f"{name}  {each.server.transport}  {each.state}  "
+                    f"{len(each.listing.tools)} tools"
+                )
+                lines += [
+                    f"    /mcp {name} {p.name}" + (f"  {p.description}" if p.description else "")
+                    for p in each.listing.prompts
+                ]
+        host.show("MCP servers", lines or ["no MCP server is configured (docs/mcp.md)"])
+        return
+    conn = next((m.connections[words[0]] for m in managers if words[0] in m.connections), None)
+    if conn is None or len(words) < 2:
+        host.tell(
+            f"usage: /mcp ALIAS PROMPT [ARG=VALUE ...] ({words[0]!r} is no server)"
+            if conn is None
+            else "usage: /mcp ALIAS PROMPT [ARG=VALUE ...]",
+            error=True,
+        )
+        return
+    arguments = dict(w.partition("=")[::2] for w in words[2:])
+    hub = next(m.hub for m in managers if words[0] in m.connections)
+    if hub is None:
+        host.tell("the MCP servers are closed", error=True)
+        return
+    try:
+        got = await asyncio.wrap_future(hub.submit(conn.get_prompt(words[1], arguments)))
+    except Exception as exc:
+        host.tell(f"prompt {words[1]} of {words[0]}: {exc}", error=True)
+        return
+    from ._adapt import joined
+
+    text_out = "\n\n".join(joined([m.content])[0] for m in got.messages)
+    from smith.protocol import ops
+
+    host.runtime.submit(ops.Prompt(text_out))
+
+
+PLUGIN = Plugin(
+    "mcp",
+    start=_start,
+    stop=_stop,
+    handlers={"turn_start": _notices, "agent_end": _notices},
+    commands=(Command("mcp", "MCP servers and their prompts", _command, "[ALIAS PROMPT]"),),
+)

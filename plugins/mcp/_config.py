@@ -1,0 +1,348 @@
+"""The MCP servers configuration names: `mcp { server "NAME" ...; }` and a trusted
+project's `.mcp.json`, each value checked with a diagnostic naming it and its source.
+
+Keys of one server (mcp.server.NAME.KEY): command, args (one string, split as a shell
+would, or several values), env.VAR, cwd, sandbox (stdio); url, headers.NAME, token-env,
+oauth (Streamable HTTP); allow, deny (tool name patterns), timeout, startup-timeout,
+enabled. A project's `.mcp.json` is Claude Code's format: {"mcpServers": {NAME: {command,
+args, env, cwd} | {type: "http", url, headers}}}; a server configured in KDL wins its name.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from smith.config import Config, Setting
+
+MCP_CONFIG = DiagnosticKind(
+    "mcp.config",
+    what="MCP server '{server}': {key} {problem}",
+    why="smith connects to each configured MCP server with the values its block gives; "
+    "this one cannot be used as written",
+    fix="{remedy} (docs/mcp.md lists every key); the other servers connect regardless",
+)
+MCP_UNKNOWN_KEY = DiagnosticKind(
+    "mcp.unknown-key",
+    what="MCP server '{server}': unknown key {key}",
+    why="a server takes command, args, env, cwd, sandbox, url, headers, token-env, oauth, "
+    "allow, deny, timeout, startup-timeout and enabled",
+    fix="{hint}; the key is ignored",
+    severity="warning",
+)
+MCP_PROJECT_FILE = DiagnosticKind(
+    "mcp.project-file",
+    what="the project's .mcp.json cannot be used: {problem}",
+    why='smith reads a trusted project\'s .mcp.json ({{"mcpServers": {{NAME: {{command, '
+    'args, env}} | {{type: "http", url, headers}}}}}}) as Claude Code does',
+    fix="fix the file; its servers are not connected until then",
+    severity="warning",
+)
+
+KEYS = (
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "sandbox",
+    "url",
+    "headers",
+    "token-env",
+    "oauth",
+    "allow",
+    "deny",
+    "timeout",
+    "startup-timeout",
+    "enabled",
+)
+DEFAULT_TIMEOUT = 60.0  # seconds one request may wait for its answer
+DEFAULT_STARTUP = 30.0  # seconds connecting (start, initialize, list) may take
+
+
+@dataclass
+class Server:
+    """One configured server; `source` is where it was configured (its first key)."""
+
+    name: str
+    source: Source
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    sandbox: bool = True
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    token_env: str | None = None
+    oauth: bool = False
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    timeout: float = DEFAULT_TIMEOUT
+    startup_timeout: float = DEFAULT_STARTUP
+    enabled: bool = True
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"
+
+    def describe(self) -> str:
+        """What it runs or where it is, for `smith mcp list` (no header or token)."""
+        if self.command is not None:
+            return shlex.join([self.command, *self.args])
+        return self.url or ""
+
+
+def _strings(value: object) -> list[str] | None:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if value > 0 else None
+
+
+class _Reader:
+    """Builds one Server from its keys, collecting what is wrong."""
+
+    def __init__(self, name: str, source: Source, problems: list[Diagnostic]) -> None:
+        self.server = Server(name, source)
+        self.problems = problems
+        self.broken = False  # a value was wrong: the server is not connected
+
+    def bad(self, key: str, value: object, source: Source, problem: str, remedy: str) -> None:
+        self.broken = True
+        self.problems.append(
+            MCP_CONFIG(
+                value=value,
+                source=source,
+                server=self.server.name,
+                key=key,
+                problem=problem,
+                remedy=remedy,
+            )
+        )
+
+    def take(self, key: str, value: object, source: Source) -> None:
+        s = self.server
+        head, _, rest = key.partition(".")
+        if head in ("env", "headers") and rest:
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                self.bad(
+                    key, value, source, "is no text", f'write it as {head} {{ {rest} "..."; }}'
+                )
+            else:
+                (s.env if head == "env" else s.headers)[rest] = str(value)
+            return
+        if head not in KEYS or rest:
+            self.problems.append(
+                MCP_UNKNOWN_KEY(
+                    value=key, source=source, server=s.name, key=key, hint=did_you_mean(head, KEYS)
+                )
+            )
+            return
+        if head in ("command", "cwd", "url", "token-env"):
+            if not isinstance(value, str) or not value.strip():
+                self.bad(key, value, source, "must be a non-empty text", f'write {key}="..."')
+                return
+            if head == "url" and not value.startswith(("http://", "https://")):
+                self.bad(
+                    key,
+                    value,
+                    source,
+                    "is no http:// or https:// URL",
+                    'give the server\'s endpoint, e.g. url="http://127.0.0.1:8931/mcp"',
+                )
+                return
+            setattr(
+                s, head.replace("-", "_"), os.path.expanduser(value) if head == "cwd" else value
+            )
+        elif head in ("args", "allow", "deny"):
+            items = _strings(value)
+            if items is None:
+                self.bad(
+                    key,
+                    value,
+                    source,
+                    "must be text or several texts",
+                    f'write {key}="..." or {key} "a" "b"',
+                )
+                return
+            if head == "args" and isinstance(value, str):
+                try:
+                    items = shlex.split(value)
+                except ValueError as exc:
+                    self.bad(
+                        key,
+                        value,
+                        source,
+                        f"cannot be split into words ({exc})",
+                        'quote it as a shell would, or give each argument: args "a" "b"',
+                    )
+                    return
+            setattr(s, head, items)
+        elif head in ("sandbox", "oauth", "enabled"):
+            if not isinstance(value, bool):
+                self.bad(
+                    key, value, source, "must be true or false", f"write {key}=true or {key}=false"
+                )
+                return
+            setattr(s, head, value)
+        else:  # timeout, startup-timeout
+            number = _number(value)
+            if number is None:
+                self.bad(
+                    key, value, source, "must be a number of seconds above 0", f"write {key}=30"
+                )
+                return
+            setattr(s, head.replace("-", "_"), number)
+
+    def done(self) -> Server | None:
+        s = self.server
+        if self.broken:
+            return None
+        if s.command is not None and s.url is not None:
+            self.bad(
+                "url",
+                s.url,
+                s.source,
+                "is given beside command",
+                "a server is either a command (stdio) or a url (Streamable HTTP): keep one",
+            )
+            return None
+        if s.command is None and s.url is None:
+            self.bad(
+                "command",
+                None,
+                s.source,
+                "is missing (and so is url)",
+                'give command="..." for a server smith starts, or url="..." for one running',
+            )
+            return None
+        if s.command is None and (s.args or s.env or s.cwd):
+            self.bad(
+                "args",
+                s.args,
+                s.source,
+                "are given to a url server",
+                "args, env and cwd are for a server smith starts (command=...)",
+            )
+            return None
+        return s
+
+
+def servers(config: Config) -> tuple[list[Server], list[Diagnostic]]:
+    """Every configured server (KDL first, then a trusted project's .mcp.json for the
+    names KDL does not use), and what is wrong with the configuration."""
+    problems: list[Diagnostic] = []
+    readers: dict[str, _Reader] = {}
+    for key, setting in config.subtree("mcp").items():
+        if not key.startswith("server."):
+            source = setting.source
+            problems.append(
+                MCP_UNKNOWN_KEY(
+                    value=key,
+                    source=source,
+                    server="-",
+                    key=f"mcp.{key}",
+                    hint='servers are named blocks: mcp { server "NAME" command="..."; }',
+                )
+            )
+            continue
+        name, _, rest = key[len("server.") :].partition(".")
+        if not rest:
+            continue
+        reader = readers.setdefault(name, _Reader(name, setting.source, problems))
+        reader.take(rest, setting.value, setting.source)
+    found = [s for s in (r.done() for r in readers.values()) if s is not None]
+    bad_names = set(readers)
+    if config.project_trusted:
+        path = os.path.join(config.project_root, ".mcp.json")
+        for server in project_servers(path, problems):
+            if server.name not in bad_names:
+                found.append(server)
+    return [s for s in found if s.enabled], problems
+
+
+def project_servers(path: str, problems: list[Diagnostic]) -> list[Server]:
+    """The servers of a project's .mcp.json (none when there is no such file)."""
+    from smith.text import loads
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(1024 * 1024)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        problems.append(MCP_PROJECT_FILE(source=Source("file", path), problem=str(exc)))
+        return []
+    try:
+        data = loads(text)
+    except ValueError as exc:
+        problems.append(MCP_PROJECT_FILE(source=Source("file", path), problem=f"not JSON: {exc}"))
+        return []
+    table = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(table, dict):
+        problems.append(
+            MCP_PROJECT_FILE(source=Source("file", path), problem='it has no "mcpServers" object')
+        )
+        return []
+    out = []
+    for name, entry in table.items():
+        where = Source("file", f"{path}: mcpServers.{name}")
+        if not isinstance(entry, dict):
+            problems.append(MCP_PROJECT_FILE(source=where, problem=f"server {name} is no object"))
+            continue
+        reader = _Reader(str(name), where, problems)
+        kind = entry.get("type", "stdio")
+        for key, value in entry.items():
+            if key == "type":
+                if value not in ("stdio", "http", "streamable-http", "sse"):
+                    reader.bad(
+                        "type",
+                        value,
+                        where,
+                        "is none of stdio, http",
+                        'write "type": "http" for a url, or leave it out',
+                    )
+                continue
+            if key in ("env", "headers") and isinstance(value, dict):
+                for k, v in value.items():
+                    reader.take(f"{key}.{k}", v, where)
+            elif key in ("command", "args", "cwd", "url"):
+                reader.take(key, value, where)
+            # Other fields (Claude Code's own, such as "timeout" in ms) are left alone.
+        if kind == "sse":
+            reader.bad(
+                "type",
+                kind,
+                where,
+                "(the old HTTP+SSE transport) is not supported",
+                'use the server\'s Streamable HTTP endpoint with "type": "http"',
+            )
+            continue
+        server = reader.done()
+        if server is not None:
+            out.append(server)
+    return out
+
+
+def by_name(config: Config) -> Mapping[str, Server]:
+    found, _ = servers(config)
+    return {s.name: s for s in found}
+
+
+def first_source(settings: Mapping[str, Setting]) -> Source | None:
+    for setting in settings.values():
+        return setting.source
+    return None

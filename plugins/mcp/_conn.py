@@ -1,0 +1,573 @@
+"""Connections to MCP servers through the official SDK (`mcp.Client`), on an event loop
+thread of their own (Hub), so a slow or stuck server never holds the runtime's loop.
+
+A Connection holds one server's client in a task of its own (the SDK's context managers
+are entered and left in one task): connecting is bounded by the server's startup-timeout,
+each request by its timeout (the SDK then sends `notifications/cancelled` and raises;
+here that is `mcp.timeout`). A request whose task is cancelled is cancelled by the SDK,
+which sends `notifications/cancelled` for it. The transport's streams are watched: its
+end marks the server lost, and what each operation wrote is noted, so a dead server is
+restarted once for an operation that had sent nothing, and a call that may have reached
+it is reported as lost, never sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from smith.diagnostics import DiagnosticKind, SmithError, Source
+
+if TYPE_CHECKING:
+    import concurrent.futures
+    from collections.abc import Awaitable, Callable, Coroutine
+
+    from mcp import Client
+    from mcp_types import Prompt, Resource, Tool
+
+    from smith.effects import ToolContext
+
+    from ._config import Server
+
+MCP_TIMEOUT = DiagnosticKind(
+    "mcp.timeout",
+    what="MCP server '{server}' did not answer {operation} within {seconds} s",
+    why="smith waits {seconds} s for each answer (mcp.server.{server}.timeout, or "
+    "startup-timeout while connecting) so a server that never answers cannot hold a turn",
+    fix="check the server (its log, its own dependencies), or give it longer: "
+    'mcp {{ server "{server}" timeout=120; }}',
+)
+MCP_CONNECT_FAILED = DiagnosticKind(
+    "mcp.connect-failed",
+    what="MCP server '{server}' could not be connected: {reason}",
+    why="smith starts or reaches each configured server when a runtime starts; its tools "
+    "are offered only once it answers",
+    fix="{remedy}; its tools are offered once it answers",
+)
+MCP_LOST = DiagnosticKind(
+    "mcp.lost",
+    what="MCP server '{server}' ended while {operation} was in flight",
+    why="the request may have reached the server, so smith does not send it again (it "
+    "could do twice what it does); the server is restarted for the next request",
+    fix="check what the call did, then ask again if it is still needed",
+)
+
+_WRITTEN: contextvars.ContextVar[_Sent | None] = contextvars.ContextVar("mcp_written", default=None)
+
+
+def oauth_hook() -> Callable[[Server], object] | None:
+    """The OAuth client auth for servers configured with oauth=true (written in
+    smith.plugins._mcp_oauth: `oauth_auth(server) -> httpx2.Auth`), if it is there."""
+    import importlib
+
+    try:
+        module = importlib.import_module("smith.plugins._mcp_oauth")
+    except ImportError:
+        return None
+    hook = getattr(module, "oauth_auth", None)
+    return hook if callable(hook) else None
+
+
+class _Sent:
+    """Whether the operation of this task wrote a request to the transport."""
+
+    __slots__ = ("written",)
+
+    def __init__(self) -> None:
+        self.written = False
+
+
+class Hub:
+    """An event loop on a thread of its own for the MCP connections of one runtime."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name="smith-mcp", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        loop = self.loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_forever()
+        finally:  # what is left is cancelled and given a moment, then the loop closed
+            left = asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(asyncio.wait(left, timeout=2) if left else asyncio.sleep(0))
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def close(self, connections: list[Connection], timeout: float = 4.0) -> None:
+        """Close `connections` (each server stopped), then the loop; bounded."""
+        if self.loop.is_closed() or not self.thread.is_alive():
+            return
+
+        async def closing() -> None:
+            await asyncio.wait(
+                [asyncio.ensure_future(c.close()) for c in connections]
+                or [asyncio.ensure_future(asyncio.sleep(0))],
+                timeout=timeout,
+            )
+
+        with contextlib.suppress(Exception):  # best effort, bounded
+            self.submit(closing()).result(timeout + 1)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(2)
+
+
+@dataclass
+class Listing:
+    tools: list[Tool] = field(default_factory=list)
+    resources: list[Resource] = field(default_factory=list)
+    templates: int = 0
+    prompts: list[Prompt] = field(default_factory=list)
+    has_resources: bool = False
+
+
+class Lost(Exception):
+    """The server ended while a request that may have reached it was in flight."""
+
+
+class Connection:
+    """One server: connect, list, call, read; restarted once per failed operation."""
+
+    def __init__(self, server: Server, context: ToolContext | None = None) -> None:
+        self.server = server
+        self.context = context
+        self.state = "idle"  # idle, connecting, ready, failed, lost, closed
+        self.error: SmithError | None = None
+        self.listing = Listing()
+        self.client: Client | None = None
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._lock: asyncio.Lock | None = None
+        self.errlog: Any = None
+        self.restarts = 0
+        self.on_ready: Callable[[Connection], None] | None = None
+
+    @property
+    def source(self) -> Source:
+        return self.server.source
+
+    def failure(self, kind: DiagnosticKind, **fields: Any) -> SmithError:
+        return SmithError(
+            kind(value=self.server.name, source=self.source, server=self.server.name, **fields)
+        )
+
+    # -- connecting ---------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Start (or restart) the server and list what it offers; SmithError when it
+        cannot be had within its startup-timeout."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.state == "ready":
+                return
+            await self._drop()
+            self.state = "connecting"
+            started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._wake = asyncio.Event()
+            self._task = asyncio.ensure_future(self._hold(started, self._wake))
+            try:
+                await asyncio.wait_for(asyncio.shield(started), self.server.startup_timeout)
+            except TimeoutError:
+                self._task.cancel()
+                self.state = "failed"
+                self.error = self.failure(
+                    MCP_TIMEOUT,
+                    operation="the connection",
+                    seconds=f"{self.server.startup_timeout:g}",
+                )
+                raise self.error from None
+            except SmithError as exc:
+                self.state, self.error = "failed", exc
+                raise
+            self.state, self.error = "ready", None
+        if self.on_ready is not None:
+            self.on_ready(self)
+
+    async def _drop(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+        if self._task is not None and not self._task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), 5)
+            except (TimeoutError, asyncio.CancelledError, Exception):
+                self._task.cancel()
+        self._task = None
+        self.client = None
+
+    async def close(self) -> None:
+        await self._drop()
+        self.state = "closed"
+        if self.errlog is not None:
+            self.errlog.close()
+            self.errlog = None
+
+    async def _hold(self, started: asyncio.Future[None], wake: asyncio.Event) -> None:
+        from contextlib import AsyncExitStack
+
+        from mcp import Client
+
+        try:
+            transport = self._transport(wake)
+            async with AsyncExitStack() as stack:
+                client = Client(transport, cache=None)
+                await stack.enter_async_context(client)
+                self.listing = await _list(client)
+                self.client = client
+                started.set_result(None)
+                await wake.wait()
+        except asyncio.CancelledError:
+            if not started.done():
+                started.cancel()
+            raise
+        except BaseException as exc:
+            if not started.done():
+                started.set_exception(self._why(exc))
+        finally:
+            self.client = None
+            if self.state == "ready":
+                self.state = "lost"
+            if not started.done():
+                started.set_exception(
+                    self.failure(
+                        MCP_CONNECT_FAILED, reason="it ended at once", remedy=self._remedy()
+                    )
+                )
+
+    def _why(self, exc: BaseException) -> SmithError:
+        if isinstance(exc, SmithError):
+            return exc
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        said = self._stderr_tail()
+        if said:
+            reason += f" (it said: {said})"
+        return self.failure(MCP_CONNECT_FAILED, reason=reason, remedy=self._remedy())
+
+    def _remedy(self) -> str:
+        if self.server.command is not None:
+            return (
+                f"run `{self.server.describe()}` by hand to see why; a server that needs more "
+                "than the sandbox allows (the network, files outside the project) needs "
+                "sandbox=false in its block"
+            )
+        return f"check that {self.server.url} is up and speaks MCP's Streamable HTTP"
+
+    def _stderr_tail(self) -> str:
+        log = self.errlog
+        if log is None:
+            return ""
+        try:
+            log.flush()
+            log.seek(0)
+            lines = [line.strip() for line in log.read()[-4000:].splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return ""
+        return lines[-1][:300] if lines else ""
+
+    def _transport(self, wake: asyncio.Event) -> Any:
+        s = self.server
+        if s.command is not None:
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            if self.errlog is None:
+                self.errlog = tempfile.TemporaryFile("w+", prefix="smith-mcp-")  # noqa: SIM115
+            argv, env, cwd = self._command()
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+            return _Watched(stdio_client(params, errlog=self.errlog), wake)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        headers = dict(s.headers)
+        if s.token_env:
+            token = os.environ.get(s.token_env)
+            if not token:
+                raise self.failure(
+                    MCP_CONNECT_FAILED,
+                    reason=f"token-env names {s.token_env}, which is not set",
+                    remedy=f"set {s.token_env} to the server's token",
+                )
+            from smith.diagnostics import register_secret
+
+            register_secret(token)  # never shown in any diagnostic or log
+            headers["Authorization"] = f"Bearer {token}"
+        auth = None
+        if s.oauth:  # the OAuth client auth: the tokens `smith mcp login` keeps
+            hook = oauth_hook()
+            if hook is None:
+                raise self.failure(
+                    MCP_CONNECT_FAILED,
+                    reason="oauth=true, but this smith has no OAuth client",
+                    remedy="remove oauth=true and give a token-env",
+                )
+            auth = hook(s)
+        http = httpx2.AsyncClient(
+            headers=headers,
+            auth=auth,  # type: ignore[arg-type]
+            timeout=httpx2.Timeout(30.0, read=300.0),
+        )
+        assert s.url is not None
+        return _Watched(_with_client(http, streamable_http_client(s.url, http_client=http)), wake)
+
+    def _command(self) -> tuple[list[str], dict[str, str], str]:
+        """The server's command line (under bubblewrap unless sandbox=false), its
+        environment and working directory."""
+        s = self.server
+        assert s.command is not None
+        ctx = self.context
+        root = ctx.root if ctx is not None else os.getcwd()
+        cwd = os.path.join(root, s.cwd) if s.cwd else root
+        env = ctx.process_env(**s.env) if ctx is not None else {**os.environ, **s.env}
+        command = shutil.which(s.command, path=env.get("PATH")) or s.command
+        argv = [command, *s.args]
+        if not s.sandbox or ctx is None:
+            return argv, env, cwd
+        sandbox = ctx.sandbox
+        mode = sandbox.effective
+        if mode == "off":
+            return argv, env, cwd
+        if mode == "refused":
+            problem = sandbox.problem()
+            raise self.failure(
+                MCP_CONNECT_FAILED,
+                reason=f"the sandbox cannot run here ({problem[0] if problem else '?'})",
+                remedy="install bubblewrap, or give this server sandbox=false",
+            )
+        wrapped = sandbox.wrap(argv, roots=list(ctx.roots), cwd=cwd, protected=ctx.protected)
+        return _readable(wrapped, argv, sandbox.hidden), sandbox.environment(env), cwd
+
+    # -- operations ---------------------------------------------------------------------
+
+    async def operation(
+        self, what: str, run: Callable[[Client], Awaitable[Any]], *, replayable: bool
+    ) -> Any:
+        """`run(client)`, connecting first if the server is not up (a dead one is
+        restarted once for this operation). A request that may have been sent when the
+        server ended is sent again only when `replayable` (a list or a read)."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        restarted = False
+        while True:
+            if self.state != "ready" or self.client is None:
+                if restarted:
+                    raise self.error or self.failure(
+                        MCP_CONNECT_FAILED, reason="it is not up", remedy=self._remedy()
+                    )
+                if self.state in ("lost", "failed"):
+                    self.restarts += 1
+                await self.connect()
+                restarted = True
+            client = self.client
+            assert client is not None
+            sent = _Sent()
+            token = _WRITTEN.set(sent)
+            try:
+                return await run(client)
+            except MCPError as exc:
+                if exc.code == REQUEST_TIMEOUT:
+                    raise self.failure(
+                        MCP_TIMEOUT, operation=what, seconds=f"{self.server.timeout:g}"
+                    ) from None
+                if exc.code != CONNECTION_CLOSED:
+                    raise
+                self.state = "lost"
+                if self._wake is not None:
+                    self._wake.set()
+                if sent.written and not replayable:
+                    raise Lost(
+                        MCP_LOST(
+                            value=self.server.name,
+                            source=self.source,
+                            server=self.server.name,
+                            operation=what,
+                        ).render()
+                    ) from None
+                if restarted:
+                    raise self.failure(
+                        MCP_CONNECT_FAILED, reason="it ended again at once", remedy=self._remedy()
+                    ) from None
+            finally:
+                _WRITTEN.reset(token)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return await self.operation(
+            f"the call of {name}",
+            lambda c: c.call_tool(name, arguments, read_timeout_seconds=self.server.timeout),
+            replayable=False,
+        )
+
+    async def read_resource(self, uri: str) -> Any:
+        async def read(c: Client) -> Any:
+            return await asyncio.wait_for(c.read_resource(uri), self.server.timeout)
+
+        try:
+            return await self.operation(f"the read of {uri}", read, replayable=True)
+        except TimeoutError:
+            raise self.failure(
+                MCP_TIMEOUT, operation=f"the read of {uri}", seconds=f"{self.server.timeout:g}"
+            ) from None
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
+        return await self.operation(
+            f"the prompt {name}", lambda c: c.get_prompt(name, arguments), replayable=True
+        )
+
+
+async def _list(client: Client) -> Listing:
+    """What the server offers: tools, resources (and templates), prompts (each page)."""
+    caps = client.server_capabilities
+    out = Listing()
+    cursor: str | None = None
+    if caps.tools is not None:
+        for _ in range(100):
+            page = await client.list_tools(cursor=cursor)
+            out.tools += page.tools
+            cursor = page.next_cursor
+            if not cursor:
+                break
+    if caps.resources is not None:
+        out.has_resources = True
+        try:
+            out.resources = list((await client.list_resources()).resources)
+            out.templates = len((await client.list_resource_templates()).resource_templates)
+        except Exception:
+            pass
+    if caps.prompts is not None:
+        with contextlib.suppress(Exception):  # a server whose list fails keeps its tools
+            out.prompts = list((await client.list_prompts()).prompts)
+    return out
+
+
+def _readable(wrapped: list[str], argv: list[str], hidden: tuple[str, ...]) -> list[str]:
+    """`wrapped` (a bwrap command line) with the files the server's own command line
+    names mounted read-only, where the sandbox's private /tmp would hide them; never
+    one of smith's own directories (sessions, credentials, configuration)."""
+    own = [os.path.realpath(p) for p in hidden]
+
+    def under(path: str, directory: str) -> bool:
+        return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+    binds: list[str] = []
+    for word in argv:
+        if not os.path.isabs(word) or not os.path.exists(word):
+            continue
+        real = os.path.realpath(word)
+        place = real if os.path.isdir(real) else os.path.dirname(real)
+        if not under(place, "/tmp") or any(under(place, o) or under(o, place) for o in own):
+            continue
+        binds += ["--ro-bind", place, place]
+    if not binds:
+        return wrapped
+    at = wrapped.index("--chdir")
+    return [*wrapped[:at], *binds, *wrapped[at:]]
+
+
+class _with_client:
+    """The HTTP transport, closing the httpx2 client it was given after it."""
+
+    def __init__(self, http: Any, inner: Any) -> None:
+        self.http, self.inner = http, inner
+
+    async def __aenter__(self) -> Any:
+        await self.http.__aenter__()
+        try:
+            return await self.inner.__aenter__()
+        except BaseException:
+            await self.http.__aexit__(None, None, None)
+            raise
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            return await self.inner.__aexit__(*exc)
+        finally:
+            await self.http.__aexit__(None, None, None)
+
+
+class _Watched:
+    """A transport whose end wakes the connection's holder (the server is gone), and
+    whose writes mark the operation that made them (it may have reached the server)."""
+
+    def __init__(self, inner: Any, wake: asyncio.Event) -> None:
+        self.inner, self.wake = inner, wake
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        read, write = await self.inner.__aenter__()
+        return _Reader(read, self.wake), _Writer(write)
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.inner.__aexit__(*exc)
+
+
+class _Reader:
+    def __init__(self, inner: Any, wake: asyncio.Event) -> None:
+        self.inner, self.wake = inner, wake
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self.inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            return await self.inner.receive()
+        except Exception:  # its end (a cancellation is no end)
+            self.wake.set()
+            raise
+
+    def __aiter__(self) -> _Reader:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.inner.__anext__()
+        except StopAsyncIteration:
+            self.wake.set()
+            raise
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> _Reader:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.inner.__aexit__(*exc)
+
+
+class _Writer:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def send(self, item: Any) -> None:
+        sent = _WRITTEN.get()
+        if sent is not None:
+            sent.written = True
+        await self.inner.send(item)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> _Writer:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.inner.__aexit__(*exc)
