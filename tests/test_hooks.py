@@ -464,3 +464,40 @@ def test_a_guard_kept_in_dot_smith_cannot_be_rewritten_by_the_model(
     assert write["result"]["ok"] is False and edit["result"]["ok"] is False
     assert "protected" in write["result"]["text"] and "protected" in edit["result"]["text"]
     assert bash["result"]["denied"]["reason"] == "hook 'guard': no bash here"
+
+
+def test_a_before_tool_hook_reviews_a_call_served_over_mcp(senv: SmithEnv, project: Path) -> None:
+    """One review (issue 28): a program's call through `smith mcp` meets the hooks a
+    turn's call meets (the tool host's review reads the assembly's configuration)."""
+    import os
+
+    import anyio
+    from mcp import Client
+
+    from smith.config import resolve
+    from smith.effects import ToolContext, builtin_tools
+    from smith.frontends.mcp._server import SmithMcp
+    from smith.plugins.hooks import PLUGIN
+    from smith.runtime import SecretProxy, ToolHost
+    from smith.session import Session
+
+    _config(senv, 'hook "guard" on="before-tool" match="write" command="echo no >&2; exit 2"\n')
+    config = resolve(env={**senv.env, "PATH": os.environ["PATH"]}, cwd=str(project))
+    session = Session.create(str(senv.root / "s.jsonl"), cwd=str(project))
+    ctx = ToolContext(root=str(project), cwd=str(project), session=session)
+    host = ToolHost(session, builtin_tools(), ctx, SecretProxy(), history=None,
+                    warn=lambda d: None, reviewers=(PLUGIN,), config=config)  # fmt: skip
+    server = SmithMcp(host=host, home=str(senv.root), project=str(project), version="0")
+
+    async def main() -> Any:
+        with anyio.fail_after(30):
+            async with Client(server.server) as client:
+                return await client.call_tool("write", {"path": "a.txt", "content": "A"})
+
+    result = anyio.run(main)
+    session.close()
+    assert result.is_error and not (project / "a.txt").exists()
+    assert result.structured_content["details"]["denied"] == {
+        "plugin": "hooks",
+        "reason": "hook 'guard': no",
+    }

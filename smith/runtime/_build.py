@@ -376,7 +376,7 @@ class Assembly:
         return ToolHost(session, tools, context, self.secrets, history=history,
                         warn=self.warn, origins=tools.origins(),
                         limits=self.options.get("limits"), reviewers=listed.active,
-                        settings=listed.settings_for)  # fmt: skip
+                        settings=listed.settings_for, config=self.config)  # fmt: skip
 
     def host_tools(
         self, limits: Mapping[str, int] | None = None

@@ -24,6 +24,7 @@ from smith.runtime._toolsets import LiveTools
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from smith.config import Config
     from smith.diagnostics import Diagnostic
     from smith.effects import Outcome, ToolContext, ToolSpec
     from smith.runtime._limits import Limits
@@ -49,6 +50,7 @@ class ToolHost:
         reviewers: Sequence[Plugin] = (),
         settings: Callable[[Plugin], Mapping[str, object]] | None = None,
         readiness: Readiness | None = None,
+        config: Config | None = None,
     ) -> None:
         from smith.effects import EffectJournal
         from smith.providers import watch_credentials
@@ -77,6 +79,9 @@ class ToolHost:
         self.reviewers = tuple(p for p in reviewers if "tool_call" in p.handlers)
         self._settings = settings or (lambda plugin: {})
         self.readiness = readiness
+        # The configuration the reviewers read (RuntimeView.config: the hooks plugin's
+        # before-tool hooks review a program's calls as they review a turn's).
+        self.config = config
         # What plugins keep for this session (RuntimeView.state of a tool_call reviewer).
         self.plugin_state = PluginState(session)
         # Every credential read in this process, now or later, is masked like a secret.
@@ -103,7 +108,8 @@ class ToolHost:
                           session_id=self.session.id, states=self.plugin_state,
                           tool_sets=self.tools.sets if isinstance(self.tools, LiveTools) else None,
                           limits=self.limits, secrets=self.secrets, caller=caller,
-                          warn=self.warn, readiness=self.readiness)  # fmt: skip
+                          warn=self.warn, readiness=self.readiness,
+                          config=self.config)  # fmt: skip
 
     def run(
         self,

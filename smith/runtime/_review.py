@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from smith.config import Config
     from smith.diagnostics import Diagnostic
     from smith.effects import ToolContext, ToolFacts, ToolSpec
     from smith.runtime._limits import Limits
@@ -105,6 +106,7 @@ class HostReview:
         caller: Caller,
         warn: Callable[[Diagnostic], None],
         readiness: Readiness | None = None,
+        config: Config | None = None,
     ) -> None:
         self.plugins = plugins
         self.settings = settings
@@ -116,6 +118,7 @@ class HostReview:
         self.limits = limits
         self.secrets = secrets
         self.caller = caller
+        self.config = config
         self.warn = warn
         self.lifecycle: Readiness = readiness or NotStarted()
 
@@ -141,7 +144,7 @@ class HostReview:
         return View(0, "", "off", "", tuple(self.tools), 0, settings, self.session_id,
                     _Asker(self.caller, name, gate), Keeper(name, owned, None),
                     _Preview(self.tools, self.context), self.states, self.tool_sets,
-                    None, self.context)  # fmt: skip
+                    self.config, self.context)  # fmt: skip
 
     def review(
         self, spec: ToolSpec, args: object, call_id: str

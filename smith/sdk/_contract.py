@@ -191,8 +191,9 @@ class RuntimeView(Protocol):
     def config(self) -> Config | None:
         """The resolved configuration the runtime was built from (its open sections, such
         as `mcp` and `hooks`, read with `subtree`; `project_root`, `project_trusted`),
-        or None: a runtime built without one (a library caller's `Runtime(...)`, a tool
-        host's review). A plugin that needs it does nothing without it."""
+        or None: a runtime built without one (a library caller's `Runtime(...)`, or a
+        tool host's review made without an assembly; an assembly's tool host gives its
+        own). A plugin that needs it does nothing without it."""
         ...
 
     @property
