@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,6 +40,9 @@ class Folder:
     path: str
     origin: str  # "project", "user", "project .claude", "user .agents", ...
     reach: Reach
+    # A project's: whether a SKILL.md's content is what the user approved when trusting
+    # the project (smith.trust.approved_file); None: the user's own, always used.
+    approve: Callable[[str, bytes], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,7 @@ class Skill:
     origin: str
     reach: Reach = field(repr=False)
     tools: tuple[SkillTool, ...] = ()
+    approve: Callable[[str, bytes], bool] | None = field(default=None, repr=False)
 
     @property
     def directory(self) -> str:
@@ -94,17 +98,24 @@ def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
     project = Reach.project(config.project_root, private=(data, config_home))
     root = config.project_root
     trusted = project_trusted(config)
+
+    def approve(path: str, data: bytes) -> bool:
+        from smith.trust import approved_file
+
+        return approved_file(data_home, root, path, data)
+
+    data_home = config.home
     found: list[Folder] = []
     if trusted:
-        found.append(Folder(os.path.join(root, ".smith", "skills"), "project", project))
+        found.append(Folder(os.path.join(root, ".smith", "skills"), "project", project, approve))
     found.append(Folder(os.path.join(config_home, "skills"), "user", user))
     if other_agents:
         if trusted:
             found.append(
-                Folder(os.path.join(root, ".claude", "skills"), "project .claude", project)
+                Folder(os.path.join(root, ".claude", "skills"), "project .claude", project, approve)
             )
             found.append(
-                Folder(os.path.join(root, ".agents", "skills"), "project .agents", project)
+                Folder(os.path.join(root, ".agents", "skills"), "project .agents", project, approve)
             )
         found.append(Folder(os.path.join(home, ".claude", "skills"), "user .claude", user))
         found.append(Folder(os.path.join(home, ".agents", "skills"), "user .agents", user))
@@ -151,7 +162,8 @@ def discover(folders: Sequence[Folder], *, max_bytes: int) -> Catalog:
             if entry.name.startswith(".") or not os.path.isfile(path):
                 continue  # not a skill: its folder may hold other things
             try:
-                skill = load(path, folder.origin, folder.reach, max_bytes=max_bytes)
+                skill = load(path, folder.origin, folder.reach, max_bytes=max_bytes,
+                             approve=folder.approve)  # fmt: skip
             except SkillRefused as exc:
                 warnings.append(str(exc))
                 continue
@@ -172,9 +184,12 @@ class SkillRefused(Exception):
         self.why = why
 
 
-def read_text(path: str, reach: Reach, *, max_bytes: int) -> str:
+def read_text(
+    path: str, reach: Reach, *, max_bytes: int, approve: Callable[[str, bytes], bool] | None = None
+) -> str:
     """SKILL.md's text (or a file of the skill's), as smith reads any file on someone's
-    behalf: refused whole past `max_bytes`, never cut. Raises SkillRefused."""
+    behalf: refused whole past `max_bytes`, never cut; a project's SKILL.md only as the
+    user approved it (`approve`, see Folder). Raises SkillRefused."""
     from smith.effects import FileRefused, FileTooBig, read_file
 
     try:
@@ -189,6 +204,12 @@ def read_text(path: str, reach: Reach, *, max_bytes: int) -> str:
         raise SkillRefused(path, exc.reason) from None
     except OSError as exc:
         raise SkillRefused(path, exc.strerror or str(exc)) from None
+    if approve is not None and not approve(path, data):
+        raise SkillRefused(
+            path,
+            "it was added or changed since you trusted the project, and a project's skill "
+            "is used only as you approved it; run `smith trust` to approve it as it is now",
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -210,9 +231,16 @@ def split(text: str, path: str) -> tuple[dict[str, object], str]:
     return meta, body.lstrip("\n")
 
 
-def load(path: str, origin: str, reach: Reach, *, max_bytes: int) -> Skill:
+def load(
+    path: str,
+    origin: str,
+    reach: Reach,
+    *,
+    max_bytes: int,
+    approve: Callable[[str, bytes], bool] | None = None,
+) -> Skill:
     """The skill whose SKILL.md is `path`; raises SkillRefused saying why not."""
-    meta, _ = split(read_text(path, reach, max_bytes=max_bytes), path)
+    meta, _ = split(read_text(path, reach, max_bytes=max_bytes, approve=approve), path)
     name, description = meta.get("name"), meta.get("description")
     if not isinstance(name, str) or not name:
         raise SkillRefused(path, "its front matter has no `name`")
@@ -234,7 +262,7 @@ def load(path: str, origin: str, reach: Reach, *, max_bytes: int) -> Skill:
             raise SkillRefused(
                 path, f"its tool {name}__{tool.name} would be named past {NAME_MAX} characters"
             )
-    return Skill(name, " ".join(description.split()), path, origin, reach, tools)
+    return Skill(name, " ".join(description.split()), path, origin, reach, tools, approve)
 
 
 def _tools(value: object, path: str) -> tuple[SkillTool, ...]:

@@ -44,7 +44,7 @@ class Skills:
 
     def body(self, skill: Skill) -> str:
         """Its instructions (SKILL.md less the front matter), read now; SkillRefused."""
-        text = read_text(skill.path, skill.reach, max_bytes=self.max_bytes)
+        text = read_text(skill.path, skill.reach, max_bytes=self.max_bytes, approve=skill.approve)
         return split(text, skill.path)[1]
 
     def activate(self, skill: Skill) -> list[str]:

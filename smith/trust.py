@@ -12,6 +12,11 @@ the project's real path; writes are atomic and serialised by a lock file, so con
 The project's prompt templates (`.smith/prompts/*.md`) become what the model is asked
 to do, so trust approves them with the configuration: their SHA-256s are recorded, and
 a template added or changed since is not loaded until the project is trusted again.
+So are the other files of a project that decide what runs or what the model is told
+(`PROJECT_FILES`): its MCP servers (`.mcp.json`), skills (`SKILL.md` under
+`.smith/skills`, `.claude/skills`, `.agents/skills`) and agent definitions
+(`.smith/agents`, `.claude/agents`): `approved_file` says whether a file's content now
+is what the user approved; one added or changed since is not used until trusted again.
 """
 
 from __future__ import annotations
@@ -181,6 +186,62 @@ def template_digests(project: str) -> dict[str, str]:
     return found
 
 
+# The project files trust approves by content (glob patterns relative to the root; a
+# `*` is one path component), beside the configuration and the templates.
+PROJECT_FILES = (
+    ".mcp.json",
+    ".smith/skills/*/SKILL.md",
+    ".claude/skills/*/SKILL.md",
+    ".agents/skills/*/SKILL.md",
+    ".smith/agents/*.md",
+    ".claude/agents/*.md",
+)
+PROJECT_FILE_MAX_BYTES = 1024 * 1024
+
+
+def file_digests(project: str) -> dict[str, str]:
+    """The SHA-256 of each of the project's `PROJECT_FILES` that is a regular file inside
+    it (no symlink on the way out) of at most PROJECT_FILE_MAX_BYTES, by relative path."""
+    import glob
+    import hashlib
+
+    root = os.path.realpath(project)
+    found: dict[str, str] = {}
+    for pattern in PROJECT_FILES:
+        for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern))):
+            real = os.path.realpath(path)
+            if not real.startswith(root + os.sep):
+                continue  # leads out of the project: no project's file
+            try:
+                data = read_bounded(path, PROJECT_FILE_MAX_BYTES, follow=False)
+            except (OSError, ValueError):
+                continue
+            found[os.path.relpath(path, root)] = hashlib.sha256(data).hexdigest()
+    return found
+
+
+def approved_file(home: str, project: str, path: str, data: bytes) -> bool:
+    """Whether `data`, the content of the project file `path` (one of PROJECT_FILES),
+    is what the user approved when trusting `project` with its configuration as it is
+    now. False for an untrusted project, a file trust did not see, or one changed since;
+    an unreadable trust list trusts nothing."""
+    import hashlib
+
+    from smith.diagnostics import SmithError
+
+    try:
+        if not is_trusted(home, project):
+            return False
+        record = approval(home, project) or {}
+    except SmithError:
+        return False
+    files = record.get("files")
+    relative = os.path.relpath(os.path.realpath(path), os.path.realpath(project))
+    if not isinstance(files, dict) or relative not in files:
+        return False
+    return bool(files[relative] == hashlib.sha256(data).hexdigest())
+
+
 def approved_templates(home: str, project: str) -> dict[str, str] | None:
     """The templates (name -> SHA-256) approved with `project`, if it is trusted with
     its configuration as it is now; None otherwise."""
@@ -273,8 +334,9 @@ def _update(home: str, change: str, project: str) -> bool:
             if text is not None:
                 record.update(sha256=digest(text), content=text)
             record["templates"] = template_digests(project)
+            record["files"] = file_digests(project)
             old = projects.get(project)
-            same = ("sha256", "templates")
+            same = ("sha256", "templates", "files")
             if old is not None and all(old.get(k) == record.get(k) for k in same):
                 return False
             projects[project] = record

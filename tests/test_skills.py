@@ -419,3 +419,30 @@ def test_a_projects_skill_that_leads_out_of_the_project_is_refused(
     assert warned.startswith(f"the skill {link} was not loaded: it leads to {outside}")
     assert f"outside the project {project}" in warned
     assert "OUTSIDE" not in json.dumps(sent)
+
+
+def test_a_project_skill_changed_or_added_since_trust_is_left_out_until_trusted_again(
+    senv: SmithEnv, smith_process: Callable[..., Result], project: Path
+) -> None:
+    """Trust approves a project's skills as they are (smith.trust.approved_file): a
+    `git pull` that rewrites one, or adds another, does not reach the model unapproved."""
+    folder = project / ".smith" / "skills"
+    kept = _skill(folder, "kept", "approved DESC-KEPT")
+    changed = _skill(folder, "changed", "approved DESC-OLD")
+    _trust(smith_process, project)
+    changed.write_text("---\nname: changed\ndescription: rewritten DESC-NEW\n---\n")
+    added = _skill(folder, "added", "new DESC-ADDED")
+    sent, events, r = _eval(senv, smith_process, project, [{"text": "ok"}])
+    assert r.code == 0, r.err
+    system = json.dumps(sent[0]["system"])
+    assert "DESC-KEPT" in system
+    assert "DESC-NEW" not in system and "DESC-OLD" not in system and "DESC-ADDED" not in system
+    warned = "\n".join(_warnings(events))
+    for path in (changed, added):
+        assert f"the skill {path} was not loaded: it was added or changed since you trusted" in (
+            warned
+        )
+    assert str(kept) not in warned
+    _trust(smith_process, project)
+    sent, _, r = _eval(senv, smith_process, project, [{"text": "ok"}], name="again")
+    assert "DESC-NEW" in json.dumps(sent[0]["system"]) and "DESC-ADDED" in json.dumps(sent[0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +152,39 @@ def test_trust_from_before_content_was_recorded_applies_no_file(senv: SmithEnv) 
     assert warning.code == "config.changed-project" and 'model "from-project"' in warning.what
     trust.trust(str(senv.data_home), str(project))
     assert resolve(env=senv.env, cwd=str(project))["model"] == "from-project"
+
+
+def test_trust_approves_the_files_that_decide_what_runs_by_content(
+    senv: SmithEnv, smith: Callable[..., Result], tmp_path: Path
+) -> None:
+    """`.mcp.json`, project skills and agent definitions are approved as they are when
+    the user trusts the project: unchanged they are approved, changed or added later
+    they are not, nor is a file reached by a symlink out of the project."""
+    project = senv.make_project()
+    mcp = project / ".mcp.json"
+    mcp.write_text('{"mcpServers": {}}')
+    skill = project / ".claude" / "skills" / "pdf" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: pdf\ndescription: d\n---\n")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("---\nname: x\n---\n")
+    agents = project / ".smith" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "linked.md").symlink_to(outside)
+    home = str(senv.data_home)
+    assert not trust.approved_file(home, str(project), str(mcp), mcp.read_bytes())
+    r = smith("trust", cwd=project)
+    assert r.code == 0
+    assert "approved as they are now: .claude/skills/pdf/SKILL.md, .mcp.json" in r.out
+    assert trust.approved_file(home, str(project), str(mcp), mcp.read_bytes())
+    assert trust.approved_file(home, str(project), str(skill), skill.read_bytes())
+    linked = agents / "linked.md"
+    assert not trust.approved_file(home, str(project), str(linked), outside.read_bytes())
+    mcp.write_text('{"mcpServers": {"evil": {"command": "sh"}}}')
+    assert not trust.approved_file(home, str(project), str(mcp), mcp.read_bytes())
+    added = agents / "new.md"
+    added.write_text("---\nname: new\n---\n")
+    assert not trust.approved_file(home, str(project), str(added), added.read_bytes())
+    assert smith("trust", cwd=project).out.startswith("trusted:")  # approved anew
+    assert trust.approved_file(home, str(project), str(added), added.read_bytes())
+    assert trust.approved_file(home, str(project), str(mcp), mcp.read_bytes())

@@ -55,4 +55,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     project_file = os.path.join(root, ".smith", "config.kdl")
     if os.path.exists(project_file):
         ctx.out(f"{project_file} now applies")
+    approved = trust.file_digests(root)
+    if approved:
+        ctx.out(f"approved as they are now: {', '.join(sorted(approved))}")
     return 0
