@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean, show_value
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from smith.config import Config
     from smith.effects import ToolFacts
@@ -70,6 +70,16 @@ HOOK_UNUSED = DiagnosticKind(
     what="hook '{name}': {key} is set, but a {event} hook has no tool to match",
     why="match and effect choose the tool calls a before-tool or after-tool hook runs for",
     fix="remove {key}, or make it a before-tool or after-tool hook; the hook runs at every {event}",
+    severity="warning",
+)
+
+HOOK_HIDDEN = DiagnosticKind(
+    "hooks.hidden-program",
+    what="hook '{name}' runs {program}, which is inside {directory}: the sandbox hides it",
+    why="hooks run in the sandbox, where smith's own data and configuration directories "
+    "are empty (docs/safety.md), so the hook would fail each time it runs",
+    fix="keep the script in the project (a guard in .smith/hooks/, which the model cannot "
+    "change) or on your PATH, and name it there",
     severity="warning",
 )
 
@@ -252,6 +262,45 @@ class _Parser:
                      "match is a regular expression over tool names, such as bash|edit",
                      guard=guard)  # fmt: skip
             return False
+
+
+def _program(hook: Hook, root: str) -> str | None:
+    """The path of the program a hook's command starts with (None: no path, or a command
+    line that is not plain words)."""
+    import os
+    import shlex
+
+    if isinstance(hook.command, tuple):
+        first = hook.command[0]
+    else:
+        try:
+            words = shlex.split(hook.command)
+        except ValueError:
+            return None
+        first = words[0] if words else ""
+    if "/" not in first and not first.startswith("~"):
+        return None
+    return os.path.realpath(os.path.join(root, os.path.expanduser(first)))
+
+
+def hidden_programs(hooks: Hooks, hidden: Sequence[str], root: str) -> Hooks:
+    """`hooks` with a warning for each hook whose program is in one of the `hidden`
+    directories (smith's own, which the sandbox hides: the hook could never run)."""
+    import os
+
+    found = []
+    for hook in hooks.hooks:
+        program = _program(hook, root)
+        for directory in hidden:
+            real = os.path.realpath(directory)
+            if program is not None and (program + "/").startswith(real.rstrip("/") + "/"):
+                found.append(HOOK_HIDDEN(field=f"hooks.hook.{hook.name}.command",
+                                         value=program, source=hook.source, name=hook.name,
+                                         program=program, directory=directory))  # fmt: skip
+                break
+    if not found:
+        return hooks
+    return Hooks(hooks.hooks, (*hooks.problems, *found), hooks.broken_guard)
 
 
 def parse(config: Config) -> Hooks:

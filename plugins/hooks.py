@@ -54,7 +54,7 @@ from smith.sdk import (
 )
 from smith.ui import Confirm, Notify
 
-from ._hookconf import CLAUDE_NAMES, NONE, TIMEOUT_MAX, Hook, Hooks, parse
+from ._hookconf import CLAUDE_NAMES, NONE, TIMEOUT_MAX, Hook, Hooks, hidden_programs, parse
 from ._hookrun import Answer, Ran, answer, run
 
 if TYPE_CHECKING:
@@ -90,13 +90,16 @@ _pending: dict[tuple[str, str], str] = {}
 def configured(view: RuntimeView) -> Hooks:
     """The hooks of the runtime's configuration (parsed once per Config); none without one
     (a runtime built without configuration, a tool host's review)."""
-    config = view.config
-    if config is None or view.context is None:
+    config, ctx = view.config, view.context
+    if config is None or ctx is None:
         return NONE
     with _parsed_lock:
         found = _parsed.get(config)
         if found is None:
-            found = _parsed[config] = parse(config)
+            found = parse(config)
+            if found.hooks and ctx.sandbox.effective != "off":
+                found = hidden_programs(found, ctx.sandbox.hidden, ctx.root)
+            _parsed[config] = found
     return found
 
 

@@ -501,3 +501,19 @@ def test_a_before_tool_hook_reviews_a_call_served_over_mcp(senv: SmithEnv, proje
         "plugin": "hooks",
         "reason": "hook 'guard': no",
     }
+
+
+@needs_bwrap
+def test_a_hook_script_in_smiths_configuration_directory_is_warned_of(
+    senv: SmithEnv, smith: Callable[..., Result], project: Path
+) -> None:
+    script = senv.config_home / "hooks" / "check.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    _config(senv, f'hook "hidden" on="session-start" command="{script} --quiet"\n')
+    run = _eval(senv, smith, project, [DONE])
+    (warning,) = run.notices("warning")
+    assert f"hook 'hidden' runs {script}" in warning and "the sandbox hides it" in warning
+    (failed,) = run.notices("error")  # and it fails when it runs, as warned
+    assert "hook 'hidden' (session-start) failed" in failed
