@@ -1,9 +1,9 @@
 """Sub-agents (smith.plugins.agents, docs/agents.md): the task tool runs a child agent on
 a fresh context, on a branch of the session forked at the call; definitions from every
 folder; the depth and tree limits as error results; cancellation; concurrent children;
-the branch in the session and in replay; the child's cost in the parent's. Seen as a
-model sees it: `smith eval --json` with the scripted provider (one response per request,
-parent and child alike, in the order they ask) and its requests log."""
+the branch in the session, in replay and in the app; the child's cost in the parent's.
+Seen as a model sees it: `smith eval --json` with the scripted provider (one response per
+request, parent and child alike, in the order they ask) and its requests log."""
 
 from __future__ import annotations
 
@@ -404,3 +404,52 @@ def test_the_childs_cost_is_summed_into_the_parents_and_unknown_stays_unknown(
     cost = _result(events)["cost"]
     assert not cost["complete"] and cost["unknown"]["input"] == 1
     assert cost["tokens"]["input"] == 4000
+
+
+# -- the app -----------------------------------------------------------------------------------
+
+
+def test_the_app_shows_the_child_live_under_the_call_then_folded_and_expandable(
+    senv: SmithEnv, project: Path
+) -> None:
+    from smith.frontends.tui._transcript import Transcript
+    from tests.app_kit import assembled_app
+    from tests.test_tui import _settle, _type, visible
+
+    wait = "while [ ! -e go ]; do sleep 0.05; done; echo CHILD-SAW-GO"
+    script = senv.root / "app.json"
+    script.write_text(json.dumps({"responses": [
+        {"tool_calls": [_task("do the job", description="the job")]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": wait}, "id": "call_wait"}]},
+        {"text": "CHILD-FINAL answer"},
+        {"text": "parent done"},
+    ]}))  # fmt: skip
+    make, _ = assembled_app(senv, project, f"scripted:{script}")
+
+    async def until(pilot: Any, what: str, app: Any) -> None:
+        for _ in range(1500):
+            if what in visible(app):
+                return
+            await pilot.pause(0.02)
+        raise AssertionError(f"{what!r} not shown:\n{visible(app)}")
+
+    async def main() -> None:
+        app = make()
+        async with app.run_test(size=(110, 50)) as pilot:
+            await _type(pilot, "delegate")
+            await until(pilot, "│ → bash", app)  # live: the child's step under the call
+            assert "… task the job" in visible(app)
+            (project / "go").write_text("")
+            await _settle(app)
+            await until(pilot, "parent done", app)
+            shown = visible(app)
+            assert "the sub-agent's conversation" in shown and "CHILD-SAW-GO" not in shown
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            t = app.query_one(Transcript)
+            t.scroll_to(y=0, animate=False, immediate=True)
+            await pilot.pause()
+            shown = visible(app)
+            assert "CHILD-SAW-GO" in shown and "you do the job" in shown, shown  # the child's
+
+    asyncio.run(asyncio.wait_for(main(), 60))

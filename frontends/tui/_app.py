@@ -59,6 +59,7 @@ from ._resume import given
 from ._review import presentations
 from ._screens import SmithCommands
 from ._statusline import StatusLine, queued_text, size_text, status_fields
+from ._subagents import with_children
 from ._transcript import Transcript
 from ._working import WorkingLine
 
@@ -181,7 +182,8 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
         self.panic(Text(inert(INTERNAL(error=what[:500]).render())))
 
     def compose(self) -> ComposeResult:
-        yield Transcript(functools.partial(render_entry, shown=self.shown), entry_text,
+        drawn = functools.partial(render_entry, shown=self.shown)  # a task's child under it:
+        yield Transcript(with_children(drawn, lambda: self.runtime), entry_text,  # _subagents
                          id="transcript")  # fmt: skip
         yield Static("▼ new output below (End or Ctrl+L to follow)", id="below", markup=False)
         yield Static("", id="queue", markup=False)

@@ -256,6 +256,19 @@ class ToolLines:
         self.shown = shown
         self.calls: dict[str, tuple[str, Any]] = {}  # running call id -> (its line, arguments)
         self.shells: set[str] = set()  # the blocks of `!command`s a record will replace
+        self.steps: dict[str, list[str]] = {}  # a running task call's child's latest steps
+
+    def child(self, key: str, call: str, event: dict[str, Any]) -> None:
+        """A running task call's sub-agent did something: its block shows the latest."""
+        from ._subagents import STEPS, child_step, render_child_running
+
+        step = child_step(event)
+        if step is None:
+            return
+        steps = self.steps.setdefault(call, [])
+        steps[:] = [*steps[-(STEPS - 1) :], step]
+        line, shown = self.calls[call][0], list(steps)
+        self.transcript().add(key, lambda: render_child_running(line, shown))
 
     def show(self, data: dict[str, Any]) -> None:
         key, call = f"tool-{data['tool_call_id']}", str(data["tool_call_id"])
@@ -266,12 +279,16 @@ class ToolLines:
             self.transcript().add(key, lambda: Text(f"… {line}", style="yellow"))
         elif phase == "update" and call in self.calls:
             update = data.get("update")
+            if isinstance(update, dict) and isinstance(update.get("child"), dict):
+                self.child(key, call, update["child"])  # a task call's sub-agent
+                return
             tail = update.get("tail") if isinstance(update, dict) else None
             if isinstance(tail, str):
                 line, size = self.calls[call][0], update.get("output_bytes")  # type: ignore[union-attr]
                 size = size if isinstance(size, int) else len(tail.encode())
                 self.transcript().add(key, lambda: render_running(line, tail, size))
         elif phase == "end":
+            self.steps.pop(call, None)
             _, arguments = self.calls.pop(call, ("", None))
             result = data["result"]
             if isinstance(data.get("shell"), dict):  # the user's own command: a `shell`
