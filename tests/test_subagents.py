@@ -453,3 +453,24 @@ def test_the_app_shows_the_child_live_under_the_call_then_folded_and_expandable(
             assert "CHILD-SAW-GO" in shown and "you do the job" in shown, shown  # the child's
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_a_childs_question_goes_to_the_parents_frontend(
+    senv: SmithEnv, smith_process: Callable[..., Result], project: Path
+) -> None:
+    """Under `approval untrusted` (task allowed by a rule) the child's write asks: eval,
+    the frontend attached to the parent, refuses it, so the write is denied."""
+    senv.write_user_config('approval "untrusted"\napproval { allow "task"; }\n')
+    write = {"name": "write", "arguments": {"path": "out.txt", "content": "x"}, "id": "w"}
+    _, events, r = _eval(senv, smith_process, project, [
+        {"tool_calls": [_task("write it")]},
+        {"tool_calls": [write]},
+        {"text": "could not write"},
+        {"text": "parent done"},
+    ])  # fmt: skip
+    assert r.code == 0, r.err
+    live = _child_events(events, "call_task")
+    [refused] = [e for e in live if e["type"] == "intent_refused"]
+    assert refused["frontend"] == "eval"
+    [denied] = [e for e in live if e["type"] == "tool_end" and e["name"] == "write"]
+    assert denied["is_error"] and not (project / "out.txt").exists()

@@ -25,7 +25,9 @@ bounds how deep a call may start one (the root's children are at depth 1) and `m
 the provider rounds of all the root's descendants together; either is a ToolError, which
 the model reads as the call's error result, never a crash (a child stopped at the turn
 cap ends its call so). What a child spent is added to its parent's cost meter when it
-ends, however it ends (unknown usage stays unknown: CostMeter.merge).
+ends, however it ends (unknown usage stays unknown: CostMeter.merge). Its questions (an
+approval, a plugin's) go to the frontends attached to the parent; its events only to the
+caller's `watch`.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from smith.runtime._events import Event
     from smith.runtime._limits import Limits
     from smith.runtime._runtime import Runtime
-    from smith.session import Session
+    from smith.session import Branch, Session
 
 
 class Tree:
@@ -89,7 +91,6 @@ class Children:
         its `turns` and `depth`. A ToolError when the child would be deeper than
         `max_depth` or the tree has taken `max_turns` rounds (see the module)."""
         from smith.effects import ToolError
-        from smith.runtime._cost import CostMeter
         from smith.session import Branch
 
         depth, tree = self.depth + 1, self.tree
@@ -105,22 +106,10 @@ class Children:
                 "with what you have"
             )
         branch = Branch(self.session, self.session.leaf if at is None else at, apart=True)
-        child = self.assembly.runtime(
-            branch,
-            prepare=False,  # the parent's unfinished call is the fork point, not a loss
-            parent=self.parent,  # its plugins: started once, by the parent
-            model=model or self._model(),
-            tools=tools,
-            system_prompt=system_prompt,
-            limits=limits,
-            offered=offered,
-        )
-        # Its meter counts its own calls: the file's earlier ones (which a runtime over a
-        # resumed session counts as its own) are the parent's, and already counted there.
-        child.cost = CostMeter()
-        below = child.context.children
-        if isinstance(below, Children):  # its own children are one level deeper
-            below.depth, below.tree = depth, tree
+        child = self._child(
+            branch, depth, model=model or self._model(), tools=tools,
+            system_prompt=system_prompt, limits=limits, offered=offered,
+        )  # fmt: skip
         ended: list[Event] = []
         turns = 0
         capped = False
@@ -173,6 +162,27 @@ class Children:
             "turns": turns,
             "depth": depth,
         }
+
+    def _child(self, branch: Branch, depth: int, **given: Any) -> Runtime:
+        """The child runtime on `branch`, `depth` levels below the root, with `given`
+        (model, tools, system prompt, limits, the tools offered)."""
+        from smith.runtime._cost import CostMeter
+
+        child = self.assembly.runtime(
+            branch,
+            prepare=False,  # the parent's unfinished call is the fork point, not a loss
+            parent=self.parent,  # its plugins: started once, by the parent
+            **given,
+        )
+        # Its meter counts its own calls: the file's earlier ones (which a runtime over a
+        # resumed session counts as its own) are the parent's, and already counted there.
+        child.cost = CostMeter()
+        if self.parent is not None:  # its questions go to whoever answers the parent's
+            child.frontends = self.parent.frontends
+        below = child.context.children
+        if isinstance(below, Children):  # its own children are one level deeper
+            below.depth, below.tree = depth, self.tree
+        return child
 
     def _model(self) -> str | tuple[Provider, str]:
         """The parent's model now (its provider object: one engine for the tree)."""
