@@ -122,13 +122,13 @@ class ToolStart(_Event, tag="tool_start", frozen=True):
 
 
 class ToolUpdate(_Event, tag="tool_update", frozen=True):
-    """progress of a running call, at most every 0.5 s (bash: at its first output, then
-    when more arrived, also once it goes quiet)
+    """progress of a running call (bash: at most every 0.5 s, at its first output, then
+    when more arrived, also once it goes quiet; task: each event of its sub-agent)
     """
 
     fields_doc: ClassVar[str] = (
         "`tool_call_id`, `name`, `update` (bash: `output_bytes`, `tail`: the last 800 "
-        "characters, secrets masked)"
+        "characters, secrets masked; task: `child`, the sub-agent's event, docs/agents.md)"
     )
 
     tool_call_id: str
