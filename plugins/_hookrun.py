@@ -5,8 +5,10 @@ The command runs as a bash call's does (smith.effects Sandbox, from the runtime'
 ToolContext): under bubblewrap in sandbox.mode, writable only in the project (and
 tools.extra-roots), no network unless sandbox.network, smith's own directories hidden,
 provider keys withheld; in a PID namespace of its own, so nothing it starts outlives it.
-With the sandbox off it runs as the user's own process, in a process group of its own
-that is ended with it. Past its timeout it is killed (and everything it started).
+With the sandbox off it runs as the user's own process, in a PID namespace of its own
+where `unshare` can make one (as an unsandboxed bash call does), else in a process group
+of its own, ended with it. Past its timeout it is killed (and everything it started), and it
+never outlives smith.
 
 Its answer, as Claude Code's hooks give one: exit status 0 (allow; stdout may hold a
 JSON object, below), 2 (deny or block, stderr the reason), anything else a failure. The
@@ -78,6 +80,8 @@ async def run(command: str | tuple[str, ...], payload: bytes, *, context: ToolCo
     `context`'s sandbox confines commands; `env`: added to its environment."""
     import asyncio
 
+    from smith.effects import dies_with_smith, namespace_prefix
+
     argv = [*SHELL, command] if isinstance(command, str) else list(command)
     sandbox = context.sandbox
     mode = sandbox.effective
@@ -98,6 +102,8 @@ async def run(command: str | tuple[str, ...], payload: bytes, *, context: ToolCo
             return Ran(None, error=f"the sandbox could not be set up: {exc}", sandbox=mode)
         argv = confinement.argv(argv)
         fds = confinement.fds
+    else:  # a PID namespace of its own where one can be made: nothing it starts outlives it
+        argv = [*(namespace_prefix() or ()), *argv]
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -108,6 +114,8 @@ async def run(command: str | tuple[str, ...], payload: bytes, *, context: ToolCo
             env=environment,
             pass_fds=fds,
             start_new_session=True,
+            # Killed when smith (the handler's thread) goes, as every process smith starts.
+            preexec_fn=dies_with_smith(),
         )
     except OSError as exc:
         if confinement is not None:

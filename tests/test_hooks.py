@@ -517,3 +517,51 @@ def test_a_hook_script_in_smiths_configuration_directory_is_warned_of(
     assert f"hook 'hidden' runs {script}" in warning and "the sandbox hides it" in warning
     (failed,) = run.notices("error")  # and it fails when it runs, as warned
     assert "hook 'hidden' (session-start) failed" in failed
+
+
+@pytest.mark.parametrize("mode", ["off", "workspace-write"])
+def test_a_running_hook_never_outlives_smith(senv: SmithEnv, project: Path, mode: str) -> None:
+    """smith killed (-9) while a hook runs: the hook goes with it, sandboxed or not."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import smith_executable
+
+    if mode != "off" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is needed")
+    _config(senv, 'hook "slow" on="session-start" command="echo started > started; sleep 60"\n')
+    script = senv.root / "script.json"
+    script.write_text(json.dumps({"responses": [DONE]}))
+    proc = subprocess.Popen(
+        [smith_executable(), "--sandbox-mode", mode, "eval", "--model", f"scripted:{script}",
+         "go"], cwd=project, env=senv.env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not (project / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (project / "started").exists()
+        sleeping = [p for p in os.listdir("/proc") if p.isdigit() and _runs(p, "sleep 60")]
+        assert sleeping
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_runs(p, "sleep 60") for p in sleeping) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_runs(p, "sleep 60") for p in sleeping)
+
+
+def _runs(pid: str, command: str) -> bool:
+    """Whether process `pid` runs `command` (its command line), and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            line = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return line == command and state != "Z"

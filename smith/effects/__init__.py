@@ -41,8 +41,10 @@ __all__ = [
     "ToolSpec",
     "bounded",
     "builtin_tools",
+    "dies_with_smith",
     "list_files",
     "lost_result",
+    "namespace_prefix",
     "preview_change",
     "process_env",
     "prune_outputs",
@@ -57,8 +59,10 @@ __all__ = [
 TYPE_CHECKING = False
 # Exported on first use (PEP 562): these modules are not imported with the package.
 if TYPE_CHECKING:
+    from smith._spawn import dies_with_smith as dies_with_smith
     from smith._spawn import process_env as process_env
     from smith.effects._journal import bounded as bounded
+    from smith.effects._procs import namespace_prefix as namespace_prefix
     from smith.effects._sandbox import Sandbox as Sandbox
     from smith.effects._sandbox import unavailable as sandbox_unavailable
     from smith.effects.tools import list_files as list_files
@@ -72,6 +76,8 @@ _LAZY = {
     "list_files": "smith.effects.tools",
     "preview_change": "smith.effects.tools",
     "process_env": "smith._spawn",
+    "dies_with_smith": "smith._spawn",
+    "namespace_prefix": "smith.effects._procs",
 }
 
 __getattr__ = lazy_exports(
