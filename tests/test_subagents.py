@@ -218,7 +218,7 @@ def test_the_tree_turn_limit_stops_the_running_child_and_refuses_the_next(
 # Each child's command leaves a flag and waits for a second one: only children that run at
 # the same time both see 2 (run one after the other, the first would give up and see 1).
 _BOTH = (
-    "mkdir -p flags && mktemp -p flags >/dev/null && for i in $(seq 200); do "
+    "mkdir -p flags && mktemp -p flags >/dev/null && for i in $(seq 600); do "
     '[ "$(ls flags | wc -l)" -ge 2 ] && break; sleep 0.05; done; echo "flags=$(ls flags | wc -l)"'
 )
 
