@@ -178,6 +178,15 @@ def planning(
     return None
 
 
+def wants(kind: str, view: RuntimeView) -> bool:
+    """Whether a handler has anything to do (asked on the loop, so no thread is started
+    for a call outside plan mode): a call's review only in plan mode, the system prompt
+    only when what it tells the model is not the mode."""
+    if kind == "tool_call":
+        return view.mode == "plan"
+    return (view.mode == "plan") != (PLANNING in view.system_prompt)
+
+
 def toggle(host: CommandHost, args: str) -> None:
     """/plan: enter plan mode, or leave it with the plan in the editor to confirm."""
     from smith.protocol.ops import SetMode
@@ -199,4 +208,5 @@ PLUGIN = Plugin(
     handlers={"tool_call": guard, "agent_start": planning, "turn_start": planning},
     commands=(Command("plan", "enter or leave plan mode (Shift+Tab)", toggle, "[plan|normal]"),),
     keybindings={"mode": "shift+tab"},
+    wants=wants,
 )
