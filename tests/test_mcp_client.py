@@ -421,3 +421,27 @@ def test_mcp_list_tools_add_and_remove(senv: SmithEnv, smith: Callable[..., Resu
     assert r.code != 0 and "no server of that name" in r.err
     r = smith("mcp", "tools", "nothing", cwd=project)
     assert r.code != 0 and "there is no MCP server 'nothing'" in r.err
+
+
+def test_an_oauth_server_connects_through_the_oauth_half(
+    senv: SmithEnv,
+    running: Callable[[SmithEnv, Path, str], _Running],
+    smith: Callable[..., Result],
+) -> None:
+    """oauth=true gives the HTTP client the OAuth half's auth (smith.plugins._mcp_oauth);
+    a server that asks for no authorization is reached without a login."""
+    project = senv.make_project()
+    marks = senv.root / "web"
+    script = kit.write_server(marks)
+    proc, url = kit.start_http(script, {**senv.env, "MARKS": str(marks)})
+    try:
+        r = running(senv, project, f'mcp {{\n    server "web" url="{url}" oauth=true\n}}\n')
+        tools = r.tools()
+        assert r.call(tools["mcp_web__echo"], {"text": "o"}).text == "echo:o"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    script2 = kit.write_server(senv.root / "srv")
+    senv.write_user_config("mcp {\n" + _server_block("files", script2) + "}\n")
+    login = smith("mcp", "login", "files", cwd=project)
+    assert login.code != 0 and "it is a stdio server" in login.err

@@ -215,5 +215,9 @@ def _edit(args: argparse.Namespace, ctx: Context) -> int:
 
 def _login(args: argparse.Namespace, ctx: Context) -> int:
     """`smith mcp login ALIAS`: the OAuth sign-in (the mcp plugin's `login`)."""
-    result = _plugin().login(args.alias, ctx.config(), ctx)
-    return int(result) if isinstance(result, int) else 0
+    from smith.text import inert
+
+    def say(text: str) -> None:
+        print(inert(text), file=ctx.stderr, flush=True)
+
+    return int(_plugin().login(args.alias, ctx.config(), say))

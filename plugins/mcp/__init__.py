@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from smith.sdk import Command, Plugin
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from smith.config import Config
     from smith.diagnostics import Diagnostic
@@ -55,26 +55,28 @@ def probe(
     return probing(config, context, names, timeout)
 
 
-def login(alias: str, config: Config, ctx: Any) -> object:
-    """`smith mcp login ALIAS`: sign in to a server configured with oauth=true, keeping
-    its tokens in smith's credential store (smith.plugins._mcp_oauth's `login`, called
-    with the alias, the resolved configuration and the CLI's context)."""
+def login(alias: str, config: Config, say: Callable[[str], None]) -> int:
+    """`smith mcp login ALIAS`: sign in to the HTTP server `alias` (configured with
+    oauth=true), its tokens kept in smith's credential store (the OAuth half,
+    smith.plugins._mcp_oauth's `login`); `say` shows the URL to open. SmithError when
+    there is no such server."""
     import importlib
 
     from smith.diagnostics import SmithError, Source
 
+    from ._config import servers
     from ._conn import MCP_CONNECT_FAILED
 
-    try:
-        oauth = importlib.import_module("smith.plugins._mcp_oauth")
-    except ImportError:
-        where = Source("argument", "smith mcp login")
-        reason, remedy = "this smith has no OAuth client", "give the server a token-env instead"
-        failed = MCP_CONNECT_FAILED(
-            value=alias, source=where, server=alias, reason=reason, remedy=remedy
-        )
-        raise SmithError(failed) from None
-    return oauth.login(alias, config, ctx)
+    where = Source("argument", "smith mcp login")
+    found = {s.name: s for s in servers(config)[0]}
+    server = found.get(alias)
+    if server is None or server.url is None:
+        reason = "it is no configured HTTP server" if server is None else "it is a stdio server"
+        remedy = "`smith mcp list` shows the servers; login is for a url server with oauth=true"
+        raise SmithError(MCP_CONNECT_FAILED(value=alias, source=where, server=alias,
+                                            reason=reason, remedy=remedy))  # fmt: skip
+    oauth = importlib.import_module("smith.plugins._mcp_oauth")
+    return int(oauth.login(alias, server.url, home=config.home, say=say))
 
 
 def add_server(path: str, name: str, fields: dict[str, object]) -> str:

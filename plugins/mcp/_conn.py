@@ -62,17 +62,28 @@ MCP_LOST = DiagnosticKind(
 _WRITTEN: contextvars.ContextVar[_Sent | None] = contextvars.ContextVar("mcp_written", default=None)
 
 
-def oauth_hook() -> Callable[[Server], object] | None:
-    """The OAuth client auth for servers configured with oauth=true (written in
-    smith.plugins._mcp_oauth: `oauth_auth(server) -> httpx2.Auth`), if it is there."""
+def _oauth() -> Any:
     import importlib
 
     try:
-        module = importlib.import_module("smith.plugins._mcp_oauth")
+        return importlib.import_module("smith.plugins._mcp_oauth")
     except ImportError:
         return None
-    hook = getattr(module, "oauth_auth", None)
+
+
+def oauth_hook() -> Callable[..., Any] | None:
+    """The OAuth client auth for servers configured with oauth=true (the OAuth half,
+    smith.plugins._mcp_oauth: `oauth_auth(alias, url, *, home, say, interactive)` ->
+    httpx2.Auth), if it is there."""
+    hook = getattr(_oauth(), "oauth_auth", None)
     return hook if callable(hook) else None
+
+
+def oauth_said(exc: BaseException) -> SmithError | None:
+    """The OAuth half's diagnostic (mcp.login-needed, a login that failed) `exc` holds."""
+    find = getattr(_oauth(), "login_error", None)
+    found = find(exc) if callable(find) else None
+    return found if isinstance(found, SmithError) else None
 
 
 class _Sent:
@@ -143,9 +154,11 @@ class Lost(Exception):
 class Connection:
     """One server: connect, list, call, read; restarted once per failed operation."""
 
-    def __init__(self, server: Server, context: ToolContext | None = None) -> None:
+    def __init__(self, server: Server, context: ToolContext | None = None,
+                 home: str | None = None) -> None:  # fmt: skip
         self.server = server
         self.context = context
+        self.home = home  # SMITH_HOME: where the OAuth half keeps its tokens
         self.state = "idle"  # idle, connecting, ready, failed, lost, closed
         self.error: SmithError | None = None
         self.listing = Listing()
@@ -252,6 +265,10 @@ class Connection:
     def _why(self, exc: BaseException) -> SmithError:
         if isinstance(exc, SmithError):
             return exc
+        if self.server.oauth:  # a login needed (or failed): the OAuth half says so
+            login = oauth_said(exc)
+            if login is not None:
+                return login
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
             exc = exc.exceptions[0]
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -309,18 +326,19 @@ class Connection:
             register_secret(token)  # never shown in any diagnostic or log
             headers["Authorization"] = f"Bearer {token}"
         auth = None
-        if s.oauth:  # the OAuth client auth: the tokens `smith mcp login` keeps
+        if s.oauth:  # the OAuth client auth, with the tokens `smith mcp login` keeps
             hook = oauth_hook()
-            if hook is None:
+            if hook is None or self.home is None:
                 raise self.failure(
                     MCP_CONNECT_FAILED,
                     reason="oauth=true, but this smith has no OAuth client",
                     remedy="remove oauth=true and give a token-env",
                 )
-            auth = hook(s)
+            name, url = s.name, s.url
+            auth = hook(name, url, home=self.home, say=lambda _text: None, interactive=False)
         http = httpx2.AsyncClient(
             headers=headers,
-            auth=auth,  # type: ignore[arg-type]
+            auth=auth,
             timeout=httpx2.Timeout(30.0, read=300.0),
         )
         assert s.url is not None

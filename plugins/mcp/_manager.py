@@ -35,6 +35,7 @@ class Manager:
         set_tools: Callable[[Sequence[ToolSpec]], None],
     ) -> None:
         self.servers, problems = servers(config)
+        self.home = config.home
         self.context = context
         self.set_tools = set_tools
         self.notices: deque[Diagnostic] = deque()
@@ -56,7 +57,7 @@ class Manager:
             return
         self.hub = Hub()
         for server in self.servers:
-            conn = Connection(server, self.context)
+            conn = Connection(server, self.context, self.home)
             conn.on_ready = lambda _conn: self.publish()
             self.connections[server.name] = conn
             future = self.hub.submit(conn.connect())
@@ -171,7 +172,7 @@ def probe(
     conns = []
     for server in picked:
         server.startup_timeout = min(server.startup_timeout, timeout)
-        conns.append(Connection(server, context))
+        conns.append(Connection(server, context, config.home))
 
     async def connect_all() -> list[Any]:
         return await asyncio.gather(*(c.connect() for c in conns), return_exceptions=True)
