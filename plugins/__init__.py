@@ -17,15 +17,17 @@ contributes more (queue, approval, product) states its name here and the rest in
 module. Plain data, no imports: this package is imported by the core to read these tables.
 """
 
+# The order is the order of review too: a call plan mode or the user's hooks deny is
+# never put to the user by approval (the first deny ends a call's review).
 BUILTIN = (
     "smith.plugins.queue",
+    "smith.plugins.plan",
+    "smith.plugins.hooks",
     "smith.plugins.approval",
     "smith.plugins.product",
     "smith.plugins.mcp",
     "smith.plugins.skills",
     "smith.plugins.agents",
-    "smith.plugins.hooks",
-    "smith.plugins.plan",
     "smith.plugins.providers.anthropic",
     "smith.plugins.providers.openai",
     "smith.plugins.providers.google",

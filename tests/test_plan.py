@@ -286,3 +286,21 @@ def test_the_plan_command_enters_and_leaves_plan_mode(tmp_path: Path) -> None:
             assert app.editor.value == "Carry out this plan:\n\nPLAN-CMD: one step"
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_a_call_plan_mode_refuses_is_never_put_to_the_user_for_approval(
+    senv: SmithEnv, smith: Smith
+) -> None:
+    """Plan mode reviews before approval (smith.plugins.BUILTIN), and the first deny ends
+    the review: under `--approval untrusted` a write in plan mode is refused by plan
+    mode, not asked about (eval cannot ask, so approval's refusal would name approval)."""
+    project = senv.make_project()
+    write = {"name": "write", "arguments": {"path": "x.txt", "content": "x"}, "id": "w"}
+    model, _ = _offered(senv, [{"tool_calls": [write]}, {"text": "planned"}])
+    r = smith("eval", "--plan", "--approval", "untrusted", "--json", "--model", model, "plan",
+              cwd=project)  # fmt: skip
+    assert r.code == 0, r.err
+    (end,) = [ev for ev in _events(r.out) if ev["type"] == "tool_end"]
+    assert end["is_error"] and "plugin 'plan' denied it" in end["result"]["text"]
+    assert not any(ev["type"] == "ui" and ev.get("kind") == "question" for ev in _events(r.out))
+    assert not (project / "x.txt").exists()

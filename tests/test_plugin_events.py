@@ -138,11 +138,14 @@ def test_a_deny_wins_over_allows_and_rewrites_without_a_conflict(tmp_path: Path)
         on("tool_call", lambda e, v: [RewriteArguments({"path": "b.txt", "content": "B"})], "rw"),
         on("tool_call", lambda e, v: [DenyCall("first")], "deny1"),
         on("tool_call", lambda e, v: DenyCall("second"), "deny2"),
+        on("tool_call", lambda e, v: asked.append(e["name"]), "asker"),
     ]
+    asked: list[str] = []
     converse(w, model, plugins)
     assert not (w.project / "a.txt").exists() and not (w.project / "b.txt").exists()
     assert errors(w) == []
     assert results(w)[0]["denied"] == {"plugin": "deny1", "reason": "first"}
+    assert asked == []  # the first deny ends the review: nobody after it is asked
 
 
 def test_a_rewrite_runs_the_call_with_the_new_arguments(tmp_path: Path) -> None:

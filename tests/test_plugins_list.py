@@ -18,8 +18,9 @@ from tests.conftest import Result, SmithEnv
 from tests.rpc_kit import Rpc
 
 PROVIDERS = ["anthropic", "openai", "google", "openai-compatible", "scripted", "demo"]
-AGENT_LIBRARY = ["mcp", "skills", "agents", "hooks", "plan"]
-BUILT_INS = ["queue", "approval", "product", *AGENT_LIBRARY, *PROVIDERS]
+REVIEWERS = ["plan", "hooks", "approval"]  # in review order: a deny ends the review
+AGENT_LIBRARY = ["mcp", "skills", "agents"]
+BUILT_INS = ["queue", *REVIEWERS, "product", *AGENT_LIBRARY, *PROVIDERS]
 
 
 def _listed(smith: Callable[..., Result], *args: str) -> dict[str, Any]:
@@ -40,7 +41,7 @@ def test_a_fresh_home_lists_every_built_in_with_its_contributions(
     assert [p["name"] for p in data["plugins"]] == BUILT_INS
     for p in data["plugins"]:
         assert (p["version"], p["source"], p["state"]) == (VERSION, "built-in", "enabled")
-        assert p["contributions"] or p["name"] in AGENT_LIBRARY, p  # TODO(lead): drop once built
+        assert p["contributions"] or p["name"] in AGENT_LIBRARY + REVIEWERS, p  # TODO(lead): drop once built
     plugins = _by_name(data)
     for name in PROVIDERS:
         assert plugins[name]["contributions"] == {"providers": [name]}
@@ -284,13 +285,13 @@ def test_the_runtime_and_the_app_take_their_plugins_from_the_list(tmp_path: Path
     config = resolve(env=env, flags={}, cwd=str(tmp_path))
     plugins = resolve_plugins(config)
     assert [p.name for p in plugins.enabled] == [n for n in BUILT_INS if n != "product"]
-    assert [p.name for p in plugins.active] == ["queue", "approval", *AGENT_LIBRARY]
+    assert [p.name for p in plugins.active] == ["queue", *REVIEWERS, *AGENT_LIBRARY]
     session = SessionStore(str(tmp_path / "data")).create(name="t", cwd=str(tmp_path))
     context = ToolContext(root=str(tmp_path), cwd=str(tmp_path), session=session)
     listed = Runtime(session, model="demo", tools=[], context=context, plugin_list=plugins)
-    assert [p.name for p in listed.plugins] == ["queue", "approval", *AGENT_LIBRARY]
+    assert [p.name for p in listed.plugins] == ["queue", *REVIEWERS, *AGENT_LIBRARY]
     default = Runtime(session, model="demo", tools=[], context=context)
-    assert [p.name for p in default.plugins] == ["queue", "approval", "product", *AGENT_LIBRARY]
+    assert [p.name for p in default.plugins] == ["queue", *REVIEWERS, "product", *AGENT_LIBRARY]
     from smith.frontends.tui._app import SmithApp
 
     app = SmithApp(lambda s: listed, session, plugins=plugins.active)

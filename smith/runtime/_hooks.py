@@ -114,7 +114,16 @@ async def answers(rt: HookSide, ev: Event) -> list[tuple[str, object]]:
         elif handler is not None and _wanted(rt, plugin, ev):
             batch = await call_handler(rt, plugin, handler, ev)
             found.append((plugin.name, _post_intents(rt, plugin.name, batch)))
+        if ev["type"] == "tool_call" and found and _denies(found[-1][1]):
+            break  # a deny wins whatever later plugins say: none is asked (nor the user)
     return found
+
+
+def _denies(batch: object) -> bool:
+    """Whether a tool_call handler's answer denies the call (a DenyCall, or a failure,
+    which denies as a DenyCall does)."""
+    items = batch if isinstance(batch, list | tuple) else [batch]
+    return any(isinstance(a, DenyCall | Failed) for a in items)
 
 
 def _wanted(rt: HookSide, plugin: Plugin, ev: Event) -> bool:
