@@ -445,3 +445,48 @@ def test_an_oauth_server_connects_through_the_oauth_half(
     senv.write_user_config("mcp {\n" + _server_block("files", script2) + "}\n")
     login = smith("mcp", "login", "files", cwd=project)
     assert login.code != 0 and "it is a stdio server" in login.err
+
+
+class _Host:
+    """A command host that keeps what was submitted, shown and told."""
+
+    def __init__(self) -> None:
+        self.submitted: list[Any] = []
+        self.shown: list[str] = []
+        self.told: list[str] = []
+        outer = self
+
+        class _Runtime:
+            def submit(self, op: Any) -> None:
+                outer.submitted.append(op)
+
+        self.runtime = _Runtime()
+
+    def show(self, title: str, lines: list[str]) -> None:
+        self.shown += lines
+
+    def tell(self, text: str, *, error: bool = False) -> None:
+        self.told.append(text)
+
+
+def test_prompts_are_commands(
+    senv: SmithEnv, running: Callable[[SmithEnv, Path, str], _Running]
+) -> None:
+    import asyncio
+
+    from smith.plugins.mcp._commands import Commands
+
+    project = senv.make_project()
+    script = kit.write_server(senv.root / "srv")
+    r = running(senv, project, "mcp {\n" + _server_block("k", script) + "}\n")
+    r.tools()
+    commands = Commands([r.manager])
+    names = [c.name for c in commands]
+    assert names == ["mcp", "mcp__k__greet"]
+    greet = commands[1]
+    assert greet in commands and greet.usage == "[name]"  # the same object each time
+    host = _Host()
+    asyncio.run(greet.run(host, "Ada"))  # type: ignore[arg-type]
+    assert [op.text for op in host.submitted] == ["Say hello to Ada"], host.told
+    asyncio.run(commands[0].run(host, ""))  # type: ignore[arg-type]
+    assert host.shown[0] == "k  stdio  ready  5 tools" and "/mcp__k__greet [name]" in host.shown[1]

@@ -9,8 +9,8 @@ appear (RuntimeView.set_tools) when it is ready, as `mcp_<alias>__<tool>` ToolSp
 timeout, truncation); a server with resources also gets `mcp_<alias>__read_resource`.
 What went wrong (a bad value, a server that would not start, a timeout) is logged and
 shown as a notice at the next turn; the status line names each server and its state.
-The `/mcp` command lists the servers, their prompts, and sends a prompt
-(`/mcp ALIAS PROMPT [ARG=VALUE ...]`). `smith mcp list | tools | add | remove` are in
+Each server's prompts are `/mcp__<alias>__<prompt>` commands (_commands), and `/mcp`
+lists the servers and their prompts. `smith mcp list | tools | add | remove` are in
 frontends/mcp (`manage`). docs/mcp.md.
 """
 
@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from smith.sdk import Command, Plugin
+from smith.sdk import Plugin
+
+from ._commands import Commands
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from smith.config import Config
     from smith.diagnostics import Diagnostic
     from smith.effects import ToolContext
-    from smith.sdk import CommandHost, RuntimeView
+    from smith.sdk import RuntimeView
 
     from ._manager import Manager
 
@@ -102,6 +104,7 @@ async def _start(view: RuntimeView) -> None:
     from ._manager import Manager
 
     manager = Manager(config, view.context, view.set_tools)
+    manager.session = view.session_id  # whose notices they are
     _RUNNING.append(manager)
     manager.begin()  # in the background: returns at once
 
@@ -121,6 +124,8 @@ def _notices(event: dict[str, Any], view: RuntimeView) -> Any:
 
     out: list[Any] = []
     for manager in _RUNNING:
+        if manager.session not in ("", view.session_id):
+            continue  # another runtime's servers
         while manager.notices:
             diagnostic = manager.notices.popleft()
             error = diagnostic.severity == "error"
@@ -131,57 +136,10 @@ def _notices(event: dict[str, Any], view: RuntimeView) -> Any:
     return out or None
 
 
-async def _command(host: CommandHost, text: str) -> None:
-    """/mcp: the servers and their prompts; /mcp ALIAS PROMPT [K=V ...]: send a prompt."""
-    import asyncio
-
-    words = text.split()
-    managers = running()
-    if not words:
-        lines = []
-        for manager in managers:
-            for name, each in manager.connections.items():
-                lines.append(
-                    f"{name}  {each.server.transport}  {each.state}  "
-                    f"{len(each.listing.tools)} tools"
-                )
-                lines += [
-                    f"    /mcp {name} {p.name}" + (f"  {p.description}" if p.description else "")
-                    for p in each.listing.prompts
-                ]
-        host.show("MCP servers", lines or ["no MCP server is configured (docs/mcp.md)"])
-        return
-    conn = next((m.connections[words[0]] for m in managers if words[0] in m.connections), None)
-    if conn is None or len(words) < 2:
-        host.tell(
-            f"usage: /mcp ALIAS PROMPT [ARG=VALUE ...] ({words[0]!r} is no server)"
-            if conn is None
-            else "usage: /mcp ALIAS PROMPT [ARG=VALUE ...]",
-            error=True,
-        )
-        return
-    arguments = dict(w.partition("=")[::2] for w in words[2:])
-    hub = next(m.hub for m in managers if words[0] in m.connections)
-    if hub is None:
-        host.tell("the MCP servers are closed", error=True)
-        return
-    try:
-        got = await asyncio.wrap_future(hub.submit(conn.get_prompt(words[1], arguments)))
-    except Exception as exc:
-        host.tell(f"prompt {words[1]} of {words[0]}: {exc}", error=True)
-        return
-    from ._adapt import joined
-
-    text_out = "\n\n".join(joined([m.content])[0] for m in got.messages)
-    from smith.protocol import ops
-
-    host.runtime.submit(ops.Prompt(text_out))
-
-
 PLUGIN = Plugin(
     "mcp",
     start=_start,
     stop=_stop,
     handlers={"turn_start": _notices, "agent_end": _notices},
-    commands=(Command("mcp", "MCP servers and their prompts", _command, "[ALIAS PROMPT]"),),
+    commands=Commands(_RUNNING),
 )

@@ -272,6 +272,8 @@ class Connection:
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
             exc = exc.exceptions[0]
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if reason == "MCPError: Connection closed":
+            reason = "it ended before it answered"
         said = self._stderr_tail()
         if said:
             reason += f" (it said: {said})"

@@ -44,6 +44,7 @@ class Manager:
         self.connections: dict[str, Connection] = {}
         self._reported: set[tuple[str, str]] = set()
         self._status = ""
+        self.session = ""  # the session of the runtime that started it
         for problem in problems:
             self.notice(problem)
 
