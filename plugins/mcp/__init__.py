@@ -136,10 +136,20 @@ def _notices(event: dict[str, Any], view: RuntimeView) -> Any:
     return out or None
 
 
+def _wants(kind: str, view: RuntimeView) -> bool:
+    """Whether a notice or a new status waits for this runtime (a lookup): otherwise no
+    handler thread is started for it."""
+    return any(
+        m.session in ("", view.session_id) and (m.notices or m.status() != m.shown_status)
+        for m in _RUNNING
+    )
+
+
 PLUGIN = Plugin(
     "mcp",
     start=_start,
     stop=_stop,
     handlers={"turn_start": _notices, "agent_end": _notices},
+    wants=_wants,
     commands=Commands(_RUNNING),
 )

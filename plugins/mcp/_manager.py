@@ -142,6 +142,10 @@ class Manager:
                 parts.append(f"{name} {conn.state}")
         return "mcp: " + ", ".join(parts) if parts else ""
 
+    @property
+    def shown_status(self) -> str:
+        return self._status
+
     def changed_status(self) -> str | None:
         now = self.status()
         if now == self._status:
