@@ -1,16 +1,17 @@
 """Sub-agents: the `task` tool, which runs a child agent from an agent definition
 (docs/agents.md).
 
-The plugin offers `task` from the start, over the built-in definitions (`general`: the
-parent's tools, task among them, so a sub-agent may delegate in turn; `explore`: read,
-grep, find and ls). At `session_start` (before the first request) it reads the
-definitions of the user's $SMITH_CONFIG_HOME/agents and a trusted project's .smith/agents
-and .claude/agents (plugins/agents/_definitions.py) and offers `task` over them all
-(RuntimeView.set_tools), with this plugin's limits: `max-depth` levels of sub-agents and
-`max-turns` provider rounds of all of one session's sub-agents together. A definition
-left out (and why) or shadowed is a warning (`ui` notify, and smith's log). A child
-runtime shares its parent's plugins, so it is offered the same tool and reads nothing
-again.
+The plugin declares `task` over the built-in definitions (`general`: the parent's tools,
+task among them, so a sub-agent may delegate in turn; `explore`: read, grep, find and
+ls), so every frontend knows how its calls are shown; where no child can start (a bare
+`Runtime(...)`, a tool host) a call is an error result saying so. At `session_start`
+(before the first request) of a runtime that can start children it offers `task` again
+(RuntimeView.set_tools) with this plugin's limits (`max-depth` levels of sub-agents,
+`max-turns` provider rounds of all of one session's sub-agents together), then over the
+definitions it reads from the user's $SMITH_CONFIG_HOME/agents and a trusted project's
+.smith/agents and .claude/agents too (plugins/agents/_definitions.py). A definition left
+out (and why) or shadowed is a warning (`ui` notify, and smith's log). A child runtime
+shares its parent's plugins and tools, so it reads nothing again.
 """
 
 from __future__ import annotations
@@ -58,14 +59,19 @@ def _session_start(event: dict[str, Any], view: RuntimeView) -> list[Notify] | N
 
     from ._definitions import definition_folders, discover
 
-    config = view.config
-    if config is None or view.session_id in _READ:  # no configuration: the built-ins
-        return None
+    context = view.context
+    if context is None or context.children is None or view.session_id in _READ:
+        return None  # no children can start here, or a child's runtime: set already
     _READ.add(view.session_id)
-    found = discover(definition_folders(config))
     settings = view.settings
     depth = int(str(settings.get("max-depth", MAX_DEPTH)))
     turns = int(str(settings.get("max-turns", MAX_TURNS)))
+    # The built-ins first: reading the folders is bounded by the handler's deadline.
+    view.set_tools([task_tool(Found(BUILTINS), max_depth=depth, max_turns=turns)])
+    config = view.config
+    if config is None:
+        return None
+    found = discover(definition_folders(config))
     view.set_tools([task_tool(found, max_depth=depth, max_turns=turns)])
     for warning in found.warnings:
         log.warning("%s", warning)

@@ -23,11 +23,12 @@ tools (default the built-ins) and its plugins' (default: all of them, so a child
 children of its own). The children of one root runtime form a tree (`Tree`): `max_depth`
 bounds how deep a call may start one (the root's children are at depth 1) and `max_turns`
 the provider rounds of all the root's descendants together; either is a ToolError, which
-the model reads as the call's error result, never a crash (a child stopped at the turn
-cap ends its call so). What a child spent is added to its parent's cost meter when it
-ends, however it ends (unknown usage stays unknown: CostMeter.merge). Its questions (an
-approval, a plugin's) go to the frontends attached to the parent; its events only to the
-caller's `watch`.
+the model reads as the call's error result, never a crash (a child is given at most the
+rounds the tree has left, so it stops before the round past the cap; of children running
+at once, the one whose round passes it is aborted; either ends its call so). What a
+child spent is added to its parent's cost meter when it ends, however it ends (unknown
+usage stays unknown: CostMeter.merge). Its questions (an approval, a plugin's) go to
+the frontends attached to the parent; its events only to the caller's `watch`.
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ class Children:
                 f"limit of the whole tree ({max_turns}); no more can start: finish the task "
                 "with what you have"
             )
+        if max_turns is not None:  # a lone child stops before the round past the cap
+            limits = _within(limits or self.assembly.options.get("limits"), max_turns - tree.turns)
         branch = Branch(self.session, self.session.leaf if at is None else at, apart=True)
         child = self._child(
             branch, depth, model=model or self._model(), tools=tools,
@@ -140,6 +143,9 @@ class Children:
             await child.close()
             if self.parent is not None:  # what it spent is the parent's too
                 self.parent.cost.merge(child.cost)
+        end: Event = ended[-1] if ended else {"stop": "error", "message": None}
+        if max_turns is not None and end.get("stop") == "max_iterations":
+            capped = capped or tree.turns >= max_turns  # its rounds ran out with the tree's
         if capped:
             raise ToolError(
                 f"the sub-agents of this session's task reached the limit of {max_turns} "
@@ -147,7 +153,6 @@ class Children:
                 "and may have changed files part-way: check before going on",
                 mutation="unknown",
             )
-        end: Event = ended[-1] if ended else {"stop": "error", "message": None}
         message = end.get("message") or {"role": "assistant", "content": []}
         text = "".join(
             str(p.get("text", "")) for p in message.get("content", []) if p.get("type") == "text"
@@ -190,6 +195,16 @@ class Children:
             return self.model
         current = self.parent.current
         return current.provider, current.model_id
+
+
+def _within(limits: object, rounds: int) -> Limits:
+    """`limits` (None: the defaults) with at most `rounds` provider rounds per prompt."""
+    from dataclasses import replace
+
+    from smith.runtime._limits import Limits
+
+    base = limits if isinstance(limits, Limits) else Limits()
+    return replace(base, max_iterations=max(1, min(base.max_iterations, rounds)))
 
 
 __all__ = ["Children", "Tree"]
