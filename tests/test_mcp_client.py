@@ -255,6 +255,11 @@ def test_bad_values_get_a_diagnostic_naming_the_value_and_where_it_was_set(
 class _Fake:
     def __init__(self, root: Path, trusted: bool) -> None:
         self.project_root, self.project_trusted = str(root), trusted
+        self.home = str(root / "smith-home")
+        if trusted:
+            from smith import trust
+
+            trust.trust(self.home, str(root))
 
     def subtree(self, prefix: str) -> dict[str, Any]:
         return {}
@@ -274,6 +279,7 @@ def test_a_trusted_projects_mcp_json_is_read(tmp_path: Path) -> None:
             }
         )
     )
+    assert servers(_Fake(tmp_path, False))[0] == []  # an untrusted project's is not read
     found, problems = servers(_Fake(tmp_path, True))  # type: ignore[arg-type]
     shown = {s.name: (s.transport, s.describe()) for s in found}
     assert shown == {
@@ -281,7 +287,10 @@ def test_a_trusted_projects_mcp_json_is_read(tmp_path: Path) -> None:
         "web": ("http", "http://127.0.0.1:9/mcp"),
     }
     assert [d.code for d in problems] == ["mcp.config"] and "SSE" in problems[0].what
-    assert servers(_Fake(tmp_path, False))[0] == []  # an untrusted project's is not read
+    # Trust follows content: a file changed since it was trusted is not used.
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"evil": {"command": "sh"}}}')
+    found, problems = servers(_Fake(tmp_path, False))  # type: ignore[arg-type]
+    assert found == [] and [d.code for d in problems] == ["mcp.project-unapproved"]
     (tmp_path / ".mcp.json").write_text("{not json")
     assert [d.code for d in servers(_Fake(tmp_path, True))[1]] == ["mcp.project-file"]
 
@@ -490,3 +499,33 @@ def test_prompts_are_commands(
     assert [op.text for op in host.submitted] == ["Say hello to Ada"], host.told
     asyncio.run(commands[0].run(host, ""))  # type: ignore[arg-type]
     assert host.shown[0] == "k  stdio  ready  5 tools" and "/mcp__k__greet [name]" in host.shown[1]
+
+
+def test_a_servers_token_and_keyed_headers_never_reach_commands_or_records(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    """token-env names a credential variable as a provider's key variable is: withheld
+    from the commands the model runs and redacted; a header or environment value that
+    carries a key (authorization, *_TOKEN) is redacted wherever it would be recorded."""
+    project = senv.make_project()
+    token, header = "tok-1a2b3c4d5e6f7a8b9c0d", "hdr-0f9e8d7c6b5a49382716"
+    senv.write_user_config(
+        'mcp {\n    server "web" url="http://127.0.0.1:9/mcp" token-env="WEB_TOKEN" '
+        f'headers.authorization="Bearer {header}"\n}}\n'
+    )
+    command = f'echo "[$WEB_TOKEN]"; echo {header}'
+    model, _log = kit.script(
+        senv.root,
+        [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}, "id": "b"}]},
+            {"text": "done", "stop": "end"},
+        ],
+    )
+    r, evs = _eval(smith_process, project, model, env={"WEB_TOKEN": token})
+    assert r.code == 0, r.err
+    text = kit.tool_end(evs, "b")["result"]["text"]
+    assert text.startswith("[]") and header not in text and "{{secret:" in text
+    for path in senv.data_home.rglob("*"):
+        if path.is_file() and path.parent.name != "cache":  # the parsed config.kdl is there
+            data = path.read_bytes()
+            assert token.encode() not in data and header.encode() not in data, path

@@ -37,6 +37,15 @@ MCP_UNKNOWN_KEY = DiagnosticKind(
     fix="{hint}; the key is ignored",
     severity="warning",
 )
+MCP_PROJECT_UNAPPROVED = DiagnosticKind(
+    "mcp.project-unapproved",
+    what="the project's .mcp.json is not used: {problem}",
+    why="its servers are programs smith would start, so a project's .mcp.json is used only "
+    "as you approved it when you trusted the project (trust follows content: a git pull "
+    "that changes the file needs your approval again)",
+    fix="read the file, then run `smith trust` in the project to use it as it is now",
+    severity="warning",
+)
 MCP_PROJECT_FILE = DiagnosticKind(
     "mcp.project-file",
     what="the project's .mcp.json cannot be used: {problem}",
@@ -266,28 +275,33 @@ def servers(config: Config) -> tuple[list[Server], list[Diagnostic]]:
         reader.take(rest, setting.value, setting.source)
     found = [s for s in (r.done() for r in readers.values()) if s is not None]
     bad_names = set(readers)
-    if config.project_trusted:
-        path = os.path.join(config.project_root, ".mcp.json")
-        for server in project_servers(path, problems):
-            if server.name not in bad_names:
-                found.append(server)
+    path = os.path.join(config.project_root, ".mcp.json")
+    for server in project_servers(path, problems, config):
+        if server.name not in bad_names:
+            found.append(server)
     return [s for s in found if s.enabled], problems
 
 
-def project_servers(path: str, problems: list[Diagnostic]) -> list[Server]:
-    """The servers of a project's .mcp.json (none when there is no such file)."""
+def project_servers(path: str, problems: list[Diagnostic], config: Config) -> list[Server]:
+    """The servers of a project's .mcp.json, as the user approved it with `smith trust`
+    (smith.trust.approved_file); none when there is no such file, the project is not
+    trusted (said once, as a warning) or the file changed since."""
+    from smith import trust
     from smith.text import loads
 
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(1024 * 1024)
+        data_bytes = trust.read_bounded(path, trust.PROJECT_FILE_MAX_BYTES, follow=False)
     except FileNotFoundError:
         return []
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         problems.append(MCP_PROJECT_FILE(source=Source("file", path), problem=str(exc)))
         return []
+    if not trust.approved_file(config.home, config.project_root, path, data_bytes):
+        problem = "the project is not trusted, or the file was added or changed since it was"
+        problems.append(MCP_PROJECT_UNAPPROVED(source=Source("file", path), problem=problem))
+        return []
     try:
-        data = loads(text)
+        data = loads(data_bytes.decode("utf-8", "replace"))
     except ValueError as exc:
         problems.append(MCP_PROJECT_FILE(source=Source("file", path), problem=f"not JSON: {exc}"))
         return []

@@ -357,9 +357,11 @@ def find_credential(
 
 
 def credential_variables(config: Config | None) -> set[str]:
-    """Every environment variable that holds a provider key: those every built-in
-    provider declares (its plugin enabled or not, read without importing it) and those
-    named by providers.NAME.api-key-env."""
+    """Every environment variable that holds a key smith uses: those every built-in
+    provider declares (its plugin enabled or not, read without importing it), those
+    named by providers.NAME.api-key-env, and an MCP server's bearer token
+    (mcp.server.NAME.token-env). Commands the model runs never see them
+    (ToolContext.withhold), and their values are redacted."""
     from smith.sdk import provider_facts
 
     names = {name for facts in provider_facts().values() for name in facts.credential_env}
@@ -368,6 +370,9 @@ def credential_variables(config: Config | None) -> set[str]:
 
         for key, setting in checked(config).subtree("providers").items():
             if key.endswith(".api-key-env") and isinstance(setting.value, str):
+                names.add(setting.value)
+        for key, setting in config.subtree("mcp").items():
+            if key.endswith(".token-env") and isinstance(setting.value, str):
                 names.add(setting.value)
     return names
 
@@ -394,6 +399,17 @@ def read_credentials(env: Mapping[str, str], home: str, config: Config | None) -
                 name = secret_name(f"{provider}_header_{header}")
                 parts = str(setting.value).split()  # "Bearer KEY": the key is the secret
                 if parts:
+                    note_credential(name, parts[-1], f"{setting.source}")
+        # An MCP server's headers and environment that carry a key (mcp.server.NAME.
+        # headers.authorization, env.GITHUB_TOKEN): never sent to the model or recorded.
+        for key, setting in config.subtree("mcp").items():
+            head, _, rest = key.partition(".")
+            server, _, field = rest.partition(".")
+            kind, _, var = field.partition(".")
+            if head == "server" and kind in ("headers", "env") and _CREDENTIAL_HEADER.search(var):
+                parts = str(setting.value).split()
+                if parts:
+                    name = secret_name(f"mcp_{server}_{var}")
                     note_credential(name, parts[-1], f"{setting.source}")
     store = AuthFile(home)
     try:
