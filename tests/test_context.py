@@ -22,6 +22,13 @@ from tests.conftest import Result, SmithEnv
 TOOLS = ["read", "write", "edit", "bash", "grep", "find", "ls"]
 
 
+def _plugin_tools() -> list[str]:
+    """The tools the built-in plugins declare (the agent library's task and todo)."""
+    from smith.sdk import resolve_plugins
+
+    return [t.name for p in resolve_plugins().active for t in p.tools]
+
+
 def _git_project(senv: SmithEnv, name: str = "project", branch: str = "feature-x") -> Path:
     project = senv.root / name
     (project / "src").mkdir(parents=True)
@@ -116,7 +123,7 @@ def test_the_default_prompt_with_seven_tools_and_no_instruction_files_is_at_most
     project = _git_project(senv)
     (requests, _) = _eval(smith, senv, project, [{"text": "ok"}], prompt="x")
     request = requests[0]
-    assert sorted(t["name"] for t in request["tools"]) == sorted(TOOLS)
+    assert sorted(t["name"] for t in request["tools"]) == sorted(TOOLS + _plugin_tools())
     (env,) = _notes(request, "environment")
     # smith's estimator (UTF-8 bytes / 4, as the context is counted), and chars / 4.
     tokens = Part("system", "", request["system"]).tokens
@@ -476,7 +483,7 @@ def test_a_runtime_lists_what_plugin_handlers_added_to_the_prompt(tmp_path: Path
         await rt.close()
         return parts
 
-    parts = asyncio.run(run())
+    parts = [p for p in asyncio.run(run()) if p.name != "tool definitions"]  # the plugins'
     assert [p.name for p in parts][-1] == "appended"
     assert parts[-1].source == "plugin handlers (AppendSystemPrompt)"
     assert parts[-1].text == "Answer in British English."
