@@ -67,15 +67,11 @@ the other agent needs."""
 
 BUILTINS: dict[str, Definition] = {
     "general": Definition(
-        "general",
-        "A general-purpose agent for a self-contained task of several steps (research, "
-        "a search across many files, a change): it has your tools and a fresh context, "
-        "and answers with its final report.",
+        "general", "your tools, for a task of several steps (research, a wide search, a change)."
     ),
     "explore": Definition(
         "explore",
-        "A read-only agent that explores the codebase (read, grep, find, ls) to answer a "
-        "question about it, without filling your context with what it read.",
+        "read-only (read, grep, find, ls), to answer a question about the code.",
         offered=READ_ONLY,
         prompt=EXPLORE_PROMPT,
     ),

@@ -43,17 +43,10 @@ PARAMETERS: dict[str, object] = {
     "properties": {
         "prompt": {
             "type": "string",
-            "description": "The task, complete in itself: the sub-agent sees none of this "
-            "conversation, so say what it needs to know and what it should answer with.",
+            "description": "The whole task and what to answer with (it sees nothing else).",
         },
-        "agent": {
-            "type": "string",
-            "description": f"The agent to run (one of those listed; default {DEFAULT}).",
-        },
-        "description": {
-            "type": "string",
-            "description": "A few words naming the task, shown to the user.",
-        },
+        "agent": {"type": "string", "description": f"An agent listed above (default {DEFAULT})."},
+        "description": {"type": "string", "description": "A few words naming the task."},
     },
     "required": ["prompt"],
     "additionalProperties": False,
@@ -61,14 +54,14 @@ PARAMETERS: dict[str, object] = {
 
 
 def describe(found: Found) -> str:
-    """The tool's description: what it does and every agent it can run."""
+    """The tool's description: what it does and every agent it can run (each definition's
+    description; the built-ins' are short, as every request carries them)."""
     agents = "\n".join(f"- {d.name}: {d.description}" for d in found.definitions.values())
     return (
-        "Run a sub-agent on a self-contained task: a fresh agent with its own context "
-        "does the work and answers with a final report, which is this call's result (what "
-        "it read along the way does not fill your context). It sees none of this "
-        "conversation: the prompt must say everything it needs. Several task calls in one "
-        "response run at the same time. Agents:\n" + agents
+        "Run a sub-agent on a self-contained task; its final report is the result, and "
+        "what it reads stays out of your context. It sees none of this conversation, so "
+        "the prompt must say all it needs. Task calls in one response run at once. "
+        "Agents:\n" + agents
     )
 
 
