@@ -16,6 +16,7 @@ folder that comes first wins and the other is reported as shadowed.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -89,6 +90,7 @@ def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
     .agents/skills, the user's ~/.claude/skills and ~/.agents/skills. A project's
     folders only when the project is trusted. A folder reached twice (the project is
     the home directory) is looked at once."""
+    from smith import trust
     from smith.effects import Reach
 
     home = os.path.expanduser("~")
@@ -97,14 +99,8 @@ def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
     user = Reach.anywhere(private=(data,))
     project = Reach.project(config.project_root, private=(data, config_home))
     root = config.project_root
-    trusted = project_trusted(config)
-
-    def approve(path: str, data: bytes) -> bool:
-        from smith.trust import approved_file
-
-        return approved_file(data_home, root, path, data)
-
-    data_home = config.home
+    trusted = trust.looked_into(config.home, root, applied=config.project_trusted)
+    approve = functools.partial(trust.approved_file, config.home, root)
     found: list[Folder] = []
     if trusted:
         found.append(Folder(os.path.join(root, ".smith", "skills"), "project", project, approve))
@@ -127,20 +123,6 @@ def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
             seen.add(real)
             unique.append(folder)
     return unique
-
-
-def project_trusted(config: Config) -> bool:
-    """Whether the user trusts the project (`smith trust`): its configuration is applied
-    (Config.project_trusted), or it has none and the user trusted it."""
-    from smith import trust
-    from smith.diagnostics import SmithError
-
-    if config.project_trusted:
-        return True
-    try:
-        return trust.is_trusted(config.home, config.project_root)
-    except SmithError:  # an unreadable trust list trusts nothing
-        return False
 
 
 def discover(folders: Sequence[Folder], *, max_bytes: int) -> Catalog:
@@ -205,11 +187,9 @@ def read_text(
     except OSError as exc:
         raise SkillRefused(path, exc.strerror or str(exc)) from None
     if approve is not None and not approve(path, data):
-        raise SkillRefused(
-            path,
-            "it was added or changed since you trusted the project, and a project's skill "
-            "is used only as you approved it; run `smith trust` to approve it as it is now",
-        )
+        from smith.trust import UNAPPROVED_FILE
+
+        raise SkillRefused(path, UNAPPROVED_FILE)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

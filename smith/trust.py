@@ -220,6 +220,31 @@ def file_digests(project: str) -> dict[str, str]:
     return found
 
 
+UNAPPROVED_FILE = (
+    "it was added or changed since you trusted the project, and a project's file that "
+    "decides what runs is used only as you approved it; run `smith trust` to approve it as "
+    "it is now"
+)
+
+
+def looked_into(home: str, project: str, *, applied: bool) -> bool:
+    """Whether a project's PROJECT_FILES are looked at at all (each then only as
+    approved, `approved_file`): the user trusts the project, its configuration applied
+    (`applied`, Config.project_trusted) or, having none, on the trust list. An
+    unreadable trust list trusts nothing."""
+    from smith.diagnostics import SmithError
+    from smith.paths import project_config_path
+
+    if applied:
+        return True
+    if os.path.exists(project_config_path(project)):
+        return False  # it has one, not applied: not trusted as it is
+    try:
+        return is_trusted(home, project)
+    except SmithError:
+        return False
+
+
 def approved_file(home: str, project: str, path: str, data: bytes) -> bool:
     """Whether `data`, the content of the project file `path` (one of PROJECT_FILES),
     is what the user approved when trusting `project` with its configuration as it is

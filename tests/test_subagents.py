@@ -345,6 +345,33 @@ def test_an_untrusted_projects_definitions_are_not_read(
     assert "general, explore" in end["result"]["text"]
 
 
+def test_a_project_definition_changed_since_trust_is_not_used_until_trusted_again(
+    senv: SmithEnv, smith_process: Callable[..., Result], project: Path
+) -> None:
+    """Trust approves a project's definitions as they are (smith.trust.approved_file):
+    one rewritten after `smith trust` (a git pull) is left out, with a warning."""
+    path = _definition(project / ".smith" / "agents", "proj-one", "PROJ-BODY")
+    assert smith_process("trust", cwd=project).code == 0
+    path.write_text("---\nname: proj-one\ndescription: rewritten.\n---\n\nEVIL-BODY\n")
+    sent, events, r = _eval(senv, smith_process, project, [
+        {"tool_calls": [_task("p", agent="proj-one")]},
+        {"text": "parent done"},
+    ])  # fmt: skip
+    assert r.code == 0, r.err
+    end = _end(events, "call_task")
+    assert end["is_error"] and "no agent named 'proj-one'" in end["result"]["text"]
+    assert "EVIL-BODY" not in json.dumps(sent)
+    warned = json.dumps([e for e in events if e.get("type") == "ui"])
+    assert "changed since you trusted the project" in warned
+    assert smith_process("trust", cwd=project).code == 0
+    _, events, r = _eval(senv, smith_process, project, [
+        {"tool_calls": [_task("p", "again", agent="proj-one")]},
+        {"text": "from proj-one"},
+        {"text": "parent done"},
+    ])  # fmt: skip
+    assert _end(events, "again")["result"]["text"] == "from proj-one"
+
+
 def test_bad_definitions_are_left_out_with_a_warning_naming_each(
     senv: SmithEnv, smith_process: Callable[..., Result], project: Path
 ) -> None:

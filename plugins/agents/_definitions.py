@@ -18,8 +18,10 @@ it and why.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -86,6 +88,8 @@ class Folder:
     origin: str  # "project", "project .claude", "user"
     reach: Reach
     claude: bool = False
+    # A project's: whether a file is as the user approved it (plugins._projectfiles).
+    approve: Callable[[str, bytes], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +115,17 @@ def definition_folders(config: Config) -> list[Folder]:
     root = config.project_root
     project = Reach.project(root, private=(config.home, config_home))
     found: list[Folder] = []
-    if trusted(config):
-        found.append(Folder(os.path.join(root, ".smith", "agents"), "project", project))
+    from smith import trust
+
+    if trust.looked_into(config.home, root, applied=config.project_trusted):
+        approve = functools.partial(trust.approved_file, config.home, root)
         found.append(
-            Folder(os.path.join(root, ".claude", "agents"), "project .claude", project, True)
+            Folder(os.path.join(root, ".smith", "agents"), "project", project, False, approve)
+        )
+        found.append(
+            Folder(
+                os.path.join(root, ".claude", "agents"), "project .claude", project, True, approve
+            )
         )
     user = Reach.anywhere(private=(config.home,))
     found.append(Folder(os.path.join(config_home, "agents"), "user", user))
@@ -126,17 +137,6 @@ def definition_folders(config: Config) -> list[Folder]:
             seen.add(real)
             unique.append(folder)
     return unique
-
-
-def trusted(config: Config) -> bool:
-    """Whether the project is trusted (`smith trust`): with its configuration file as it
-    is now (Config.project_trusted), or, having none, at all."""
-    from smith.trust import is_trusted
-
-    if config.project_trusted:
-        return True
-    return not os.path.exists(config.project_file) and is_trusted(config.home,
-                                                                  config.project_root)  # fmt: skip
 
 
 def discover(folders: Sequence[Folder]) -> Found:
@@ -180,7 +180,12 @@ def load(path: str, folder: Folder) -> Definition:
     from smith.frontmatter import FrontMatterError, split
 
     try:
-        text = read_file(path, limit=MAX_BYTES, reach=folder.reach).decode("utf-8")
+        data = read_file(path, limit=MAX_BYTES, reach=folder.reach)
+        if folder.approve is not None and not folder.approve(path, data):
+            from smith.trust import UNAPPROVED_FILE
+
+            raise Refused(path, UNAPPROVED_FILE)
+        text = data.decode("utf-8")
     except FileTooBig as exc:
         raise Refused(path, f"it is {exc.size:,} bytes, over the cap of {MAX_BYTES:,}") from None
     except FileRefused as exc:
