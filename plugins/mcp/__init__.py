@@ -10,7 +10,8 @@ timeout, truncation); a server with resources also gets `mcp_<alias>__read_resou
 What went wrong (a bad value, a server that would not start, a timeout) is logged and
 shown as a notice at the next turn; the status line names each server and its state.
 Each server's prompts are `/mcp__<alias>__<prompt>` commands (_commands), and `/mcp`
-lists the servers and their prompts. `smith mcp list | tools | add | remove` are in
+lists the servers and their prompts. `@alias:uri` in a message attaches that resource
+(_mention, the `input` hook). `smith mcp list | tools | add | remove` are in
 frontends/mcp (`manage`). docs/mcp.md.
 """
 
@@ -136,9 +137,18 @@ def _notices(event: dict[str, Any], view: RuntimeView) -> Any:
     return out or None
 
 
+def _input(event: dict[str, Any], view: RuntimeView) -> Any:
+    """`@alias:uri` mentions: the resources they name attached (_mention)."""
+    from ._mention import attach
+
+    return attach(_RUNNING, view.session_id, str(event.get("text", "")))
+
+
 def _wants(kind: str, view: RuntimeView) -> bool:
-    """Whether a notice or a new status waits for this runtime (a lookup): otherwise no
-    handler thread is started for it."""
+    """Whether a notice or a new status waits for this runtime, or (at `input`) it has
+    servers a message may mention (a lookup): otherwise no handler thread is started."""
+    if kind == "input":
+        return any(m.session in ("", view.session_id) for m in _RUNNING)
     return any(
         m.session in ("", view.session_id) and (m.notices or m.status() != m.shown_status)
         for m in _RUNNING
@@ -149,7 +159,9 @@ PLUGIN = Plugin(
     "mcp",
     start=_start,
     stop=_stop,
-    handlers={"turn_start": _notices, "agent_end": _notices},
+    handlers={"turn_start": _notices, "agent_end": _notices, "input": _input},
     wants=_wants,
+    # A mention's resource is read before the message is sent (_mention: 20 s at most).
+    handler_deadline=25.0,
     commands=Commands(_RUNNING),
 )

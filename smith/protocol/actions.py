@@ -140,9 +140,13 @@ class ReplaceResult(_Action, tag="replace_result", frozen=True):
 
 
 class TransformInput(_Action, tag="transform_input", frozen=True):
-    """input: record and send `text` as the user's message (the original is noted)."""
+    """input: record and send `text` as the user's message (the original is noted when
+    it differs). `attach`: (name, text) pairs sent after it as an `@path`'s file is, each
+    a text part `<attached path="NAME" lines="...">`, cut at the result limit, noted in
+    the message's `attached` with the plugin's name (an MCP resource a mention named)."""
 
     text: str
+    attach: tuple[tuple[str, str], ...] = ()
 
 
 class HandleInput(_Action, tag="handle_input", frozen=True):

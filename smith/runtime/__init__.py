@@ -65,6 +65,7 @@ __all__ = [
     "ops",
     "parse_op",
     "registry",
+    "resource_mentions",
     "runtime_options",
     "session_name",
     "session_path",
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from smith.config import THINKING_LEVELS as THINKING_LEVELS
     from smith.runtime import ops as ops
     from smith.runtime._attach import mentionable as mentionable
+    from smith.runtime._attach import resource_mentions as resource_mentions
     from smith.runtime._build import MISSING_SECRET as MISSING_SECRET
     from smith.runtime._build import REJECTED_SECRET as REJECTED_SECRET
     from smith.runtime._build import UNKNOWN_EFFECT as UNKNOWN_EFFECT
@@ -138,6 +140,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "mentionable": "smith.runtime._attach",
+    "resource_mentions": "smith.runtime._attach",
     "Assembly": "smith.runtime._build",
     "MISSING_SECRET": "smith.runtime._build",
     "REJECTED_SECRET": "smith.runtime._build",

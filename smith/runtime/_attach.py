@@ -17,12 +17,16 @@ message as one more text part per file, after the typed text (which stays as typ
 
 (a window the bounds cut says `cut="yes"` and ends with the read tool's hint to
 continue with an offset)
-and the message notes it: `"attached": [{"path", "lines", "bytes", "cut"}]`. An image
+and the message notes it: `"attached": [{"path", "lines", "bytes", "cut"}]`. What a
+plugin's `input` handler attaches (TransformInput.attach: an MCP resource an
+`@alias:uri` names) goes the same way (`given`), its note naming the plugin. An image
 file (PNG, JPEG, GIF, WebP) is attached as an image part instead (stored once in the
 session, smith.runtime._images; noted `{"path", "image", "bytes"}`), for a model that
 takes images; for any other it stays as typed, with the warning below. A path
 that cannot be attached (missing, a directory, binary, outside the project) stays as
 typed and a warning (`input.attach-failed`) says why. Input with no `@` costs nothing.
+A word `@NAME:SCHEME:...` (`@files:notes://readme`) is an MCP resource's mention, the
+mcp plugin's to attach, never a path (`@./files:x:y` names such a file).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import DiagnosticKind, Source
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from smith.runtime._loopctx import LoopContext
 
 ATTACH_FAILED = DiagnosticKind(
@@ -47,6 +53,8 @@ ATTACH_FAILED = DiagnosticKind(
 )
 
 _MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
+# `@alias:uri`: a resource of the MCP server `alias` (the mcp plugin attaches it).
+RESOURCE = re.compile(r"([A-Za-z0-9_.-]+):([A-Za-z][A-Za-z0-9+.-]*:\S+)")
 _TRAILING = ".,;:!?)]}'\""
 # A path `@PATH` can name: what _MENTION takes whole, not ending in what it leaves off.
 _MENTIONABLE = re.compile(r"[^\s@]*[^\s@" + re.escape(_TRAILING) + "]")
@@ -60,9 +68,42 @@ def mentions(text: str) -> list[str]:
     found: dict[str, None] = {}
     for match in _MENTION.finditer(text):
         path = match.group(1).rstrip(_TRAILING)
-        if path:
+        if path and not RESOURCE.fullmatch(path):
             found.setdefault(path, None)
     return list(found)
+
+
+def resource_mentions(text: str) -> list[tuple[str, str]]:
+    """The (alias, uri) of each `@alias:uri` in `text`, each once, in order."""
+    found: dict[tuple[str, str], None] = {}
+    for match in _MENTION.finditer(text):
+        named = RESOURCE.fullmatch(match.group(1).rstrip(_TRAILING))
+        if named:
+            found.setdefault((named.group(1), named.group(2)), None)
+    return list(found)
+
+
+def given(
+    rt: LoopContext, plugin: str, attach: Sequence[tuple[str, str]]
+) -> tuple[list[Part], list[Attached]]:
+    """The parts and notes of what plugin `plugin` attaches to an input (TransformInput's
+    (name, text) pairs): each as an attached file is, cut at the result limit."""
+    from smith.runtime._runner import truncate
+
+    parts: list[Part] = []
+    notes: list[Attached] = []
+    for name, body in attach:
+        whole = str(rt.secrets.redact(body))
+        text = truncate(whole, rt.limits.result_bytes)
+        cut = text != whole
+        total = len(whole.splitlines())
+        lines = f"1-{len(text.splitlines()) - cut} of {total}"  # less truncate's marker
+        mark = ' cut="yes"' if cut else ""
+        tag = f'<attached path="{name}" lines="{lines}"{mark}>'
+        parts.append({"type": "text", "text": f"{tag}\n{text.rstrip(chr(10))}\n</attached>"})
+        notes.append({"path": name, "lines": lines, "bytes": len(body.encode()), "cut": cut,
+                      "plugin": plugin})  # fmt: skip
+    return parts, notes
 
 
 def mentionable(path: str) -> bool:
@@ -123,4 +164,4 @@ def _image(rt: LoopContext, shown: str, image: tuple[str, bytes]) -> tuple[Part,
     return part, {"path": shown, "image": media_type, "bytes": len(data)}
 
 
-__all__ = ["ATTACH_FAILED", "attachments", "mentionable", "mentions"]
+__all__ = ["ATTACH_FAILED", "attachments", "given", "mentionable", "mentions", "resource_mentions"]

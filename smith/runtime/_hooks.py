@@ -354,7 +354,7 @@ async def accept_inputs(
     expanded first, so plugins see what will be sent. The first run also starts the
     session (`session_start`). An abort meanwhile keeps what is not decided yet as
     typed: the loop records it and then sees the abort."""
-    kept: list[tuple[str, Notes]] = []
+    kept: list[tuple[str, Notes, list[Part]]] = []
     pictures: list[Sequence[Image]] = []  # the images of each kept input (when any has)
     typed = [_expand(rt, text) for text in texts]
     done = 0  # inputs decided (kept or handled), in order
@@ -362,10 +362,11 @@ async def accept_inputs(
         if mode == "prompt" and rt.abort_reason is None:
             await start_session(rt)
         for pair in typed:
-            keep: tuple[str, Notes] | None = pair
+            keep: tuple[str, Notes, list[Part]] | None = (*pair, _NO_PARTS)
             if rt.abort_reason is None and "input" in rt.handled:
                 accepted = await _accept(rt, pair[0], mode)  # an abort here keeps it as typed
-                keep = None if accepted is None else (accepted[0], {**pair[1], **accepted[1]})
+                keep = None if accepted is None else (
+                    accepted[0], {**pair[1], **accepted[1]}, accepted[2])  # fmt: skip
             if keep is not None:
                 kept.append(keep)
                 if images:
@@ -375,10 +376,10 @@ async def accept_inputs(
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        kept += typed[done:]
+        kept += [(*pair, _NO_PARTS) for pair in typed[done:]]
         if images:
             pictures += [images[i] if i < len(images) else () for i in range(done, len(typed))]
-    out = [await _attach(rt, text, notes) for text, notes in kept]
+    out = [await _attach(rt, *input) for input in kept]
     if not images:  # the usual case: nothing more to do, nothing allocated for it
         return out
     from smith.runtime._images import image_part
@@ -389,10 +390,13 @@ async def accept_inputs(
     ]
 
 
-async def _attach(rt: LoopContext, text: str, notes: Notes) -> tuple[str, Notes, list[Part]]:
-    """The input with the files its `@path`s name (none: as it was, at no cost)."""
+async def _attach(
+    rt: LoopContext, text: str, notes: Notes, given: list[Part]
+) -> tuple[str, Notes, list[Part]]:
+    """The input with the files its `@path`s name, after what a plugin attached (`given`,
+    noted in `notes`); none: as it was, at no cost."""
     if "@" not in text or rt.abort_reason is not None:
-        return text, notes, _NO_PARTS
+        return text, notes, given
     from smith.runtime._attach import attachments
 
     try:
@@ -401,8 +405,11 @@ async def _attach(rt: LoopContext, text: str, notes: Notes) -> tuple[str, Notes,
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        return text, notes, _NO_PARTS
-    return (text, {**notes, "attached": attached}, parts) if parts else (text, notes, parts)
+        return text, notes, given
+    if not parts:
+        return text, notes, given
+    before = cast("list[object]", notes.get("attached", []))
+    return text, {**notes, "attached": [*before, *attached]}, [*given, *parts]
 
 
 def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:
@@ -433,17 +440,25 @@ def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:
     return expanded, {"template": note}
 
 
-async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes] | None:
+async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes, list[Part]] | None:
     shown = str(rt.secrets.redact(text))
     actions = _distinct(await _decide(rt, event("input", text=shown, mode=mode)))
     if len(actions) > 1:
         _conflict(rt, "input", "the input", actions)
-        return text, {}
+        return text, {}, _NO_PARTS
     if not actions:
-        return text, {}
+        return text, {}, _NO_PARTS
     plugin, action = actions[0]
     if isinstance(action, TransformInput):
-        return action.text, {"transformed": {"plugin": plugin, "original": shown}}
+        notes: Notes = {}
+        if action.text != text or not action.attach:
+            notes["transformed"] = {"plugin": plugin, "original": shown}
+        if not action.attach:
+            return action.text, notes, _NO_PARTS
+        from smith.runtime._attach import given
+
+        parts, attached = given(rt, plugin, action.attach)
+        return action.text, {**notes, "attached": attached}, parts
     assert isinstance(action, HandleInput)
     reply = None if action.reply is None else str(rt.secrets.redact(action.reply))
     # Recorded (never sent to the model: the context is built from messages only), so
