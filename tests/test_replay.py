@@ -63,6 +63,7 @@ def _canonical(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for event in events:
         ev = dict(event)
+        ev.pop("duration_ms", None)  # a call's wall time: measured live, recorded for replay
         for key in ("message_id", "prompt_id", "entry_id", "submission"):
             if key in ev:
                 ev[key] = rename(ev[key])
@@ -127,6 +128,25 @@ def test_json_replay_is_byte_identical_across_runs(
     ids = {e.get("message_id") for e in _lines(first.out)} - {None}
     entries = {e["id"] for e in _dump(smith, sid, project)}
     assert ids and all(i.removeprefix("m-") in entries for i in ids)  # derived, not random
+
+
+def test_a_calls_wall_time_live_and_in_replay(senv: SmithEnv, smith: Callable[..., Result]) -> None:
+    """tool_end's duration_ms: measured around the call live, the time between its
+    recorded intent and completion in replay (the same in every replay)."""
+    project = _project(senv)
+    live = smith("eval", "--json", "--model", _script(senv, "s", TOOL_TURN), "what?", cwd=project)
+    assert live.code == 0, live.err
+    ends = [e for e in _lines(live.out) if e["type"] == "tool_end"]
+    assert len(ends) == 2 and all(e["duration_ms"] >= 0 for e in ends)
+    sid = new_session_id(live.err)
+    replay = smith("replay", sid, "--json", "--instant", cwd=project)
+    recorded = {e["id"]: e for e in _dump(smith, sid, project)}
+    replayed = [e for e in _lines(replay.out) if e["type"] == "tool_end"]
+    started = {e["content"]["effect"]: e["ts"] for e in recorded.values()
+               if e["kind"] == "effect_intent"}  # fmt: skip
+    took = [float(e["ts"] - started[e["content"]["effect"]]) for e in recorded.values()
+            if e["kind"] == "effect_completion"]  # fmt: skip
+    assert sorted(e["duration_ms"] for e in replayed) == sorted(took)
 
 
 def _dump(smith: Callable[..., Result], sid: str, project: Path) -> list[dict[str, Any]]:

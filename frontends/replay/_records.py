@@ -17,7 +17,8 @@ UNKNOWN_TEXT = "[no completion was recorded: what this call did is unknown; it i
 class Effect:
     """One recorded effect: its intent and, when it was recorded, its completion."""
 
-    __slots__ = ("call", "cause", "completion", "entry", "id", "input", "kind", "name", "ts")
+    __slots__ = ("call", "cause", "completion", "ended", "entry", "id", "input", "kind",
+                 "name", "ts")  # fmt: skip
 
     def __init__(self, entry: Entry, content: dict[str, Any]) -> None:
         self.id = str(content.get("effect", entry.pair or entry.id))
@@ -28,6 +29,7 @@ class Effect:
         self.input: dict[str, Any] = as_dict(content.get("input"))
         self.cause: dict[str, Any] = as_dict(content.get("cause"))
         self.completion: dict[str, Any] | None = None
+        self.ended: int | None = None  # when its completion was recorded (ms)
         self.call: str | None = None  # the tool call it ran for, if any
 
     @property

@@ -219,6 +219,7 @@ def _link(entries: list[Entry], contents: list[dict[str, Any]]) -> _Links:
             found = links.effects.get(effect_id)
             if found is not None and found.completion is None:
                 found.completion = content
+                found.ended = entry.ts
     return links
 
 
@@ -495,7 +496,10 @@ class _Builder:
         else:
             assert effect is not None and effect.completion is not None
             result = result_of(effect.completion)
-        self.tool_end(call.id, call.name, result)
+        took = {}
+        if effect is not None and effect.ended is not None:
+            took["duration_ms"] = float(effect.ended - effect.ts)
+        self.tool_end(call.id, call.name, result, **took)
 
     def tool_end(self, call_id: str, name: str, result: dict[str, Any], **extra: Any) -> None:
         self.emit(**self.ended(call_id, name, result, **extra))

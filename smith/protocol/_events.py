@@ -141,7 +141,10 @@ class ToolEnd(_Event, tag="tool_end", frozen=True):
 
     fields_doc: ClassVar[str] = (
         "`tool_call_id`, `name`, `result` (`text`, `details`, `ok`, `mutation`, "
-        "`outcome`), `outcome`, `is_error`, `shell` (as on its `tool_start`)"
+        "`outcome`), `outcome`, `is_error`, `shell` (as on its `tool_start`), "
+        "`duration_ms` (the call's wall time, from its start to its result; replay's is "
+        "the time between its recorded intent and completion; absent for a call that "
+        "did not run)"
     )
 
     tool_call_id: str
@@ -150,6 +153,7 @@ class ToolEnd(_Event, tag="tool_end", frozen=True):
     outcome: str | None
     is_error: bool
     shell: dict[str, Any] | None = None
+    duration_ms: float | None = None
 
 
 class TurnEnd(_Event, tag="turn_end", frozen=True):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from smith.providers import Usage
@@ -221,7 +222,10 @@ async def _one_call(
         task = asyncio.current_task()
         if task is not None:
             task.smith_started = {call["id"]}  # type: ignore[attr-defined]
+        started = time.monotonic()
         result = await _execute(turn, call, spec)
+        _tool_end(turn, call, result, duration_ms=round((time.monotonic() - started) * 1000, 1))
+        return result
     _tool_end(turn, call, result)
     return result
 
