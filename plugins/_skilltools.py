@@ -3,8 +3,10 @@ they offer (the `skill` tool, and each active skill's own as `<skill>__<tool>`).
 
 Loading a skill (the `skill` tool, or `/skill NAME`) reads its SKILL.md again, under its
 byte cap (refused whole past it, never cut), and activates it: its own tools join the
-plugin's tool set. Deactivating it rebuilds the set from the skills still active, so a
-tool it replaced is offered again (view.set_tools: the next request offers the new set).
+plugin's tool set, and so do the tools of the MCP servers its front matter's `mcp` names
+(connected then, by smith.plugins.mcp.connect, as `<skill>__<tool>`). Deactivating it
+stops its servers and rebuilds the set from the skills still active, so a tool it
+replaced is offered again (view.set_tools: the next request offers the new set).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from smith.effects import ToolContext, ToolResult, ToolSpec
     from smith.sdk import RuntimeView
 
+    from .mcp import Servers
+
 SKILL_TOOL = "skill"
 
 
@@ -31,6 +35,8 @@ class Skills:
         self.view = view
         self.max_bytes = max_bytes
         self.active: dict[str, Skill] = {}  # in the order they were activated
+        self.servers: dict[str, Servers] = {}  # an active skill's MCP servers
+        self.said: dict[str, list[str]] = {}  # what its servers could not give, at activation
         self._lock = threading.Lock()
 
     # -- loading --------------------------------------------------------------------
@@ -48,18 +54,72 @@ class Skills:
         return split(text, skill.path)[1]
 
     def activate(self, skill: Skill) -> list[str]:
-        """Make `skill` active: the names of the tools it adds (none if it was active)."""
+        """Make `skill` active, its MCP servers connected: the names of the tools it adds
+        (none if it was active). SkillRefused (its `mcp` malformed, SKILL.md no longer
+        readable as approved), ValueError (a tool name another plugin's tool has)."""
         with self._lock:
             if skill.name in self.active:
                 return []
+            servers = self._connect(skill)
             self.active[skill.name] = skill
+            if servers is not None:
+                self.servers[skill.name] = servers
             try:
                 self._publish()
             except ValueError:
                 del self.active[skill.name]
+                self._stop(skill.name)
                 self._publish()
                 raise
-        return [tool_name(skill, t) for t in skill.tools]
+        return self.names(skill)
+
+    def names(self, skill: Skill) -> list[str]:
+        """The names of the tools `skill` offers while active."""
+        own = [tool_name(skill, t) for t in skill.tools]
+        servers = self.servers.get(skill.name)
+        return own + [t.name for t in servers.tools()] if servers is not None else own
+
+    def _connect(self, skill: Skill) -> Servers | None:
+        """The MCP servers `skill`'s front matter names (`mcp`), connected; None for none.
+        A project's skill only as the user approved it (read again here)."""
+        from smith.diagnostics import Source
+
+        from .mcp import connect
+
+        text = read_text(skill.path, skill.reach, max_bytes=self.max_bytes, approve=skill.approve)
+        wanted = mcp_servers(split(text, skill.path)[0].get("mcp"), skill)
+        if not wanted:
+            return None
+        config = self.view.config
+        servers = connect(
+            skill.name,
+            wanted,
+            context=self.view.context,
+            home=config.home if config is not None else None,
+            source=Source("file", skill.path),
+            readable=(skill.directory,),
+        )
+        own = {tool_name(skill, t) for t in skill.tools}
+        clash = [t.name for t in servers.tools() if t.name in own]
+        self.said[skill.name] = list(servers.problems) + [
+            f"the MCP tool {name} is not offered: the skill's own tool has its name"
+            for name in clash
+        ]
+        if clash:
+            servers.drop(clash)
+        return servers
+
+    def _stop(self, name: str) -> None:
+        servers = self.servers.pop(name, None)
+        self.said.pop(name, None)
+        if servers is not None:
+            servers.close()
+
+    def close(self) -> None:
+        """Stop every active skill's MCP servers (the session ended)."""
+        with self._lock:
+            for name in list(self.servers):
+                self._stop(name)
 
     def restore(self, names: object) -> list[str]:
         """Activate again the skills a resumed session had active (`names`, from its
@@ -72,18 +132,23 @@ class Skills:
                 continue
             try:
                 self.activate(skill)
-            except ValueError as exc:
+            except (ValueError, SkillRefused) as exc:
                 warnings.append(f"the skill {name} cannot be active again: {exc}")
+                continue
+            warnings += [f"the skill {name}: {said}" for said in self.said.get(name, [])]
         return warnings
 
     def deactivate(self, name: str) -> list[str]:
         """Make skill `name` inactive: the names of the tools that went with it."""
         with self._lock:
-            skill = self.active.pop(name, None)
+            skill = self.active.get(name)
             if skill is None:
                 raise LookupError(f"the skill {name!r} is not active")
+            gone = self.names(skill)
+            del self.active[name]
+            self._stop(name)
             self._publish()
-        return [tool_name(skill, t) for t in skill.tools]
+        return gone
 
     def loaded(self, skill: Skill) -> str:
         """What the model is given for a loaded skill: its instructions, where its folder
@@ -99,6 +164,7 @@ class Skills:
         ]
         if added:
             lines.append(f"Tools it adds while active: {', '.join(added)}.")
+        lines += [f"Not available: {said}." for said in self.said.get(skill.name, [])]
         return "\n".join(lines)
 
     # -- the tools ----------------------------------------------------------------------
@@ -107,6 +173,8 @@ class Skills:
         tools = [self.skill_tool()]
         for skill in self.active.values():
             tools += [_command_tool(skill, t) for t in skill.tools]
+            servers = self.servers.get(skill.name)
+            tools += servers.tools() if servers is not None else []
         self.view.set_tools(tools)
 
     def install(self) -> None:
@@ -192,3 +260,32 @@ def _command_tool(skill: Skill, tool: SkillTool) -> ToolSpec:
         effect="runs",
         touches=lambda args: None,
     )
+
+
+def mcp_servers(value: object, skill: Skill) -> dict[str, dict[str, object]]:
+    """Front matter `mcp`: {NAME: {the keys a configured server takes}}, with $SKILL_DIR
+    (or ${SKILL_DIR}) in its command, args, cwd and env values the skill's folder.
+    Raises SkillRefused for another shape."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, dict) for k, v in value.items()
+    ):
+        raise SkillRefused(skill.path, "its `mcp` is not a mapping of server names to their keys")
+
+    def put(text: object) -> object:
+        if isinstance(text, str):
+            return text.replace("${SKILL_DIR}", skill.directory).replace(
+                "$SKILL_DIR", skill.directory
+            )
+        if isinstance(text, list):
+            return [put(t) for t in text]
+        if isinstance(text, dict):
+            return {k: put(v) for k, v in text.items()}
+        return text
+
+    return {
+        name: {k: (put(v) if k in ("command", "args", "cwd", "env") else v)
+               for k, v in fields.items()}
+        for name, fields in value.items()
+    }  # fmt: skip

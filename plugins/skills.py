@@ -114,7 +114,9 @@ def _keep_active(view: RuntimeView) -> None:
 
 
 def _session_end(event: dict[str, Any], view: RuntimeView) -> None:
-    _LIVE.pop(view.session_id, None)
+    skills = _LIVE.pop(view.session_id, None)
+    if skills is not None:
+        skills.close()  # the active skills' MCP servers
 
 
 def _input(event: dict[str, Any], view: RuntimeView) -> HandleInput | TransformInput | None:
@@ -163,8 +165,9 @@ PLUGIN = Plugin(
         "input": _input,
     },
     # Finding the skills reads every SKILL.md before the first request: more than the
-    # default 2 s where there are thousands, or the folders are on a slow file system.
-    handler_deadline=10.0,
+    # default 2 s where there are thousands, or the folders are on a slow file system;
+    # and `/skill NAME` connects the skill's MCP servers (each within its startup-timeout).
+    handler_deadline=40.0,
     commands=(
         Command(
             "skill",

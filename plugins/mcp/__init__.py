@@ -24,16 +24,25 @@ from smith.sdk import Plugin
 from ._commands import Commands
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from smith.config import Config
-    from smith.diagnostics import Diagnostic
+    from smith.diagnostics import Diagnostic, Source
     from smith.effects import ToolContext
     from smith.sdk import RuntimeView
 
+    from ._bundle import Servers as Servers  # the handle connect returns
     from ._manager import Manager
 
-__all__ = ["PLUGIN", "add_server", "login", "probe", "remove_server", "running"]
+__all__ = [
+    "PLUGIN",
+    "add_server",
+    "connect",
+    "login",
+    "probe",
+    "remove_server",
+    "running",
+]
 
 # The managers of the runtimes running now, oldest first (a process may run several,
 # one after the other as the app switches sessions): stop closes the oldest.
@@ -80,6 +89,27 @@ def login(alias: str, config: Config, say: Callable[[str], None]) -> int:
                                             reason=reason, remedy=remedy))  # fmt: skip
     oauth = importlib.import_module("smith.plugins._mcp_oauth")
     return int(oauth.login(alias, server.url, home=config.home, say=say))
+
+
+def connect(
+    prefix: str,
+    servers: Mapping[str, Mapping[str, object]],
+    *,
+    context: ToolContext | None,
+    home: str | None,
+    source: Source,
+    readable: tuple[str, ...] = (),
+) -> Servers:
+    """Connect MCP servers another plugin brings (a skill's front matter `mcp`: name ->
+    the keys a configured server takes, checked as configuration's are), each in the
+    sandbox unless it says sandbox=false, within its startup-timeout; blocks until each
+    is connected or failed; in the sandbox they may read the `readable` folders (a
+    skill's, even in smith's configuration directory). The handle's `tools()` are their
+    tools as ToolSpecs named `<prefix>__<tool>`, its `problems` what could not be had,
+    and `close()` stops them."""
+    from ._bundle import connect as connecting
+
+    return connecting(prefix, servers, context=context, home=home, source=source, readable=readable)
 
 
 def add_server(path: str, name: str, fields: dict[str, object]) -> str:

@@ -282,6 +282,24 @@ def servers(config: Config) -> tuple[list[Server], list[Diagnostic]]:
     return [s for s in found if s.enabled], problems
 
 
+def server_of(
+    name: str, fields: Mapping[str, object], source: Source
+) -> tuple[Server | None, list[Diagnostic]]:
+    """One server from a mapping of the keys a configured server takes (`env` and
+    `headers` as mappings), as a skill's front matter gives them: the server (None when
+    a value is wrong) and what is wrong."""
+    problems: list[Diagnostic] = []
+    reader = _Reader(name, source, problems)
+    for key, value in fields.items():
+        if key in ("env", "headers") and isinstance(value, dict):
+            for k, v in value.items():
+                reader.take(f"{key}.{k}", v, source)
+        else:
+            reader.take(str(key), value, source)
+    server = reader.done()
+    return (server if server is not None and server.enabled else None), problems
+
+
 def project_servers(path: str, problems: list[Diagnostic], config: Config) -> list[Server]:
     """The servers of a project's .mcp.json, as the user approved it with `smith trust`
     (smith.trust.approved_file); none when there is no such file, the project is not

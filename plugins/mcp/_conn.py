@@ -169,6 +169,7 @@ class Connection:
         self.errlog: Any = None
         self.restarts = 0
         self.on_ready: Callable[[Connection], None] | None = None
+        self.readable: tuple[str, ...] = ()  # read-only in the sandbox (a skill's folder)
 
     @property
     def source(self) -> Source:
@@ -371,7 +372,8 @@ class Connection:
                 remedy="install bubblewrap, or give this server sandbox=false",
             )
         wrapped = sandbox.wrap(argv, roots=list(ctx.roots), cwd=cwd, protected=ctx.protected)
-        return _readable(wrapped, argv, sandbox.hidden), sandbox.environment(env), cwd
+        binds = _readable(wrapped, argv, sandbox.hidden, self.readable)
+        return binds, sandbox.environment(env), cwd
 
     # -- operations ---------------------------------------------------------------------
 
@@ -476,10 +478,13 @@ async def _list(client: Client) -> Listing:
     return out
 
 
-def _readable(wrapped: list[str], argv: list[str], hidden: tuple[str, ...]) -> list[str]:
+def _readable(
+    wrapped: list[str], argv: list[str], hidden: tuple[str, ...], shown: tuple[str, ...] = ()
+) -> list[str]:
     """`wrapped` (a bwrap command line) with the files the server's own command line
     names mounted read-only, where the sandbox's private /tmp would hide them; never
-    one of smith's own directories (sessions, credentials, configuration)."""
+    one of smith's own directories (sessions, credentials, configuration), but for the
+    folders `shown` names (a skill's, within one), mounted read-only."""
     own = [os.path.realpath(p) for p in hidden]
 
     def under(path: str, directory: str) -> bool:
@@ -494,6 +499,10 @@ def _readable(wrapped: list[str], argv: list[str], hidden: tuple[str, ...]) -> l
         if not under(place, "/tmp") or any(under(place, o) or under(o, place) for o in own):
             continue
         binds += ["--ro-bind", place, place]
+    for folder in shown:
+        real = os.path.realpath(folder)
+        if os.path.isdir(real) and not any(under(o, real) for o in own):
+            binds += ["--ro-bind", real, real]
     if not binds:
         return wrapped
     at = wrapped.index("--chdir")
