@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,63 @@ def test_a_plugins_attachment_is_cut_at_the_result_limit_and_never_read_for_ment
     # The @a.txt inside the attached text attaches nothing: only what was typed is read.
     assert user["attached"] == [{"path": "k:big://1", "lines": "1-167 of 1000",
                                  "bytes": 12000, "cut": True, "plugin": "k"}]  # fmt: skip
+
+
+def test_the_apps_at_completion_offers_what_plugins_offer_beside_paths(tmp_path: Path) -> None:
+    from smith.sdk import Plugin
+    from tests.test_tui import SIZE, _app, run
+    from tests.test_tui_complete import _listed, _shown
+
+    offered = ["files:notes://readme", "files:notes://todo"]
+    plugin = Plugin("res", mentions=lambda: list(offered))
+
+    async def main() -> None:
+        app = _app(tmp_path, plugins=[plugin])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("@")
+            await _listed(pilot, app)
+            assert _shown(app)[:3] == ["src/", "README.md", "src/app.py"]  # paths first
+            assert "files:notes://readme" in _shown(app)
+            await pilot.press(*"files:r")  # a colon: the plugins' words first
+            assert _shown(app)[0] == "files:notes://readme"
+            await pilot.press("tab")
+            assert app.editor.text == "@files:notes://readme "
+            offered.append("web:page://home")  # asked again as the list is drawn
+            await pilot.press("@", "w", "e", "b")
+            assert _shown(app)[0] == "web:page://home"
+
+    run(main())
+
+
+def test_the_mcp_plugin_offers_the_ready_servers_resources(
+    senv: SmithEnv,
+) -> None:
+    from smith.config import resolve
+    from smith.effects import ToolContext
+    from smith.plugins.mcp import PLUGIN, running
+    from smith.plugins.mcp._manager import Manager
+
+    project = senv.make_project()
+    script = kit.write_server(senv.root / "srv")
+    marks = project / "marks"
+    marks.mkdir()
+    block = f'server "files" command="{PY}" args="{script}" {{ env {{ MARKS "{marks}"; }}; }}'
+    senv.write_user_config(f"mcp {{\n    {block}\n}}\n")
+    config = resolve(env=senv.env, cwd=str(project))
+    manager = Manager(config, ToolContext(root=str(project), cwd=str(project)), lambda _: None)
+    assert PLUGIN.mentions is not None
+    running_now = running()
+    from smith.plugins import mcp
+
+    mcp._RUNNING.append(manager)
+    try:
+        manager.begin()
+        for _ in range(600):
+            if manager.connections["files"].state == "ready":
+                break
+            time.sleep(0.05)
+        assert list(PLUGIN.mentions()) == ["files:notes://readme"]
+    finally:
+        mcp._RUNNING.remove(manager)
+        manager.close()
+    assert running() == running_now

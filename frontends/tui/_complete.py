@@ -8,6 +8,9 @@ completing inside it; Escape closes the list until the cursor leaves that word. 
 while the list shows matches accepts rather than sends. The list follows the word as it
 is typed and hides when the cursor leaves it. What is offered is what
 smith.runtime.mentions reads back as that path, so an accepted path is attached as is.
+Beside the paths, `@` offers what the app's plugins offer (Plugin.mentions, asked as the
+list is drawn: the ready MCP servers' resources as `alias:uri`), first once what was
+typed has a colon.
 
 Typing `/` at the start of the message opens the same list over the commands and prompt
 templates (`command_matches`: names starting with what was typed first, in the order
@@ -30,7 +33,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ._files import Lister, Listing, ProjectFiles, runtime_lister
-from ._fuzzy import Match, score
+from ._fuzzy import Match, PathIndex, score
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -122,6 +125,7 @@ class Completion:
         self._word: tuple[int, int, int] | None = None  # row, start (the @ or /), end
         self._dismissed: tuple[int, int] | None = None  # the word Escape closed
         self._walking = False  # the last key walked the history (see `key`)
+        self._mention_index: tuple[tuple[str, ...], PathIndex] | None = None
 
     def mount(self) -> None:
         """Put the list above the editor (beside it in its parent)."""
@@ -160,17 +164,43 @@ class Completion:
 
     def _show(self, query: str, keep: bool = False) -> None:
         listing = self.files.listing
-        if listing is None:
+        others = self._others(query)
+        if listing is None and not others:
             self.matches = []
             self.list.show([], 0, "listing files…")
             return
         before = self.matches[self.chosen][0] if keep and self.matches else None
-        self.matches = listing.index.top(query, SHOWN, skip=query)
-        paths = [path for path, _ in self.matches]
-        self.chosen = paths.index(before) if before in paths else 0
+        paths = listing.index.top(query, SHOWN, skip=query) if listing is not None else []
+        # What the plugins offer (an MCP resource, `alias:uri`) first once the query
+        # names one (it has a colon), else after the paths.
+        self.matches = [*others, *paths] if ":" in query else [*paths, *others]
+        shown = [path for path, _ in self.matches]
+        self.chosen = shown.index(before) if before in shown else 0
         self.first = 0
-        note = listing.note or ("" if self.matches else f"no path matches '{query}'")
-        self._draw(note)
+        note = listing.note if listing is not None else "listing files…"
+        self._draw(note or ("" if self.matches else f"no path matches '{query}'"))
+
+    def _others(self, query: str) -> list[Match]:
+        """The best matches of `query` among what the app's plugins offer to `@` besides
+        paths (Plugin.mentions: the ready MCP servers' resources as `alias:uri`)."""
+        from smith.runtime import mentionable
+        from smith.text import inert
+
+        words: list[str] = []
+        for plugin in getattr(self.editor.app, "plugins", ()):
+            offer = getattr(plugin, "mentions", None)
+            if offer is None:
+                continue
+            try:
+                words += [w for w in offer() if mentionable(w) and inert(w) == w]
+            except Exception:  # a plugin's bug never breaks the editor
+                continue
+        if not words:
+            return []
+        key = tuple(words)
+        if self._mention_index is None or self._mention_index[0] != key:
+            self._mention_index = (key, PathIndex(words))
+        return self._mention_index[1].top(query, SHOWN, skip=query)
 
     def _show_commands(self, query: str, keep: bool) -> None:
         before = self.matches[self.chosen][0] if keep and self.matches else None

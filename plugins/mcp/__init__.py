@@ -185,6 +185,17 @@ def _wants(kind: str, view: RuntimeView) -> bool:
     )
 
 
+def _mentions() -> list[str]:
+    """`alias:uri` of each resource of the ready servers, for the editor's `@`."""
+    return [
+        f"{alias}:{resource.uri}"
+        for manager in _RUNNING
+        for alias, conn in list(manager.connections.items())
+        if conn.state == "ready"
+        for resource in list(conn.listing.resources)
+    ]
+
+
 PLUGIN = Plugin(
     "mcp",
     start=_start,
@@ -194,4 +205,5 @@ PLUGIN = Plugin(
     # A mention's resource is read before the message is sent (_mention: 20 s at most).
     handler_deadline=25.0,
     commands=Commands(_RUNNING),
+    mentions=_mentions,
 )

@@ -21,8 +21,8 @@ MCP_MENTION_FAILED = DiagnosticKind(
     what="'@{alias}:{uri}' was not attached: {reason}",
     why="an @alias:uri attaches the text of the resource uri of the MCP server alias "
     "(a configured server's name), read when the message is sent",
-    fix="name a resource the server lists (/mcp shows the servers, and the server's "
-    "read_resource tool its resources); the message was sent with '@{alias}:{uri}' as typed",
+    fix="name a resource the server lists (/mcp shows the servers; the app's @ completes "
+    "their resources); the message was sent with '@{alias}:{uri}' as typed",
     severity="warning",
 )
 READ_WAIT = 20.0  # seconds a mention's read may take at most (within the handler's deadline)

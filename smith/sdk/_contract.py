@@ -428,6 +428,10 @@ class Plugin:
     # started for it (a plugin whose handlers mostly have nothing to do: the hooks plugin
     # with no hook at that event). None: every handler is always called.
     wants: Callable[[str, RuntimeView], bool] | None = None
+    # What the editor's `@` completes besides the project's paths: the words after the
+    # `@` it offers now (the mcp plugin's `alias:uri` resources of the servers that are
+    # ready), asked each time the list is drawn, so it must answer at once (a lookup).
+    mentions: Callable[[], Sequence[str]] | None = None
 
     def contributions(self) -> dict[str, list[str]]:
         """What the plugin contributes: kind -> the names of each (kinds it contributes
