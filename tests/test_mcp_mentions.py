@@ -73,36 +73,42 @@ def test_what_a_mention_names() -> None:
     assert resource_mentions("mail me@files:notes://x") == []  # not at a word's start
 
 
-def test_a_plugins_attachment_is_cut_at_the_result_limit_and_never_read_for_mentions(
-    tmp_path: Path,
-) -> None:
+def _converse(tmp_path: Path, plugins: list[Any], prompt: str, **limits: Any) -> dict[str, Any]:
+    """The user message recorded for `prompt` in a runtime with `plugins`."""
     from smith.effects import ToolContext
     from smith.runtime import Limits, Runtime
-    from smith.sdk import Plugin, TransformInput
     from tests.runtime_kit import World, messages, run
 
     w = World(tmp_path)
     (w.project / "a.txt").write_text("FILE\n")
     script = tmp_path / "s.json"
-    log = tmp_path / "s.requests.jsonl"
-    script.write_text(json.dumps({"responses": [{"text": "done", "stop": "end"}],
-                                  "requests_log": log.name}))  # fmt: skip
-    big = "line @a.txt\n" * 1000
-
-    def attach(event: dict[str, Any], view: Any) -> list[Any]:
-        return [TransformInput(event["text"], attach=(("k:big://1", big),))]
+    script.write_text(json.dumps({"responses": [{"text": "done", "stop": "end"}]}))
 
     async def main() -> None:
         ctx = ToolContext(root=str(w.project), cwd=str(w.project), session=w.session)
         rt = Runtime(w.session, model=f"scripted:{script}", context=ctx, tools=[],
-                     plugins=[Plugin("k", handlers={"input": attach})],
-                     limits=Limits(retry_delay=0.001, result_bytes=2000))  # fmt: skip
-        rt.prompt("look at @k:big://1")
+                     plugins=plugins, limits=Limits(retry_delay=0.001, **limits))  # fmt: skip
+        rt.prompt(prompt)
         await rt.wait_idle()
         await rt.close()
 
     run(main)
     (user,) = [m for m in messages(w.reopened()) if m["role"] == "user"]
+    return user
+
+
+def test_a_plugins_attachment_is_cut_at_the_result_limit_and_never_read_for_mentions(
+    tmp_path: Path,
+) -> None:
+    from smith.sdk import Plugin, TransformInput
+
+    big = "line @a.txt\n" * 1000
+
+    def attach(event: dict[str, Any], view: Any) -> list[Any]:
+        return [TransformInput(event["text"], attach=(("k:big://1", big),))]
+
+    user = _converse(tmp_path, [Plugin("k", handlers={"input": attach})], "look at @k:big://1",
+                     result_bytes=2000)  # fmt: skip
     typed, part = user["content"]
     assert typed["text"] == "look at @k:big://1"
     assert part["text"].startswith('<attached path="k:big://1" lines="1-167 of 1000" cut="yes">')
@@ -110,6 +116,30 @@ def test_a_plugins_attachment_is_cut_at_the_result_limit_and_never_read_for_ment
     # The @a.txt inside the attached text attaches nothing: only what was typed is read.
     assert user["attached"] == [{"path": "k:big://1", "lines": "1-167 of 1000",
                                  "bytes": 12000, "cut": True, "plugin": "k"}]  # fmt: skip
+
+
+def test_an_attachment_adds_to_another_plugins_transformation_without_a_conflict(
+    tmp_path: Path,
+) -> None:
+    from smith.sdk import Plugin, TransformInput
+
+    def expand(event: dict[str, Any], view: Any) -> list[Any]:  # as /skill does
+        return [TransformInput("instructions, then: " + event["text"])]
+
+    def attach(event: dict[str, Any], view: Any) -> list[Any]:
+        return [TransformInput(event["text"], attach=(("k:r://1", "R1"),))]
+
+    plugins = [Plugin("expand", handlers={"input": expand}),
+               Plugin("k", handlers={"input": attach})]  # fmt: skip
+    user = _converse(tmp_path, plugins, "do @k:r://1 with @a.txt")
+    texts = [p["text"] for p in user["content"]]
+    assert texts == [
+        "instructions, then: do @k:r://1 with @a.txt",
+        '<attached path="k:r://1" lines="1-1 of 1">\nR1\n</attached>',
+        '<attached path="a.txt" lines="1-1 of 1">\nFILE\n</attached>',
+    ]
+    assert user["transformed"] == {"plugin": "expand", "original": "do @k:r://1 with @a.txt"}
+    assert [a["path"] for a in user["attached"]] == ["k:r://1", "a.txt"]
 
 
 def test_the_apps_at_completion_offers_what_plugins_offer_beside_paths(tmp_path: Path) -> None:

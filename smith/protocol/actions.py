@@ -143,7 +143,9 @@ class TransformInput(_Action, tag="transform_input", frozen=True):
     """input: record and send `text` as the user's message (the original is noted when
     it differs). `attach`: (name, text) pairs sent after it as an `@path`'s file is, each
     a text part `<attached path="NAME" lines="...">`, cut at the result limit, noted in
-    the message's `attached` with the plugin's name (an MCP resource a mention named)."""
+    the message's `attached` with the plugin's name (an MCP resource a mention named).
+    One that only attaches (`text` the input's own) adds to another plugin's answer and
+    conflicts with none."""
 
     text: str
     attach: tuple[tuple[str, str], ...] = ()

@@ -19,7 +19,7 @@ message as one more text part per file, after the typed text (which stays as typ
 continue with an offset)
 and the message notes it: `"attached": [{"path", "lines", "bytes", "cut"}]`. What a
 plugin's `input` handler attaches (TransformInput.attach: an MCP resource an
-`@alias:uri` names) goes the same way (`given`), its note naming the plugin. An image
+`@alias:uri` names) goes the same way (`attached_by`), its note naming the plugin. An image
 file (PNG, JPEG, GIF, WebP) is attached as an image part instead (stored once in the
 session, smith.runtime._images; noted `{"path", "image", "bytes"}`), for a model that
 takes images; for any other it stays as typed, with the warning below. A path
@@ -83,16 +83,16 @@ def resource_mentions(text: str) -> list[tuple[str, str]]:
     return list(found)
 
 
-def given(
-    rt: LoopContext, plugin: str, attach: Sequence[tuple[str, str]]
+def attached_by(
+    rt: LoopContext, given: Sequence[tuple[str, Sequence[tuple[str, str]]]]
 ) -> tuple[list[Part], list[Attached]]:
-    """The parts and notes of what plugin `plugin` attaches to an input (TransformInput's
-    (name, text) pairs): each as an attached file is, cut at the result limit."""
+    """The parts and notes of what plugins attach to an input ((plugin, TransformInput's
+    (name, text) pairs) each): each as an attached file is, cut at the result limit."""
     from smith.runtime._runner import truncate
 
     parts: list[Part] = []
     notes: list[Attached] = []
-    for name, body in attach:
+    for plugin, name, body in ((p, n, b) for p, pairs in given for n, b in pairs):
         whole = str(rt.secrets.redact(body))
         text = truncate(whole, rt.limits.result_bytes)
         cut = text != whole
@@ -164,4 +164,11 @@ def _image(rt: LoopContext, shown: str, image: tuple[str, bytes]) -> tuple[Part,
     return part, {"path": shown, "image": media_type, "bytes": len(data)}
 
 
-__all__ = ["ATTACH_FAILED", "attachments", "given", "mentionable", "mentions", "resource_mentions"]
+__all__ = [
+    "ATTACH_FAILED",
+    "attached_by",
+    "attachments",
+    "mentionable",
+    "mentions",
+    "resource_mentions",
+]

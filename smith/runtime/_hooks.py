@@ -442,24 +442,28 @@ def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:
 
 async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes, list[Part]] | None:
     shown = str(rt.secrets.redact(text))
-    actions = _distinct(await _decide(rt, event("input", text=shown, mode=mode)))
+    decided = await _decide(rt, event("input", text=shown, mode=mode))
+    # An answer that only attaches (TransformInput of the input's own text, with
+    # `attach`) adds to whatever else is decided, and conflicts with nothing.
+    adds = [(p, a) for p, a in decided if isinstance(a, TransformInput) and a.attach
+            and a.text == shown]  # fmt: skip
+    actions = _distinct([claim for claim in decided if claim not in adds])
     if len(actions) > 1:
         _conflict(rt, "input", "the input", actions)
-        return text, {}, _NO_PARTS
-    if not actions:
-        return text, {}, _NO_PARTS
-    plugin, action = actions[0]
-    if isinstance(action, TransformInput):
+        actions = []  # sent as typed
+    plugin, action = actions[0] if actions else ("", None)
+    if not isinstance(action, HandleInput):
         notes: Notes = {}
-        if action.text != text or not action.attach:
+        if isinstance(action, TransformInput):
             notes["transformed"] = {"plugin": plugin, "original": shown}
-        if not action.attach:
-            return action.text, notes, _NO_PARTS
-        from smith.runtime._attach import given
+        given = [(p, a.attach) for p, a in [*adds, *actions] if isinstance(a, TransformInput)]
+        sent = action.text if isinstance(action, TransformInput) else text
+        if not any(pairs for _, pairs in given):
+            return sent, notes, _NO_PARTS
+        from smith.runtime._attach import attached_by
 
-        parts, attached = given(rt, plugin, action.attach)
-        return action.text, {**notes, "attached": attached}, parts
-    assert isinstance(action, HandleInput)
+        parts, attached = attached_by(rt, given)
+        return sent, {**notes, "attached": attached}, parts
     reply = None if action.reply is None else str(rt.secrets.redact(action.reply))
     # Recorded (never sent to the model: the context is built from messages only), so
     # replay and the transcript show what the plugin did with the input.

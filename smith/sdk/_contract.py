@@ -17,9 +17,10 @@ contract. A plugin is a name plus contributions:
   their own (HOOK_ACTIONS):
   - `input` {text, mode}: before a user message (prompt, steer, follow_up) is recorded.
     TransformInput(text) records and sends `text` instead (the original is noted in the
-    record); HandleInput(reply) treats it as a command: no user message is recorded
-    (an `input_handled` entry is, which the model never sees), no turn
-    starts, and an `input_handled` event carries the reply.
+    record), and its `attach` (name, text) pairs go after it as attached parts (one
+    that only attaches conflicts with no other answer); HandleInput(reply) treats it
+    as a command: no user message is recorded (an `input_handled` entry is, which the
+    model never sees), no turn starts, and an `input_handled` event carries the reply.
   - `tool_call` {tool_call_id, name, arguments, turn}: before the call runs. None or
     Allow() lets it run; DenyCall(reason) stops it (the model gets an error result with
     the reason and the plugin's name; recorded as not applied); RewriteArguments(args)
