@@ -124,3 +124,28 @@ def test_front_matter_mcp_of_the_wrong_shape_is_refused() -> None:
     got = mcp_servers({"k": {"command": "$SKILL_DIR/run", "args": ["${SKILL_DIR}/a"],
                              "url": "$SKILL_DIR"}}, skill)  # fmt: skip
     assert got == {"k": {"command": "/x/s/run", "args": ["/x/s/a"], "url": "$SKILL_DIR"}}
+
+
+def test_a_resumed_session_connects_its_active_skills_servers_again(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    marks = project / "marks"
+    marks.mkdir()
+    _skill(senv.config_home / "skills" / "kitty", marks)
+    call = {"id": "c1", "name": "skill", "arguments": {"name": "kitty"}}
+    _, evs, r = _eval(senv, smith_process, project,
+                      [{"tool_calls": [call]}, {"text": "ok", "stop": "end"}])  # fmt: skip
+    assert r.code == 0, r.err
+    session = next(e for e in evs if e.get("type") == "result")["session"]["id"]
+    (senv.root / "requests.jsonl").unlink()  # the script's log: the second run's alone
+    model, log = kit.script(senv.root, [
+        {"tool_calls": [{"id": "c2", "name": "kitty__echo", "arguments": {"text": "again"}}]},
+        {"text": "ok", "stop": "end"},
+    ])  # fmt: skip
+    r = smith_process("eval", "--json", "--session", session, "--model", model, "more",
+                      cwd=project)  # fmt: skip
+    assert r.code == 0, r.err
+    assert "kitty__echo" in _skill_tools(kit.requests(log)[0])
+    assert kit.tool_end(kit.events(r.out), "c2")["result"]["text"] == "echo:again"
+    assert (marks / "starts").read_text() == "start\nstart\n"  # once in each process
