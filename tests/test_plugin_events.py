@@ -148,6 +148,33 @@ def test_a_deny_wins_over_allows_and_rewrites_without_a_conflict(tmp_path: Path)
     assert asked == []  # the first deny ends the review: nobody after it is asked
 
 
+def test_a_rewrite_is_reviewed_again_by_the_plugins_before_it(tmp_path: Path) -> None:
+    """Plugins after a rewriter review the rewritten call; those before it are asked
+    again once the arguments changed, and may deny what now would run."""
+    w = World(tmp_path)
+    model = Scripted(tmp_path, "s", [WRITE_A, DONE])
+    seen: list[tuple[str, str]] = []
+
+    def guard(event: dict[str, Any], view: Any) -> Any:
+        seen.append(("guard", event["arguments"]["path"]))
+        return DenyCall("not b.txt") if event["arguments"]["path"] == "b.txt" else None
+
+    def redirect(event: dict[str, Any], view: Any) -> Any:
+        seen.append(("redirect", event["arguments"]["path"]))
+        return RewriteArguments({**event["arguments"], "path": "b.txt"})
+
+    def after(event: dict[str, Any], view: Any) -> None:
+        seen.append(("after", event["arguments"]["path"]))
+
+    plugins = [on("tool_call", guard, "guard"), on("tool_call", redirect, "redirect"),
+               on("tool_call", after, "after")]  # fmt: skip
+    converse(w, model, plugins)
+    assert not (w.project / "a.txt").exists() and not (w.project / "b.txt").exists()
+    assert seen == [("guard", "a.txt"), ("redirect", "a.txt"), ("after", "b.txt"),
+                    ("guard", "b.txt")]  # fmt: skip
+    assert results(w)[0]["denied"] == {"plugin": "guard", "reason": "not b.txt"}
+
+
 def test_a_rewrite_runs_the_call_with_the_new_arguments(tmp_path: Path) -> None:
     w = World(tmp_path)
     model = Scripted(tmp_path, "s", [WRITE_A, DONE])

@@ -7,6 +7,7 @@ decide about one thing:
 
     input        accept_inputs  before a user message is recorded: transform or handle it
     tool_call    review_calls   before a call runs: allow, deny or rewrite its arguments
+                                (smith.runtime._callreview)
     tool_result  present        after the batch ran: what the model sees of a result
 
 The rules are the same at every hook: a handler that fails, passes its deadline or
@@ -14,7 +15,8 @@ returns what the hook does not take counts as allow (and is reported), but at
 `tool_call` such a handler denies the call: a reviewer that broke (the approval plugin
 among them) never lets a call through unreviewed; two plugins
 asking for different things is a conflict (`plugin.conflict`, naming both), and then
-nothing any one of them asked for is applied; at `tool_call` any deny wins outright.
+nothing any one of them asked for is applied; at `tool_call` any deny wins outright
+(and ends the review: smith.runtime._callreview).
 An abort while a hook's handlers run takes what is not decided yet as it was, so a
 prompt is never lost and every call still gets a result.
 """
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source
 from smith.protocol.actions import ill_typed
 from smith.runtime._events import Event, event
-from smith.runtime._generation import CONFLICT, INVALID, plan
+from smith.runtime._generation import CONFLICT, plan
 from smith.sdk import (
     HOOK_ACTIONS,
     SAFE_POINTS,
@@ -44,7 +46,6 @@ from smith.sdk import (
 from smith.ui import SHOWN_TYPES
 
 if TYPE_CHECKING:
-    from smith.effects import ToolSpec
     from smith.runtime._images import Image
     from smith.runtime._loopctx import LoopContext
     from smith.runtime._review import HookSide
@@ -107,23 +108,29 @@ async def answers(rt: HookSide, ev: Event) -> list[tuple[str, object]]:
     they are part of no decision and never conflict."""
     found: list[tuple[str, object]] = []
     for plugin in rt.plugins:
-        handler = plugin.handlers.get(ev["type"])
-        if handler is not None and (waiting := rt.lifecycle.not_ready(plugin)) is not None:
-            if ev["type"] == "tool_call":  # a reviewer not ready denies (smith.runtime._lifecycle)
-                found.append((plugin.name, Failed(waiting)))
-        elif handler is not None and _wanted(rt, plugin, ev):
-            batch = await call_handler(rt, plugin, handler, ev)
-            found.append((plugin.name, _post_intents(rt, plugin.name, batch)))
-        if ev["type"] == "tool_call" and found and _denies(found[-1][1]):
-            break  # a deny wins whatever later plugins say: none is asked (nor the user)
+        batch = await answer(rt, plugin, ev)
+        if batch is not NO_HANDLER:
+            found.append((plugin.name, batch))
     return found
 
 
-def _denies(batch: object) -> bool:
-    """Whether a tool_call handler's answer denies the call (a DenyCall, or a failure,
-    which denies as a DenyCall does)."""
-    items = batch if isinstance(batch, list | tuple) else [batch]
-    return any(isinstance(a, DenyCall | Failed) for a in items)
+NO_HANDLER = object()  # what `answer` gives for a plugin with nothing to do at an event
+
+
+async def answer(rt: HookSide, plugin: Plugin, ev: Event) -> object:
+    """What `plugin`'s handler of `ev` returned (its UI intents sent out), Failed, or
+    NO_HANDLER: it has none, or says it has nothing to do (Plugin.wants), or is not
+    ready, which at tool_call is Failed (a reviewer not ready denies:
+    smith.runtime._lifecycle)."""
+    handler = plugin.handlers.get(ev["type"])
+    if handler is None:
+        return NO_HANDLER
+    if (waiting := rt.lifecycle.not_ready(plugin)) is not None:
+        return Failed(waiting) if ev["type"] == "tool_call" else NO_HANDLER
+    if not _wanted(rt, plugin, ev):
+        return NO_HANDLER
+    batch = await call_handler(rt, plugin, handler, ev)
+    return _post_intents(rt, plugin.name, batch)
 
 
 def _wanted(rt: HookSide, plugin: Plugin, ev: Event) -> bool:
@@ -256,34 +263,40 @@ async def _within(answer: asyncio.Future[object], deadline: float, gate: Any) ->
 async def _decide(rt: HookSide, ev: Event) -> list[tuple[str, HookAction]]:
     """The actions the handlers of hook event `ev` returned, in plugin order; what a
     hook does not take is reported and left out (that plugin counts as allowing)."""
-    allowed = HOOK_ACTIONS[ev["type"]]
     actions: list[tuple[str, HookAction]] = []
     for plugin, batch in await answers(rt, ev):
-        if isinstance(batch, Failed):
-            if ev["type"] == "tool_call":  # fails closed: nobody reviewed the call
-                actions.append((plugin, unreviewed(f"failed ({batch.reason})")))
-            continue
-        items = batch if isinstance(batch, list | tuple) else [] if batch is None else [batch]
-        # An action of a kind this hook takes, with fields of their types (a rewrite's
-        # arguments an object): anything else decides nothing.
-        wrong = next((a for a in items if not isinstance(a, allowed) or ill_typed(a)), None)
-        if wrong is not None:
-            shown = repr(wrong)[:80]
-            rt.error(
-                WRONG_ACTION(
-                    value=shown,
-                    source=_src(plugin),
-                    plugin=plugin,
-                    returned=shown,
-                    event=ev["type"],
-                    allowed=", ".join(t.__name__ for t in allowed),
-                )
-            )
-            if ev["type"] == "tool_call":  # fails closed: what it decided is unknown
-                actions.append((plugin, unreviewed(f"returned {shown}, which decides nothing")))
-            continue
-        actions += [(plugin, cast(HookAction, a)) for a in items]
+        actions += [(plugin, a) for a in checked(rt, plugin, ev["type"], batch)]
     return actions
+
+
+def checked(rt: HookSide, plugin: str, kind: str, batch: object) -> list[HookAction]:
+    """The actions of one handler's answer at hook `kind` that the hook takes. A failed
+    handler, or one that returned what the hook does not take (reported), decides
+    nothing, except at tool_call, where it denies the call (a reviewer that broke fails
+    closed)."""
+    allowed = HOOK_ACTIONS[kind]
+    if isinstance(batch, Failed):
+        return [unreviewed(f"failed ({batch.reason})")] if kind == "tool_call" else []
+    items = batch if isinstance(batch, list | tuple) else [] if batch is None else [batch]
+    # An action of a kind this hook takes, with fields of their types (a rewrite's
+    # arguments an object): anything else decides nothing.
+    wrong = next((a for a in items if not isinstance(a, allowed) or ill_typed(a)), None)
+    if wrong is None:
+        return [cast(HookAction, a) for a in items]
+    shown = repr(wrong)[:80]
+    rt.error(
+        WRONG_ACTION(
+            value=shown,
+            source=_src(plugin),
+            plugin=plugin,
+            returned=shown,
+            event=kind,
+            allowed=", ".join(t.__name__ for t in allowed),
+        )
+    )
+    if kind == "tool_call":  # fails closed: what it decided is unknown
+        return [unreviewed(f"returned {shown}, which decides nothing")]
+    return []
 
 
 def _conflict(rt: HookSide, ev: str, slot: str, claims: Sequence[tuple[str, object]]) -> Diagnostic:
@@ -474,109 +487,6 @@ async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes, li
 
 
 # -- tool_call and tool_result -----------------------------------------------------------
-
-
-async def review_calls(
-    rt: LoopContext, calls: list[Call], specs: Sequence[ToolSpec | None], skip: Skip
-) -> tuple[list[Call], list[Result | None]]:
-    """The calls as they will run (a rewrite gives a copy with the new arguments and
-    `rewritten`: the plugin) and, for each call that will not run, its result (denied,
-    an invalid rewrite, a conflict). Calls the runtime cannot run anyway (no such tool,
-    arguments that were not JSON) are not shown to the handlers. An abort meanwhile
-    records every call as not run (`skip`: the turn's way to record that) and is raised
-    on."""
-    refused: list[Result | None] = [None] * len(calls)
-    if "tool_call" not in rt.handled:
-        return calls, refused
-    reviewed = list(calls)
-    stopped = False
-    try:
-        for i, (call, spec) in enumerate(zip(calls, specs, strict=True)):
-            if spec is not None:
-                reviewed[i], result = await review_call(rt, call, spec)
-                refused[i] = result
-                if result is not None and result.pop("interrupt", False):
-                    # The user stopped the turn at this call (DenyCall.interrupt): the
-                    # turn ends as an abort ends it, this call's result saying why.
-                    stopped = True
-                    rt.abort()
-                    await asyncio.sleep(0)  # where the abort's cancellation arrives
-                    rt.check_abort()
-    except asyncio.CancelledError:
-        why = "the user interrupted before it ran" if stopped else "aborted before it ran"
-        skip(rt, calls, why, refused if stopped else ())
-        raise
-    return reviewed, refused
-
-
-async def review_call(rt: HookSide, call: Call, spec: ToolSpec) -> tuple[Call, Result | None]:
-    """One call as it will run (a rewrite: a copy with the new arguments, validated
-    again, and `rewritten`), or the result of a call that does not run: the one review
-    of a turn's calls and of a program's (smith.runtime._review.HostReview)."""
-    from smith.effects import validate
-
-    name = call["name"]
-    ev = event("tool_call", tool_call_id=call["id"], name=name, arguments=call["arguments"],
-               turn=rt.turn)  # fmt: skip
-    actions = await _decide(rt, ev)
-    deny = next(((p, a) for p, a in actions if isinstance(a, DenyCall)), None)
-    if deny is not None:
-        plugin, reason = deny[0], str(rt.secrets.redact(deny[1].reason))
-        if deny[1].interrupt:
-            text = (
-                f"the {name} call did not run: the user interrupted ({reason}), and the turn "
-                "ended there. Do not retry it; wait for the user's next message."
-            )
-            return call, {**_refused(text, plugin, reason), "interrupt": True}
-        text = f"the {name} call did not run: plugin '{plugin}' denied it: {reason}"
-        return call, _refused(text, plugin, reason)
-    rewrites = _distinct([(p, a) for p, a in actions if isinstance(a, RewriteArguments)])
-    if len(rewrites) > 1:
-        problem = _conflict(rt, "tool_call", f"the arguments of call {call['id']}", rewrites)
-        plugins = ", ".join(p for p, _ in rewrites)
-        text = (
-            f"the {name} call did not run: plugins {plugins} asked to run it with different "
-            "arguments, and smith runs nothing no single plugin asked for"
-        )
-        return call, _refused(text, plugins, problem.what)
-    if not rewrites:
-        return call, None
-    plugin, action = rewrites[0]
-    assert isinstance(action, RewriteArguments)
-    arguments = rt.secrets.redact(json.loads(json.dumps(dict(action.arguments), default=str)))
-    if arguments == call["arguments"]:
-        return call, None
-    problems = validate(spec, arguments)
-    if problems:
-        reason = "; ".join(problems)
-        rt.error(
-            INVALID(
-                value=name,
-                source=_src(plugin),
-                plugin=plugin,
-                action=f"rewrite the arguments of the {name} call {call['id']}",
-                reason=f"the {name} tool does not accept them: {reason}",
-            )
-        )
-        text = (
-            f"the {name} call did not run: plugin '{plugin}' rewrote its arguments to ones "
-            f"the tool does not accept ({reason})"
-        )
-        return call, _refused(text, plugin, f"invalid rewrite: {reason}")
-    return {**call, "arguments": arguments, "rewritten": plugin}, None
-
-
-def _refused(text: str, plugin: str, reason: str) -> Result:
-    """The result of a call a plugin (or a conflict between plugins) kept from running:
-    an error for the model, recorded as not applied (it never reached an effect)."""
-    return {
-        "text": text,
-        "details": {},
-        "ok": False,
-        "outcome": "error",
-        "mutation": "not-applied",
-        "denied": {"plugin": plugin, "reason": reason},
-    }
 
 
 async def present(

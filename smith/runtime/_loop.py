@@ -18,10 +18,11 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from smith.runtime._batch import record_results, run_tools
+from smith.runtime._callreview import review_calls
 from smith.runtime._compaction import compact, context_limit, needs_compaction
 from smith.runtime._context import estimate_tokens
 from smith.runtime._events import SUBMISSION, event
-from smith.runtime._hooks import accept_inputs, present, review_calls
+from smith.runtime._hooks import accept_inputs, present
 from smith.runtime._notes import environment_due, record_instructions, record_note
 from smith.runtime._steps import add_user, respond, skip_tools
 from smith.runtime._turn import Turn

@@ -153,7 +153,7 @@ class HostReview:
         the plugin that rewrote them (None: nobody), and None; or, for a call that does
         not run, the result it gets (`refused`, as a turn's). Blocking: in the caller's
         thread, which runs no event loop."""
-        from smith.runtime._hooks import review_call
+        from smith.runtime._callreview import review_call
 
         if not self.handled:
             return args, None, None

@@ -24,10 +24,12 @@ contract. A plugin is a name plus contributions:
   - `tool_call` {tool_call_id, name, arguments, turn}: before the call runs. None or
     Allow() lets it run; DenyCall(reason) stops it (the model gets an error result with
     the reason and the plugin's name; recorded as not applied); RewriteArguments(args)
-    runs it with `args`, validated again against the tool's schema. Any deny wins, and
-    the first ends the review: plugins after it are not asked (so approval never puts to
-    the user a call plan mode or a hook denied); two different rewrites are a conflict
-    and the call does not run.
+    runs it with `args`, validated again against the tool's schema; the plugins after it
+    review the call as rewritten, and those before it review it again (approval's rules
+    and questions see what will run). Any deny wins, and the first ends the review:
+    plugins after it are not asked (so approval never puts to the user a call plan mode
+    or a hook denied); two different rewrites are a conflict and the call does not run
+    (smith.runtime._callreview).
   - `tool_result` {tool_call_id, name, arguments, result, is_error}: after the call.
     ReplaceResult(text) is what the model sees; the recorded output stays the tool's.
   Two plugins asking for different things at one hook is a conflict, reported as
