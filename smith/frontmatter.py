@@ -71,3 +71,7 @@ def _load(source: str) -> object:
         where = f"line {mark.line + 2}: " if mark is not None else ""  # +1 for `---`
         problem = getattr(exc, "problem", None) or str(exc)
         raise FrontMatterError(f"{where}the front matter is not YAML: {problem}") from None
+    except (ValueError, OverflowError, RecursionError) as exc:
+        # What YAML reads but Python cannot hold: a date 2026-02-30, a timezone past 24
+        # hours, an integer of thousands of digits, nesting deeper than the stack.
+        raise FrontMatterError(f"the front matter has a value smith cannot read: {exc}") from None

@@ -13,10 +13,11 @@ The project's prompt templates (`.smith/prompts/*.md`) become what the model is 
 to do, so trust approves them with the configuration: their SHA-256s are recorded, and
 a template added or changed since is not loaded until the project is trusted again.
 So are the other files of a project that decide what runs or what the model is told
-(`PROJECT_FILES`): its MCP servers (`.mcp.json`), skills (`SKILL.md` under
-`.smith/skills`, `.claude/skills`, `.agents/skills`) and agent definitions
-(`.smith/agents`, `.claude/agents`): `approved_file` says whether a file's content now
-is what the user approved; one added or changed since is not used until trusted again.
+(`PROJECT_FILES`): its MCP servers (`.mcp.json`), skills (each folder with a `SKILL.md`
+under `.smith/skills`, `.claude/skills`, `.agents/skills`, approved whole: its scripts
+and references with it) and agent definitions (`.smith/agents`, `.claude/agents`):
+`approved_file` says whether a file's content now is what the user approved; one added
+or changed since is not used until trusted again.
 """
 
 from __future__ import annotations
@@ -55,10 +56,34 @@ def _store(home: str) -> str:
     return os.path.join(home, TRUST_FILE)
 
 
+# The trust list as last read, by its file's identity (device, inode, size, mtime): a
+# start that asks about many project files reads it once.
+_LOADED: dict[str, tuple[tuple[int, int, int, int], dict[str, dict[str, object]]]] = {}
+
+
+def _identity(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
 def _load(home: str) -> dict[str, dict[str, object]]:
+    path = _store(home)
+    identity = _identity(path)
+    cached = _LOADED.get(path)
+    if identity is not None and cached is not None and cached[0] == identity:
+        return dict(cached[1])
+    projects = _read(path)
+    if identity is not None:
+        _LOADED[path] = (identity, projects)
+    return dict(projects)
+
+
+def _read(path: str) -> dict[str, dict[str, object]]:
     from smith.text import loads
 
-    path = _store(home)
     try:
         data = loads(read_bounded(path, TRUST_MAX_BYTES))
     except FileNotFoundError:
@@ -197,11 +222,18 @@ PROJECT_FILES = (
     ".claude/agents/*.md",
 )
 PROJECT_FILE_MAX_BYTES = 1024 * 1024
+# A skill is its whole folder (its scripts run, its references are read): trust approves
+# each project skill's folder as one digest of every file in it, within these bounds.
+SKILL_FOLDERS = (".smith/skills", ".claude/skills", ".agents/skills")
+TREE_MAX_FILES = 2000
+TREE_FILE_MAX_BYTES = 16 * 1024 * 1024
 
 
 def file_digests(project: str) -> dict[str, str]:
     """The SHA-256 of each of the project's `PROJECT_FILES` that is a regular file inside
-    it (no symlink on the way out) of at most PROJECT_FILE_MAX_BYTES, by relative path."""
+    it (a symlink may lead there, never out) of at most PROJECT_FILE_MAX_BYTES, by its
+    path relative to the project; a skill's SKILL.md stands for its folder: the digest
+    of every file in it (`tree_digest`)."""
     import glob
     import hashlib
 
@@ -209,15 +241,57 @@ def file_digests(project: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for pattern in PROJECT_FILES:
         for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern))):
-            real = os.path.realpath(path)
-            if not real.startswith(root + os.sep):
+            relative = os.path.relpath(path, root)
+            if _is_skill(relative):
+                digest_of = tree_digest(root, os.path.dirname(path))
+                if digest_of is not None:
+                    found[relative] = digest_of
+                continue
+            if not _inside(root, path):
                 continue  # leads out of the project: no project's file
             try:
-                data = read_bounded(path, PROJECT_FILE_MAX_BYTES, follow=False)
+                data = read_bounded(path, PROJECT_FILE_MAX_BYTES)
             except (OSError, ValueError):
                 continue
-            found[os.path.relpath(path, root)] = hashlib.sha256(data).hexdigest()
+            found[relative] = hashlib.sha256(data).hexdigest()
     return found
+
+
+def _is_skill(relative: str) -> bool:
+    parts = relative.split(os.sep)
+    return len(parts) == 4 and parts[-1] == "SKILL.md" and "/".join(parts[:2]) in SKILL_FOLDERS
+
+
+def _inside(root: str, path: str) -> bool:
+    return os.path.realpath(path).startswith(root.rstrip(os.sep) + os.sep)
+
+
+def tree_digest(root: str, directory: str) -> str | None:
+    """One digest of every file under `directory` (its path relative to it and its
+    SHA-256), or None where it cannot stand for the folder: it leads out of `root`
+    (itself or a file in it), holds more than TREE_MAX_FILES files or one larger than
+    TREE_FILE_MAX_BYTES, or cannot be read."""
+    import hashlib
+
+    root = os.path.realpath(root)
+    if not _inside(root, directory):
+        return None
+    manifest = hashlib.sha256()
+    count = 0
+    for here, dirs, files in os.walk(directory, followlinks=False):
+        dirs.sort()
+        for name in [*sorted(files), *(d for d in dirs if os.path.islink(os.path.join(here, d)))]:
+            path = os.path.join(here, name)
+            count += 1
+            if count > TREE_MAX_FILES or not _inside(root, path):
+                return None
+            try:  # a symlink to a directory is no regular file: the folder is refused
+                data = read_bounded(path, TREE_FILE_MAX_BYTES)
+            except (OSError, ValueError):
+                return None
+            relative = os.path.relpath(path, directory)
+            manifest.update(f"{relative}\0{hashlib.sha256(data).hexdigest()}\n".encode())
+    return manifest.hexdigest()
 
 
 UNAPPROVED_FILE = (
@@ -261,10 +335,13 @@ def approved_file(home: str, project: str, path: str, data: bytes) -> bool:
     except SmithError:
         return False
     files = record.get("files")
-    relative = os.path.relpath(os.path.realpath(path), os.path.realpath(project))
+    root = os.path.realpath(project)
+    relative = os.path.relpath(os.path.abspath(path), root)
     if not isinstance(files, dict) or relative not in files:
         return False
-    return bool(files[relative] == hashlib.sha256(data).hexdigest())
+    if _is_skill(relative):  # the skill's whole folder, as trusted
+        return bool(files[relative] == tree_digest(root, os.path.dirname(os.path.abspath(path))))
+    return _inside(root, path) and bool(files[relative] == hashlib.sha256(data).hexdigest())
 
 
 def approved_templates(home: str, project: str) -> dict[str, str] | None:

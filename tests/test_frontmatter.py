@@ -28,6 +28,10 @@ def test_no_front_matter_is_an_empty_one() -> None:
         ("---\nname: [a\n---\n", "line 3: the front matter is not YAML"),
         ("---\na: &x [1, 2]\nb: *x\n---\n", "line 3: the front matter uses an alias"),
         ("---\n" + "k: " + "v" * MAX_BYTES + "\n---\n", "larger than 64 KiB"),
+        # What YAML reads and Python cannot hold is refused, never raised past the reader.
+        ("---\ncreated: 2026-02-30\n---\n", "a value smith cannot read: day is out of range"),
+        ("---\nat: 2001-12-14t21:59:43.10+99:00\n---\n", "a value smith cannot read"),
+        ("---\nn: " + "9" * 5000 + "\n---\n", "a value smith cannot read"),
     ],
 )
 def test_what_is_refused_says_where_and_why(text: str, says: str) -> None:

@@ -56,6 +56,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if os.path.exists(project_file):
         ctx.out(f"{project_file} now applies")
     approved = trust.file_digests(root)
-    if approved:
-        ctx.out(f"approved as they are now: {', '.join(sorted(approved))}")
+    if approved:  # a skill is its whole folder
+        shown = sorted(p.removesuffix("/SKILL.md") + "/" if p.endswith("/SKILL.md") else p
+                       for p in approved)  # fmt: skip
+        ctx.out(f"approved as they are now: {', '.join(shown)}")
     return 0
