@@ -244,13 +244,22 @@ def _command_tool(skill: Skill, tool: SkillTool) -> ToolSpec:
     from smith.effects import ToolSpec
 
     def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+        import copy
+        import dataclasses
+
         from smith.effects import builtin_tools
 
         command = (
             f"export SKILL_DIR={shlex.quote(skill.directory)} "
             f"SKILL_ARGS={shlex.quote(json.dumps(args))}\n{tool.command}"
         )
-        return builtin_tools()["bash"].run(ctx, {"command": command})
+        # The skill's folder read-only in the sandbox, even where it hides it (smith's
+        # configuration directory, a home in sandbox.hide): its scripts and references.
+        call = copy.copy(ctx)
+        call.sandbox = dataclasses.replace(
+            ctx.sandbox, readable=(*ctx.sandbox.readable, skill.directory)
+        )
+        return builtin_tools()["bash"].run(call, {"command": command})
 
     return ToolSpec(
         tool_name(skill, tool),

@@ -173,7 +173,9 @@ class Sandbox:
     moved. `moved`: (directory, where the command sees it) pairs: a root given as the
     directory is mounted in the other's place, so a command that names that place in
     any spelling reaches the directory (replay --reexecute runs commands in a scratch
-    copy mounted where the project was; the project itself is out of reach)."""
+    copy mounted where the project was; the project itself is out of reach).
+    `readable`: folders a command sees read-only even where the rest hides them (a
+    skill's folder in smith's configuration directory, for its own tool's command)."""
 
     mode: str = "workspace-write"
     network: bool = False
@@ -184,6 +186,7 @@ class Sandbox:
     reveal: tuple[tuple[tuple[str, ...], str], ...] = ()
     shown: tuple[str, ...] = ()
     quarantine: str = ""
+    readable: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: Config) -> Sandbox:
@@ -297,6 +300,7 @@ class Sandbox:
         out += self._credentials(keep)
         for path in self.hidden:
             out += _hide_smiths(os.path.realpath(path), keep, writable)
+        out += self._readable()
         if seccomp is not None:
             out += ["--seccomp", str(seccomp)]
         return [*out, "--chdir", self.seen_at(os.path.realpath(cwd)), "--", *argv]
@@ -313,6 +317,23 @@ class Sandbox:
             under = [c for c in self.credentials if c != path and _under(path, c)]
             if under and os.path.exists(real):
                 out += ["--ro-bind", real, real]
+        return out
+
+    def _readable(self) -> list[str]:
+        """The `readable` folders mounted read-only over what hid them (at their real
+        path, and where they are named if that differs: a symlinked skill); never one
+        that holds smith's own directories."""
+        own = [os.path.realpath(p) for p in self.hidden]
+        out: list[str] = []
+        for path in dict.fromkeys(self.readable):
+            real = os.path.realpath(path)
+            if not os.path.isdir(real) or any(_under(o, real) for o in own):
+                continue
+            for place in dict.fromkeys((real, os.path.abspath(path))):
+                out += ["--ro-bind", real, self.seen_at(place)]
+            for secret in self.credentials:  # sandbox.hide's paths inside it stay hidden
+                if _under(os.path.realpath(secret), real) and secret not in self.shown:
+                    out += _hidden(os.path.realpath(secret), [])
         return out
 
     def seen_at(self, path: str) -> str:
