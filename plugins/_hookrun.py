@@ -7,8 +7,9 @@ tools.extra-roots), no network unless sandbox.network, smith's own directories h
 provider keys withheld; in a PID namespace of its own, so nothing it starts outlives it.
 With the sandbox off it runs as the user's own process, in a PID namespace of its own
 where `unshare` can make one (as an unsandboxed bash call does), else in a process group
-of its own, ended with it. Past its timeout it is killed (and everything it started), and it
-never outlives smith.
+of its own, ended with it. Past its timeout it is killed (and everything it started), as
+it is when its handler is cancelled (an abort: smith.runtime's call_handler cancels an
+abandoned coroutine handler), and it never outlives smith.
 
 Its answer, as Claude Code's hooks give one: exit status 0 (allow; stdout may hold a
 JSON object, below), 2 (deny or block, stderr the reason), anything else a failure. The
@@ -142,7 +143,7 @@ async def run(command: str | tuple[str, ...], payload: bytes, *, context: ToolCo
             await asyncio.wait_for(asyncio.gather(*readers, feeder), 5)
         for task in (*readers, feeder):
             task.cancel()
-    notice = confinement.settle() if confinement is not None else ""
+        notice = confinement.settle() if confinement is not None else ""
     return Ran(
         None if timed_out else status,
         stdout=out.decode("utf-8", "replace"),

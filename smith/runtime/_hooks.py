@@ -183,7 +183,9 @@ async def call_handler(rt: HookSide, plugin: Plugin, handler: Any, ev: Event) ->
 
     Handlers run in a thread of their own (coroutine handlers on a loop of their own
     there), so one that blocks or ignores cancellation is simply abandoned: the loop
-    stops waiting for it and a daemon thread never holds up exit."""
+    stops waiting for it and a daemon thread never holds up exit. An abandoned
+    coroutine handler is also cancelled (in its own loop), so it can end what it
+    started: a hook's command is killed at an abort, not left to its timeout."""
     import concurrent.futures
     import contextlib
     import copy
@@ -197,11 +199,13 @@ async def call_handler(rt: HookSide, plugin: Plugin, handler: Any, ev: Event) ->
     view = rt.view(plugin, gate)
     ev = copy.deepcopy(ev)  # the handler's own: recorded messages stay untouched
 
+    stop = _Stop()
+
     def call() -> None:
         try:
             result = handler(ev, view)
             if asyncio.iscoroutine(result):
-                result = asyncio.run(result)
+                result = asyncio.run(stop.running(result))
             outcome: tuple[object, BaseException | None] = (result, None)
         except BaseException as exc:  # reported by the loop, whatever it was
             outcome = (None, exc)
@@ -222,6 +226,8 @@ async def call_handler(rt: HookSide, plugin: Plugin, handler: Any, ev: Event) ->
         reason = f"{type(exc).__name__}: {exc}"
     finally:
         answer.cancel()  # abandoned (or done): a late answer is nobody's
+        if not done.done() or done.cancelled():
+            stop()  # a coroutine handler is cancelled: it ends what it started
     rt.error(
         HANDLER_FAILED(
             value=plugin.name,
@@ -233,6 +239,37 @@ async def call_handler(rt: HookSide, plugin: Plugin, handler: Any, ev: Event) ->
         )
     )
     return Failed(reason)
+
+
+class _Stop:
+    """Cancels a coroutine handler's task from the loop's side once the loop abandons
+    it (an abort, its deadline), so what it started (a hook's process) ends then rather
+    than when it would have; a plain function's thread cannot be stopped, only left."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._cancel: Callable[[], object] | None = None
+
+    async def running(self, coro: Any) -> object:
+        task = asyncio.ensure_future(coro)
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            self._cancel = lambda: loop.call_soon_threadsafe(task.cancel)
+            if self._stopped:
+                task.cancel()
+        return await task
+
+    def __call__(self) -> None:
+        import contextlib
+
+        with self._lock:
+            self._stopped = True
+            if self._cancel is not None:
+                with contextlib.suppress(RuntimeError):  # its loop has closed: it ended
+                    self._cancel()
 
 
 async def _within(answer: asyncio.Future[object], deadline: float, gate: Any) -> object:
