@@ -5,7 +5,9 @@ as plugins reviewed them, and returns the results in call order; the loop presen
 to plugins and records them (`record_results`: one tool result per call, in call order,
 after the whole batch). Calls run concurrently where order does not matter (a call that
 conflicts with an earlier one, by the paths it touches or being exclusive, waits for
-it); file history takes a snapshot before the first mutating call and after the batch.
+it); file history takes a snapshot before the first mutating call, and the loop takes
+the one after the batch (`after_batch`) once its results were presented, so what an
+after-tool hook changed (a formatter) is part of the turn, as smith's own writes are.
 An abort while calls run is the one case recorded here: each call's end as far as it
 is known, then the abort is raised on.
 """
@@ -16,7 +18,7 @@ import asyncio
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from smith.providers import Usage
 from smith.runtime._events import event
@@ -81,12 +83,13 @@ async def run_tools(
     calls: list[dict[str, Any]],
     specs: list[ToolSpec | None],
     refused: Sequence[dict[str, Any] | None],
-) -> tuple[list[dict[str, Any]], bool]:
+) -> tuple[list[dict[str, Any]], After | None]:
     """Run one assistant message's calls as reviewed (`specs[i]` None: no tool runs it;
     `refused[i]`: its result when a plugin kept it from running), concurrently where
-    order does not matter; their results in call order, and whether an abort came once
-    every call had ended (the loop records the results, then the abort). An abort while
-    calls run records every result here, and is raised on."""
+    order does not matter; their results in call order, and the snapshot after the batch
+    that is still to be taken (`after_batch`; None when the batch changes no files). An
+    abort while calls run records every result (and that snapshot) here, and is raised
+    on."""
     for call in calls:
         start = event(
             "tool_start", tool_call_id=call["id"], name=call["name"], arguments=call["arguments"]
@@ -120,14 +123,33 @@ async def run_tools(
             ended.append((call, result))
         record_results(turn.session, ended)
         raise
-    aborted = await _after(turn, base, cause) if mutating else False
-    return [t.result() for t in tasks], aborted
+    return [t.result() for t in tasks], After(base, cause) if mutating else None
 
 
-async def _after(turn: Turn, base: str | None, cause: dict[str, Any]) -> bool:
+class After(NamedTuple):
+    """The snapshot after a batch, still to be taken: the tree before it and its cause."""
+
+    base: str | None
+    cause: dict[str, Any]
+
+
+async def after_batch(turn: Turn, after: After | None) -> tuple[bool, str | None]:
+    """Take the snapshot after a batch once its results were presented (after-tool
+    hooks ran): whether an abort came meanwhile, and the files' tree (None: none taken)."""
+    if after is None:
+        return False, None
+    taken: list[str | None] = []
+    aborted = await _after(turn, after.base, after.cause, taken)
+    return aborted, (taken[0] if taken else None)
+
+
+async def _after(
+    turn: Turn, base: str | None, cause: dict[str, Any], tree: list[str | None] | None = None
+) -> bool:
     """The snapshot after a batch, taken to its end even when an abort (or a second one)
     comes meanwhile: its thread writes to the session, and the batch's results, which
-    every call must have, are recorded after its record. True if an abort came."""
+    every call must have, are recorded after its record. True if an abort came; the
+    files' tree is added to `tree`."""
     taking = asyncio.ensure_future(_snapshot(turn, "after", base, cause))
     aborted = False
     while not taking.done():
@@ -138,6 +160,8 @@ async def _after(turn: Turn, base: str | None, cause: dict[str, Any]) -> bool:
     error = None if taking.cancelled() else taking.exception()
     if error is not None and not aborted:
         raise error
+    if tree is not None and error is None and not taking.cancelled():
+        tree.append(taking.result())
     if error is not None:
         log.warning("the snapshot after an aborted batch failed: %s", error)
     return aborted

@@ -76,15 +76,15 @@ Skip = Callable[["LoopContext", list[Call], str, Sequence[Result | None]], None]
 # -- running handlers -----------------------------------------------------------------
 
 
-async def dispatch(rt: LoopContext, ev: Event) -> None:
+async def dispatch(rt: LoopContext, ev: Event) -> bool:
     """Run the plugin handlers of a safe-point event and publish their batch (after what
-    the plugins' tool sets changed: smith.runtime._lifecycle)."""
+    the plugins' tool sets changed: smith.runtime._lifecycle); whether any handler ran."""
     rt.lifecycle.at_safe_point()
     if ev["type"] not in SAFE_POINTS or ev["type"] not in rt.handled:
-        return
+        return False
     batches = [(p, None if isinstance(b, Failed) else b) for p, b in await answers(rt, ev)]
     if not any(batch for _, batch in batches):
-        return
+        return bool(batches)
     from smith.config import THINKING_LEVELS
 
     result = plan(
@@ -100,6 +100,7 @@ async def dispatch(rt: LoopContext, ev: Event) -> None:
             model_changed=result.model_changed,
             thinking_changed=result.thinking_changed,
         )
+    return True
 
 
 async def answers(rt: HookSide, ev: Event) -> list[tuple[str, object]]:

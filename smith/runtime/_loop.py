@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from smith.runtime._batch import record_results, run_tools
+from smith.runtime._batch import After, after_batch, record_results, run_tools
 from smith.runtime._callreview import review_calls
 from smith.runtime._compaction import compact, context_limit, needs_compaction
 from smith.runtime._context import estimate_tokens
@@ -92,7 +92,17 @@ async def run_agent(
     if len(run.taken) > 1:
         end["submissions"] = run.taken
     rt.emit(end)
-    await rt.dispatch(end)
+    if await rt.dispatch(end) and run.tree is not None:
+        await _after_stop(rt, run.tree, prompt_id)
+
+
+async def _after_stop(rt: LoopContext, tree: str, prompt_id: str) -> None:
+    """The files again once plugins' agent_end handlers ran (a stop hook that formats
+    what the prompt wrote): recorded as the prompt's last batch's `after` snapshot, so
+    one undo takes the prompt's changes and theirs back together."""
+    turn = Turn.of(rt)
+    cause = {"turn": rt.turn, "agent_end": prompt_id}
+    await after_batch(turn, After(tree, cause))
 
 
 class _Run:
@@ -106,6 +116,7 @@ class _Run:
         # then a delivered steer's or follow-up's; `taken`: every one it served.
         self.submission = submission
         self.taken = taken
+        self.tree: str | None = None  # the files after its last batch that changed any
 
 
 async def _round(rt: LoopContext, run: _Run) -> None:
@@ -134,7 +145,7 @@ async def _round(rt: LoopContext, run: _Run) -> None:
     if calls and message["stop"] == "error":
         skip_tools(rt, calls, "the response failed before it was complete")
         calls = []
-    done = await _tools(rt, calls) if calls else False
+    done = await _tools(rt, run, calls) if calls else False
     turn_end = event("turn_end", turn=rt.turn, stop=message["stop"])
     rt.emit(turn_end)
     await rt.dispatch(turn_end)
@@ -149,7 +160,7 @@ async def _round(rt: LoopContext, run: _Run) -> None:
         run.stop = "end"
 
 
-async def _tools(rt: LoopContext, calls: list[dict[str, Any]]) -> bool:
+async def _tools(rt: LoopContext, run: _Run, calls: list[dict[str, Any]]) -> bool:
     """One response's calls: reviewed by plugins (tool_call), run by the tool step with
     the services of its turn, presented (tool_result), recorded in call order with the
     instruction files they reached; True if a tool said the agent is done. An abort
@@ -159,8 +170,12 @@ async def _tools(rt: LoopContext, calls: list[dict[str, Any]]) -> bool:
     # Plugins' tool_call handlers first: a call may be denied or run with new arguments.
     calls, refused = await review_calls(rt, calls, specs, skip_tools)
     specs = [None if r is not None else s for s, r in zip(specs, refused, strict=True)]
-    ran, aborted = await run_tools(turn, calls, specs, refused)
+    ran, after = await run_tools(turn, calls, specs, refused)
     results, interrupted = await present(rt, calls, ran)
+    # The snapshot after the batch comes after what its after-tool hooks did.
+    aborted, tree = await after_batch(turn, after)
+    if tree is not None:
+        run.tree = tree
     record_results(turn.session, list(zip(calls, results, strict=True)))
     record_instructions(rt, calls, specs)  # of directories the calls reached first
     if aborted or interrupted:  # the calls had all ended: results recorded, then the abort

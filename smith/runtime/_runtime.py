@@ -555,11 +555,12 @@ class Runtime:
 
     # -- plugins and generations --------------------------------------------------------
 
-    async def dispatch(self, ev: Event) -> None:
-        """Run the plugin handlers of a safe-point event and publish their batch."""
+    async def dispatch(self, ev: Event) -> bool:
+        """Run the plugin handlers of a safe-point event and publish their batch;
+        whether any handler ran."""
         from smith.runtime._hooks import dispatch
 
-        await dispatch(self, ev)
+        return await dispatch(self, ev)
 
     def view(self, plugin: Plugin | None = None, gate: Any = None) -> RuntimeView:
         """A frozen snapshot for `plugin`'s handlers (they run in threads of their own),
