@@ -17,6 +17,8 @@ while the mode lasts, taken out when it ends).
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -86,13 +88,33 @@ def rendered(items: Sequence[Mapping[str, str]]) -> str:
 def current(session: Session | None) -> list[dict[str, str]]:
     """The list the latest successful todo call on the session's selected branch left
     (empty: none yet)."""
+    return _recorded(session)[1]
+
+
+def _recorded(session: Session | None) -> tuple[str | None, list[dict[str, str]]]:
+    """The id of the branch's last message (the response whose calls run now) and the
+    list the latest recorded todo call left."""
     if session is None:
-        return []
-    for entry in reversed(session.branch(kind="message")):
+        return None, []
+    messages = session.branch(kind="message")
+    last = messages[-1].id if messages else None
+    for entry in reversed(messages):
         items = todos_of(entry.content)
         if items is not None:
-            return items
-    return []
+            return last, items
+    return last, []
+
+
+def one_line(text: str) -> str:
+    """An item's content on one line (a newline in it would read as another item)."""
+    return " ".join(text.split())
+
+
+# The list the last todo call of a response left, by session (the response's id with
+# it): the calls of one response run in order (the tool is `ordered`) but their results
+# are recorded after all of them ran, so the next one starts from this.
+_left: dict[str, tuple[str | None, list[dict[str, str]]]] = {}
+_left_lock = threading.Lock()
 
 
 def todos_of(message: object) -> list[dict[str, str]] | None:
@@ -106,7 +128,7 @@ def todos_of(message: object) -> list[dict[str, str]] | None:
     if not isinstance(items, list):
         return None
     return [
-        {"content": str(i.get("content", "")), "status": str(i.get("status", "pending"))}
+        {"content": one_line(str(i.get("content", ""))), "status": str(i.get("status", "pending"))}
         for i in items
         if isinstance(i, Mapping)
     ]
@@ -117,29 +139,52 @@ def run_todo(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
     if (given is None) == (update is None):
         raise ToolError("give either `todos` (the whole list) or `update` (one item), not "
                         f"{'both' if given is not None else 'neither'}")  # fmt: skip
-    if isinstance(given, list):
-        items = [{"content": str(i["content"]).strip(), "status": str(i["status"])}
-                 for i in given if isinstance(i, dict)]  # fmt: skip
-        if any(not i["content"] for i in items):
-            raise ToolError("a todo item's content is blank: say what is to be done")
-        if len(items) > MAX_ITEMS or any(len(i["content"]) > MAX_TEXT for i in items):
-            raise ToolError(f"a todo list holds at most {MAX_ITEMS} items of at most "
-                            f"{MAX_TEXT} characters each: keep the items short")  # fmt: skip
-    else:
-        assert isinstance(update, dict)
-        items = current(ctx.session)
-        index = update["index"]
-        assert isinstance(index, int)
-        if not items:
-            raise ToolError("there is no todo list to update yet: write one with `todos`")
-        if not 1 <= index <= len(items):
-            raise ToolError(f"the todo list has items 1 to {len(items)}, not {index}")
-        items[index - 1] = {**items[index - 1], "status": str(update["status"])}
+    session = ctx.session
+    with _left_lock:
+        at, items = _recorded(session)
+        left = _left.get(session.id) if session is not None else None
+        if left is not None and left[0] == at:  # an earlier call of this response
+            items = [dict(i) for i in left[1]]
+        items = _replaced(given) if isinstance(given, list) else _updated(items, update)
+        if session is not None:
+            _left[session.id] = (at, items)
     ctx.ui.show(Todos(tuple((i["content"], i["status"]) for i in items)))
     return ToolResult(rendered(items), details={"todos": items})
 
 
-TODO = ToolSpec(NAME, DESCRIPTION, PARAMETERS, run_todo, effect="reads", touches=lambda a: [])
+def _replaced(given: list[object]) -> list[dict[str, str]]:
+    items = [{"content": one_line(str(i["content"])), "status": str(i["status"])}
+             for i in given if isinstance(i, dict)]  # fmt: skip
+    if any(not i["content"] for i in items):
+        raise ToolError("a todo item's content is blank: say what is to be done")
+    if len(items) > MAX_ITEMS or any(len(i["content"]) > MAX_TEXT for i in items):
+        raise ToolError(f"a todo list holds at most {MAX_ITEMS} items of at most "
+                        f"{MAX_TEXT} characters each: keep the items short")  # fmt: skip
+    return items
+
+
+def _updated(items: list[dict[str, str]], update: object) -> list[dict[str, str]]:
+    if not isinstance(update, dict):
+        raise ToolError("`update` is an object: {index, status}")
+    index = update.get("index")
+    if isinstance(index, float) and index.is_integer():  # 1.0: JSON's number 1
+        index = int(index)
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise ToolError(f"an update's index is a whole number (1 is the first item), not "
+                        f"{json.dumps(index)}")  # fmt: skip
+    if not items:
+        raise ToolError("there is no todo list to update yet: write one with `todos`")
+    if not 1 <= index <= len(items):
+        raise ToolError(f"the todo list has items 1 to {len(items)}, not {index}")
+    items = [dict(i) for i in items]
+    items[index - 1] = {**items[index - 1], "status": str(update.get("status"))}
+    return items
+
+
+# `ordered`: the calls of one response run in their order, each from the list the one
+# before it left.
+TODO = ToolSpec(NAME, DESCRIPTION, PARAMETERS, run_todo, effect="reads", ordered=True,
+                touches=lambda a: [])  # fmt: skip
 
 
 # -- plan mode --------------------------------------------------------------------------

@@ -169,7 +169,9 @@ class ToolSpec:
     or an abort their changes are unknown, and file history snapshots around them); a
     reading tool cannot be mutating, nor a writing or running one not. Calls of one
     assistant message run concurrently except where order matters: an `exclusive` tool
-    runs alone, and a call waits for earlier ones whose `touches(args)`
+    runs alone, an `ordered` tool's calls run one after another in call order (a tool
+    whose call starts from what the one before it left: todo), and a call waits for
+    earlier ones whose `touches(args)`
     paths overlap its own when either of them mutates (None means it may touch anything,
     as a shell command may). `timeout` bounds one call (None: the runtime's default);
     `timeout_argument` names the argument a call gives its own limit in (the runtime
@@ -191,6 +193,7 @@ class ToolSpec:
         "exclusive",
         "mutating",
         "name",
+        "ordered",
         "parameters",
         "presentation",
         "preview",
@@ -212,6 +215,7 @@ class ToolSpec:
         mutating: bool | None = None,
         effect: ToolEffect = "unknown",
         exclusive: bool = False,
+        ordered: bool = False,
         timeout: float | None = None,
         touches: Callable[[dict[str, object]], list[str] | None] = _path_argument,
         confined: bool = True,
@@ -239,6 +243,7 @@ class ToolSpec:
         self.effect: ToolEffect = effect
         self.mutating = mutating
         self.exclusive = exclusive
+        self.ordered = ordered
         self.timeout = timeout
         self.touches = touches
         self.confined = confined

@@ -71,7 +71,7 @@ def _conflicts(
     (sa, pa), (sb, pb) = a, b
     if sa is None or sb is None:
         return False
-    if sa.exclusive or sb.exclusive:
+    if sa.exclusive or sb.exclusive or (sa.ordered and sa.name == sb.name):
         return True
     if not (sa.mutating or sb.mutating):
         return False
