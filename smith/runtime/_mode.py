@@ -4,7 +4,8 @@ The core keeps the mode and what changes it; the plan plugin (smith.plugins.plan
 `plan` its meaning (only read-only tools run, the model is told it is planning), reading
 it as `RuntimeView.mode`. A change is a session entry (kind `mode`: `{"mode"}`), so a
 resumed session, a branch selected again and replay are in the mode they were left in,
-and a `mode` event. `--plan` (the `plan` setting) starts a runtime in plan mode.
+and a `mode` event. `--plan` (the `plan` setting) starts a runtime in plan mode, and
+`--no-plan` (the setting given as false anywhere) out of it.
 
 Leaving plan mode takes the plan: the text of the last assistant message recorded since
 plan mode was entered. `set_mode(..., prompt=True)` sends it as the next prompt (queued
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import DiagnosticKind, Source
 
 if TYPE_CHECKING:
+    from smith.config import Config
     from smith.runtime._runtime import Runtime
     from smith.session import Session
 
@@ -87,14 +89,25 @@ def mode(rt: Runtime) -> str:
 
 
 def start_mode(rt: Runtime) -> None:
-    """Enter plan mode at start when configuration asks (`--plan`), unless in it. A child
-    runtime (its parent's lifecycle) is left alone: its branch starts on its parent's, so
-    it is in the mode its parent was in when it started it."""
+    """Enter plan mode at start when configuration asks (`--plan`), unless in it; leave
+    it when configuration says so (`--no-plan`, `plan false`: any layer but the default)
+    in a session left in it, the plan not sent. A child runtime (its parent's lifecycle)
+    is left alone: its branch starts on its parent's, so it is in the mode its parent was
+    in when it started it."""
     side = rt.parts.plugins
-    if side.lifecycle is not None or side.config is None:
+    config = side.config
+    if side.lifecycle is not None or config is None:
         return
-    if side.config["plan"] is True and mode(rt) != "plan":
+    if config["plan"] is True and mode(rt) != "plan":
         set_mode(rt, "plan", prompt=False)
+    elif config["plan"] is False and _said(config) and mode(rt) == "plan":
+        set_mode(rt, "normal", prompt=False)
+
+
+def _said(config: Config) -> bool:
+    """Whether the `plan` setting was given (a flag, the environment, a file), not the
+    default."""
+    return config.origin("plan").layer != "default"
 
 
 def set_mode(rt: Runtime, new: str, *, prompt: bool = True) -> dict[str, Any]:
