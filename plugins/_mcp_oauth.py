@@ -27,8 +27,8 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable
-from urllib.parse import urlsplit
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -43,6 +43,7 @@ from pydantic import AnyUrl, ValidationError
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source
 from smith.providers import AuthFile, Credential
+from smith.text import inert
 
 from ._mcp_loopback import CALLBACK_PATH, Loopback, free_port
 
@@ -74,6 +75,16 @@ MCP_LOGIN_FAILED = DiagnosticKind(
 
 LOGIN_TIMEOUT = 300.0  # seconds the loopback waits for the browser's answer
 EXPIRY_MARGIN = 30.0  # a stored token this close to its expiry is renewed before use
+# Most bytes of one answer to the login's own requests (metadata, registration, token):
+# each is a few KiB, and one that streams on is cut off here, not kept in memory.
+ANSWER_MAX = 1024 * 1024
+SAID_MAX = 300  # characters of a server's own words (error_description) shown
+
+
+def _oneline(text: str, limit: int | None = SAID_MAX) -> str:
+    """A server's text for the terminal: controls made visible, one line, bounded."""
+    line = " ".join(inert(text).split())
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
 
 
 def store_key(alias: str) -> str:
@@ -103,6 +114,9 @@ class _Store:
         self.key = store_key(alias)
         self.expires: float | None = None  # of the tokens get_tokens last gave
         self.had_tokens = False
+        # The registration this flow uses (read or made): written again with its tokens,
+        # so a record never pairs one login's client with another's tokens.
+        self.client: dict[str, object] = {}
 
     def record(self) -> dict[str, object]:
         """This server's record; empty if there is none, or it is for another URL."""
@@ -173,6 +187,7 @@ class _Store:
             "refresh": tokens.refresh_token,
             "expires": expires,
             "scope": tokens.scope,
+            **self.client,
         }
         await anyio.to_thread.run_sync(lambda: self._change(fields))
 
@@ -186,6 +201,7 @@ class _Store:
         except ValidationError:
             return None  # unreadable: registering again is the remedy
         self._note("client_secret", info.client_secret)
+        self.client = {"client": client, "redirect-port": _port_of(info)}
         return info
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
@@ -194,6 +210,7 @@ class _Store:
             "client": client_info.model_dump(mode="json", exclude_none=True),
             "redirect-port": _port_of(client_info),
         }
+        self.client = fields
         await anyio.to_thread.run_sync(lambda: self._change(fields))
 
 
@@ -224,7 +241,9 @@ class _Provider(OAuthClientProvider):
       new login instead of being refreshed;
     - a run that may not start a login tries the refresh token when the server refuses
       an access token that has not expired by smith's clock (revoked, expired early, or
-      its expiry never told), where the SDK would go straight to a new login.
+      its expiry never told), where the SDK would go straight to a new login;
+    - the answers to its own requests (metadata, registration, token) are read up to
+      ANSWER_MAX bytes: past that the login fails, where the SDK would read on.
     """
 
     smith_store: _Store
@@ -249,6 +268,22 @@ class _Provider(OAuthClientProvider):
             return await self._refresh_token()
         return await super()._perform_authorization()
 
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super().async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                if outgoing is not request:  # the flow's own: bounded before it reads
+                    response.stream = _Bounded(response, self.smith_store)
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         if not self._smith_refreshing:
             await super()._handle_token_response(response)
@@ -256,6 +291,35 @@ class _Provider(OAuthClientProvider):
         self._smith_refreshing = False
         if not await self._handle_refresh_response(response):
             raise _login_needed(self.smith_store)
+
+
+class _Bounded(httpx2.AsyncByteStream):
+    """An answer's body, failing the login past ANSWER_MAX bytes."""
+
+    def __init__(self, response: httpx2.Response, store: _Store) -> None:
+        self.inner = response.stream
+        self.url = str(response.request.url)
+        self.store = store
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        assert isinstance(self.inner, httpx2.AsyncByteStream)
+        size = 0
+        async for chunk in self.inner:
+            size += len(chunk)
+            if size > ANSWER_MAX:
+                raise MCP_LOGIN_FAILED.error(
+                    source=Source("argument", self.store.alias),
+                    alias=self.store.alias,
+                    url=self.store.url,
+                    reason=f"the answer from {_oneline(self.url)} passed {ANSWER_MAX:,} "
+                    "bytes, where an authorization server's metadata, registration or "
+                    "token is a few KiB",
+                )
+            yield chunk
+
+    async def aclose(self) -> None:
+        if isinstance(self.inner, httpx2.AsyncByteStream):
+            await self.inner.aclose()
 
 
 class _Browser:
@@ -277,6 +341,7 @@ class _Browser:
         self.port = port
         self.loopback = loopback
         self.timeout = timeout
+        self.state: str | None = None  # the authorization's, never shown
 
     def _error(self, reason: str) -> SmithError:
         return MCP_LOGIN_FAILED.error(
@@ -296,10 +361,14 @@ class _Browser:
                 raise self._error(
                     f"the redirect's port {self.port} on 127.0.0.1 is taken ({exc.strerror})"
                 ) from None
+        state = parse_qs(urlsplit(authorization_url).query).get("state")
+        self.state = state[0] if state else None
+        self.loopback.state = self.state  # answers without it are not this login's
         self.loopback.start()
         self.say(
             f"To log in to the MCP server {self.store.alias}, open this URL in a browser "
-            f"(it redirects back to {self.loopback.redirect_uri}):\n{authorization_url}"
+            f"(it redirects back to {self.loopback.redirect_uri}):\n"
+            + _oneline(authorization_url, None)
         )
 
     async def callback(self) -> AuthorizationCodeResult:
@@ -314,9 +383,9 @@ class _Browser:
         if answer is None:
             raise self._error(f"no answer reached {loopback.redirect_uri} in {self.timeout:g}s")
         if "error" in answer:
-            said = answer.get("error_description") or ""
+            said = _oneline(answer.get("error_description") or "")
             raise self._error(
-                f"the authorization server answered {answer['error']}"
+                f"the authorization server answered {_oneline(answer['error'], 80)}"
                 + (f": {said}" if said else "")
             )
         return AuthorizationCodeResult(
@@ -331,6 +400,10 @@ def _quiet(record: logging.LogRecord) -> bool:
 
 
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_quiet)
+# Not on stderr either: with no handler of its own, Python's last resort prints the SDK's
+# warnings ("Token refresh failed: 400") and tracebacks ("OAuth flow error") there, under
+# smith's own diagnostic. A handler smith's --debug log adds still gets them.
+logging.getLogger("mcp.client.auth").addHandler(logging.NullHandler())
 
 
 def _build(
@@ -453,10 +526,16 @@ async def login_async(
         found = login_error(exc)
         if found is not None:
             raise found from None
-        if isinstance(exc, OAuthFlowError | OAuthRegistrationError | OAuthTokenError):
-            reason = str(exc)
+        cause: BaseException = exc
+        while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
+            cause = cause.exceptions[0]  # anyio's task groups wrap what failed
+        if isinstance(cause, OAuthFlowError | OAuthRegistrationError | OAuthTokenError):
+            reason = str(cause)
         else:
-            reason = f"{type(exc).__name__}: {exc}"
+            reason = f"{type(cause).__name__}: {cause}"
+        if browser.state:  # the SDK's "State parameter mismatch" names it
+            reason = reason.replace(browser.state, "(this login's state)")
+        reason = _oneline(reason, 1000)
         raise MCP_LOGIN_FAILED.error(
             source=Source("argument", alias), alias=alias, url=url, reason=reason
         ) from None

@@ -13,7 +13,7 @@ import socket
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +37,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from smith.diagnostics import SmithError
 from smith.plugins._mcp_oauth import login, login_error, logout, oauth_auth, store_key
+from tests.conftest import Result, SmithEnv
 
 SCOPE = "mcp"
 
@@ -420,3 +421,116 @@ def test_a_login_nobody_answers_ends_at_its_timeout(served: Served, tmp_path: Pa
     with socket.socket() as again:  # the loopback let its port go
         again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         again.bind(("127.0.0.1", port))  # type: ignore[arg-type]
+
+
+# -- what a reviewer tried: a hostile page, redirect, or server ---------------------------
+
+
+def test_the_loopback_answers_beside_an_idle_connection_and_only_its_own_state() -> None:
+    """A connection that sends nothing holds no login up (each is served in a thread),
+    and an answer without the login's `state` is refused while the login waits on."""
+    from smith.plugins._mcp_loopback import Loopback
+
+    loopback = Loopback()
+    loopback.state = "the-state"
+    loopback.start()
+    try:
+        with socket.create_connection(("127.0.0.1", loopback.port)):  # idle, held open
+            url = loopback.redirect_uri
+            forged = httpx.get(url, params={"code": "FORGED", "state": "wrong"}, timeout=5)
+            stateless = httpx.get(url, params={"error": "access_denied"}, timeout=5)
+            real = httpx.get(url, params={"code": "C", "state": "the-state"}, timeout=5)
+    finally:
+        loopback.close()
+    assert [forged.status_code, stateless.status_code, real.status_code] == [400, 400, 200]
+    assert asyncio.run(loopback.wait(0)) == {"code": "C", "state": "the-state"}
+
+
+def test_a_refusal_is_said_on_one_line_with_its_controls_made_visible(
+    served: Served, tmp_path: Path
+) -> None:
+    async def refuse(client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        return construct_redirect_uri(
+            str(params.redirect_uri),
+            error="access_denied",
+            error_description="\x1b[2J\x1b[31mYOU ARE HACKED\nfake: line" + "x" * 5000,
+            state=params.state,
+        )
+
+    served.auth.authorize = refuse  # type: ignore[method-assign]
+    with pytest.raises(SmithError) as caught:
+        _login(served, tmp_path, Browser())
+    what = caught.value.diagnostic.what
+    assert "\x1b" not in what and "\n" not in what and len(what) < 600
+    assert "access_denied: ␛[2J␛[31mYOU ARE HACKED fake: line" in what
+
+
+def test_a_failed_login_is_one_diagnostic_no_traceback_nor_exception_group(
+    served: Served, senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    from mcp.server.auth.provider import RegistrationError
+
+    async def refuse(client_info: OAuthClientInformationFull) -> None:
+        raise RegistrationError("invalid_client_metadata", "REFUSED-HERE")
+
+    served.auth.register_client = refuse  # type: ignore[method-assign]
+    senv.write_user_config(f'mcp {{\n  server "web" url="{served.url}" oauth=true\n}}\n')
+    r = smith_process("mcp", "login", "web")
+    assert r.code == 1
+    assert "REFUSED-HERE" in r.err and "logging in to the MCP server web" in r.err
+    for noise in ("Traceback", "ExceptionGroup", "OAuth flow error", "TaskGroup"):
+        assert noise not in r.err + r.out, r.err
+
+
+def test_an_answer_that_streams_on_fails_the_login_at_its_cap(tmp_path: Path) -> None:
+    """Protected resource metadata that never ends: read up to ANSWER_MAX, not on."""
+    from smith.plugins._mcp_oauth import ANSWER_MAX
+
+    sent: list[int] = []
+
+    class Endless(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield b'{"resource": "http://127.0.0.1:1/mcp", "x": "'
+            for _ in range(3 * ANSWER_MAX // 65536):  # bounded here, for the test's sake
+                sent.append(65536)
+                yield b"A" * 65536
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        if request.url.path == "/mcp":
+            return httpx2.Response(401, headers={"WWW-Authenticate": "Bearer"})
+        return httpx2.Response(200, stream=Endless())
+
+    async def go() -> None:
+        auth = oauth_auth("web", "http://127.0.0.1:1/mcp", home=str(tmp_path),
+                          say=lambda _: None, interactive=False)  # fmt: skip
+        async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handle)) as http:
+            await http.get("http://127.0.0.1:1/mcp")
+
+    with pytest.raises(SmithError) as caught:
+        asyncio.run(go())
+    assert caught.value.diagnostic.code == "mcp.login-failed"
+    assert f"passed {ANSWER_MAX:,} bytes" in caught.value.diagnostic.what
+    assert sum(sent) <= ANSWER_MAX + 65536
+
+
+def test_two_logins_at_once_leave_a_client_with_its_own_tokens(tmp_path: Path) -> None:
+    """Login A registers, login B registers, A gets its tokens: the record holds A's
+    client with A's tokens (each written with the client it was got with)."""
+    from smith.plugins._mcp_oauth import _Store
+
+    def client(name: str, port: int) -> OAuthClientInformationFull:
+        return OAuthClientInformationFull(
+            client_id=name,
+            redirect_uris=[f"http://127.0.0.1:{port}/callback"],  # type: ignore[list-item]
+        )
+
+    a, b = (
+        _Store("web", "http://s/mcp", str(tmp_path)),
+        _Store("web", "http://s/mcp", str(tmp_path)),
+    )
+    asyncio.run(a.set_client_info(client("client-a", 1111)))
+    asyncio.run(b.set_client_info(client("client-b", 2222)))
+    asyncio.run(a.set_tokens(OAuthToken(access_token="at-a", refresh_token="rt-a")))
+    record = _record(tmp_path)
+    assert record["access"] == "at-a" and record["redirect-port"] == 1111
+    assert isinstance(record["client"], dict) and record["client"]["client_id"] == "client-a"
