@@ -19,7 +19,7 @@ from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean, 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from smith.config import Config
+    from smith.config import Config, Setting
     from smith.effects import ToolFacts
 
 # smith's event names (what `on` takes) -> the runtime's event the plugin handles there.
@@ -43,6 +43,7 @@ CLAUDE_NAMES = {
     "session-start": "SessionStart",
     "session-end": "SessionEnd",
 }
+CLAUDE_EVENTS = frozenset(CLAUDE_NAMES.values())
 TOOL_EVENTS = ("before-tool", "after-tool")
 # What `effect` takes: a tool's declared effect (smith.effects ToolFacts.effect), and
 # "read-only" (effect reads) and "mutating" (ToolFacts.mutating).
@@ -65,11 +66,45 @@ HOOK_UNKNOWN_KEY = DiagnosticKind(
     fix="remove or rename it (docs/hooks.md); it is ignored",
     severity="warning",
 )
+HOOK_SHAPE = DiagnosticKind(
+    "hooks.not-a-hook",
+    what="hooks.{key} is no hook's setting{hint}",
+    why='a hook is a named block, hook "NAME" on=EVENT command=COMMAND (NAME not empty); '
+    "Claude Code's JSON shape (PreToolUse, matcher, hooks) is not read",
+    fix="write it as such a block (docs/hooks.md); until it is fixed no tool call runs, as "
+    "a hook that cannot be read may have been a guard",
+)
 HOOK_UNUSED = DiagnosticKind(
     "hooks.unused-match",
     what="hook '{name}': {key} is set, but a {event} hook has no tool to match",
     why="match and effect choose the tool calls a before-tool or after-tool hook runs for",
     fix="remove {key}, or make it a before-tool or after-tool hook; the hook runs at every {event}",
+    severity="warning",
+)
+
+HOOK_TWICE = DiagnosticKind(
+    "hooks.defined-twice",
+    what="hook '{name}' is defined twice in one file: the later block's {keys} replaced "
+    "the earlier's",
+    why="a hook is known by its name, so two blocks with one name are one hook, merged key by key",
+    fix="give each hook a name of its own (or remove one of the blocks)",
+    severity="warning",
+)
+HOOK_SHADOWED = DiagnosticKind(
+    "hooks.same-name",
+    what="hook '{name}' is defined in {files}: each runs as its own hook",
+    why="a hook in one configuration file never replaces or changes one of the same name "
+    "in another (a project's hooks cannot take away the user's guard)",
+    fix="give them different names to tell them apart, or remove the one you do not want",
+    severity="warning",
+)
+HOOK_NO_TOOL = DiagnosticKind(
+    "hooks.matches-nothing",
+    what="hook '{name}': match {pattern} matches none of the tools ({tools})",
+    why="match is a regular expression over tool names, smith's (bash, write, edit, ...) or "
+    "Claude Code's (Bash, Write, Edit, mcp__server__tool); a tool an MCP server brings "
+    "later is matched when it comes",
+    fix="name the tools it is for (docs/hooks.md); as it is the hook may never run",
     severity="warning",
 )
 
@@ -92,6 +127,26 @@ EXAMPLES = {
 }
 
 
+# Claude Code's tool names (what its hooks' matchers name) -> smith's tools.
+CLAUDE_TOOLS = {
+    "Read": "read", "Grep": "grep", "Glob": "find", "LS": "ls", "Bash": "bash",
+    "Edit": "edit", "MultiEdit": "edit", "Write": "write", "Task": "task",
+    "TodoWrite": "todo", "NotebookRead": "read",
+}  # fmt: skip
+_CLAUDE_OF: dict[str, tuple[str, ...]] = {}
+for _claude, _smith in CLAUDE_TOOLS.items():
+    _CLAUDE_OF[_smith] = (*_CLAUDE_OF.get(_smith, ()), _claude)
+
+
+def names_of(tool: str) -> tuple[str, ...]:
+    """The names a matcher may know `tool` by: smith's, and Claude Code's (`Bash` for
+    bash; `mcp__files__read` for the MCP tool smith calls mcp_files__read)."""
+    claude = _CLAUDE_OF.get(tool, ())
+    if tool.startswith("mcp_") and not tool.startswith("mcp__"):
+        claude = (*claude, "mcp__" + tool[4:])
+    return (tool, *claude)
+
+
 @dataclass(frozen=True)
 class Hook:
     """One configured hook: run `command` (a shell command line, or an argv list) at
@@ -109,7 +164,9 @@ class Hook:
     def matches(self, tool: str, facts: ToolFacts | None) -> bool:
         """Whether a call of `tool` (its facts: None, a tool the runtime does not know)
         is one this hook runs for."""
-        if self.match is not None and self.match.fullmatch(tool) is None:
+        if self.match is not None and not any(
+            self.match.fullmatch(name) is not None for name in names_of(tool)
+        ):
             return False
         if not self.effects:
             return True
@@ -255,6 +312,17 @@ class _Parser:
             return False
         if value.strip() in ("", "*"):
             return None
+        if len(value) > MATCH_MAX:
+            self.bad(name, "match", value, f"is longer than {MATCH_MAX} characters",
+                     "match names tools, as a short regular expression such as bash|edit",
+                     guard=guard)  # fmt: skip
+            return False
+        if nested_repeat(value):
+            self.bad(name, "match", value, "may take too long to match", "it repeats a "
+                     "group that itself repeats or has alternatives, which can take "
+                     "exponential time on a long tool name; name the tools instead, such "
+                     "as bash|edit|mcp_.*", guard=guard)  # fmt: skip
+            return False
         try:
             return re.compile(value)
         except re.error as exc:
@@ -262,6 +330,76 @@ class _Parser:
                      "match is a regular expression over tool names, such as bash|edit",
                      guard=guard)  # fmt: skip
             return False
+
+
+MATCH_MAX = 500  # characters of a matcher
+
+
+def unmatched(hooks: Hooks, tools: Sequence[str]) -> list[Diagnostic]:
+    """A warning for each tool hook whose matcher matches none of `tools` (smith's or
+    Claude Code's names for them); a matcher naming MCP tools is left alone, as a
+    server's tools may come after the session started."""
+    found = []
+    for hook in hooks.hooks:
+        pattern = hook.match
+        if pattern is None or "mcp" in pattern.pattern.lower():
+            continue
+        if any(pattern.fullmatch(n) for tool in tools for n in names_of(tool)):
+            continue
+        shown = ", ".join(tools[:12]) + (", ..." if len(tools) > 12 else "")
+        found.append(HOOK_NO_TOOL(field=f"hooks.hook.{hook.name}.match", value=pattern.pattern,
+                                  source=hook.source, name=hook.name,
+                                  pattern=show_value(pattern.pattern), tools=shown))  # fmt: skip
+    return found
+
+
+def _quantifier(pattern: str, i: int) -> int:
+    """The length of the repeating quantifier at `pattern[i]` (`*`, `+`, `{m,n}`), 0 if
+    there is none (`?` is not one: it matches at most once)."""
+    if i >= len(pattern):
+        return 0
+    if pattern[i] in "*+":
+        return 1
+    found = re.match(r"\{\d*(,\d*)?\}", pattern[i:])
+    return len(found.group()) if found and found.group() != "{}" else 0
+
+
+def nested_repeat(pattern: str) -> bool:
+    """Whether `pattern` repeats a group that itself repeats something or has
+    alternatives (`(a+)+`, `(\\w|\\w)*`): what makes a backtracking match take exponential
+    time. Conservative: such a group is refused even where it would be fast."""
+    stack = [False]  # per open group: whether it repeats something or has alternatives
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            stack[-1] = stack[-1] or _quantifier(pattern, i) > 0
+            continue
+        if c == "[":  # a class: one character, whatever it holds
+            j = i + 1 + (pattern[i + 1 : i + 2] == "^")
+            j += pattern[j : j + 1] == "]"
+            while j < len(pattern) and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+            stack[-1] = stack[-1] or _quantifier(pattern, i) > 0
+            continue
+        if c == "(":
+            stack.append(False)
+        elif c == ")" and len(stack) > 1:
+            inner = stack.pop()
+            repeated = _quantifier(pattern, i + 1) > 0
+            if inner and repeated:
+                return True
+            stack[-1] = stack[-1] or inner or repeated
+        elif c == "|":
+            stack[-1] = True
+        elif _quantifier(pattern, i):
+            stack[-1] = True
+            i += _quantifier(pattern, i)
+            continue
+        i += 1
+    return False
 
 
 def _program(hook: Hook, root: str) -> str | None:
@@ -304,13 +442,66 @@ def hidden_programs(hooks: Hooks, hidden: Sequence[str], root: str) -> Hooks:
 
 
 def parse(config: Config) -> Hooks:
-    """The hooks `config` sets (its open section `hooks`), in the order of their names."""
+    """The hooks `config` sets (its open section `hooks`), in the order of their names.
+
+    Each configuration file's hooks are its own: a hook named in two files (the user's
+    and a project's) is two hooks, each as its file has it, so a project's hook never
+    replaces or weakens the user's (a warning says so); a name given twice in one file
+    is one hook, the later block's keys replacing the earlier's (a warning too)."""
     subtree = config.subtree("hooks")
     if not subtree:
         return NONE
-    values = {key: setting.value for key, setting in subtree.items()}
-    sources = {key: setting.source for key, setting in subtree.items()}
-    return parse_keys(values, sources)
+    files, twice = _by_file(config, subtree)
+    parts = [parse_keys({k: v.value for k, v in keys.items()},
+                        {k: v.source for k, v in keys.items()})
+             for keys in files.values()]  # fmt: skip
+    if len(parts) == 1 and not twice:
+        return parts[0]
+    problems = [p for part in parts for p in part.problems]
+    for (layer, name), keys in twice.items():
+        where = [s.source for k, s in files[layer].items() if k.startswith(f"hook.{name}.")]
+        problems.append(HOOK_TWICE(field=f"hooks.hook.{name}", value=name, source=where[0],
+                                   name=name, keys=", ".join(keys)))  # fmt: skip
+    by_name: dict[str, list[Hook]] = {}
+    for hook in (h for part in parts for h in part.hooks):
+        by_name.setdefault(hook.name, []).append(hook)
+    for name, same in by_name.items():
+        if len(same) > 1:
+            shown = " and ".join(_file(h.source) for h in same)
+            problems.append(HOOK_SHADOWED(field=f"hooks.hook.{name}", value=name,
+                                          source=same[-1].source, name=name,
+                                          files=shown))  # fmt: skip
+    guard = next((p.broken_guard for p in parts if p.broken_guard is not None), None)
+    return Hooks(tuple(h for p in parts for h in p.hooks), tuple(problems), guard)
+
+
+def _by_file(
+    config: Config, subtree: Mapping[str, Setting]
+) -> tuple[dict[str, dict[str, Setting]], dict[tuple[str, str], list[str]]]:
+    """The `hooks` keys each layer (file) gave, lowest layer first, and the keys a hook
+    was given again in one layer ((layer, hook name) -> keys)."""
+    from smith.config import LAYERS
+
+    replaced = getattr(config, "replaced", {})
+    files: dict[str, dict[str, Setting]] = {}
+    twice: dict[tuple[str, str], list[str]] = {}
+    for key, winner in subtree.items():
+        for setting in [*replaced.get(f"hooks.{key}", ()), winner]:
+            given = files.setdefault(setting.layer, {})
+            if key in given:
+                name = key.partition(".")[2].rpartition(".")[0]
+                twice.setdefault((setting.layer, name), []).append(key.rpartition(".")[2])
+            given[key] = setting
+    order = sorted(files, key=lambda layer: LAYERS.index(layer) if layer in LAYERS else 99)
+    return {layer: files[layer] for layer in order}, twice
+
+
+def _file(source: Source | None) -> str:
+    """The file a key was set in (a source reads PATH:LINE:COL)."""
+    if source is None:
+        return "configuration"
+    where = source.location
+    return where.rsplit(":", 2)[0] if where.count(":") >= 2 else where
 
 
 def parse_keys(values: Mapping[str, object], sources: Mapping[str, Source]) -> Hooks:
@@ -319,13 +510,17 @@ def parse_keys(values: Mapping[str, object], sources: Mapping[str, Source]) -> H
     for key, value in values.items():
         kind, _, rest = key.partition(".")
         name, _, leaf = rest.rpartition(".")
-        if kind != "hook" or not name or leaf not in KEYS:
-            hint = ""
-            if kind == "hook" and name:
-                hint = _hint(leaf, list(KEYS))
+        if kind != "hook" or not name:  # not a hook at all: it may have been a guard
+            hint = " (did you mean a hook block?)" if kind in CLAUDE_EVENTS else ""
+            shape = HOOK_SHAPE(field=f"hooks.{key}", value=value, source=sources.get(key),
+                               key=key, hint=hint)  # fmt: skip
+            parser.problems.append(shape)
+            parser.broken_guard = parser.broken_guard or shape
+            continue
+        if leaf not in KEYS:
             parser.problems.append(HOOK_UNKNOWN_KEY(field=f"hooks.{key}", value=value,
                                                     source=sources.get(key), key=key,
-                                                    hint=hint))  # fmt: skip
+                                                    hint=_hint(leaf, list(KEYS))))  # fmt: skip
             continue
         by_name.setdefault(name, {})[leaf] = value
     hooks = [h for name, keys in by_name.items() if (h := parser.hook(name, keys)) is not None]

@@ -54,7 +54,16 @@ from smith.sdk import (
 )
 from smith.ui import Confirm, Notify
 
-from ._hookconf import CLAUDE_NAMES, NONE, TIMEOUT_MAX, Hook, Hooks, hidden_programs, parse
+from ._hookconf import (
+    CLAUDE_NAMES,
+    NONE,
+    TIMEOUT_MAX,
+    Hook,
+    Hooks,
+    hidden_programs,
+    parse,
+    unmatched,
+)
 from ._hookrun import Answer, Ran, answer, run
 
 if TYPE_CHECKING:
@@ -310,7 +319,8 @@ async def _prompt(hooks: list[Hook], event: dict[str, Any], view: RuntimeView) -
 
 def on_session_start(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | Batch | None:
     found = configured(view)
-    problems: Batch = [Notify(_told_text(p), p.severity) for p in found.problems]
+    said = [*found.problems, *unmatched(found, view.tool_names)]
+    problems: Batch = [Notify(_told_text(p), p.severity) for p in said]
     hooks = found.at("session-start")
     if not hooks:
         return problems or None
@@ -377,7 +387,7 @@ def wants(kind: str, view: RuntimeView) -> bool:
         return True
     if kind == "tool_result" and _pending:
         return True
-    if kind == "session_start" and found.problems:
+    if kind == "session_start" and (found.problems or any(h.match for h in found.hooks)):
         return True
     return any(h.on in _NEEDS.get(kind, ()) for h in found.hooks)
 

@@ -152,6 +152,10 @@ class Config:
         self.project_trusted = project_trusted
         self.errors: list[Diagnostic] = []  # filled when resolved with strict=False
         self.open: dict[str, Setting] = {}  # keys under open sections (see subtree)
+        # The values of open keys a later one replaced (a higher layer, or the same key
+        # again lower in one file), in the order they were given, lowest first: a
+        # section whose keys name things (hooks) can tell two definitions apart.
+        self.replaced: dict[str, list[Setting]] = {}
         self.checked: frozenset[str] = frozenset()  # open sections whose values were checked
 
     def __getitem__(self, key: str) -> object:
@@ -260,6 +264,7 @@ class _Resolver:
         self.home_dir = home_dir  # the user's home, for ~ in paths
         self.settings: dict[str, Setting] = {}
         self.open: dict[str, Setting] = {}  # keys under open sections
+        self.replaced: dict[str, list[Setting]] = {}  # what a later value replaced there
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
 
@@ -319,6 +324,8 @@ class _Resolver:
             except SmithError as exc:
                 self.report(exc.diagnostic)
                 return
+        if key in self.open:
+            self.replaced.setdefault(key, []).append(self.open[key])
         self.open[key] = Setting(key, value, layer, source)
 
     def unknown(self, key: str, source: Source) -> None:
@@ -487,6 +494,7 @@ def resolve(
     config = Config(schema, r.settings, r.warnings, user_file, root, project_file, trusted)
     config.errors = r.errors
     config.open = r.open
+    config.replaced = r.replaced
     config.checked = frozenset(
         prefix
         for prefix, section in open_sections.items()
