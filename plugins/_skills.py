@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,6 +32,33 @@ NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 NAME_MAX = 64  # the Agent Skills format's bounds
 DESCRIPTION_MAX = 1024
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+RESERVED = ("off",)  # `/skill off NAME` turns a skill off: no skill may be named so
+# Bidirectional embeddings, overrides, isolates and marks: they reorder text on screen.
+BIDI = frozenset(
+    chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+)
+
+
+def one_line(text: str) -> str:
+    """`text` as one line of the index: whitespace runs (newlines too) one space, and
+    control characters (ESC, NUL, ...) and bidirectional overrides left out."""
+    return "".join(
+        c for c in " ".join(text.split()) if c not in BIDI and unicodedata.category(c) != "Cc"
+    )
+
+
+def shown_path(path: str) -> str:
+    """`path` on one line, its control characters and overrides made visible
+    (smith.text.inert, and ^J for a newline, ^I for a tab)."""
+    from smith.text import inert
+
+    return inert(path).replace("\n", "^J").replace("\t", "^I")
+
+
+def _unsafe(name: str) -> bool:
+    """Whether a folder name would break a line it is shown in: control characters (a
+    newline), bidirectional overrides, line or paragraph separators."""
+    return any(c in BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +169,14 @@ def discover(folders: Sequence[Folder], *, max_bytes: int) -> Catalog:
             continue
         for entry in entries:
             path = os.path.join(entry.path, "SKILL.md")
-            if entry.name.startswith(".") or not os.path.isfile(path):
+            if entry.name.startswith(".") or not os.path.lexists(path):
                 continue  # not a skill: its folder may hold other things
+            if _unsafe(entry.name):
+                warnings.append(
+                    f"the skill folder {shown_path(entry.path)} was not loaded: its name "
+                    "has control characters (a newline, an escape) or bidirectional overrides"
+                )
+                continue
             try:
                 skill = load(path, folder.origin, folder.reach, max_bytes=max_bytes,
                              approve=folder.approve)  # fmt: skip
@@ -222,6 +256,11 @@ def load(
     """The skill whose SKILL.md is `path`; raises SkillRefused saying why not."""
     meta, _ = split(read_text(path, reach, max_bytes=max_bytes, approve=approve), path)
     name, description = meta.get("name"), meta.get("description")
+    if name is not None and not isinstance(name, str):
+        raise SkillRefused(
+            path,
+            f"its `name` is {name!r}, not text (YAML reads off, no, yes as booleans: quote it)",
+        )
     if not isinstance(name, str) or not name:
         raise SkillRefused(path, "its front matter has no `name`")
     if not NAME.fullmatch(name) or len(name) > NAME_MAX:
@@ -230,6 +269,8 @@ def load(
             f"its name {name!r} is not lowercase letters, digits and single hyphens "
             f"(at most {NAME_MAX} characters)",
         )
+    if name in RESERVED:
+        raise SkillRefused(path, f"its name {name} is reserved (`/skill off NAME` turns one off)")
     if not isinstance(description, str) or not description.strip():
         raise SkillRefused(path, "its front matter has no `description`")
     if len(description) > DESCRIPTION_MAX:
@@ -242,7 +283,7 @@ def load(
             raise SkillRefused(
                 path, f"its tool {name}__{tool.name} would be named past {NAME_MAX} characters"
             )
-    return Skill(name, " ".join(description.split()), path, origin, reach, tools, approve)
+    return Skill(name, one_line(description), path, origin, reach, tools, approve)
 
 
 def _tools(value: object, path: str) -> tuple[SkillTool, ...]:
@@ -288,7 +329,7 @@ def index(catalog: Catalog, *, max_bytes: int) -> str:
     size = len(text.encode())
     left = list(catalog.skills.values())
     for n, skill in enumerate(left):
-        line = f"\n- {skill.name}: {skill.description} ({skill.path})"
+        line = f"\n- {skill.name}: {skill.description} ({shown_path(skill.path)})"
         rest = len(left) - n
         note = (
             f"\n({rest} more skill{'s are' if rest > 1 else ' is'} not listed: the index is "

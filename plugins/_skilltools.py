@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .mcp import Servers
 
 SKILL_TOOL = "skill"
+NAMED = 20  # skills an unknown name's error lists at most
 
 
 class Skills:
@@ -44,8 +45,10 @@ class Skills:
     def find(self, name: str) -> Skill:
         skill = self.catalog.skills.get(name.strip())
         if skill is None:
-            known = ", ".join(self.catalog.skills) or "none"
-            raise LookupError(f"there is no skill {name!r} (skills: {known})")
+            names = list(self.catalog.skills)
+            known = ", ".join(names[:NAMED]) or "none"
+            more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+            raise LookupError(f"there is no skill {name!r} (skills: {known}{more})")
         return skill
 
     def body(self, skill: Skill) -> str:
@@ -218,8 +221,10 @@ class Skills:
                 gone = self.deactivate(skill.name)
                 said = f" (its tools {', '.join(gone)} are no longer offered)" if gone else ""
                 return ToolResult(f"The skill {skill.name} is no longer active{said}.")
-            if isinstance(args.get("file"), str):
-                return ToolResult(self._file(skill, str(args["file"])))
+            if "file" in args:
+                if not isinstance(args["file"], str):
+                    raise ToolError("`file` is a path in the skill's folder, relative to it")
+                return ToolResult(self._file(skill, args["file"]))
             return ToolResult(self.loaded(skill), details={"skill": skill.name, "path": skill.path})
         except (LookupError, SkillRefused, ValueError) as exc:
             raise ToolError(str(exc)) from None
@@ -231,7 +236,19 @@ class Skills:
 
         path = os.path.normpath(os.path.join(skill.directory, relative))
         reach = Reach((skill.directory,), skill.reach.private)
-        return read_text(path, reach, max_bytes=self.max_bytes)
+        folder = os.path.realpath(skill.directory)
+        real = os.path.realpath(path)
+        if real != folder and not real.startswith(folder.rstrip("/") + "/"):
+            raise LookupError(
+                f"the file {relative!r} of the skill {skill.name} was not read: it leads to "
+                f"{real}, outside the skill's folder {folder}"
+            )
+        try:
+            return read_text(path, reach, max_bytes=self.max_bytes)
+        except SkillRefused as exc:
+            raise LookupError(
+                f"the file {relative!r} of the skill {skill.name} was not read: {exc.why}"
+            ) from None
 
 
 def tool_name(skill: Skill, tool: SkillTool) -> str:

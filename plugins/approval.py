@@ -182,8 +182,10 @@ def _what(tool: ToolFacts, arguments: Mapping[str, Any]) -> str:
     if tool.command is not None:
         command = " ".join(_command(arguments, tool).split())
         return f"command `{command if len(command) <= NAMED else command[:NAMED] + '…'}`"
-    if isinstance(arguments.get("path"), str) or not arguments:
-        return f"{tool.name} of {arguments.get('path', '?')}"
+    if isinstance(arguments.get("path"), str):
+        return f"{tool.name} of {arguments['path']}"
+    if not arguments:  # a call with no arguments (a skill's tool): no "of ?"
+        return f"{tool.name} call"
     return f"{tool.name} call ({_arguments(arguments, NAMED)})"
 
 

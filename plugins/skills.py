@@ -88,7 +88,12 @@ def _session_start(
                    "warning")
             for lost, kept in catalog.shadowed
         ]  # fmt: skip
-        if not catalog.skills:
+        if not catalog.skills:  # ... and none left of those this session had active
+            gone = view.state.get(ACTIVE)
+            shown += [
+                Notify(f"the skill {name}, active in this session, is no longer found", "warning")
+                for name in (gone if isinstance(gone, list) else [])
+            ]
             return shown
         skills = Skills(catalog, view, max_bytes=max_bytes)
         skills.install()
@@ -126,13 +131,13 @@ def _input(event: dict[str, Any], view: RuntimeView) -> HandleInput | TransformI
     from ._skills import SkillRefused
 
     text = str(event.get("text", ""))
-    word, _, rest = text.strip().partition(" ")
+    word, rest = _word(text)
     if word != "/skill":
         return None
     skills = _LIVE.get(view.session_id)
     if skills is None:
         return HandleInput("there are no skills (docs/skills.md says where they are found)")
-    name, _, request = rest.strip().partition(" ")
+    name, request = _word(rest)
     if not name:
         listed = [f"{s.name}: {s.description}" for s in skills.catalog.skills.values()]
         return HandleInput("skills:\n" + "\n".join(listed))
@@ -147,6 +152,13 @@ def _input(event: dict[str, Any], view: RuntimeView) -> HandleInput | TransformI
         return HandleInput(str(exc))
     ask = request.strip() or "Use this skill for what follows."
     return TransformInput(f"Use the skill {name}, loaded here:\n\n{loaded}\n\n{ask}")
+
+
+def _word(text: str) -> tuple[str, str]:
+    """The first word of `text` and what follows it (split at any whitespace: a tab
+    after `/skill` too)."""
+    parts = text.strip().split(None, 1)
+    return (parts[0], parts[1] if len(parts) > 1 else "") if parts else ("", "")
 
 
 def _command(host: CommandHost, arg: str) -> object:
