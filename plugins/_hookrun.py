@@ -48,16 +48,18 @@ class Ran:
     stderr: str = ""
     timed_out: bool = False
     error: str = ""
+    cut: int = 0  # bytes of stdout past OUTPUT_MAX, read and dropped
     sandbox: str = "off"
     seconds: float = 0.0
     notice: str = ""  # what the sandbox did after it (a repository moved out)
 
 
-async def _read(stream: Any, into: bytearray) -> None:
+async def _read(stream: Any, into: bytearray, dropped: list[int]) -> None:
     while chunk := await stream.read(65536):
         room = OUTPUT_MAX - len(into)
         if room > 0:
             into += chunk[:room]
+        dropped[0] += max(0, len(chunk) - max(room, 0))
 
 
 async def _feed(stream: Any, data: bytes) -> None:
@@ -126,8 +128,9 @@ async def run(command: str | tuple[str, ...], payload: bytes, *, context: ToolCo
         confinement.started()
     out, err = bytearray(), bytearray()
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    readers = [asyncio.ensure_future(_read(proc.stdout, out)),
-               asyncio.ensure_future(_read(proc.stderr, err))]  # fmt: skip
+    cut, _cut_err = [0], [0]
+    readers = [asyncio.ensure_future(_read(proc.stdout, out, cut)),
+               asyncio.ensure_future(_read(proc.stderr, err, _cut_err))]  # fmt: skip
     feeder = asyncio.ensure_future(_feed(proc.stdin, payload))
     timed_out = False
     try:
@@ -149,6 +152,7 @@ async def run(command: str | tuple[str, ...], payload: bytes, *, context: ToolCo
         stdout=out.decode("utf-8", "replace"),
         stderr=err.decode("utf-8", "replace"),
         timed_out=timed_out,
+        cut=cut[0],
         sandbox=mode,
         seconds=time.monotonic() - started,
         notice=notice,
@@ -199,6 +203,9 @@ def answer(ran: Ran, timeout: float) -> Answer:
     stdout = ran.stdout.strip()
     if not stdout.startswith("{"):
         return Answer(stdout=stdout)
+    if ran.cut:
+        return Answer("failed", f"its output starts as JSON but was cut at {OUTPUT_MAX} bytes "
+                      f"({ran.cut} more were dropped): an answer must be shorter")  # fmt: skip
     try:
         data = json.loads(stdout)
     except ValueError as exc:

@@ -52,7 +52,7 @@ from smith.sdk import (
     RuntimeView,
     TransformInput,
 )
-from smith.ui import Confirm, Notify
+from smith.ui import CONFIRM_CHOICES, Detail, Notify, Question
 
 from ._hookconf import (
     CLAUDE_NAMES,
@@ -227,7 +227,8 @@ async def _before_tool(hooks: list[Hook], event: dict[str, Any], view: RuntimeVi
         if said.decision == "ask":
             question = (f"Hook '{hook.name}' asks whether this {name} call may run"
                         + (f": {said.reason}" if said.reason else ""))  # fmt: skip
-            reply = await view.ask(Confirm(question))
+            shown = _shown(name, event["arguments"], view)
+            reply = await view.ask(Question(question, CONFIRM_CHOICES, detail=shown))
             if not reply.confirmed:
                 why = reply.refused or "the user said no"
                 return [*out, DenyCall(f"hook '{hook.name}' asked the user, who did not allow "
@@ -246,6 +247,24 @@ async def _before_tool(hooks: list[Hook], event: dict[str, Any], view: RuntimeVi
         assert arguments is not None
         return [*out, RewriteArguments(arguments)]
     return out
+
+
+def _shown(name: str, arguments: dict[str, Any], view: RuntimeView) -> Detail:
+    """What an `ask` shows of the call, as approval's question does: the whole command,
+    the change it would make (the tool's preview), or its arguments."""
+    facts = view.tool(name)
+    command = arguments.get(facts.command) if facts is not None and facts.command else None
+    if isinstance(command, str):
+        return Detail("command", command)
+    if facts is not None and facts.previews:
+        try:
+            found = view.preview(name, arguments)
+        except Exception:  # the preview failed: the arguments say what the call is
+            log.debug("no preview of %s for a hook's question", name, exc_info=True)
+            found = None
+        if found is not None:
+            return found
+    return Detail("text", json.dumps(arguments, ensure_ascii=False, indent=1))
 
 
 # -- after-tool ----------------------------------------------------------------------------
@@ -308,8 +327,10 @@ async def _prompt(hooks: list[Hook], event: dict[str, Any], view: RuntimeView) -
     out = _reports(answered, "the prompt was sent as it was")
     for hook, said in answered:
         if said.decision == "deny":
-            return [*out, HandleInput(f"hook '{hook.name}' blocked this prompt: "
-                                      f"{said.reason or 'no reason given'}")]  # fmt: skip
+            why = f"hook '{hook.name}' blocked this prompt: {said.reason or 'no reason given'}"
+            # The reply answers the prompt; the notice says it where notices go (eval's
+            # stderr), as the prompt was not run.
+            return [*out, Notify(why, "warning"), HandleInput(why)]
     context = _context(answered, stdout=True)
     return [*out, TransformInput(f"{text}\n\n{context}")] if context else out
 
