@@ -263,8 +263,16 @@ def _command_tool(skill: Skill, tool: SkillTool) -> ToolSpec:
     def run(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         import copy
         import dataclasses
+        import os
 
-        from smith.effects import builtin_tools
+        from smith.effects import FileRefused, ToolError, builtin_tools
+
+        try:  # where its folder leads now (a project's turned into a link to smith's data)
+            skill.reach.check(skill.directory, os.path.realpath(skill.directory))
+        except FileRefused as exc:
+            raise ToolError(
+                f"the skill {skill.name}'s folder is not shown to its tool: {exc.reason}"
+            ) from None
 
         command = (
             f"export SKILL_DIR={shlex.quote(skill.directory)} "

@@ -26,7 +26,7 @@ def _ends(events: list[dict[str, object]]) -> dict[object, dict[str, object]]:
     return {e["tool_call_id"]: e for e in events if e.get("type") == "tool_end"}
 
 
-@pytest.mark.parametrize("where", ["config", "home"])
+@pytest.mark.parametrize("where", ["config", "home", "linked", "linked-shown"])
 def test_a_skills_tool_runs_its_own_script_where_the_sandbox_hides_its_folder(
     senv: SmithEnv, smith_process: Callable[..., Result], project: Path, where: str
 ) -> None:
@@ -34,9 +34,15 @@ def test_a_skills_tool_runs_its_own_script_where_the_sandbox_hides_its_folder(
     the skill's folder is mounted back read-only for its own tool's command."""
     home = Path(senv.env["HOME"])
     folder = senv.config_home / "skills" if where == "config" else home / ".claude" / "skills"
-    path = _skill(folder, "runs", "Runs its script", "Use runs__go.", RUNS)
+    if where.startswith("linked"):  # ~/.claude/skills/runs -> a dotfiles folder
+        path = _skill(senv.root / "dotfiles", "runs", "Runs its script", "Use runs__go.", RUNS)
+        folder.mkdir(parents=True)
+        (folder / "runs").symlink_to(path.parent)
+    else:
+        path = _skill(folder, "runs", "Runs its script", "Use runs__go.", RUNS)
     (path.parent / "run.sh").write_text('echo "SCRIPT-RAN"; touch "$SKILL_DIR/x" || echo RO\n')
-    senv.write_user_config('sandbox {\n  hide "~"\n}\n')
+    if where != "linked-shown":
+        senv.write_user_config('sandbox {\n  hide "~"\n}\n')
     responses = [
         {"tool_calls": [{"id": "c1", "name": "skill", "arguments": {"name": "runs"}}]},
         {"tool_calls": [{"id": "c2", "name": "runs__go", "arguments": {}}]},
@@ -165,3 +171,32 @@ def test_a_denied_call_without_arguments_is_named_without_of_question_mark() -> 
     denied = answered(Reply("deny"), None, "greet__hello", {})
     assert isinstance(denied, DenyCall)
     assert denied.reason.startswith("the user denied this greet__hello call (they gave no")
+
+
+def test_a_skills_folder_turned_into_a_link_to_smiths_data_is_not_shown_to_its_tool(
+    senv: SmithEnv, smith_process: Callable[..., Result], project: Path
+) -> None:
+    """A command in the sandbox may rewrite a project's .agents/skills (only .smith and
+    .git are kept read-only): the folder a skill's tool is shown is checked as it is
+    then, so a link to $SMITH_HOME (the auth file) is refused, not mounted."""
+    folder = project / ".agents" / "skills"
+    path = _skill(folder, "runs", "Runs its script", "Use runs__go.", RUNS)
+    (path.parent / "run.sh").write_text('echo "SCRIPT-RAN"\n')
+    assert smith_process("trust", cwd=project).code == 0
+    inside = senv.data_home / "sessions"  # transcripts: as private as the auth file
+    inside.mkdir(parents=True, exist_ok=True)
+    (inside / "run.sh").write_text("echo LEAKED\n")
+    swap = f"mv {path.parent} {project}/moved && ln -s {inside} {path.parent} && echo OK"
+    responses = [
+        {"tool_calls": [{"id": "c1", "name": "skill", "arguments": {"name": "runs"}}]},
+        {"tool_calls": [{"id": "c2", "name": "bash", "arguments": {"command": swap}}]},
+        {"tool_calls": [{"id": "c3", "name": "runs__go", "arguments": {}}]},
+        {"text": "ok"},
+    ]
+    _, events, r = _eval(senv, smith_process, project, responses)
+    assert r.code == 0, r.err
+    ends = _ends(events)
+    assert "OK" in str(ends["c2"]["result"]), ends["c2"]
+    said = str(ends["c3"]["result"])
+    assert ends["c3"]["is_error"] and "LEAKED" not in said, said
+    assert "is not shown to its tool" in said

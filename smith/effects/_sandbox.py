@@ -322,13 +322,16 @@ class Sandbox:
     def _readable(self) -> list[str]:
         """The `readable` folders mounted read-only over what hid them (at their real
         path, and where they are named if that differs: a symlinked skill); never one
-        that holds smith's own directories."""
+        that holds smith's own directories, nor a link into them from elsewhere."""
         own = [os.path.realpath(p) for p in self.hidden]
         out: list[str] = []
         for path in dict.fromkeys(self.readable):
             real = os.path.realpath(path)
             if not os.path.isdir(real) or any(_under(o, real) for o in own):
                 continue
+            named = os.path.abspath(path)
+            if any(_under(real, o) and not _under(named, o) for o in own):
+                continue  # a link from elsewhere into smith's own directories
             for place in dict.fromkeys((real, os.path.abspath(path))):
                 out += ["--ro-bind", real, self.seen_at(place)]
             for secret in self.credentials:  # sandbox.hide's paths inside it stay hidden
