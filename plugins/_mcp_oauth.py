@@ -78,6 +78,9 @@ EXPIRY_MARGIN = 30.0  # a stored token this close to its expiry is renewed befor
 # Most bytes of one answer to the login's own requests (metadata, registration, token):
 # each is a few KiB, and one that streams on is cut off here, not kept in memory.
 ANSWER_MAX = 1024 * 1024
+# ... and of one sent compressed though the login asks for none: at gzip's worst ratio
+# (about 1:1000) it decodes to at most some 16 MiB.
+COMPRESSED_MAX = 16 * 1024
 SAID_MAX = 300  # characters of a server's own words (error_description) shown
 
 
@@ -275,8 +278,11 @@ class _Provider(OAuthClientProvider):
         try:
             outgoing = await flow.__anext__()
             while True:
+                own = outgoing is not request  # the flow's own: bounded before it reads
+                if own:
+                    outgoing.headers["Accept-Encoding"] = "identity"
                 response = yield outgoing
-                if outgoing is not request:  # the flow's own: bounded before it reads
+                if own:
                     response.stream = _Bounded(response, self.smith_store)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
@@ -300,20 +306,22 @@ class _Bounded(httpx2.AsyncByteStream):
         self.inner = response.stream
         self.url = str(response.request.url)
         self.store = store
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        self.most = ANSWER_MAX if encoding in ("", "identity") else COMPRESSED_MAX
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         assert isinstance(self.inner, httpx2.AsyncByteStream)
         size = 0
         async for chunk in self.inner:
             size += len(chunk)
-            if size > ANSWER_MAX:
+            if size > self.most:
                 raise MCP_LOGIN_FAILED.error(
                     source=Source("argument", self.store.alias),
                     alias=self.store.alias,
                     url=self.store.url,
-                    reason=f"the answer from {_oneline(self.url)} passed {ANSWER_MAX:,} "
-                    "bytes, where an authorization server's metadata, registration or "
-                    "token is a few KiB",
+                    reason=f"the answer from {_oneline(self.url)} passed {self.most:,} "
+                    f"bytes{' compressed' if self.most != ANSWER_MAX else ''}, where an "
+                    "authorization server's metadata, registration or token is a few KiB",
                 )
             yield chunk
 

@@ -513,6 +513,40 @@ def test_an_answer_that_streams_on_fails_the_login_at_its_cap(tmp_path: Path) ->
     assert sum(sent) <= ANSWER_MAX + 65536
 
 
+def test_a_compressed_answer_is_bounded_before_it_is_decoded(tmp_path: Path) -> None:
+    """The login asks for answers as they are; one sent gzipped anyway (a bomb: 16 MiB
+    of zeros in a few KiB) fails at COMPRESSED_MAX bytes, before it is decoded."""
+    import gzip
+
+    from smith.plugins._mcp_oauth import COMPRESSED_MAX
+
+    asked: list[str] = []
+    bomb = gzip.compress(b'{"resource": "' + b"0" * (64 * 1024 * 1024))
+
+    class Chunks(httpx2.AsyncByteStream):  # as a server sends it: streamed
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for at in range(0, len(bomb), 4096):
+                yield bomb[at : at + 4096]
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        if request.url.path == "/mcp":
+            return httpx2.Response(401, headers={"WWW-Authenticate": "Bearer"})
+        asked.append(request.headers.get("Accept-Encoding", ""))
+        return httpx2.Response(200, headers={"Content-Encoding": "gzip"}, stream=Chunks())
+
+    async def go() -> None:
+        auth = oauth_auth("web", "http://127.0.0.1:1/mcp", home=str(tmp_path),
+                          say=lambda _: None, interactive=False)  # fmt: skip
+        async with httpx2.AsyncClient(auth=auth, transport=httpx2.MockTransport(handle)) as http:
+            await http.get("http://127.0.0.1:1/mcp")
+
+    assert len(bomb) > COMPRESSED_MAX
+    with pytest.raises(SmithError) as caught:
+        asyncio.run(go())
+    assert f"passed {COMPRESSED_MAX:,} bytes compressed" in caught.value.diagnostic.what
+    assert asked and set(asked) == {"identity"}
+
+
 def test_two_logins_at_once_leave_a_client_with_its_own_tokens(tmp_path: Path) -> None:
     """Login A registers, login B registers, A gets its tokens: the record holds A's
     client with A's tokens (each written with the client it was got with)."""
