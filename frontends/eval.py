@@ -173,6 +173,7 @@ async def _main(
     runtime.attach(_EvalFrontend(render, ctx, json_events=args.json))
     if runtime.status().get("mode") == "plan":  # the session's, or --plan's (docs/plan.md)
         print("smith: plan mode: only read-only tools run (--no-plan leaves it)", file=ctx.stderr)
+        runtime.announce_mode()  # its `mode` event came before anyone listened
     final: dict[str, Any] = {}
     runtime.on_event(lambda ev: final.update(_ended(ev)) if ev["type"] in ENDS else None)
     loop = asyncio.get_running_loop()

@@ -458,6 +458,7 @@ RUNTIME_FACE = {
     "on_event": "eval watches for the end of its prompt",
     "post": "the app's plugin commands show a notice the runtime emits",
     "ask": "the app's plugin commands ask a question the runtime records",
+    "announce_mode": "a frontend that listens late (eval, RPC start and switch) hears the mode",
     # the one view
     "status": "the one status view (smith/runtime/_view.py)",
     # read-only properties of the published generation (RuntimeView's names), where the

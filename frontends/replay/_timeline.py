@@ -243,6 +243,7 @@ class _Builder:
         self.appended: Event | None = None  # the `entry` event of the entry being taken
         self.aside: str | None = None  # the user's own command running between prompts
         self.held: Event | None = None  # its `tool_end`, once its snapshot after is taken
+        self.mode = "normal"  # the runtime's mode (smith.runtime._mode), as entries set it
 
     # -- emitting -------------------------------------------------------------------
 
@@ -306,6 +307,9 @@ class _Builder:
             self.emit(kind, entry_id=entry.id, **content)
         elif kind == "vcs" and content.get("op") == "snapshot":
             self.state["snapshots"] += 1
+        elif kind == "mode" and content.get("mode") not in (None, self.mode):  # docs/plan.md
+            self.emit("mode", mode=content["mode"], previous=self.mode, plan=None)
+            self.mode = str(content["mode"])
         elif kind == "question":  # how a plugin's question ended (smith.ui)
             ev = answer_event(content)
             self.emit(str(ev.pop("type")), **ev)

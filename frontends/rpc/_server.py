@@ -119,6 +119,7 @@ class Server:
         for sig in SIGNALS:
             loop.add_signal_handler(sig, lines.put_nowait, None)
         self._watch()
+        self.runtime.announce_mode()  # a session resumed in plan mode, or --plan
         LineReader(self._stdin, deliver).start()
         number = 0
         try:
@@ -212,6 +213,7 @@ class Server:
         """Drive a runtime over `session` instead (same model and thinking level); the
         old runtime and session are closed first. The caller checked it is idle."""
         old = self.runtime
+        known = str(old.status().get("mode", "normal"))
         try:
             fresh = self._make_runtime(session, old.model, old.thinking)
         except BaseException:
@@ -222,6 +224,7 @@ class Server:
         self.session.close()
         self.session, self.runtime = session, fresh
         self._watch()
+        fresh.announce_mode(known)  # the session switched to may be in another mode
 
     async def close(self) -> None:
         """Abort what runs, let pending answers go out, close the session. Idempotent."""

@@ -131,6 +131,17 @@ def set_mode(rt: Runtime, new: str, *, prompt: bool = True) -> dict[str, Any]:
     return {"mode": new, "previous": previous, "plan": plan, "submission": submission}
 
 
+def announce(rt: Runtime, previous: str) -> None:
+    """A `mode` event when the mode is no longer `previous` without set_mode having said
+    so: another branch selected, a runtime over another session, or one a frontend
+    attached to after it started in plan mode (`previous`: the mode it knew)."""
+    from smith.runtime._events import event
+
+    now = mode(rt)
+    if now != previous:
+        rt.emit(event("mode", mode=now, previous=previous, plan=None))
+
+
 def the_plan(session: Session, since: str | None) -> str | None:
     """The text of the last assistant message after entry `since` on the selected
     branch (None: none has text)."""

@@ -241,6 +241,14 @@ class Runtime:
 
     # -- UI intents (smith.ui) -----------------------------------------------------------
 
+    def announce_mode(self, known: str = "normal") -> None:
+        """A `mode` event if the mode is not `known`, the one a frontend's listeners last
+        heard of: a runtime that started in plan mode (the session's, or `--plan`)
+        before anyone listened, or one over another session switched to (docs/plan.md)."""
+        from smith.runtime._mode import announce
+
+        announce(self, known)
+
     def attach(self, frontend: Frontend) -> Callable[[], None]:
         """The one way a frontend consumes this runtime: every event goes through
         `smith.ui.deliver` to it, and questions to its `ask`. Any number of frontends

@@ -223,11 +223,14 @@ def _tree(rt: Runtime, op: Tree) -> object:
 
 
 def _select(rt: Runtime, op: Select) -> object:
+    from smith.runtime._mode import announce, mode
     from smith.runtime._sessionface import info
 
     rt.idle_for("select")
     _entry(rt, op.leaf, "select.leaf")
+    before = mode(rt)
     rt.session.select(op.leaf)
+    announce(rt, before)  # the branch selected may be in another mode
     return info(rt.session)
 
 
