@@ -92,6 +92,9 @@ Batch = list[Any]
 
 _parsed: weakref.WeakKeyDictionary[Config, Hooks] = weakref.WeakKeyDictionary()
 _parsed_lock = threading.Lock()
+# The configurations whose first session started: matchers are checked against the tools
+# of that one (a child agent's few tools would make every other matcher look wrong).
+_started: weakref.WeakSet[Config] = weakref.WeakSet()
 # Context a before-tool hook added to a call, given to the model with its result.
 _pending: dict[tuple[str, str], str] = {}
 
@@ -340,12 +343,21 @@ async def _prompt(hooks: list[Hook], event: dict[str, Any], view: RuntimeView) -
 
 def on_session_start(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | Batch | None:
     found = configured(view)
-    said = [*found.problems, *unmatched(found, view.tool_names)]
+    said = [*found.problems, *(unmatched(found, view.tool_names) if _first_start(view) else ())]
     problems: Batch = [Notify(_told_text(p), p.severity) for p in said]
     hooks = found.at("session-start")
     if not hooks:
         return problems or None
     return _session_start(hooks, event, view, problems)
+
+
+def _first_start(view: RuntimeView) -> bool:
+    config = view.config
+    with _parsed_lock:
+        if config is None or config in _started:
+            return False
+        _started.add(config)
+        return True
 
 
 async def _session_start(hooks: list[Hook], event: dict[str, Any], view: RuntimeView,
@@ -408,7 +420,13 @@ def wants(kind: str, view: RuntimeView) -> bool:
         return True
     if kind == "tool_result" and _pending:
         return True
-    if kind == "session_start" and (found.problems or any(h.match for h in found.hooks)):
+    if kind == "session_start" and found.problems:
+        return True
+    if (
+        kind == "session_start"
+        and view.config not in _started
+        and any(h.match for h in found.hooks)
+    ):
         return True
     return any(h.on in _NEEDS.get(kind, ()) for h in found.hooks)
 
