@@ -92,11 +92,13 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
             "SCHEMA",
             "THINKING_LEVELS",
             "UNKNOWN_KEY",
+            "Block",
             "Boolean",
             "Choice",
             "Config",
             "Contribution",
             "Integer",
+            "Located",
             "Mismatch",
             "Number",
             "Option",
@@ -111,6 +113,7 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
             "format_value",
             "set_value",
             "resolve",
+            "rewrite",
         ]
     )
     for name in smith.config.__all__:

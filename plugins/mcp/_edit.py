@@ -1,15 +1,21 @@
 """`smith mcp add` and `remove`: a server's block written into, or taken out of, the
-user's configuration file, as text (comments and layout kept), read back before it is
-kept (the file is put back as it was when the result does not resolve)."""
+user's configuration file, as text (comments and layout kept), by the file's parsed
+structure (smith.config.rewrite: nodes by their spans, never by counting braces), read
+back before it is kept (a result that does not read as the intended settings is never
+written)."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
+from typing import TYPE_CHECKING
 
-from smith.config import format_value
+from smith.config import format_value, rewrite
 from smith.diagnostics import DiagnosticKind, SmithError, Source
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from smith.config import Block, Located
 
 MCP_EDIT = DiagnosticKind(
     "mcp.edit",
@@ -34,30 +40,6 @@ def _fail(action: str, server: str, path: str, problem: str, remedy: str) -> Smi
     )
 
 
-def _write(path: str, text: str) -> None:
-    real = os.path.realpath(path)
-    os.makedirs(os.path.dirname(real), exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=os.path.dirname(real), prefix=".config.kdl.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        if os.path.exists(real):
-            os.chmod(temp, os.stat(real).st_mode & 0o777)
-        os.replace(temp, real)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
-
-
 def block(name: str, fields: dict[str, object]) -> str:
     """`server "NAME" key=value ...` with list and map values as children."""
     props = []
@@ -79,66 +61,128 @@ def block(name: str, fields: dict[str, object]) -> str:
     return f"{head} {{\n{body}    }}"
 
 
-def add(path: str, name: str, fields: dict[str, object], check: object = None) -> str:
-    """Append `name`'s block to the file at `path`; the text added."""
+def add(path: str, name: str, fields: dict[str, object]) -> str:
+    """Append `name`'s block to the file at `path`; the text added. A server of that
+    name the file configures already, in any layout, is refused."""
     if not ALIAS.fullmatch(name):
         raise _fail(
             "add",
             name,
             path,
-            "an alias is letters, digits, '_' and '-'",
+            "an alias is letters, digits, '_' and '-' (no '.': it would split the name)",
             "choose an alias such as files or web",
         )
-    old = _read(path)
-    if _find(old, name) is not None:
-        raise _fail(
-            "add",
-            name,
-            path,
-            "it is configured already",
-            f"`smith mcp remove {name}` first, or choose another alias",
-        )
     added = f"mcp {{\n    {block(name, fields)}\n}}\n"
-    separator = "" if not old or old.endswith("\n") else "\n"
-    _write(path, old + separator + added)
+    ours = f"mcp.server.{name}."
+
+    def change(text: str, settings: list[Located], tree: list[Block]) -> str:
+        if any(s.key.startswith(ours) for s in settings):
+            raise _fail(
+                "add",
+                name,
+                path,
+                "it is configured already (another block of that name would merge with it)",
+                f"`smith mcp remove {name}` first, or choose another alias",
+            )
+        separator = "" if not text or text.endswith("\n") else "\n"
+        return text + separator + added
+
+    def check(before: list[Located], after: list[Located]) -> str | None:
+        old, new = _pairs(before), _pairs(after)
+        if new[: len(old)] != old:
+            return "it would change settings the file has"
+        if not new[len(old) :] or any(not k.startswith(ours) for k, _ in new[len(old) :]):
+            return f"it would not read as server {name} alone"
+        return None
+
+    _rewrite("add", name, path, change, check)
     return added
 
 
-def _find(text: str, name: str) -> tuple[int, int] | None:
-    """Where `server "NAME" ...` stands (its whole node, children included)."""
-    pattern = re.compile(r'(?m)^[ \t]*server[ \t]+"' + re.escape(name) + r'"[^\n]*')
-    match = pattern.search(text)
-    if match is None:
-        return None
-    start, end = match.start(), match.end()
-    line = match.group(0)
-    if line.rstrip().endswith("{"):
-        depth, i = 1, end
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        end = i
+def _pairs(settings: list[Located]) -> list[tuple[str, object]]:
+    return [(s.key, s.value) for s in settings]
+
+
+def _rewrite(
+    action: str,
+    name: str,
+    path: str,
+    change: Callable[[str, list[Located], list[Block]], str],
+    check: Callable[[list[Located], list[Located]], str | None],
+) -> tuple[str, str]:
+    try:
+        return rewrite(path, change, check)
+    except ValueError as exc:
+        raise _fail(action, name, path, str(exc), "edit the file by hand") from None
+
+
+def _cut(tree: list[Block], target: str) -> tuple[list[tuple[int, int]], bool]:
+    """The spans of the nodes that configure `target` (mcp.server.NAME: its named
+    blocks, or nested or dotted nodes of that key), with each block around them left
+    with nothing of its own; and whether nothing of `tree` is left."""
+    spans: list[tuple[int, int]] = []
+    kept = 0
+    for b in tree:
+        if b.key == target or b.key.startswith(target + "."):
+            spans.append((b.start, b.end))
+            continue
+        if target.startswith(b.key + "."):
+            inner, emptied = _cut(b.children, target)
+            if inner and emptied and not b.valued:
+                spans.append((b.start, b.end))
+                continue
+            spans.extend(inner)
+        kept += 1
+    return spans, kept == 0
+
+
+def _take(text: str, start: int, end: int) -> str:
+    """`text` without [start, end), with the spaces after it, and its line when nothing
+    else stands on it."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip(" \t"):  # after another node on its line
+        if text[end - 1] == "\n":  # keep the line's end, lose the spaces before it
+            end -= 1
+            while start > line_start and text[start - 1] in " \t":
+                start -= 1
+        else:
+            while end < len(text) and text[end] in " \t":
+                end += 1
+        return text[:start] + text[end:]
+    while end < len(text) and text[end] in " \t":
+        end += 1
     if end < len(text) and text[end] == "\n":
         end += 1
-    return start, end
+    if end == len(text) or text[end - 1] == "\n":
+        start = line_start
+    return text[:start] + text[end:]
 
 
 def remove(path: str, name: str) -> str:
-    """Take `name`'s block out of the file at `path` (an `mcp { }` left empty goes too);
-    the text removed."""
-    old = _read(path)
-    found = _find(old, name)
-    if found is None:
-        raise _fail(
-            "remove",
-            name,
-            path,
-            "your configuration file has no server of that name",
-            "`smith mcp list` shows each server and where it is configured (a project's "
-            ".smith/config.kdl or .mcp.json is edited by hand)",
-        )
-    start, end = found
-    new = old[:start] + old[end:]
-    new = re.sub(r"(?m)^[ \t]*mcp[ \t]*\{[ \t]*\n?[ \t]*\}[ \t]*\n?", "", new)
-    _write(path, new)
-    return old[start:end]
+    """Take `name`'s nodes out of the file at `path` (a block left empty goes too: the
+    `mcp { }` around it); the text removed."""
+    target = f"mcp.server.{name}"
+    taken: list[str] = []
+
+    def change(text: str, settings: list[Located], tree: list[Block]) -> str:
+        spans, _ = _cut(tree, target)
+        if not spans:
+            raise _fail(
+                "remove",
+                name,
+                path,
+                "your configuration file has no server of that name",
+                "`smith mcp list` shows each server and where it is configured (a project's "
+                ".smith/config.kdl or .mcp.json is edited by hand)",
+            )
+        for start, end in sorted(spans, reverse=True):
+            taken.insert(0, text[start:end].rstrip())
+            text = _take(text, start, end)
+        return text
+
+    def check(before: list[Located], after: list[Located]) -> str | None:
+        kept = [(k, v) for k, v in _pairs(before) if not k.startswith(target + ".")]
+        return None if _pairs(after) == kept else "it would change other settings too"
+
+    _rewrite("remove", name, path, change, check)
+    return "\n".join(taken) + "\n"

@@ -15,7 +15,10 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from smith.config._edit import add_value as add_value
+    from smith.config._edit import rewrite as rewrite
     from smith.config._edit import set_value as set_value
+    from smith.config._kdl import Block as Block
+    from smith.config._located import Located as Located
     from smith.config._located import format_value as format_value
     from smith.config._options import SCHEMA as SCHEMA
     from smith.config._options import THINKING_LEVELS as THINKING_LEVELS
@@ -43,6 +46,9 @@ _WHERE = {
     "THINKING_LEVELS": "_options",
     "UNKNOWN_KEY": "_resolve",
     "add_value": "_edit",
+    "rewrite": "_edit",
+    "Block": "_kdl",
+    "Located": "_located",
     "format_value": "_located",
     "set_value": "_edit",
     "LAYERS": "_resolve",
@@ -69,11 +75,13 @@ __all__ = [
     "SCHEMA",
     "THINKING_LEVELS",
     "UNKNOWN_KEY",
+    "Block",
     "Boolean",
     "Choice",
     "Config",
     "Contribution",
     "Integer",
+    "Located",
     "Mismatch",
     "Number",
     "Option",
@@ -87,6 +95,7 @@ __all__ = [
     "add_value",
     "format_value",
     "resolve",
+    "rewrite",
     "set_value",
 ]
 

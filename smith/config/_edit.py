@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from smith._atomic import write_atomic
-from smith.config._kdl import read_settings
+from smith.config._kdl import blocks, read_settings
 from smith.config._located import format_value
 from smith.config._options import SCHEMA
 from smith.config._resolve import BOOTSTRAP_IN_FILE, UNKNOWN_KEY, invalid
@@ -23,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from smith.config._kdl import Block
     from smith.config._located import Located
     from smith.config._schema import Option, Schema
 
@@ -114,6 +115,37 @@ def _store(
             raise RuntimeError(f"config set would not read back {key} = {literal}: {problems}")
         write_atomic(path, new)
     return value, stored[-1]
+
+
+def rewrite(
+    path: str,
+    change: Callable[[str, list[Located], list[Block]], str],
+    check: Callable[[list[Located], list[Located]], str | None],
+    wait: float | None = None,
+) -> tuple[str, str]:
+    """Edit the user file at `path` by its structure, as `config set` does (under the
+    lock, read back before it is kept, replaced atomically): `change(text, settings,
+    blocks)` gives the new text (from the spans of its settings and nodes, smith.config
+    blocks), `check(settings before, settings after)` says what is wrong with the
+    result, or None. A result that does not parse, or that `check` refuses, is never
+    written (ValueError saying why); the old text and the new one."""
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    with _locked(directory, wait):
+        old = _current(path)
+        settings, problems = read_settings(path, old)
+        if problems:
+            raise ConfigError([*problems, FILE_BROKEN(source=Source("file", path))])
+        new = change(old, settings, blocks(old))
+        if new == old:
+            return old, new
+        written, problems = read_settings(path, new)
+        wrong = "; ".join(p.render() for p in problems) or check(settings, written)
+        if wrong:
+            raise ValueError(f"the edited file would not read as intended ({wrong})")
+        write_atomic(path, new)
+    return old, new
 
 
 def _current(path: str) -> str:

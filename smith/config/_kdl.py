@@ -64,7 +64,7 @@ class _Value:
 
 
 class _Node:
-    __slots__ = ("args", "children", "column", "line", "name", "props")
+    __slots__ = ("args", "children", "column", "line", "name", "props", "start")
 
     def __init__(
         self,
@@ -74,6 +74,7 @@ class _Node:
         children: list[_Node],
         line: int,
         column: int,
+        start: int = 0,
     ) -> None:
         self.name = name
         self.args = args
@@ -81,6 +82,7 @@ class _Node:
         self.children = children
         self.line = line
         self.column = column
+        self.start = start  # where its text starts (its tag, or its name)
 
 
 class _TooBig(ValueError):
@@ -162,10 +164,11 @@ class _Reader:
         return _Value(_native(value, fragment.fragment, start), line, column, start, end)
 
     def node(self, node: Node, fragment: ParseFragment) -> _Node:
-        line, column = self._position(self._offset(fragment))  # a node's is at its name
+        start = self._offset(fragment)  # a node's fragment starts where its text does
+        line, column = self._position(start)
         # Children were converted first, so every arg, prop and child is already ours.
         children: list[_Node] = [c for c in node.nodes if isinstance(c, _Node)]
-        return _Node(node.name, list(node.args), dict(node.props), children, line, column)
+        return _Node(node.name, list(node.args), dict(node.props), children, line, column, start)
 
     def parse(self) -> list[_Node]:
         config = ParseConfig(
@@ -191,6 +194,59 @@ _LONG_DIGITS = re.compile(rf"[+-]?[0-9][0-9_.]*(?:[eE][+-]?)?[0-9_]{{{_MAX_DIGIT
 # server of `mcp { server "files" command="python3"; server "web" url="..."; }` and every
 # hook of `hooks { hook "lint" on="after-tool" command="ruff check ."; }`.
 NAMED_BLOCKS = frozenset({"mcp.server", "hooks.hook"})
+
+
+def _entry(key: str, node: _Node) -> str | None:
+    """The name a named block's node gives its entry (`server "files"` under mcp:
+    files), or None when the node is no named block."""
+    if key in NAMED_BLOCKS and len(node.args) == 1 and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return None
+
+
+class Block:
+    """A node as the file writes it: its key (a named block's with its name:
+    mcp.server.files), where its text starts and ends (past its terminator: the `;`,
+    the end of its line or its trailing comment), whether it holds values of its own
+    (arguments or properties), and the nodes in its braces."""
+
+    __slots__ = ("children", "end", "key", "start", "valued")
+
+    def __init__(self, key: str, start: int, end: int, valued: bool, children: list[Block]) -> None:
+        self.key = key
+        self.start = start
+        self.end = end
+        self.valued = valued
+        self.children = children
+
+
+def blocks(text: str) -> list[Block]:
+    """The nodes of a file that reads (read_settings found no problem), as blocks with
+    their spans: what an edit takes out or keeps, by the file's structure rather than by
+    its braces (a `}` in a string or a comment is no brace). ValueError when it does not
+    parse."""
+    from kdl.parsefuncs import parseNode
+    from kdl.stream import Stream
+
+    reader = _Reader(text)
+    try:
+        nodes = reader.parse()
+    except (ParseError, RecursionError, ValueError) as exc:
+        raise ValueError(f"not valid KDL: {exc}") from None
+    # kdl-py tells a converter where a node starts, not where it ends: parse each node
+    # again from its start, values kept raw, to learn where kdl-py's parse of it ends.
+    raw = Stream(text, ParseConfig(nativeUntaggedValues=False, nativeTaggedValues=False))
+
+    def block(node: _Node, prefix: str) -> Block:
+        key = prefix + node.name
+        entry = _entry(key, node)
+        valued = bool(node.props) or (bool(node.args) and entry is None)
+        if entry is not None:
+            key = f"{key}.{entry}"
+        end = parseNode(raw, node.start)[1]
+        return Block(key, node.start, end, valued, [block(c, key + ".") for c in node.children])
+
+    return [block(node, "") for node in nodes]
 
 
 def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]]:
@@ -219,11 +275,16 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
     def walk(node: _Node, prefix: str) -> None:
         key = prefix + node.name
         where = Source("file", f"{path}:{node.line}:{node.column}")
-        if key in NAMED_BLOCKS and len(node.args) == 1 and isinstance(node.args[0].value, str):
+        entry = _entry(key, node)
+        if entry is not None:
             # `server "files" command="x"` under mcp: the name is a key of its own
             # (mcp.server.files.command), as `server { files { command "x"; }; }` reads.
-            node = _Node(node.args[0].value, [], node.props, node.children, node.line,
-                         node.column)  # fmt: skip
+            if "." in entry:
+                # A dot would split the name: "my.server" read as server my, key server.*
+                problem = f"names {entry!r}: a {node.name}'s name has no '.' in it"
+                problems.append(KDL_SHAPE(source=where, field=key, key=key, problem=problem))
+                return
+            node = _Node(entry, [], node.props, node.children, node.line, node.column)
             key = f"{key}.{node.name}"
         if not node.args and not node.props and not node.children:
             problems.append(KDL_SHAPE(source=where, field=key, key=key, problem="has no value"))
