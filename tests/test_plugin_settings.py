@@ -114,11 +114,17 @@ def test_a_caller_plugin_cannot_take_a_built_in_name(senv: SmithEnv) -> None:
         resolve_plugins(config, extra=[Plugin("queue")])
 
 
-def test_built_in_plugins_declare_no_options_under_plugins() -> None:
-    """Their settings are smith's own keys (queue.steer, tui.keys.*): nothing under
-    plugins.NAME, so a block there for a built-in is an unknown key, said as such."""
-    for item in resolve_plugins():
-        assert item.settings == {}
+def test_built_in_plugins_declare_options_only_for_the_agent_library() -> None:
+    """The built-ins' settings are smith's own keys (queue.steer, tui.keys.*), save the
+    agent library's, whose options are their own (plugins.skills.other-agents,
+    plugins.agents.max-depth: docs/skills.md, docs/agents.md): a block under plugins.NAME
+    for any other built-in is an unknown key, said as such."""
+    with_options = {item.name: item.settings for item in resolve_plugins() if item.settings}
+    assert with_options == {
+        "skills": {"other-agents": True, "index-max-bytes": 8192, "max-bytes": 65536},
+        "agents": with_options.get("agents"),
+    }
+    assert set(with_options["agents"] or {}) >= {"max-depth", "max-turns"}
 
 
 def test_a_secret_option_never_shows_its_value(senv: SmithEnv) -> None:

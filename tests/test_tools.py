@@ -157,6 +157,8 @@ def test_tools_list_and_run_through_the_cli(senv: SmithEnv, smith: Callable[...,
         "find",
         "grep",
         "ls",
+        "todo",  # then what the built-in plugins offer without starting
+        "task",
     ]
     r = smith(
         "tools", "run", "write", '{"path": "n/d/h.txt", "content": "hi\\n"}', "--json", cwd=project
