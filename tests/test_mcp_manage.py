@@ -4,11 +4,14 @@ secrets masked, names that would split refused."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from smith.diagnostics import SmithError
+from tests.conftest import Result, SmithEnv
 
 LAYOUT = """// my settings
 model "scripted:/dev/null"   // keep
@@ -104,3 +107,59 @@ def test_a_server_name_with_a_dot_is_refused_not_split(tmp_path: Path) -> None:
     settings, problems = read_settings("c.kdl", 'mcp { server "my.server" command="p"; }\n')
     assert not settings and len(problems) == 1
     assert "'my.server'" in problems[0].render() and "no '.'" in problems[0].render()
+
+
+def test_the_cli_never_prints_a_servers_secrets(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    token, key, bearer = "ghp_a1b2c3d4e5f6a7b8c9d0", "sk-0f9e8d7c6b5a4938", "sk-1a2b3c4d5e6f7a8b"
+    r = smith("mcp", "add", "tok", "--env", f"GITHUB_TOKEN={token}", "--env", "DEBUG=1",
+              "--", "python3", "x.py", f"--api-key={key}", cwd=project)  # fmt: skip
+    assert r.code == 0, r.err
+    assert token not in r.out and key not in r.out and '"DEBUG" "1"' in r.out
+    url = "http://u:pw-9z8y7x@127.0.0.1:9/mcp?api_key=zq-5t6y7u8i"
+    r = smith("mcp", "add", "web", "--url", url, "--header", f"Authorization=Bearer {bearer}",
+              cwd=project)  # fmt: skip
+    assert r.code == 0, r.err
+    assert bearer not in r.out and "pw-9z8y7x" not in r.out and "zq-5t6y7u8i" not in r.out
+    assert token in senv.user_config.read_text()  # masked when shown, kept as given
+    for args in (("list", "--timeout", "1"), ("list", "--json", "--timeout", "1")):
+        r = smith("mcp", *args, cwd=project)
+        shown = r.out + r.err
+        assert "127.0.0.1:9" in shown
+        assert not any(s in shown for s in (token, key, bearer, "pw-9z8y7x", "zq-5t6y7u8i"))
+    for name in ("tok", "web"):
+        r = smith("mcp", "remove", name, cwd=project)
+        assert r.code == 0, r.err
+        assert not any(s in r.out for s in (token, key, bearer, "pw-9z8y7x", "zq-5t6y7u8i"))
+        assert f'server "{name}"' in r.out
+
+
+def test_add_refuses_what_its_kind_of_server_would_drop(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    r = smith("mcp", "add", "w", "--url", "http://127.0.0.1:9/", "--env", "A=1", cwd=project)
+    assert r.code != 0 and "--env does not apply to an HTTP server" in r.err
+    r = smith("mcp", "add", "w", "--header", "A=1", "--", "python3", cwd=project)
+    assert r.code != 0 and "--header does not apply to a stdio server" in r.err
+    assert not senv.user_config.exists() or "server" not in senv.user_config.read_text()
+    r = smith("mcp", "tools", cwd=project)
+    assert r.code != 0 and "the following arguments are required: alias" in r.err
+    assert "error: smith mcp tools: 2" not in r.err
+
+
+def test_tools_names_a_prompts_command_as_it_is_typed(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    from tests import mcp_client_kit as kit
+
+    project = senv.make_project()
+    script = kit.write_server(senv.root / "srv")
+    senv.write_user_config(
+        f'mcp {{\n    server "k" command="{sys.executable}" args="{script}"\n}}\n'
+    )
+    r = smith("mcp", "tools", "k", cwd=project)
+    assert r.code == 0, r.err
+    assert "prompt greet  (/mcp__k__greet)" in r.out

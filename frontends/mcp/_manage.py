@@ -33,7 +33,11 @@ def _arguments(action: str, words: list[str]) -> argparse.Namespace:
     """The words after `smith mcp ACTION`, parsed for that action."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog=f"smith mcp {action}", exit_on_error=False)
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # a missing alias too: said, not exit 2
+            _usage(action, message, f"smith mcp {action} --help")
+
+    parser = Parser(prog=f"smith mcp {action}", exit_on_error=False)
     if action in ("tools", "add", "remove", "login"):
         parser.add_argument("alias")
     if action in ("list", "tools"):
@@ -52,7 +56,7 @@ def _arguments(action: str, words: list[str]) -> argparse.Namespace:
         words, command = words[:at], words[at + 1 :]
     try:
         args = parser.parse_args(words)
-    except (argparse.ArgumentError, SystemExit) as exc:
+    except argparse.ArgumentError as exc:
         _usage(action, str(exc) or "the arguments are not valid", f"smith mcp {action} --help")
         raise
     args.command = command
@@ -101,6 +105,8 @@ def _context(config: Config, cwd: str) -> ToolContext:
 
 
 def manage(top: argparse.Namespace, ctx: Context) -> int:
+    from smith.diagnostics import masked
+
     action = top.action
     args = _arguments(action, list(top.words))
     args.action = action
@@ -114,6 +120,10 @@ def manage(top: argparse.Namespace, ctx: Context) -> int:
     if action == "tools":
         names = [args.alias]
     shown, problems = probe(config, _context(config, ctx.cwd), names, args.timeout)
+    for s in shown:  # a URL's password or key, a command's --api-key=...: never printed
+        s["target"] = masked(str(s["target"]))
+        if s["error"]:
+            s["error"] = masked(str(s["error"]))
     for problem in problems:
         ctx.print_diagnostic(problem)
     if action == "tools" and not shown:
@@ -163,7 +173,7 @@ def _print_tools(s: dict[str, Any], ctx: Context) -> int:
     if s["resources"]:
         ctx.out(f"{s['resources']} resource(s), read with mcp_{s['name']}__read_resource")
     for prompt in s["prompts"]:
-        ctx.out(inert(f"prompt {prompt}  (/mcp {s['name']} {prompt})"))
+        ctx.out(inert(f"prompt {prompt}  (/{_plugin().prompt_command(s['name'], prompt)})"))
     return 0
 
 
@@ -195,6 +205,17 @@ def _edit(args: argparse.Namespace, ctx: Context) -> int:
             "give either a command (after --) or --url",
             "smith mcp add files -- python3 srv.py, or smith mcp add web --url "
             "http://127.0.0.1:8931/mcp",
+        )
+    dropped = [f"--{w}" for w, given in (("env", args.env), ("no-sandbox", args.no_sandbox))
+               if given and not command]  # fmt: skip
+    dropped += [f"--{w}" for w, given in (("header", args.header), ("token-env", args.token_env))
+                if given and command]  # fmt: skip
+    if dropped:
+        kind = "an HTTP server (--url)" if not command else "a stdio server (a command)"
+        return _usage(
+            "add",
+            f"{' and '.join(dropped)} does not apply to {kind}",
+            "--env and --no-sandbox are for a command; --header and --token-env for --url",
         )
     fields: dict[str, object] = {}
     if command:

@@ -40,6 +40,7 @@ __all__ = [
     "connect",
     "login",
     "probe",
+    "prompt_command",
     "remove_server",
     "running",
 ]
@@ -65,6 +66,13 @@ def probe(
     from ._manager import probe as probing
 
     return probing(config, context, names, timeout)
+
+
+def prompt_command(alias: str, prompt: str) -> str:
+    """The `/` command (without the slash) that sends server `alias`'s prompt."""
+    from ._commands import command_name
+
+    return command_name(alias, prompt)
 
 
 def login(alias: str, config: Config, say: Callable[[str], None]) -> int:

@@ -60,6 +60,13 @@ def _arguments(names: list[str], text: str) -> dict[str, str]:
     return out
 
 
+def command_name(alias: str, prompt: str) -> str:
+    """The command a server's prompt is: `mcp__<alias>__<prompt>`."""
+    from ._adapt import safe
+
+    return f"mcp__{safe(alias)}__{safe(prompt)}"
+
+
 class Commands(Sequence[Command]):
     """`/mcp`, then a command per prompt of each ready server (made once, kept, so a
     command listed is the same object when it is run)."""
@@ -70,8 +77,6 @@ class Commands(Sequence[Command]):
         self.main = Command("mcp", "MCP servers, their state and prompts", self._list)
 
     def _all(self) -> list[Command]:
-        from ._adapt import safe
-
         out = [self.main]
         for manager in self.managers:
             for alias, conn in list(manager.connections.items()):
@@ -87,7 +92,7 @@ class Commands(Sequence[Command]):
                                       names: list[str] = names) -> None:  # fmt: skip
                             await _send(host, manager, conn, name, _arguments(names, text))
 
-                        name = f"mcp__{safe(alias)}__{safe(prompt.name)}"
+                        name = command_name(alias, prompt.name)
                         self.made[key] = Command(name, f"{about} (MCP {alias})", run, usage)
                     out.append(self.made[key])
         return out

@@ -23,6 +23,7 @@ MCP_EDIT = DiagnosticKind(
     why="smith mcp add and remove edit your configuration file ({path}) in place",
     fix="{remedy}, then run the command again",
 )
+REDACTED = "[redacted]"
 ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}")
 
 
@@ -96,7 +97,33 @@ def add(path: str, name: str, fields: dict[str, object]) -> str:
         return None
 
     _rewrite("add", name, path, change, check)
-    return added
+    return f"mcp {{\n    {block(name, _shown(fields))}\n}}\n"
+
+
+def _secret(key: str, value: object) -> bool:
+    """Whether an environment variable's or a header's value is shown masked: when
+    diagnostics would mask it (GITHUB_TOKEN=..., Authorization: Bearer ..., a token's
+    known shape)."""
+    from smith.diagnostics import masked
+
+    text = str(value)
+    return any(masked(t) != t for t in (f"{key}={text}", f"{key}: {text}", text))
+
+
+def _shown(fields: dict[str, object]) -> dict[str, object]:
+    """`fields` as they may be printed: a secret-looking value of a map replaced, a
+    credential in a URL or an argument masked."""
+    from smith.diagnostics import masked
+
+    out: dict[str, object] = {}
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            out[key] = {k: REDACTED if _secret(k, v) else v for k, v in value.items()}
+        elif isinstance(value, list):
+            out[key] = [masked(v) if isinstance(v, str) else v for v in value]
+        else:
+            out[key] = masked(value) if isinstance(value, str) else value
+    return out
 
 
 def _pairs(settings: list[Located]) -> list[tuple[str, object]]:
@@ -161,6 +188,8 @@ def _take(text: str, start: int, end: int) -> str:
 def remove(path: str, name: str) -> str:
     """Take `name`'s nodes out of the file at `path` (a block left empty goes too: the
     `mcp { }` around it); the text removed."""
+    from smith.diagnostics import masked
+
     target = f"mcp.server.{name}"
     taken: list[str] = []
 
@@ -176,7 +205,13 @@ def remove(path: str, name: str) -> str:
                 ".smith/config.kdl or .mcp.json is edited by hand)",
             )
         for start, end in sorted(spans, reverse=True):
-            taken.insert(0, text[start:end].rstrip())
+            shown = text[start:end]
+            inside = [s for s in settings if start <= s.start and s.end <= end]
+            for s in sorted(inside, key=lambda s: s.start, reverse=True):
+                *_, field, key = s.key.split(".")
+                if field in ("env", "headers") and _secret(key, s.value):  # a secret: masked
+                    shown = shown[: s.start - start] + f'"{REDACTED}"' + shown[s.end - start :]
+            taken.insert(0, masked(shown.rstrip()))
             text = _take(text, start, end)
         return text
 
