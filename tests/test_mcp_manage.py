@@ -163,3 +163,55 @@ def test_tools_names_a_prompts_command_as_it_is_typed(
     r = smith("mcp", "tools", "k", cwd=project)
     assert r.code == 0, r.err
     assert "prompt greet  (/mcp__k__greet)" in r.out
+
+
+class _Trusted:
+    """What project_servers reads of a Config: a project trusted as it is now."""
+
+    def __init__(self, root: Path) -> None:
+        from smith import trust
+
+        self.project_root, self.project_trusted = str(root), True
+        self.home = str(root / "smith-home")
+        trust.trust(self.home, str(root))
+
+    def subtree(self, prefix: str) -> dict[str, object]:
+        return {}
+
+
+def test_mcp_json_expands_variables_as_claude_code_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from smith.plugins.mcp._config import servers
+
+    monkeypatch.setenv("H44_TOKEN", "t-123")
+    monkeypatch.setenv("H44_EMPTY", "")
+    monkeypatch.delenv("H44_UNSET", raising=False)
+    table = {
+        "files": {
+            "command": "${H44_BIN:-python3}",
+            "args": ["srv.py", "--root=${H44_EMPTY:-.}", "x${H44_EMPTY}y"],
+            "env": {"TOKEN": "${H44_TOKEN}"},
+        },
+        "web": {
+            "type": "http",
+            "url": "http://127.0.0.1:9/${H44_TOKEN}/mcp",
+            "headers": {"Authorization": "Bearer ${H44_TOKEN}"},
+        },
+        "gone": {"command": "python3", "env": {"K": "${H44_UNSET}"}},
+        "my.server": {"command": "python3"},
+    }
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": table}))
+    found, problems = servers(_Trusted(tmp_path))  # type: ignore[arg-type]
+    by = {s.name: s for s in found}
+    assert sorted(by) == ["files", "web"]
+    assert by["files"].command == "python3" and by["files"].args == ["srv.py", "--root=.", "xy"]
+    assert by["files"].env == {"TOKEN": "t-123"}
+    assert by["web"].url == "http://127.0.0.1:9/t-123/mcp"
+    assert by["web"].headers == {"Authorization": "Bearer t-123"}
+    shown = [p.render() for p in problems]
+    assert len(shown) == 2, shown
+    assert "${H44_UNSET}" in shown[0] and "gone" in shown[0]
+    assert "'my.server'" in shown[1] and "'.'" in shown[1]

@@ -5,12 +5,16 @@ Keys of one server (mcp.server.NAME.KEY): command, args (one string, split as a 
 would, or several values), env.VAR, cwd, sandbox (stdio); url, headers.NAME, token-env,
 oauth (Streamable HTTP); allow, deny (tool name patterns), timeout, startup-timeout,
 enabled. A project's `.mcp.json` is Claude Code's format: {"mcpServers": {NAME: {command,
-args, env, cwd} | {type: "http", url, headers}}}; a server configured in KDL wins its name.
+args, env, cwd} | {type: "http", url, headers}}}, with `${VAR}` and `${VAR:-default}` in
+command, args, env, url and headers taken from smith's environment as Claude Code takes
+them; a server configured in KDL wins its name. A server's name has no '.' (KDL would
+split it into keys; .mcp.json's are refused alike).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 
@@ -105,6 +109,31 @@ class Server:
         if self.command is not None:
             return shlex.join([self.command, *self.args])
         return self.url or ""
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _expand(value: object, missing: list[str]) -> object:
+    """`${VAR}` and `${VAR:-default}` in a text (or the texts of a list) replaced from
+    smith's environment, as Claude Code expands .mcp.json; a VAR unset without a
+    default is added to `missing` (and left as written)."""
+    if isinstance(value, list):
+        return [_expand(v, missing) for v in value]
+    if not isinstance(value, str):
+        return value
+
+    def one(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        got = os.environ.get(name)
+        if got is not None and (got or default is None):
+            return got
+        if default is not None:  # unset or empty: the default, as a shell's :- does
+            return default
+        missing.append(name)
+        return match.group(0)
+
+    return _VAR.sub(one, value)
 
 
 def _strings(value: object) -> list[str] | None:
@@ -300,6 +329,9 @@ def server_of(
     return (server if server is not None and server.enabled else None), problems
 
 
+_EXPANDED = frozenset({"command", "args", "url"})  # env and headers: each value
+
+
 def project_servers(path: str, problems: list[Diagnostic], config: Config) -> list[Server]:
     """The servers of a project's .mcp.json, as the user approved it with `smith trust`
     (smith.trust.approved_file); none when there is no such file, the project is not
@@ -335,38 +367,62 @@ def project_servers(path: str, problems: list[Diagnostic], config: Config) -> li
         if not isinstance(entry, dict):
             problems.append(MCP_PROJECT_FILE(source=where, problem=f"server {name} is no object"))
             continue
-        reader = _Reader(str(name), where, problems)
-        kind = entry.get("type", "stdio")
-        for key, value in entry.items():
-            if key == "type":
-                if value not in ("stdio", "http", "streamable-http", "sse"):
-                    reader.bad(
-                        "type",
-                        value,
-                        where,
-                        "is none of stdio, http",
-                        'write "type": "http" for a url, or leave it out',
-                    )
-                continue
-            if key in ("env", "headers") and isinstance(value, dict):
-                for k, v in value.items():
-                    reader.take(f"{key}.{k}", v, where)
-            elif key in ("command", "args", "cwd", "url"):
-                reader.take(key, value, where)
-            # Other fields (Claude Code's own, such as "timeout" in ms) are left alone.
-        if kind == "sse":
-            reader.bad(
-                "type",
-                kind,
-                where,
-                "(the old HTTP+SSE transport) is not supported",
-                'use the server\'s Streamable HTTP endpoint with "type": "http"',
-            )
+        if "." in str(name):
+            problem = f"server {name!r} has a '.' in its name (KDL names have none either)"
+            problems.append(MCP_PROJECT_FILE(source=where, problem=problem))
             continue
-        server = reader.done()
+        server = _project_server(str(name), entry, where, problems)
         if server is not None:
             out.append(server)
     return out
+
+
+def _project_server(
+    name: str, entry: dict[str, object], where: Source, problems: list[Diagnostic]
+) -> Server | None:
+    """One server of a .mcp.json, its variables expanded; None when it cannot be used."""
+    reader = _Reader(name, where, problems)
+    kind = entry.get("type", "stdio")
+    for key, written in entry.items():
+        missing: list[str] = []
+        value = _expand(written, missing) if key in _EXPANDED else written
+        if isinstance(value, dict) and key in ("env", "headers"):
+            value = {k: _expand(v, missing) for k, v in value.items()}
+        if missing:
+            reader.bad(
+                key,
+                written,
+                where,
+                f"names ${{{missing[0]}}}, which is not set in smith's environment",
+                f"set {missing[0]} before smith starts, or write ${{{missing[0]}:-DEFAULT}}",
+            )
+            continue
+        if key == "type":
+            if value not in ("stdio", "http", "streamable-http", "sse"):
+                reader.bad(
+                    "type",
+                    value,
+                    where,
+                    "is none of stdio, http",
+                    'write "type": "http" for a url, or leave it out',
+                )
+            continue
+        if key in ("env", "headers") and isinstance(value, dict):
+            for k, v in value.items():
+                reader.take(f"{key}.{k}", v, where)
+        elif key in ("command", "args", "cwd", "url"):
+            reader.take(key, value, where)
+        # Other fields (Claude Code's own, such as "timeout" in ms) are left alone.
+    if kind == "sse":
+        reader.bad(
+            "type",
+            kind,
+            where,
+            "(the old HTTP+SSE transport) is not supported",
+            'use the server\'s Streamable HTTP endpoint with "type": "http"',
+        )
+        return None
+    return reader.done()
 
 
 def by_name(config: Config) -> Mapping[str, Server]:
