@@ -215,3 +215,80 @@ def test_mcp_json_expands_variables_as_claude_code_does(
     assert len(shown) == 2, shown
     assert "${H44_UNSET}" in shown[0] and "gone" in shown[0]
     assert "'my.server'" in shown[1] and "'.'" in shown[1]
+
+
+PROMPTS = r"""
+import asyncio
+from mcp.server.mcpserver import MCPServer
+
+mcp = MCPServer("pr")
+
+
+@mcp.prompt()
+def greet(name: str, mood: str = "happy") -> str:
+    return f"hello {name}, {mood}"
+
+
+@mcp.prompt()
+async def stuck() -> str:
+    await asyncio.sleep(60)
+    return "late"
+
+
+mcp.run()
+"""
+
+
+class _Host:
+    def __init__(self) -> None:
+        self.submitted: list[object] = []
+        self.told: list[str] = []
+        outer = self
+
+        class _Runtime:
+            def submit(self, op: object) -> None:
+                outer.submitted.append(op)
+
+        self.runtime = _Runtime()
+
+    def show(self, title: str, lines: list[str]) -> None:
+        pass
+
+    def tell(self, text: str, *, error: bool = False) -> None:
+        self.told.append(text)
+
+
+def test_a_prompt_command_checks_its_arguments_and_times_out(senv: SmithEnv) -> None:
+    import asyncio
+    import time
+
+    from smith.config import resolve
+    from smith.effects import ToolContext
+    from smith.plugins.mcp._commands import Commands
+    from smith.plugins.mcp._manager import Manager
+
+    project = senv.make_project()
+    script = senv.root / "prompts.py"
+    script.write_text(PROMPTS)
+    senv.write_user_config(
+        f'mcp {{\n    server "pr" command="{sys.executable}" args="{script}" timeout=1\n}}\n'
+    )
+    config = resolve(env=senv.env, cwd=str(project))
+    manager = Manager(config, ToolContext(root=str(project), cwd=str(project)), lambda t: None)
+    manager.begin()
+    try:
+        deadline = time.monotonic() + 30
+        while manager.connections["pr"].state != "ready" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        commands = {c.name: c for c in Commands([manager])}
+        host = _Host()
+        asyncio.run(commands["mcp__pr__greet"].run(host, "mood=sad"))  # type: ignore[arg-type]
+        assert host.submitted == [] and "needs name" in host.told[0], host.told
+        asyncio.run(commands["mcp__pr__greet"].run(host, "Ada"))  # type: ignore[arg-type]
+        assert [getattr(op, "text", None) for op in host.submitted] == ["hello Ada, happy"]
+        started = time.monotonic()
+        asyncio.run(commands["mcp__pr__stuck"].run(host, ""))  # type: ignore[arg-type]
+        assert time.monotonic() - started < 20
+        assert "did not answer the prompt stuck within 1 s" in host.told[-1], host.told
+    finally:
+        manager.close()

@@ -18,22 +18,40 @@ if TYPE_CHECKING:
 
 
 async def _send(host: CommandHost, manager: Manager, conn: Connection, prompt: str,
-                arguments: dict[str, str]) -> None:  # fmt: skip
-    """Get `prompt` from the server and submit it as a prompt."""
+                arguments: dict[str, str], required: list[str]) -> None:  # fmt: skip
+    """Get `prompt` from the server (within the server's timeout) and submit it as a
+    prompt; a required argument not given is said before the server is asked."""
     import asyncio
 
     from smith.protocol import ops
+    from smith.text import inert
 
     from ._adapt import joined
+    from ._conn import MCP_TIMEOUT
 
+    alias = conn.server.name
+    missing = [n for n in required if n not in arguments]
+    if missing:
+        needs = ", ".join(missing)
+        host.tell(inert(f"prompt {prompt} of MCP server {alias} needs {needs}: give it in "
+                        f"order or as NAME=VALUE, /{command_name(alias, prompt)} ..."),
+                  error=True)  # fmt: skip
+        return
     hub = manager.hub
     if hub is None:
         host.tell("the MCP servers are closed", error=True)
         return
+    future = hub.submit(conn.get_prompt(prompt, arguments))
     try:
-        got = await asyncio.wrap_future(hub.submit(conn.get_prompt(prompt, arguments)))
+        got = await asyncio.wait_for(asyncio.wrap_future(future), conn.server.timeout)
+    except TimeoutError:
+        future.cancel()  # the request is cancelled on the server too
+        seconds = f"{conn.server.timeout:g}"
+        failure = conn.failure(MCP_TIMEOUT, operation=f"the prompt {prompt}", seconds=seconds)
+        host.tell(inert(failure.diagnostic.render()), error=True)
+        return
     except Exception as exc:
-        host.tell(f"prompt {prompt} of MCP server {conn.server.name}: {exc}", error=True)
+        host.tell(inert(f"prompt {prompt} of MCP server {alias}: {exc}"), error=True)
         return
     text = "\n\n".join(joined([m.content])[0] for m in got.messages)
     host.runtime.submit(ops.Prompt(text))
@@ -77,6 +95,8 @@ class Commands(Sequence[Command]):
         self.main = Command("mcp", "MCP servers, their state and prompts", self._list)
 
     def _all(self) -> list[Command]:
+        from smith.text import inert
+
         out = [self.main]
         for manager in self.managers:
             for alias, conn in list(manager.connections.items()):
@@ -84,25 +104,33 @@ class Commands(Sequence[Command]):
                     key = (id(manager), alias, prompt.name)
                     if key not in self.made:
                         names = [a.name for a in prompt.arguments or []]
-                        usage = " ".join(f"[{n}]" for n in names)
+                        required = [a.name for a in prompt.arguments or [] if a.required]
+                        usage = inert(" ".join(f"[{n}]" for n in names))
                         about = prompt.description or f"the prompt {prompt.name} of {alias}"
 
                         async def run(host: CommandHost, text: str, manager: Manager = manager,
                                       conn: Connection = conn, name: str = prompt.name,
-                                      names: list[str] = names) -> None:  # fmt: skip
-                            await _send(host, manager, conn, name, _arguments(names, text))
+                                      names: list[str] = names,
+                                      required: list[str] = required) -> None:  # fmt: skip
+                            arguments = _arguments(names, text)
+                            await _send(host, manager, conn, name, arguments, required)
 
                         name = command_name(alias, prompt.name)
-                        self.made[key] = Command(name, f"{about} (MCP {alias})", run, usage)
+                        about = inert(" ".join(f"{about} (MCP {alias})".split()))
+                        self.made[key] = Command(name, about, run, usage)
                     out.append(self.made[key])
         return out
 
     async def _list(self, host: CommandHost, text: str) -> None:
+        from smith.text import inert
+
         lines = []
         for manager in self.managers:
             for alias, conn in manager.connections.items():
                 tools = len(conn.listing.tools)
-                lines.append(f"{alias}  {conn.server.transport}  {conn.state}  {tools} tools")
+                lines.append(
+                    inert(f"{alias}  {conn.server.transport}  {conn.state}  {tools} tools")
+                )
         lines += [f"    /{c.name} {c.usage}".rstrip() for c in self._all()[1:]]
         host.show("MCP servers", lines or ["no MCP server is configured (docs/mcp.md)"])
 
