@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import os
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source
+
+from . import _proc
+from ._wire import WRITTEN, Sent, Watched, with_client
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -59,8 +60,6 @@ MCP_LOST = DiagnosticKind(
     fix="check what the call did, then ask again if it is still needed",
 )
 
-_WRITTEN: contextvars.ContextVar[_Sent | None] = contextvars.ContextVar("mcp_written", default=None)
-
 
 def _oauth() -> Any:
     import importlib
@@ -84,15 +83,6 @@ def oauth_said(exc: BaseException) -> SmithError | None:
     find = getattr(_oauth(), "login_error", None)
     found = find(exc) if callable(find) else None
     return found if isinstance(found, SmithError) else None
-
-
-class _Sent:
-    """Whether the operation of this task wrote a request to the transport."""
-
-    __slots__ = ("written",)
-
-    def __init__(self) -> None:
-        self.written = False
 
 
 class Hub:
@@ -127,13 +117,15 @@ class Hub:
 
         async def closing() -> None:
             await asyncio.wait(
-                [asyncio.ensure_future(c.close()) for c in connections]
+                [asyncio.ensure_future(c.close(grace=timeout)) for c in connections]
                 or [asyncio.ensure_future(asyncio.sleep(0))],
-                timeout=timeout,
+                timeout=timeout + 1,
             )
 
         with contextlib.suppress(Exception):  # best effort, bounded
-            self.submit(closing()).result(timeout + 1)
+            self.submit(closing()).result(timeout + 2)
+        for conn in connections:  # a server that outlived its grace dies with its group
+            conn.kill()
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(2)
 
@@ -166,8 +158,10 @@ class Connection:
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock: asyncio.Lock | None = None
-        self.errlog: Any = None
+        self.spawn: _proc.Spawn | None = None  # the stdio server's process
         self.restarts = 0
+        self._relisting: asyncio.Task[None] | None = None
+        self._relist_wanted = False
         self.on_ready: Callable[[Connection], None] | None = None
         self.readable: tuple[str, ...] = ()  # read-only in the sandbox (a skill's folder)
 
@@ -224,23 +218,41 @@ class Connection:
         self._task = None
         self.client = None
 
-    async def close(self) -> None:
+    async def close(self, grace: float = 5.0) -> None:
+        """Stop the server: the SDK's shutdown (stdin closed, then SIGTERM) within
+        `grace` seconds, then its process group killed."""
+        self.state = "closed"
+        if self._wake is not None:
+            self._wake.set()
+        task = self._task
+        if task is not None and not task.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), grace)
+        self.kill()
         await self._drop()
         self.state = "closed"
-        if self.errlog is not None:
-            self.errlog.close()
-            self.errlog = None
+
+    def kill(self) -> None:
+        """What is left of a stdio server's process group killed (no wait)."""
+        if self.spawn is not None:
+            self.spawn.kill()
 
     async def _hold(self, started: asyncio.Future[None], wake: asyncio.Event) -> None:
         from contextlib import AsyncExitStack
 
         from mcp import Client
 
+        token = None
         try:
             transport = self._transport(wake)
+            if self.spawn is not None:
+                token = _proc.spawning(self.spawn)
             async with AsyncExitStack() as stack:
-                client = Client(transport, cache=None)
+                client = Client(transport, cache=None, message_handler=self._message)
                 await stack.enter_async_context(client)
+                if token is not None:
+                    _proc.reset(token)
+                    token = None
                 self.listing = await _list(client)
                 self.client = client
                 started.set_result(None)
@@ -253,6 +265,10 @@ class Connection:
             if not started.done():
                 started.set_exception(self._why(exc))
         finally:
+            if token is not None:
+                _proc.reset(token)
+            if self.spawn is not None:
+                self.spawn.close_fds()
             self.client = None
             if self.state == "ready":
                 self.state = "lost"
@@ -262,6 +278,26 @@ class Connection:
                         MCP_CONNECT_FAILED, reason="it ended at once", remedy=self._remedy()
                     )
                 )
+
+    async def _message(self, message: Any) -> None:
+        """A server's notification: its tools changed (tools/list_changed), so they are
+        listed again (once at a time; a change during a listing lists once more)."""
+        if getattr(message, "method", None) != "notifications/tools/list_changed":
+            return
+        self._relist_wanted = True
+        if self._relisting is None or self._relisting.done():
+            self._relisting = asyncio.ensure_future(self._relist())
+
+    async def _relist(self) -> None:
+        while self._relist_wanted and self.state == "ready" and self.client is not None:
+            self._relist_wanted = False
+            try:
+                tools = await asyncio.wait_for(_tools(self.client), self.server.timeout)
+            except Exception:
+                return
+            self.listing.tools = tools
+            if self.on_ready is not None:
+                self.on_ready(self)
 
     def _why(self, exc: BaseException) -> SmithError:
         if isinstance(exc, SmithError):
@@ -290,16 +326,7 @@ class Connection:
         return f"check that {self.server.url} is up and speaks MCP's Streamable HTTP"
 
     def _stderr_tail(self) -> str:
-        log = self.errlog
-        if log is None:
-            return ""
-        try:
-            log.flush()
-            log.seek(0)
-            lines = [line.strip() for line in log.read()[-4000:].splitlines() if line.strip()]
-        except (OSError, ValueError):
-            return ""
-        return lines[-1][:300] if lines else ""
+        return self.spawn.said() if self.spawn is not None else ""
 
     def _transport(self, wake: asyncio.Event) -> Any:
         s = self.server
@@ -307,11 +334,19 @@ class Connection:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
-            if self.errlog is None:
-                self.errlog = tempfile.TemporaryFile("w+", prefix="smith-mcp-")  # noqa: SIM115
-            argv, env, cwd = self._command()
+            if not _proc.install():
+                raise self.failure(
+                    MCP_CONNECT_FAILED,
+                    reason="this mcp SDK's stdio client starts its processes in a way smith "
+                    "does not know (it cannot confine them)",
+                    remedy="install the mcp version smith names (pip install 'mcp>=2.3,<3')",
+                )
+            if self.spawn is not None:
+                self.spawn.kill()  # a previous start's leftovers
+            argv, env, cwd, fds = self._command()
+            self.spawn = _proc.Spawn(fds)
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
-            return _Watched(stdio_client(params, errlog=self.errlog), wake)
+            return Watched(stdio_client(params), wake)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -345,11 +380,12 @@ class Connection:
             timeout=httpx2.Timeout(30.0, read=300.0),
         )
         assert s.url is not None
-        return _Watched(_with_client(http, streamable_http_client(s.url, http_client=http)), wake)
+        return Watched(with_client(http, streamable_http_client(s.url, http_client=http)), wake)
 
-    def _command(self) -> tuple[list[str], dict[str, str], str]:
-        """The server's command line (under bubblewrap unless sandbox=false), its
-        environment and working directory."""
+    def _command(self) -> tuple[list[str], dict[str, str], str, tuple[int, ...]]:
+        """The server's command line (under bubblewrap, with the socket filter the bash
+        tool's commands get, unless sandbox=false), its environment, working directory
+        and the descriptors it alone inherits (the filter's)."""
         s = self.server
         assert s.command is not None
         ctx = self.context
@@ -359,11 +395,11 @@ class Connection:
         command = shutil.which(s.command, path=env.get("PATH")) or s.command
         argv = [command, *s.args]
         if not s.sandbox or ctx is None:
-            return argv, env, cwd
+            return argv, env, cwd, ()
         sandbox = ctx.sandbox
         mode = sandbox.effective
         if mode == "off":
-            return argv, env, cwd
+            return argv, env, cwd, ()
         if mode == "refused":
             problem = sandbox.problem()
             raise self.failure(
@@ -371,9 +407,17 @@ class Connection:
                 reason=f"the sandbox cannot run here ({problem[0] if problem else '?'})",
                 remedy="install bubblewrap, or give this server sandbox=false",
             )
-        wrapped = sandbox.wrap(argv, roots=list(ctx.roots), cwd=cwd, protected=ctx.protected)
-        binds = _readable(wrapped, argv, sandbox.hidden, self.readable)
-        return binds, sandbox.environment(env), cwd
+        try:
+            confined = sandbox.confinement(roots=list(ctx.roots), cwd=cwd, protected=ctx.protected)
+        except Exception as exc:  # the socket filter cannot be had (FilterUnavailable)
+            cause = getattr(exc, "cause", None) or str(exc)
+            remedy = getattr(exc, "remedy", None) or "give this server sandbox=false"
+            raise self.failure(
+                MCP_CONNECT_FAILED, reason=f"the sandbox cannot run here ({cause})", remedy=remedy
+            ) from None
+        wrapped = confined.argv(argv)
+        binds = _proc.readable(wrapped, argv, sandbox.hidden, self.readable)
+        return binds, sandbox.environment(env), cwd, confined.fds
 
     # -- operations ---------------------------------------------------------------------
 
@@ -397,10 +441,10 @@ class Connection:
                     self.restarts += 1
                 await self.connect()
                 restarted = True
-            client = self.client
+            client, wake = self.client, self._wake
             assert client is not None
-            sent = _Sent()
-            token = _WRITTEN.set(sent)
+            sent = Sent()
+            token = WRITTEN.set(sent)
             try:
                 return await run(client)
             except MCPError as exc:
@@ -408,7 +452,10 @@ class Connection:
                     raise self.failure(
                         MCP_TIMEOUT, operation=what, seconds=f"{self.server.timeout:g}"
                     ) from None
-                if exc.code != CONNECTION_CLOSED:
+                # The connection is lost when its transport ended (its stream closed,
+                # the process exited), whatever the code: a server may answer -32000
+                # (CONNECTION_CLOSED's number) itself, and that answer is its error.
+                if exc.code != CONNECTION_CLOSED or wake is None or not wake.is_set():
                     raise
                 self.state = "lost"
                 if self._wake is not None:
@@ -427,7 +474,7 @@ class Connection:
                         MCP_CONNECT_FAILED, reason="it ended again at once", remedy=self._remedy()
                     ) from None
             finally:
-                _WRITTEN.reset(token)
+                WRITTEN.reset(token)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         return await self.operation(
@@ -457,14 +504,8 @@ async def _list(client: Client) -> Listing:
     """What the server offers: tools, resources (and templates), prompts (each page)."""
     caps = client.server_capabilities
     out = Listing()
-    cursor: str | None = None
     if caps.tools is not None:
-        for _ in range(100):
-            page = await client.list_tools(cursor=cursor)
-            out.tools += page.tools
-            cursor = page.next_cursor
-            if not cursor:
-                break
+        out.tools = await _tools(client)
     if caps.resources is not None:
         out.has_resources = True
         try:
@@ -478,125 +519,14 @@ async def _list(client: Client) -> Listing:
     return out
 
 
-def _readable(
-    wrapped: list[str], argv: list[str], hidden: tuple[str, ...], shown: tuple[str, ...] = ()
-) -> list[str]:
-    """`wrapped` (a bwrap command line) with the files the server's own command line
-    names mounted read-only, where the sandbox's private /tmp would hide them; never
-    one of smith's own directories (sessions, credentials, configuration), but for the
-    folders `shown` names (a skill's, within one), mounted read-only."""
-    own = [os.path.realpath(p) for p in hidden]
-
-    def under(path: str, directory: str) -> bool:
-        return path == directory or path.startswith(directory.rstrip("/") + "/")
-
-    binds: list[str] = []
-    for word in argv:
-        if not os.path.isabs(word) or not os.path.exists(word):
-            continue
-        real = os.path.realpath(word)
-        place = real if os.path.isdir(real) else os.path.dirname(real)
-        if not under(place, "/tmp") or any(under(place, o) or under(o, place) for o in own):
-            continue
-        binds += ["--ro-bind", place, place]
-    for folder in shown:
-        real = os.path.realpath(folder)
-        if os.path.isdir(real) and not any(under(o, real) for o in own):
-            binds += ["--ro-bind", real, real]
-    if not binds:
-        return wrapped
-    at = wrapped.index("--chdir")
-    return [*wrapped[:at], *binds, *wrapped[at:]]
-
-
-class _with_client:
-    """The HTTP transport, closing the httpx2 client it was given after it."""
-
-    def __init__(self, http: Any, inner: Any) -> None:
-        self.http, self.inner = http, inner
-
-    async def __aenter__(self) -> Any:
-        await self.http.__aenter__()
-        try:
-            return await self.inner.__aenter__()
-        except BaseException:
-            await self.http.__aexit__(None, None, None)
-            raise
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        try:
-            return await self.inner.__aexit__(*exc)
-        finally:
-            await self.http.__aexit__(None, None, None)
-
-
-class _Watched:
-    """A transport whose end wakes the connection's holder (the server is gone), and
-    whose writes mark the operation that made them (it may have reached the server)."""
-
-    def __init__(self, inner: Any, wake: asyncio.Event) -> None:
-        self.inner, self.wake = inner, wake
-
-    async def __aenter__(self) -> tuple[Any, Any]:
-        read, write = await self.inner.__aenter__()
-        return _Reader(read, self.wake), _Writer(write)
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self.inner.__aexit__(*exc)
-
-
-class _Reader:
-    def __init__(self, inner: Any, wake: asyncio.Event) -> None:
-        self.inner, self.wake = inner, wake
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self.inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        try:
-            return await self.inner.receive()
-        except Exception:  # its end (a cancellation is no end)
-            self.wake.set()
-            raise
-
-    def __aiter__(self) -> _Reader:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.inner.__anext__()
-        except StopAsyncIteration:
-            self.wake.set()
-            raise
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    async def __aenter__(self) -> _Reader:
-        await self.inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self.inner.__aexit__(*exc)
-
-
-class _Writer:
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    async def send(self, item: Any) -> None:
-        sent = _WRITTEN.get()
-        if sent is not None:
-            sent.written = True
-        await self.inner.send(item)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    async def __aenter__(self) -> _Writer:
-        await self.inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self.inner.__aexit__(*exc)
+async def _tools(client: Client) -> list[Tool]:
+    """The server's tools, each page (100 at most)."""
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(100):
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
