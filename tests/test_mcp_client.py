@@ -317,7 +317,8 @@ def test_stdio_server_through_eval_never_delays_the_start(
     marks.mkdir()
     env = f'env {{ SLOW_START "3"; MARKS "{marks}"; }}'
     block = f'    server "files" command="{PY}" args="{script}" {{ {env}; }}\n'
-    senv.write_user_config("mcp {\n" + block + "}\n")
+    # As in the app: eval's first prompt waits for a connecting server unless first-wait 0.
+    senv.write_user_config("plugins.mcp.first-wait 0\nmcp {\n" + block + "}\n")
     probe = f"test -e {marks / 'listed'} && echo was-ready || echo not-yet"
     model, log = kit.script(
         senv.root,

@@ -292,3 +292,25 @@ def test_a_prompt_command_checks_its_arguments_and_times_out(senv: SmithEnv) -> 
         assert "did not answer the prompt stuck within 1 s" in host.told[-1], host.told
     finally:
         manager.close()
+
+
+def test_eval_waits_for_a_server_still_connecting_at_its_first_prompt(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    """One-shot eval offers a slow server's tools from its first request (the app's
+    start never waits: tests/test_mcp_client.py, with first-wait 0 as the app has it)."""
+    from tests import mcp_client_kit as kit
+
+    project = senv.make_project()
+    script = kit.write_server(senv.root / "srv")
+    marks = project / "marks"
+    marks.mkdir()
+    env = f'env {{ SLOW_START "2"; MARKS "{marks}"; }}'
+    block = f'    server "files" command="{sys.executable}" args="{script}" {{ {env}; }}\n'
+    senv.write_user_config("mcp {\n" + block + "}\n")
+    call = {"name": "mcp_files__echo", "arguments": {"text": "hi"}, "id": "call_echo"}
+    model, log = kit.script(senv.root, [{"tool_calls": [call]}, {"text": "done", "stop": "end"}])
+    r = smith_process("eval", "--json", "--model", model, "go", cwd=project)
+    assert r.code == 0, r.err
+    assert "mcp_files__echo" in kit.tool_names(kit.requests(log)[0])
+    assert kit.tool_end(kit.events(r.out), "call_echo")["result"]["text"] == "echo:hi"

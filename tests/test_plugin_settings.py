@@ -117,12 +117,13 @@ def test_a_caller_plugin_cannot_take_a_built_in_name(senv: SmithEnv) -> None:
 def test_built_in_plugins_declare_options_only_for_the_agent_library() -> None:
     """The built-ins' settings are smith's own keys (queue.steer, tui.keys.*), save the
     agent library's, whose options are their own (plugins.skills.other-agents,
-    plugins.agents.max-depth: docs/skills.md, docs/agents.md): a block under plugins.NAME
-    for any other built-in is an unknown key, said as such."""
+    plugins.agents.max-depth, plugins.mcp.first-wait: docs/skills.md, docs/agents.md,
+    docs/mcp.md): a block under plugins.NAME for any other built-in is an unknown key."""
     with_options = {item.name: item.settings for item in resolve_plugins() if item.settings}
     assert with_options == {
         "skills": {"other-agents": True, "index-max-bytes": 8192, "max-bytes": 65536},
         "agents": with_options.get("agents"),
+        "mcp": {"first-wait": 20},
     }
     assert set(with_options["agents"] or {}) >= {"max-depth", "max-turns"}
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from smith.config import Number, Option
 from smith.sdk import Plugin
 
 from ._commands import Commands
@@ -154,6 +155,7 @@ async def _stop() -> None:
     import asyncio
 
     manager = _RUNNING.pop(0)
+    _WAITED.discard(id(manager))
     await asyncio.to_thread(manager.close)
 
 
@@ -175,6 +177,55 @@ def _notices(event: dict[str, Any], view: RuntimeView) -> Any:
     return out or None
 
 
+# Where a first prompt waits for the servers still connecting: where nobody watches the
+# tools arrive (one-shot `smith eval`, an RPC client's first prompt). The app never waits.
+WAITING_SURFACES = ("eval", "rpc")
+OPTIONS = (
+    Option(
+        "first-wait",
+        Number(0, 20),
+        20,
+        doc="Seconds at most the first prompt of `smith eval` or of an RPC session waits "
+        "for MCP servers still connecting (each one's startup-timeout if shorter), so their "
+        "tools are offered from the first request; 0: never wait. The app never waits.",
+    ),
+)
+_WAITED: set[int] = set()  # the managers whose first prompt waited (by id)
+
+
+def _connecting(view: RuntimeView) -> list[tuple[Manager, Any]]:
+    return [
+        (manager, conn)
+        for manager in _RUNNING
+        if manager.session in ("", view.session_id) and id(manager) not in _WAITED
+        for conn in list(manager.connections.values())
+        if conn.state in ("idle", "connecting")
+    ]
+
+
+async def _first_prompt(event: dict[str, Any], view: RuntimeView) -> Any:
+    """agent_start: a runtime's first prompt in eval or RPC waits for the servers still
+    connecting (bounded), so their tools are offered from its first request; then what
+    went wrong and the servers' state, as at a turn."""
+    import asyncio
+    import time
+
+    waiting = _connecting(view) if view.surface in WAITING_SURFACES else []
+    if waiting:
+        first = view.settings.get("first-wait", 20)
+        limit = float(first) if isinstance(first, int | float) else 20.0
+        bound = min(limit, max(conn.server.startup_timeout for _, conn in waiting))
+        until = time.monotonic() + bound
+        while time.monotonic() < until and any(
+            conn.state in ("idle", "connecting") for _, conn in waiting
+        ):
+            await asyncio.sleep(0.05)
+    for manager in _RUNNING:
+        if manager.session in ("", view.session_id):
+            _WAITED.add(id(manager))
+    return _notices(event, view)
+
+
 def _input(event: dict[str, Any], view: RuntimeView) -> Any:
     """`@alias:uri` mentions: the resources they name attached (_mention)."""
     from ._mention import attach
@@ -187,6 +238,8 @@ def _wants(kind: str, view: RuntimeView) -> bool:
     servers a message may mention (a lookup): otherwise no handler thread is started."""
     if kind == "input":
         return any(m.session in ("", view.session_id) for m in _RUNNING)
+    if kind == "agent_start" and view.surface in WAITING_SURFACES and _connecting(view):
+        return True
     return any(
         m.session in ("", view.session_id) and (m.notices or m.status() != m.shown_status)
         for m in _RUNNING
@@ -208,10 +261,16 @@ PLUGIN = Plugin(
     "mcp",
     start=_start,
     stop=_stop,
-    handlers={"turn_start": _notices, "agent_end": _notices, "input": _input},
+    handlers={
+        "agent_start": _first_prompt,
+        "turn_start": _notices,
+        "agent_end": _notices,
+        "input": _input,
+    },
     wants=_wants,
     # A mention's resource is read before the message is sent (_mention: 20 s at most).
     handler_deadline=25.0,
     commands=Commands(_RUNNING),
     mentions=_mentions,
+    options=OPTIONS,
 )

@@ -586,7 +586,8 @@ class Runtime:
                     self.tool_names, self.turn, settings, self.session.id,
                     HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
                     previewer(self), self.plugin_state, self.lifecycle.tool_sets,
-                    self.parts.plugins.config, self.context, mode(self))  # fmt: skip
+                    self.parts.plugins.config, self.context, mode(self),
+                    self.surface)  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

@@ -106,6 +106,7 @@ class View:
     config: Config | None = field(default=None, repr=False, compare=False)
     context: ToolContext | None = field(default=None, repr=False, compare=False)
     mode: str = "normal"  # the runtime's mode (smith.runtime._mode): normal or plan
+    surface: str = "library"  # where the runtime runs: tui, eval, rpc, mcp, library...
 
     async def ask(self, question: Asked) -> Reply:
         return await self.asker(question)

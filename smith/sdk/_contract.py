@@ -152,6 +152,13 @@ class RuntimeView(Protocol):
         """The session the runtime records in (what lasts "for this session")."""
         ...
 
+    @property
+    def surface(self) -> str:
+        """Where the runtime runs: "tui" (the app), "eval" (one-shot), "rpc", "mcp",
+        "tools", "replay" or "library": a plugin that would wait for something before a
+        prompt does so only where nobody watches it arrive (the mcp plugin, in eval)."""
+        ...
+
     # Ask the user (the plugin is named as the asker); the answer or a refusal. The
     # handler's deadline is paused while it waits.
     async def ask(self, question: Asked) -> Reply: ...
