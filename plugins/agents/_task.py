@@ -84,6 +84,7 @@ def task_tool(found: Found, *, max_depth: int, max_turns: int) -> ToolSpec:
         timeout=TIMEOUT,
         touches=lambda arguments: [],  # none itself: task calls run concurrently
         presentation=Presentation("description"),
+        own_thread=True,  # it waits for its child's calls: it must hold no pool worker
     )
 
 

@@ -183,6 +183,10 @@ class ToolSpec:
     tool reaches files only through the context's path checks (`ToolContext.path`), so
     it can be pointed at a scratch copy of the project; a shell cannot be (replay re-runs
     it only in the sandbox). `presentation` is how frontends show its calls and results.
+    `own_thread`: each call runs in a thread of its own, not the runtime's shared worker
+    pool: a call that waits for other calls to run (a sub-agent's task, whose child's
+    calls need workers) would otherwise hold a worker they wait for, and enough of them
+    at once would take every worker and wait forever.
     """
 
     __slots__ = (
@@ -194,6 +198,7 @@ class ToolSpec:
         "mutating",
         "name",
         "ordered",
+        "own_thread",
         "parameters",
         "presentation",
         "preview",
@@ -225,6 +230,7 @@ class ToolSpec:
         timeout_argument: str | None = None,
         command_argument: str | None = None,
         preview: Callable[[ToolContext, dict[str, object]], str] | None = None,
+        own_thread: bool = False,
     ) -> None:
         if effect not in EFFECTS:
             raise ValueError(f"a tool's effect is one of {', '.join(EFFECTS)}, not {effect!r}")
@@ -253,6 +259,7 @@ class ToolSpec:
         self.timeout_argument = timeout_argument
         self.command_argument = command_argument
         self.preview = preview
+        self.own_thread = own_thread
 
     @property
     def facts(self) -> ToolFacts:

@@ -178,8 +178,15 @@ class ToolRunner:
         # In the caller's context (its submission, smith.runtime._events): the records
         # the call appends announce themselves as the caller's.
         context = contextvars.copy_context()
-        future = asyncio.get_running_loop().run_in_executor(
-            None, lambda: context.run(self.attempt, spec, args, ctx, cause=cause)
+
+        def work() -> Ran:
+            return context.run(self.attempt, spec, args, ctx, cause=cause)
+
+        # A call that waits for other calls (ToolSpec.own_thread) holds no pool worker.
+        future = (
+            _in_own_thread(work, spec.name)
+            if spec.own_thread
+            else asyncio.get_running_loop().run_in_executor(None, work)
         )
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout)
@@ -288,6 +295,25 @@ class ToolRunner:
             if self.warn is not None:
                 self.warn(warning)
         return snap.tree or None
+
+
+def _in_own_thread(work: Callable[[], Ran], name: str) -> asyncio.Future[Ran]:
+    """`work` run in a new thread (ToolSpec.own_thread), as the loop's future."""
+    import asyncio
+    import concurrent.futures
+
+    done: concurrent.futures.Future[Ran] = concurrent.futures.Future()
+
+    def target() -> None:
+        if not done.set_running_or_notify_cancel():
+            return
+        try:
+            done.set_result(work())
+        except BaseException as exc:  # raised again where the call is awaited
+            done.set_exception(exc)
+
+    threading.Thread(target=target, daemon=True, name=f"smith-tool-{name}").start()
+    return asyncio.wrap_future(done)
 
 
 def truncate(text: str, limit: int) -> str:
