@@ -4,7 +4,9 @@
 
     never        nothing asks; what the sandbox refuses fails
     on-failure   a command the sandbox stopped may be run again outside it once the user
-                 approves (the bash tool asks: smith.effects.tools.bash)
+                 approves (the bash tool asks: smith.effects.tools.bash); a call of a
+                 tool that acts outside the sandbox (ToolFacts.outside: an MCP server
+                 over HTTP or with sandbox=false) and is not read-only asks first, here
     on-request   the model may ask to run a command outside the sandbox, with a reason
                  (bash's `unsandboxed` and `reason`); the user approves or not
     untrusted    every call of a tool that is not read-only asks first, here: approve
@@ -211,7 +213,7 @@ def decide(settings: Mapping[str, object], approved: Sequence[str], name: str,
     if why is not None:
         return _deny(why)
     tool = _of(name, facts)
-    if settings.get("approval") != "untrusted" or tool.read_only:
+    if tool.read_only or not _asks_for(settings.get("approval"), tool):
         return None
     approved = [*_rules(settings.get("approval.allow")), *approved]
     if first_match(approved, name, arguments, deny=False, facts=facts) is not None:
@@ -223,8 +225,17 @@ def decide(settings: Mapping[str, object], approved: Sequence[str], name: str,
                     ("always", f"Approve commands starting `{first}` always "
                                "(kept in approval.allow)")]  # fmt: skip
     choices.append(("deny", "Deny, and say why (optional)"))
-    return Question(f"smith wants to {_described(tool, arguments)}", choices, reasons=("deny",),
-                    detail=shown())  # fmt: skip
+    where = " (outside the sandbox)" if tool.outside else ""
+    return Question(f"smith wants to {_described(tool, arguments)}{where}", choices,
+                    reasons=("deny",), detail=shown())  # fmt: skip
+
+
+def _asks_for(policy: object, tool: ToolFacts) -> bool:
+    """Whether `policy` asks before a call of `tool` (not read-only): untrusted asks
+    before every one; on-failure and on-request before one that acts outside the sandbox
+    (ToolFacts.outside: an MCP server over HTTP or with sandbox=false), which no sandbox
+    failure would ever stop."""
+    return policy == "untrusted" or (policy in ("on-failure", "on-request") and tool.outside)
 
 
 def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = (), *,
@@ -352,6 +363,10 @@ def _approve(view: RuntimeView, rule: str) -> None:
 UNASKED = ("a {name} call was denied: approval is untrusted and nobody could approve it "
            "here. To let such calls run without asking, pass --approval never (or "
            "on-failure), or allow them with --approval-allow {name}")  # fmt: skip
+UNASKED_OUTSIDE = ("a {name} call was denied: it acts outside the sandbox, so approval "
+                   "{policy} asks first, and nobody could approve it here. To let such calls "
+                   "run without asking, allow them with --approval-allow {name} (or pass "
+                   "--approval never)")  # fmt: skip
 
 
 async def review(event: dict[str, Any], view: RuntimeView
@@ -369,7 +384,9 @@ async def review(event: dict[str, Any], view: RuntimeView
 
         if isinstance(outcome, DenyCall) and not reply.answered and not reply.interrupt:
             # Nobody could be asked: the user learns how to let such calls run, not the model.
-            return [outcome, Notify(UNASKED.format(name=name), "warning")]
+            policy = view.settings.get("approval")
+            told = UNASKED if policy == "untrusted" else UNASKED_OUTSIDE
+            return [outcome, Notify(told.format(name=name, policy=policy), "warning")]
         return outcome
     return verdict
 

@@ -314,3 +314,52 @@ def test_eval_waits_for_a_server_still_connecting_at_its_first_prompt(
     assert r.code == 0, r.err
     assert "mcp_files__echo" in kit.tool_names(kit.requests(log)[0])
     assert kit.tool_end(kit.events(r.out), "call_echo")["result"]["text"] == "echo:hi"
+
+
+def test_on_failure_asks_before_a_tool_that_acts_outside_the_sandbox() -> None:
+    from smith.effects import ToolFacts
+    from smith.plugins.approval import decide
+
+    def facts(name: str) -> ToolFacts:
+        effect = "reads" if name.endswith("look") else "unknown"
+        return ToolFacts(name, effect, mutating=effect != "reads", outside="web" in name)
+
+    on_failure = {"approval": "on-failure", "approval.allow": [], "approval.deny": []}
+    asked = decide(on_failure, [], "mcp_web__destroy", {"id": 1}, facts=facts)
+    assert asked is not None and "outside the sandbox" in getattr(asked, "text", str(asked))
+    assert decide(on_failure, [], "mcp_web__look", {}, facts=facts) is None  # read-only
+    assert decide(on_failure, [], "mcp_files__destroy", {}, facts=facts) is None  # sandboxed
+    assert decide(on_failure, ["mcp_web__destroy"], "mcp_web__destroy", {}, facts=facts) is None
+    never = {**on_failure, "approval": "never"}
+    assert decide(never, [], "mcp_web__destroy", {}, facts=facts) is None
+
+
+def test_mcp_tools_of_an_unsandboxed_server_say_so(senv: SmithEnv, tmp_path: Path) -> None:
+    import time
+
+    from smith.config import resolve
+    from smith.effects import ToolContext, ToolSpec
+    from smith.plugins.mcp._manager import Manager
+    from tests import mcp_client_kit as kit
+
+    project = senv.make_project()
+    script = kit.write_server(senv.root / "srv")
+    senv.write_user_config(
+        f'mcp {{\n    server "in" command="{sys.executable}" args="{script}"\n'
+        f'    server "out" command="{sys.executable}" args="{script}" sandbox=false\n}}\n'
+    )
+    config = resolve(env=senv.env, cwd=str(project))
+    published: list[list[ToolSpec]] = []
+    manager = Manager(config, ToolContext(root=str(project), cwd=str(project)), published.append)
+    manager.begin()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (
+            published and {t.name for t in published[-1]} >= {"mcp_in__echo", "mcp_out__echo"}
+        ):
+            time.sleep(0.05)
+        tools = {t.name: t.facts for t in published[-1]}
+        assert tools["mcp_out__remove_everything"].outside
+        assert not tools["mcp_in__remove_everything"].outside
+    finally:
+        manager.close()

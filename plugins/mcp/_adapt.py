@@ -184,6 +184,7 @@ def tool_spec(hub: Hub, conn: Connection, tool: Tool, name: str) -> ToolSpec:
         confined=False,
         touches=lambda _args: None,
         timeout=conn.server.timeout + 10,
+        outside=conn.server.url is not None or not conn.server.sandbox,  # approval asks
     )
     spec_holder.append(spec)
     return spec

@@ -136,13 +136,18 @@ class ToolFacts:
     secrets restored; `command`, the argument holding the shell command a call runs
     (approval reads it); `timeout`, the argument holding a call's own time limit in
     seconds (the runtime waits that long and a grace); `previews`, whether the change a
-    call would make can be shown before it is made (RuntimeView.preview)."""
+    call would make can be shown before it is made (RuntimeView.preview); `outside`,
+    whether its calls act where smith's sandbox does not reach (a remote service, a
+    process smith does not confine: an MCP server over HTTP or with sandbox=false), so
+    approval asks before one that is not read-only under on-failure too."""
 
-    __slots__ = ("command", "effect", "mutating", "name", "previews", "secrets", "timeout")
+    __slots__ = ("command", "effect", "mutating", "name", "outside", "previews", "secrets",
+                 "timeout")  # fmt: skip
 
     def __init__(self, name: str, effect: ToolEffect, *, mutating: bool, secrets: bool = False,
                  command: str | None = None, timeout: str | None = None,
-                 previews: bool = False) -> None:  # fmt: skip
+                 previews: bool = False, outside: bool = False) -> None:  # fmt: skip
+        self.outside = outside
         self.name = name
         self.effect: ToolEffect = effect
         self.mutating = mutating
@@ -187,6 +192,7 @@ class ToolSpec:
     pool: a call that waits for other calls to run (a sub-agent's task, whose child's
     calls need workers) would otherwise hold a worker they wait for, and enough of them
     at once would take every worker and wait forever.
+    `outside`: its calls act where the sandbox does not reach (ToolFacts.outside).
     """
 
     __slots__ = (
@@ -198,6 +204,7 @@ class ToolSpec:
         "mutating",
         "name",
         "ordered",
+        "outside",
         "own_thread",
         "parameters",
         "presentation",
@@ -230,6 +237,7 @@ class ToolSpec:
         timeout_argument: str | None = None,
         command_argument: str | None = None,
         preview: Callable[[ToolContext, dict[str, object]], str] | None = None,
+        outside: bool = False,
         own_thread: bool = False,
     ) -> None:
         if effect not in EFFECTS:
@@ -260,13 +268,14 @@ class ToolSpec:
         self.command_argument = command_argument
         self.preview = preview
         self.own_thread = own_thread
+        self.outside = outside  # its calls act outside the sandbox (ToolFacts.outside)
 
     @property
     def facts(self) -> ToolFacts:
         """What this tool declares about its calls (ToolFacts)."""
         return ToolFacts(self.name, self.effect, mutating=self.mutating, secrets=self.secrets,
                          command=self.command_argument, timeout=self.timeout_argument,
-                         previews=self.preview is not None)  # fmt: skip
+                         previews=self.preview is not None, outside=self.outside)  # fmt: skip
 
     def for_limits(self, limits: Mapping[str, int]) -> ToolSpec:
         """This tool as `limits` (ToolContext.limits: tools.read.max-lines, ...) bound it:
