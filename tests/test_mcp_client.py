@@ -99,7 +99,7 @@ def test_allow_deny_effects_resources_and_collisions(
     script = kit.write_server(senv.root / "srv")
     kdl = (
         "mcp {\n"
-        + _server_block("a-b", script, '{ allow "echo" "remove*" "slow"; deny "slow"; }')
+        + _server_block("a-b", script, '{ allow "echo" "remove*" "slow" "read_*"; deny "slow"; }')
         + _server_block("a_b", script, 'deny="remove*"')
         + "}\n"
     )

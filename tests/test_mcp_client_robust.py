@@ -345,3 +345,189 @@ def test_a_server_that_ignores_sigterm_and_eof_dies_when_smith_closes_it(
     assert _wait(gone, 5)
     err = capfd.readouterr().err
     assert "Failed to parse JSONRPC" not in err and "Traceback" not in err
+
+
+# -- 6, 7: content joined in linear time, bounded; images checked -------------------------
+
+
+class _Counted(str):
+    """A text that counts how often its length is asked."""
+
+    asked = 0
+
+    def __len__(self) -> int:
+        _Counted.asked += 1
+        return str.__len__(self)
+
+
+class _Block:
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+class _Boom:
+    @property
+    def type(self) -> str:
+        raise AssertionError("a block past the bound was looked at")
+
+
+def test_content_is_joined_in_linear_time_and_not_read_past_the_bound() -> None:
+    from smith.plugins.mcp._adapt import joined
+
+    _Counted.asked = 0
+    blocks = [_Block(type="text", text=_Counted("x")) for _ in range(3000)]
+    text, image = joined(blocks)
+    assert text == "\n".join("x" * 3000) and image is None
+    assert _Counted.asked <= 2 * 3000  # each length asked a bounded number of times
+    many = [_Block(type="text", text="y" * 100) for _ in range(20)] + [_Boom()]
+    cut, _ = joined(many, limit=1000)
+    assert cut.endswith("\n[cut]") and len(cut) <= 1000 + len("\n[cut]")
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201a1e3c2d80000000049454e44ae426082"
+)
+
+
+def test_images_are_checked_as_attached_images_are() -> None:
+    import base64
+
+    from smith.plugins.mcp._adapt import joined
+
+    def image(data: bytes | str, mime: str) -> _Block:
+        text = data if isinstance(data, str) else base64.b64encode(data).decode()
+        return _Block(type="image", data=text, mime_type=mime)
+
+    html = image(b"<script>alert(1)</script>", "text/html")
+    disguised = image(PNG, "text/html")
+    garbage = image("!!!!", "image/png")
+    big = image(PNG + b"\0" * 4000, "image/png")
+    for block in (html, disguised, garbage, big):
+        text, got = joined([block], image_bytes=1000)
+        assert got is None and "left out" in text, text
+    text, got = joined([html, image(PNG, "image/png")], image_bytes=1000)
+    assert got == ("image/png", PNG) and "[image image/png]" in text
+
+
+# -- 8: bad tool definitions, too many tools -----------------------------------------------
+
+BAD_TOOLS = """
+TOOLS = [
+    {"name": "ok", "inputSchema": S},
+    {"name": "badschema",
+     "inputSchema": {"type": "object", "properties": {"a": {"type": "nonsense"}}}},
+    {"name": "noschema"},
+    {"name": 5, "inputSchema": S},
+] + [{"name": "big%d" % i, "description": "D" * 5000, "inputSchema": S} for i in range(100)]
+"""
+
+
+def test_bad_tools_are_left_out_one_by_one_and_the_definitions_bounded(
+    senv: SmithEnv, running: Start
+) -> None:
+    project = senv.make_project()
+    marks = senv.root / "srv"
+    script = _raw(marks, BAD_TOOLS)
+    r = running(senv, project, _unsandboxed("b", script, marks))
+    tools = r.tools()
+    assert "mcp_b__ok" in tools and "mcp_b__big0" in tools
+    assert "mcp_b__badschema" not in tools and "mcp_b__noschema" not in tools
+    assert "mcp_b__big99" not in tools  # past 256 KiB of definitions
+    said = [d.what for d in r.manager.notices if d.code == "mcp.tool-left-out"]
+    assert any("'badschema'" in w and "nonsense" in w for w in said), said
+    assert any("'noschema'" in w and "inputSchema" in w for w in said), said
+    assert any("'5'" in w for w in said) and any("256 KiB" in w for w in said), said
+    assert all("\n" not in w and "pydantic" not in w for w in said)
+
+
+# -- 10: stderr kept as a bounded tail -----------------------------------------------------
+
+LOUD = """
+for _ in range(2000):
+    sys.stderr.write("noise " * 100 + "\\n")
+sys.stderr.write("LAST-LINE-OF-IT\\n")
+sys.stderr.flush()
+sys.exit(1)
+"""
+
+
+def test_a_servers_stderr_is_kept_as_a_bounded_tail(senv: SmithEnv, running: Start) -> None:
+    from smith.plugins.mcp._proc import TAIL
+
+    project = senv.make_project()
+    marks = senv.root / "srv"
+    script = _raw(marks, LOUD)
+    r = running(senv, project, _unsandboxed("l", script, marks))
+    conn = r.manager.connections["l"]
+    assert _wait(lambda: conn.state == "failed", 20)
+    assert conn.spawn is not None and len(conn.spawn.tail) <= TAIL
+    assert conn.error is not None and "LAST-LINE-OF-IT" in conn.error.diagnostic.what
+
+
+# -- 12: the resource reader --------------------------------------------------------------
+
+NO_RESOURCES = """
+RESOURCES = []
+"""
+SOME_RESOURCES = """
+RESOURCES = [{"uri": "db://t", "name": "t"}]
+def on_read(m):
+    answer(m, {"contents": [{"uri": "db://t", "text": "T"}]})
+"""
+
+
+def test_the_resource_reader_is_offered_for_resources_and_as_filters_say(
+    senv: SmithEnv, running: Start
+) -> None:
+    project = senv.make_project()
+    marks = senv.root / "srv"
+    none, some = _raw(marks / "a", NO_RESOURCES), _raw(marks / "b", SOME_RESOURCES)
+    env = f'{{ env {{ MARKS "{marks}"; }}; }}'
+    kdl = (
+        "mcp {\n"
+        + _block("none", none, f"sandbox=false {env}")
+        + _block("some", some, f'sandbox=false deny="read_*" {env}')
+        + _block("all", some, f"sandbox=false {env}")
+        + "}\n"
+    )
+    r = running(senv, project, kdl)
+    tools = r.tools(count=3)
+    assert "mcp_none__ok" in tools and "mcp_none__read_resource" not in tools
+    assert "mcp_some__ok" in tools and "mcp_some__read_resource" not in tools
+    assert r.call(tools["mcp_all__read_resource"], {"uri": "db://t"}).text == "T"
+
+
+# -- 13: a name another plugin's tool has --------------------------------------------------
+
+
+def test_a_tool_whose_name_another_plugin_has_is_the_only_one_left_out(
+    senv: SmithEnv, tmp_path: Path
+) -> None:
+    from smith.config import resolve
+    from smith.effects import ToolResult
+    from smith.plugins.mcp._manager import Manager
+    from smith.runtime._toolsets import ToolSets
+
+    project = senv.make_project()
+    marks = senv.root / "srv"
+    script = _raw(marks, 'TOOLS = [{"name": n, "inputSchema": S} for n in ("ok", "two")]')
+    senv.write_user_config(_unsandboxed("c", script, marks))
+    sets = ToolSets(builtin=["read"])
+    taken = ToolSpec("mcp_c__ok", "another plugin's", {"type": "object"},
+                     lambda _ctx, _args: ToolResult("x"))  # fmt: skip
+    sets.set("other", [taken])
+    config = resolve(env=senv.env, cwd=str(project))
+    ctx = ToolContext(root=str(project), cwd=str(project))
+    manager = Manager(config, ctx, lambda tools: sets.set("mcp", tools))
+    manager.begin()
+    try:
+        assert _wait(lambda: bool(sets.of("mcp")), 20), list(manager.notices)
+        assert [t.name for t in sets.of("mcp")] == ["mcp_c__two"]
+        said = [d.what for d in manager.notices if d.code == "mcp.name-collision"]
+        assert said == [
+            "MCP tool 'ok' of server 'c' is not offered: its name mcp_c__ok is taken by a "
+            "tool of the other plugin"
+        ], said
+    finally:
+        manager.close()

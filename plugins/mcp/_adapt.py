@@ -8,9 +8,7 @@ cancelled, and the SDK sends `notifications/cancelled` for it.
 
 from __future__ import annotations
 
-import base64
 import concurrent.futures
-import contextlib
 import fnmatch
 import hashlib
 import json
@@ -113,29 +111,57 @@ def _wait(hub: Hub, coro: Coroutine[Any, Any, Any], ctx: ToolContext, unsure: st
             ) from None
 
 
-def joined(content: list[Any], limit: int = MAX_TEXT) -> tuple[str, tuple[str, bytes] | None]:
-    """The text of a result's content blocks, joined (bounded), and its first image."""
+def joined(
+    content: list[Any], limit: int = MAX_TEXT, image_bytes: int = MAX_IMAGE
+) -> tuple[str, tuple[str, bytes] | None]:
+    """The text of a result's content blocks, joined and cut at `limit` characters (what
+    follows is not looked at: linear however many blocks there are), and its first image
+    that is one (checked as an attached image is: PNG, JPEG, GIF or WebP by its bytes, as
+    declared, at most `image_bytes`); an image that is not is said in a note."""
     parts: list[str] = []
+    size = 0
     image: tuple[str, bytes] | None = None
     for block in content:
         kind = getattr(block, "type", "")
         if kind == "text":
-            parts.append(block.text)
+            part = str(block.text)
         elif kind == "image":
-            if image is None and len(block.data) <= MAX_IMAGE * 4 // 3:
-                with contextlib.suppress(ValueError):
-                    image = (block.mime_type, base64.b64decode(block.data))
-            parts.append(f"[image {block.mime_type}]")
+            part, found = _image(block, image_bytes)
+            if image is None and found is not None:
+                image = found
         elif kind == "resource":
-            parts.append(resource_text(block.resource))
+            part = resource_text(block.resource)
         elif kind == "resource_link":
-            parts.append(f"[resource {block.uri}]")
+            part = f"[resource {block.uri}]"
         else:
-            parts.append(f"[{kind or 'content'}]")
-        if sum(len(p) for p in parts) > limit:
+            part = f"[{kind or 'content'}]"
+        parts.append(part[: limit - size + 1])
+        size += len(part) + 1
+        if size > limit:
             break
     text = "\n".join(parts)
-    return (text[:limit] + "\n[cut]" if len(text) > limit else text), image
+    return (text[:limit] + "\n[cut]" if size - 1 > limit else text), image
+
+
+def _image(block: Any, bound: int) -> tuple[str, tuple[str, bytes] | None]:
+    """An image block: its note and (media type, bytes), or why it is not passed on."""
+    from smith.runtime import Image
+
+    mime = inert_line(str(getattr(block, "mime_type", "") or "?"))[:60]
+    try:
+        checked = Image.from_base64(
+            str(block.data), name="from the server", media_type=mime, max_bytes=bound
+        )
+    except SmithError as exc:
+        return f"[image {mime} left out: {exc.diagnostic.what}]", None
+    return f"[image {checked.media_type}]", (checked.media_type, checked.data)
+
+
+def inert_line(text: str) -> str:
+    """`text` on one line, its control characters made visible."""
+    from smith.text import inert
+
+    return inert(" ".join(text.split()))
 
 
 def resource_text(contents: Any) -> str:
@@ -156,7 +182,7 @@ def tool_spec(hub: Hub, conn: Connection, tool: Tool, name: str) -> ToolSpec:
         spec = spec_holder[0]
         unsure = "unknown" if spec.mutating else "not-applied"
         result = _wait(hub, conn.call_tool(tool.name, dict(args)), ctx, unsure)
-        text, image = joined(list(result.content or []))
+        text, image = joined(list(result.content or []), image_bytes=conn.image_bytes)
         if not text and result.structured_content is not None:
             text = json.dumps(result.structured_content, ensure_ascii=False)[:MAX_TEXT]
         details: dict[str, object] = {"server": server, "tool": tool.name}

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from smith.diagnostics import DiagnosticKind, SmithError, Source
 
-from . import _proc
+from . import _proc, _vet
 from ._wire import WRITTEN, Sent, Watched, with_client
 
 if TYPE_CHECKING:
@@ -137,6 +137,7 @@ class Listing:
     templates: int = 0
     prompts: list[Prompt] = field(default_factory=list)
     has_resources: bool = False
+    problems: list[str] = field(default_factory=list)  # tools left out, and why
 
 
 class Lost(Exception):
@@ -160,6 +161,7 @@ class Connection:
         self._lock: asyncio.Lock | None = None
         self.spawn: _proc.Spawn | None = None  # the stdio server's process
         self.restarts = 0
+        self.image_bytes = 5 * 1024 * 1024  # images.max-bytes, for the images it answers
         self._relisting: asyncio.Task[None] | None = None
         self._relist_wanted = False
         self.on_ready: Callable[[Connection], None] | None = None
@@ -292,10 +294,13 @@ class Connection:
         while self._relist_wanted and self.state == "ready" and self.client is not None:
             self._relist_wanted = False
             try:
-                tools = await asyncio.wait_for(_tools(self.client), self.server.timeout)
+                problems: list[str] = []
+                listing = _vet.tools(self.client, problems)
+                tools = await asyncio.wait_for(listing, self.server.timeout)
             except Exception:
                 return
             self.listing.tools = tools
+            self.listing.problems = problems
             if self.on_ready is not None:
                 self.on_ready(self)
 
@@ -505,7 +510,7 @@ async def _list(client: Client) -> Listing:
     caps = client.server_capabilities
     out = Listing()
     if caps.tools is not None:
-        out.tools = await _tools(client)
+        out.tools = await _vet.tools(client, out.problems)
     if caps.resources is not None:
         out.has_resources = True
         try:
@@ -517,16 +522,3 @@ async def _list(client: Client) -> Listing:
         with contextlib.suppress(Exception):  # a server whose list fails keeps its tools
             out.prompts = list((await client.list_prompts()).prompts)
     return out
-
-
-async def _tools(client: Client) -> list[Tool]:
-    """The server's tools, each page (100 at most)."""
-    tools: list[Tool] = []
-    cursor: str | None = None
-    for _ in range(100):
-        page = await client.list_tools(cursor=cursor)
-        tools += page.tools
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools

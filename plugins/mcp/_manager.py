@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from smith.diagnostics import Diagnostic, SmithError, Source, masked
 from ._adapt import MCP_NAME_COLLISION, chosen, resource_spec, tool_name, tool_spec
 from ._config import servers
 from ._conn import Connection, Hub
+from ._vet import MCP_TOOL_LEFT_OUT
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -36,6 +38,7 @@ class Manager:
     ) -> None:
         self.servers, problems = servers(config)
         self.home = config.home
+        self.image_bytes = config.integer("images.max-bytes")
         self.context = context
         self.set_tools = set_tools
         self.notices: deque[Diagnostic] = deque()
@@ -43,6 +46,7 @@ class Manager:
         self.hub: Hub | None = None
         self.connections: dict[str, Connection] = {}
         self._reported: set[tuple[str, str]] = set()
+        self._origin: dict[str, tuple[str, str]] = {}  # tool name -> (server, its tool)
         self._status = ""
         self.session = ""  # the session of the runtime that started it
         for problem in problems:
@@ -59,6 +63,7 @@ class Manager:
         self.hub = Hub()
         for server in self.servers:
             conn = Connection(server, self.context, self.home)
+            conn.image_bytes = self.image_bytes
             conn.on_ready = lambda _conn: self.publish()
             self.connections[server.name] = conn
             future = self.hub.submit(conn.connect())
@@ -85,6 +90,12 @@ class Manager:
             if conn.state not in ("ready", "lost"):
                 continue
             s = conn.server
+            for problem in conn.listing.problems:
+                if (s.name, problem) not in self._reported:
+                    self._reported.add((s.name, problem))
+                    left = MCP_TOOL_LEFT_OUT(value=s.name, source=s.source, server=s.name,
+                                             what=problem)  # fmt: skip
+                    self.notice(left)
             wanted = [
                 (tool_name(s.name, t.name), t)
                 for t in conn.listing.tools
@@ -95,13 +106,19 @@ class Manager:
                     self._collision(s.name, tool.name, name, taken[name])
                     continue
                 taken[name] = f"tool {tool.name!r} of server {s.name!r}"
+                self._origin[name] = (s.name, tool.name)
                 specs.append(tool_spec(hub, conn, tool, name))
-            if conn.listing.has_resources:
+            # The resource reader: for a server that lists resources (or templates), and
+            # chosen by allow and deny as a tool named read_resource is.
+            listing = conn.listing
+            readable = listing.resources or listing.templates
+            if readable and chosen("read_resource", s.allow, s.deny):
                 name = tool_name(s.name, "read_resource")
                 if name in taken:
                     self._collision(s.name, "read_resource", name, taken[name])
                 else:
                     taken[name] = f"the resource reader of server {s.name!r}"
+                    self._origin[name] = (s.name, "read_resource")
                     specs.append(resource_spec(hub, conn, name))
         return specs
 
@@ -109,7 +126,8 @@ class Manager:
         if (server, tool) in self._reported:
             return
         self._reported.add((server, tool))
-        where = self.connections[server].source
+        conn = self.connections.get(server)
+        where = conn.source if conn is not None else Source("plugin", "mcp")
         self.notice(
             MCP_NAME_COLLISION(
                 value=name, source=where, tool=tool, server=server, name=name, other=other
@@ -117,20 +135,30 @@ class Manager:
         )
 
     def publish(self) -> None:
+        """The ready servers' tools offered; one whose name another plugin's tool (or
+        smith's own) has is left out with a notice, the others offered all the same."""
         with self.lock:
-            try:
-                self.set_tools(self.tools())
-            except (ValueError, OSError) as exc:
-                self.notice(
-                    MCP_NAME_COLLISION(
-                        value="",
-                        source=Source("plugin", "mcp"),
-                        tool="*",
-                        server="*",
-                        name="?",
-                        other=str(exc),
-                    )
-                )
+            specs = self.tools()
+            for _ in range(len(specs) + 1):
+                try:
+                    self.set_tools(specs)
+                    return
+                except OSError as exc:  # a view that cannot change tools
+                    log.warning("the MCP tools cannot be offered: %s", masked(str(exc)))
+                    return
+                except ValueError as exc:
+                    said = str(exc)
+                    words = set(re.findall(r"[A-Za-z0-9_-]+", said))
+                    clashing = [t.name for t in specs if t.name in words]
+                    if not clashing:
+                        log.warning("the MCP tools cannot be offered: %s", masked(said))
+                        return
+                    plugin, offers, _rest = said.partition(" offers ")
+                    other = plugin if offers else "smith's own"
+                    for name in clashing:
+                        server, tool = self._origin.get(name, ("?", name))
+                        self._collision(server, tool, name, f"a tool of {other}")
+                    specs = [t for t in specs if t.name not in clashing]
 
     def status(self) -> str:
         """One line: each server and its state (ready ones with their tool count)."""
