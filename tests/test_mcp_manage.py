@@ -243,6 +243,7 @@ class _Host:
     def __init__(self) -> None:
         self.submitted: list[object] = []
         self.told: list[str] = []
+        self.posted: list[object] = []
         outer = self
 
         class _Runtime:
@@ -256,6 +257,9 @@ class _Host:
 
     def tell(self, text: str, *, error: bool = False) -> None:
         self.told.append(text)
+
+    def post(self, value: object) -> None:
+        self.posted.append(value)
 
 
 def test_a_prompt_command_checks_its_arguments_and_times_out(senv: SmithEnv) -> None:
@@ -361,5 +365,63 @@ def test_mcp_tools_of_an_unsandboxed_server_say_so(senv: SmithEnv, tmp_path: Pat
         tools = {t.name: t.facts for t in published[-1]}
         assert tools["mcp_out__remove_everything"].outside
         assert not tools["mcp_in__remove_everything"].outside
+    finally:
+        manager.close()
+
+
+FLAKY = r"""
+import os, sys
+if os.path.exists(os.environ["FLAG"]):
+    sys.exit("not today")
+from mcp.server.mcpserver import MCPServer
+
+mcp = MCPServer("flaky")
+
+
+@mcp.tool()
+def hi() -> str:
+    return "hi"
+
+
+mcp.run()
+"""
+
+
+def test_mcp_reconnect_connects_a_failed_server_again(senv: SmithEnv) -> None:
+    import asyncio
+    import time
+
+    from smith.config import resolve
+    from smith.effects import ToolContext, ToolSpec
+    from smith.plugins.mcp._commands import Commands
+    from smith.plugins.mcp._manager import Manager
+
+    project = senv.make_project()
+    flag = project / "flag"
+    flag.write_text("down")
+    script = senv.root / "flaky.py"
+    script.write_text(FLAKY)
+    senv.write_user_config(
+        f'mcp {{\n    server "f" command="{sys.executable}" args="{script}" '
+        f'{{ env {{ FLAG "{flag}"; }}; }}\n}}\n'
+    )
+    config = resolve(env=senv.env, cwd=str(project))
+    published: list[list[ToolSpec]] = []
+    manager = Manager(config, ToolContext(root=str(project), cwd=str(project)), published.append)
+    manager.begin()
+    try:
+        deadline = time.monotonic() + 30
+        while manager.connections["f"].state != "failed" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert manager.connections["f"].state == "failed"
+        flag.unlink()
+        main = Commands([manager])[0]
+        host = _Host()
+        asyncio.run(main.run(host, "reconnect f"))  # type: ignore[arg-type]
+        assert host.told == ["MCP server f is ready: 1 tools"], host.told
+        assert "mcp_f__hi" in {t.name for t in published[-1]}
+        assert [getattr(p, "text", None) for p in host.posted][-1] == "mcp: f (1 tools)"
+        asyncio.run(main.run(host, "reconnect nothing"))  # type: ignore[arg-type]
+        assert "no MCP server 'nothing'" in host.told[-1]
     finally:
         manager.close()

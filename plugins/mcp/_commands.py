@@ -92,7 +92,8 @@ class Commands(Sequence[Command]):
     def __init__(self, managers: list[Manager]) -> None:
         self.managers = managers
         self.made: dict[tuple[int, str, str], Command] = {}
-        self.main = Command("mcp", "MCP servers, their state and prompts", self._list)
+        about = "MCP servers, their state and prompts; reconnect NAME connects a failed one"
+        self.main = Command("mcp", about, self._main, "[reconnect NAME]")
 
     def _all(self) -> list[Command]:
         from smith.text import inert
@@ -120,6 +121,49 @@ class Commands(Sequence[Command]):
                         self.made[key] = Command(name, about, run, usage)
                     out.append(self.made[key])
         return out
+
+    async def _main(self, host: CommandHost, text: str) -> None:
+        words = text.split()
+        if not words:
+            await self._list(host, text)
+        elif words[0] == "reconnect" and len(words) == 2:
+            await self._reconnect(host, words[1])
+        else:
+            host.tell("write /mcp to list the servers, or /mcp reconnect NAME", error=True)
+
+    async def _reconnect(self, host: CommandHost, name: str) -> None:
+        """`/mcp reconnect NAME`: connect a server that failed (or was lost) again, within
+        its startup-timeout; its tools are offered from the next request."""
+        import asyncio
+
+        from smith.diagnostics import SmithError
+        from smith.text import inert
+        from smith.ui import Status
+
+        found = [(m, c) for m in self.managers for a, c in list(m.connections.items()) if a == name]
+        if not found:
+            host.tell(inert(f"there is no MCP server {name!r}: /mcp lists them"), error=True)
+            return
+        manager, conn = found[-1]
+        if conn.state in ("ready", "idle", "connecting"):
+            host.tell(inert(f"MCP server {name} is {conn.state} already"))
+            return
+        if manager.hub is None:
+            host.tell("the MCP servers are closed", error=True)
+            return
+        host.post(Status(f"mcp: {name} connecting", "mcp"))
+        future = manager.hub.submit(conn.connect())
+        try:
+            bound = conn.server.startup_timeout + 10  # connect gives up at its startup-timeout
+            await asyncio.wait_for(asyncio.wrap_future(future), bound)
+        except SmithError as exc:
+            host.tell(inert(exc.diagnostic.render()), error=True)
+        except Exception as exc:
+            future.cancel()
+            host.tell(inert(f"MCP server {name} could not be connected: {exc!r}"), error=True)
+        else:
+            host.tell(inert(f"MCP server {name} is ready: {len(conn.listing.tools)} tools"))
+        host.post(Status(manager.status(), "mcp"))
 
     async def _list(self, host: CommandHost, text: str) -> None:
         from smith.text import inert
