@@ -531,3 +531,42 @@ def test_a_tool_whose_name_another_plugin_has_is_the_only_one_left_out(
         ], said
     finally:
         manager.close()
+
+
+def test_a_server_still_running_when_smith_exits_dies_with_it(senv: SmithEnv) -> None:
+    project = senv.make_project()
+    marks = senv.root / "srv"
+    script = _raw(marks, STUBBORN)
+    senv.write_user_config(_unsandboxed("s", script, marks))
+    program = textwrap.dedent(f"""
+        import os, time
+        from smith.config import resolve
+        from smith.effects import ToolContext
+        from smith.plugins.mcp._manager import Manager
+        config = resolve(env=os.environ, cwd={str(project)!r})
+        ctx = ToolContext(root={str(project)!r}, cwd={str(project)!r})
+        manager = Manager(config, ctx, lambda tools: None)
+        manager.begin()
+        for _ in range(300):
+            if manager.connections["s"].state == "ready":
+                break
+            time.sleep(0.05)
+        print(manager.connections["s"].state, flush=True)
+        os.kill(os.getpid(), 0)  # leaves without closing anything
+    """)
+    out = subprocess.run([PY, "-c", program], env=senv.env, capture_output=True, text=True,
+                         timeout=60)  # fmt: skip
+    assert out.stdout.strip() == "ready", out.stderr
+    pid = int((marks / "pid").read_text())
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    alive = not _wait(gone, 5)
+    if alive:
+        os.kill(pid, 9)
+    assert not alive

@@ -19,6 +19,7 @@ stderr (the connection says what went wrong in smith's own words).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import contextvars
 import logging
@@ -29,6 +30,8 @@ import sys
 from typing import Any
 
 TAIL = 8 * 1024
+
+_LIVE: set[Spawn] = set()  # started and not yet killed: killed when smith exits
 
 _SPAWN: contextvars.ContextVar[Spawn | None] = contextvars.ContextVar("mcp_spawn", default=None)
 
@@ -69,6 +72,7 @@ class Spawn:
     def kill(self) -> None:
         """Its whole process group killed (what is left of it)."""
         pgid, self.pgid = self.pgid, None
+        _LIVE.discard(self)
         if pgid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
@@ -123,6 +127,7 @@ def install() -> bool:
             pass_fds=spawn.fds,
         )
         spawn.pgid = process.pid  # its own session: the group is its pid
+        _LIVE.add(spawn)
         spawn.close_fds()  # it has its own copies
         if process.stderr is not None:
             spawn._reader = asyncio.ensure_future(spawn._read(process.stderr))
@@ -131,6 +136,13 @@ def install() -> bool:
     create.smith_spawn = True  # type: ignore[attr-defined]
     stdio._create_platform_compatible_process = create
     return True
+
+
+@atexit.register
+def _kill_all() -> None:
+    """A server still running when smith exits (its stop never came) dies with it."""
+    for spawn in list(_LIVE):
+        spawn.kill()
 
 
 def _quiet(record: logging.LogRecord) -> bool:
