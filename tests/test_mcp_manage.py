@@ -425,3 +425,32 @@ def test_mcp_reconnect_connects_a_failed_server_again(senv: SmithEnv) -> None:
         assert "no MCP server 'nothing'" in host.told[-1]
     finally:
         manager.close()
+
+
+def test_a_server_still_connecting_is_stopped_at_once_and_quietly(senv: SmithEnv) -> None:
+    """A quit while a server starts (npx downloading) kills it rather than waiting out
+    the shutdown's grace, and reports no failure for it."""
+    import time
+
+    from smith.config import resolve
+    from smith.effects import ToolContext
+    from smith.plugins.mcp._manager import Manager
+
+    project = senv.make_project()
+    script = senv.root / "sleeper.py"
+    script.write_text("import time\ntime.sleep(3600)\n")
+    senv.write_user_config(f'mcp {{ server "s" command="{sys.executable}" args="{script}"; }}\n')
+    config = resolve(env=senv.env, cwd=str(project))
+    manager = Manager(config, ToolContext(root=str(project), cwd=str(project)), lambda t: None)
+    manager.begin()
+    conn = manager.connections["s"]
+    deadline = time.monotonic() + 20
+    while (conn.spawn is None or conn.state != "connecting") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert conn.state == "connecting"
+    hub = manager.hub
+    assert hub is not None
+    started = time.monotonic()
+    hub.close([conn], timeout=60)  # a grace a start would have been waited out for
+    assert time.monotonic() - started < 30
+    assert conn.state == "closed" and not manager.notices

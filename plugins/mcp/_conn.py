@@ -203,6 +203,8 @@ class Connection:
                 )
                 raise self.error from None
             except SmithError as exc:
+                if self.state == "closed":  # stopped while it started: nothing failed
+                    raise asyncio.CancelledError from None
                 self.state, self.error = "failed", exc
                 raise
             self.state, self.error = "ready", None
@@ -222,14 +224,18 @@ class Connection:
 
     async def close(self, grace: float = 5.0) -> None:
         """Stop the server: the SDK's shutdown (stdin closed, then SIGTERM) within
-        `grace` seconds, then its process group killed."""
+        `grace` seconds, then its process group killed; one still connecting is killed
+        at once (a quit never waits on a start)."""
+        connecting = self.state in ("idle", "connecting")
         self.state = "closed"
         if self._wake is not None:
             self._wake.set()
         task = self._task
+        if connecting:
+            self.kill()
         if task is not None and not task.done():
             with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(task), grace)
+                await asyncio.wait_for(asyncio.shield(task), 0.5 if connecting else grace)
         self.kill()
         await self._drop()
         self.state = "closed"
