@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 import smith
+from tests.conftest import SmithEnv
 
 
 def _task(prompt: str, call: str, **more: str) -> dict[str, Any]:
@@ -79,3 +81,169 @@ def test_four_task_calls_that_each_nest_one_finish_with_a_pool_of_four(tmp_path:
                                         {"text": "parent done"}])  # fmt: skip
     ends = _ends(events)
     assert all(not ends[f"t{i}"]["is_error"] for i in range(4))
+
+
+def _agent(tmp_path: Path, model: str, **more: Any) -> smith.Agent:
+    project = tmp_path / "p"
+    project.mkdir(exist_ok=True)
+    return smith.Agent(model, store=str(tmp_path / "store"), cwd=str(project), **more)
+
+
+def _requests(tmp_path: Path) -> list[dict[str, Any]]:
+    log = tmp_path / "requests.jsonl"
+    return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+
+
+# -- the user's interrupt at a sub-agent's call ends the parent's turn -----------------------
+
+
+def test_an_interrupt_in_a_nested_sub_agent_ends_every_turn_up_to_the_parent(
+    tmp_path: Path,
+) -> None:
+    from smith.sdk import DenyCall, Plugin
+
+    def stop_writes(event: dict[str, Any], view: Any) -> list[Any] | None:
+        return [DenyCall("Escape", interrupt=True)] if event["name"] == "write" else None
+
+    write = {"name": "write", "arguments": {"path": "x.txt", "content": "x"}, "id": "w"}
+    model = _script(tmp_path, [
+        {"tool_calls": [_task("A", "ta")]},
+        {"tool_calls": [_task("B", "tb")]},
+        {"tool_calls": [write]},
+        {"text": "GRANDCHILD WENT ON"},
+        {"text": "CHILD WENT ON"},
+        {"text": "PARENT WENT ON"},
+    ])  # fmt: skip
+    events: list[dict[str, Any]] = []
+
+    async def main() -> str:
+        agent = _agent(
+            tmp_path, model, plugins=[Plugin("esc", handlers={"tool_call": stop_writes})]
+        )
+        try:
+            await _send(agent, "go", events)
+        except smith.AgentStopped as stopped:
+            return stopped.stop
+        finally:
+            await agent.close()
+        return "end"
+
+    assert asyncio.run(main()) == "abort"
+    assert len(_requests(tmp_path)) == 3  # nobody asked the model again
+    end = _ends(events)["ta"]
+    assert end["is_error"] and "the user interrupted" in end["result"]["text"]
+    details = end["result"]["details"]
+    assert details["interrupted"] is True and details["branch"]["leaf"]
+
+
+# -- every task result of a child that ran names its branch -----------------------------------
+
+
+def test_a_cancelled_task_call_names_its_childs_branch(tmp_path: Path) -> None:
+    sleep = {"name": "bash", "arguments": {"command": "sleep 60"}, "id": "call_sleep"}
+    model = _script(tmp_path, [{"tool_calls": [_task("wait", "ta")]}, {"tool_calls": [sleep]},
+                               {"text": "never"}])  # fmt: skip
+    events: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        agent = _agent(tmp_path, model)
+        started = asyncio.Event()
+
+        def watch(event: dict[str, Any]) -> None:
+            events.append(event)
+            child = (
+                event.get("update", {}).get("child", {}) if event["type"] == "tool_update" else {}
+            )
+            if child.get("type") == "tool_start" and child.get("name") == "bash":
+                asyncio.get_running_loop().call_later(0.3, started.set)
+
+        agent.on_event(watch)
+        sending = asyncio.ensure_future(agent.send("go"))
+        await asyncio.wait_for(started.wait(), 30)
+        agent.abort()
+        with contextlib.suppress(smith.AgentStopped):
+            await asyncio.wait_for(sending, 30)
+        await agent.close()
+
+    asyncio.run(main())
+    end = _ends(events)["ta"]
+    assert end["is_error"]
+    branch = end["result"]["details"]["branch"]
+    assert branch["at"] and branch["leaf"] and branch["at"] != branch["leaf"]
+
+
+# -- the tree's turn cap: per prompt, and never passed by children running at once -------------
+
+
+def _configured(senv: SmithEnv, tmp_path: Path, model: str, config: str) -> smith.Agent:
+    from smith.config import resolve
+
+    senv.write_user_config(config)
+    project = tmp_path / "p"
+    project.mkdir(exist_ok=True)
+    resolved = resolve(env=senv.env, flags={}, cwd=str(project))
+    return smith.Agent(model, store=str(tmp_path / "store"), cwd=str(project), config=resolved)
+
+
+CAP = "plugins {\n    agents {\n        max-turns %d\n    }\n}\n"
+
+
+def test_children_at_once_send_no_round_past_the_trees_cap(senv: SmithEnv, tmp_path: Path) -> None:
+    calls = [_task(f"CHILD-{i}", f"t{i}", agent="explore") for i in range(6)]
+    model = _script(tmp_path, [{"tool_calls": calls}, *[{"text": "answer"}] * 8])
+    events: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        agent = _configured(senv, tmp_path, model, CAP % 3)
+        try:
+            await _send(agent, "go", events)
+        finally:
+            await agent.close()
+
+    asyncio.run(main())
+    children = [q for q in _requests(tmp_path) if '"text": "go"' not in json.dumps(q)]
+    assert len(children) == 3  # the others were refused, or stopped before their request
+    ends = _ends(events)
+    stopped = [ends[f"t{i}"] for i in range(6) if ends[f"t{i}"]["is_error"]]
+    assert len(stopped) == 3
+    for end in stopped:
+        text, details = end["result"]["text"], end["result"]["details"]
+        assert "no more can start" in text or ("limit of 3 turns" in text and details["branch"])
+
+
+def test_the_trees_cap_counts_again_from_each_prompt(senv: SmithEnv, tmp_path: Path) -> None:
+    ls = {"name": "ls", "arguments": {"path": "."}, "id": "ls"}
+    one = [{"tool_calls": [_task("look", "t1")]}, {"tool_calls": [ls]}, {"text": "seen"},
+           {"text": "first done"}]  # fmt: skip
+    two = [{"tool_calls": [_task("look", "t2")]}, {"tool_calls": [ls]}, {"text": "seen"},
+           {"text": "second done"}]  # fmt: skip
+    model = _script(tmp_path, [*one, *two])
+    events: list[dict[str, Any]] = []
+
+    async def main() -> list[str]:
+        agent = _configured(senv, tmp_path, model, CAP % 2)
+        try:
+            return [await _send(agent, "first", events), await _send(agent, "second", [])]
+        finally:
+            await agent.close()
+
+    assert asyncio.run(main()) == ["first done", "second done"]
+    ends = _ends(events)
+    assert not ends["t1"]["is_error"] and not ends["t2"]["is_error"], ends["t2"]["result"]
+
+
+def test_a_blank_prompt_is_an_error_result_and_starts_no_child(tmp_path: Path) -> None:
+    model = _script(tmp_path, [{"tool_calls": [_task("  \n", "ta")]}, {"text": "parent done"}])
+    events: list[dict[str, Any]] = []
+
+    async def main() -> str:
+        agent = _agent(tmp_path, model)
+        try:
+            return await _send(agent, "go", events)
+        finally:
+            await agent.close()
+
+    assert asyncio.run(main()) == "parent done"
+    end = _ends(events)["ta"]
+    assert end["is_error"] and "prompt is empty" in end["result"]["text"]
+    assert len(_requests(tmp_path)) == 2  # the parent's two: no child asked

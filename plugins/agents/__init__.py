@@ -7,7 +7,7 @@ ls), so every frontend knows how its calls are shown; where no child can start (
 `Runtime(...)`, a tool host) a call is an error result saying so. At `session_start`
 (before the first request) of a runtime that can start children it offers `task` again
 (RuntimeView.set_tools) with this plugin's limits (`max-depth` levels of sub-agents,
-`max-turns` provider rounds of all of one session's sub-agents together), then over the
+`max-turns` provider rounds of all the sub-agents of one prompt together), then over the
 definitions it reads from the user's $SMITH_CONFIG_HOME/agents and a trusted project's
 .smith/agents and .claude/agents too (plugins/agents/_definitions.py). A definition left
 out (and why) or shadowed is a warning (`ui` notify, and smith's log). A child runtime
@@ -45,8 +45,9 @@ OPTIONS = (
         "max-turns",
         Integer(1, 100_000, "turns"),
         MAX_TURNS,
-        doc="Most provider rounds all the sub-agents a session starts may take together; "
-        "past it the running one is stopped and no other starts (an error result).",
+        doc="Most provider rounds all the sub-agents of one prompt may take together "
+        "(counted again from each prompt); past it the running one is stopped before its "
+        "request and no other starts (an error result).",
     ),
 )
 

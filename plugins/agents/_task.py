@@ -70,10 +70,12 @@ def task_tool(found: Found, *, max_depth: int, max_turns: int) -> ToolSpec:
     from smith.effects import Presentation, ToolSpec
 
     def run(ctx: ToolContext, arguments: dict[str, object]) -> ToolResult:
+        details: dict[str, object] = {}  # what a cancelled call's result says of its child
         return _on_loop(ctx, run_task(
             ctx, found, str(arguments["prompt"]), str(arguments.get("agent") or DEFAULT),
             str(arguments.get("description") or ""), max_depth=max_depth, max_turns=max_turns,
-        ))  # fmt: skip
+            details=details,
+        ), details)  # fmt: skip
 
     return ToolSpec(
         "task",
@@ -88,11 +90,15 @@ def task_tool(found: Found, *, max_depth: int, max_turns: int) -> ToolSpec:
     )
 
 
-def _on_loop(ctx: ToolContext, work: Coroutine[Any, Any, ToolResult]) -> ToolResult:
+def _on_loop(
+    ctx: ToolContext, work: Coroutine[Any, Any, ToolResult], details: dict[str, object]
+) -> ToolResult:
     """Run `work` on the runtime's loop from the call's thread. When the call is
     cancelled, cancel it (Children.run aborts the child) and wait until the child has
     ended and recorded how (within GRACE), so the call ends after its child: the parent
-    never records, closes or goes on while its child still writes."""
+    never records, closes or goes on while its child still writes. A cancelled call's
+    result has `details` (its child's branch, once it has ended); one whose work ended
+    meanwhile (a sub-agent the user interrupted aborts the parent) has its own result."""
     import asyncio
     import concurrent.futures
     import threading
@@ -119,11 +125,15 @@ def _on_loop(ctx: ToolContext, work: Coroutine[Any, Any, ToolResult]) -> ToolRes
             pass
         except concurrent.futures.CancelledError:  # cancelled on the loop's side
             ended.wait(GRACE)
-            raise ToolCancelled("unknown") from None
+            raise ToolCancelled("unknown", details=dict(details)) from None
         if ctx.cancelled.is_set() or loop.is_closed():
-            future.cancel()
+            if not ended.is_set():
+                future.cancel()
             ended.wait(GRACE)
-            raise ToolCancelled("unknown")
+            try:
+                return future.result(timeout=GRACE if future.cancelled() else 1.0)
+            except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
+                raise ToolCancelled("unknown", details=dict(details)) from None
 
 
 async def run_task(
@@ -135,13 +145,17 @@ async def run_task(
     *,
     max_depth: int,
     max_turns: int,
+    details: dict[str, object] | None = None,
 ) -> ToolResult:
-    """One call: the definition `agent` run on `prompt` (see the module)."""
+    """One call: the definition `agent` run on `prompt` (see the module); `details`
+    (filled in as it goes) is what its result's details say of the sub-agent."""
     import contextvars
 
     from smith.diagnostics import SmithError
     from smith.effects import ToolError, ToolResult
 
+    if not prompt.strip():
+        raise ToolError("the task's prompt is empty: say the whole task and what to answer with")
     definition = found.definitions.get(agent.strip() or DEFAULT)
     if definition is None:
         known = ", ".join(found.definitions)
@@ -161,6 +175,12 @@ async def run_task(
         # Live progress: each of its events, as the call's update (replay gives the same).
         here.run(ctx.progress, {"child": event})
 
+    details = {} if details is None else details
+    details.update(agent=definition.name, description=description)
+
+    def linked(at: str, leaf: str) -> None:  # a result of a child that ran names its branch
+        details["branch"] = {"at": at, "leaf": leaf}
+
     try:
         run = await ctx.spawn_child(
             prompt,
@@ -170,24 +190,29 @@ async def run_task(
             max_depth=max_depth,
             max_turns=max_turns,
             watch=watch,
+            on_branch=linked,
         )
+    except ToolError as exc:  # a limit: its details name the branch of a child that ran
+        raise ToolError(exc.message, mutation=exc.mutation,
+                        details={**details, **exc.details}) from None  # fmt: skip
     except SmithError as exc:  # its model cannot be used
         raise ToolError(
             f"the agent {definition.name} ({definition.source}) cannot run: {exc.diagnostic.what}"
         ) from None
     mutation = _mutation(changed)
-    details: dict[str, object] = {
-        "agent": definition.name,
-        "description": description,
-        "stop": run["stop"],
-        "turns": run["turns"],
-        "depth": run["depth"],
-        "branch": {"at": run["at"], "leaf": run["leaf"]},
-    }
+    details.update(stop=run["stop"], turns=run["turns"], depth=run["depth"],
+                   branch={"at": run["at"], "leaf": run["leaf"]})  # fmt: skip
     text = str(run["text"])
+    said = f"; what it had said: {text}" if text.strip() else ""
+    if run.get("interrupted"):  # its turn ended: so does this one (Children.run)
+        details["interrupted"] = True
+        raise ToolError(
+            f"the sub-agent {definition.name} did not finish: the user interrupted it, and "
+            f"the turn ended there{said}. Do not retry it; wait for the user's next message.",
+            mutation=mutation, details=details,
+        )  # fmt: skip
     if run["stop"] not in DONE:
         why = run.get("error") or f"it stopped ({run['stop']})"
-        said = f"; what it had said: {text}" if text.strip() else ""
         raise ToolError(f"the sub-agent {definition.name} ended without finishing: {why}{said}",
                         mutation=mutation, details=details)  # fmt: skip
     return ToolResult(text or "(the sub-agent gave no answer)", details=details,

@@ -375,13 +375,15 @@ class ToolContext:
         max_depth: int | None = None,
         max_turns: int | None = None,
         watch: Callable[[dict[str, Any]], object] | None = None,
+        on_branch: Callable[[str, str], object] | None = None,
     ) -> dict[str, Any]:
         """Run `prompt` in a child runtime on a new branch of this call's session (forked
         at `at`, default: this call's own effect_intent entry, `intent`) with its own
         tools (`offered`: the names it is offered of them and its plugins' tools, None:
         all), system prompt, limits (smith.Limits) and model (default: the parent's), and
         wait for it to stop: {stop, error, message, text, at, leaf, turns, depth};
-        `watch` sees its events. A ToolError past `max_depth` levels of children or
+        `watch` sees its events; `on_branch(at, leaf)` is told its branch once it has
+        ended, however it ended. A ToolError past `max_depth` levels of children or
         `max_turns` rounds of the whole tree of children (smith.runtime._children). For
         a tool written as a coroutine."""
         if self.children is None:
@@ -390,7 +392,8 @@ class ToolContext:
                                        limits=limits, model=model,
                                        at=at if at is not None else self.intent,
                                        offered=offered, max_depth=max_depth,
-                                       max_turns=max_turns, watch=watch)  # fmt: skip
+                                       max_turns=max_turns, watch=watch,
+                                       on_branch=on_branch)  # fmt: skip
 
     def for_call(self) -> ToolContext:
         """A copy for one call, with its own cancellation flag."""
@@ -469,6 +472,7 @@ class Children(Protocol):
         max_depth: int | None = ...,
         max_turns: int | None = ...,
         watch: Callable[[dict[str, Any]], object] | None = ...,
+        on_branch: Callable[[str, str], object] | None = ...,
     ) -> dict[str, Any]: ...
 
 

@@ -176,7 +176,10 @@ class _Review:
                 f"the {name} call did not run: the user interrupted ({reason}), and the turn "
                 "ended there. Do not retry it; wait for the user's next message."
             )
-            return {**_refused(text, plugin, reason), "interrupt": True}
+            refused = _refused(text, plugin, reason)
+            # Marked in the record too: a parent's task call ends its own turn so.
+            refused["denied"] = {**refused["denied"], "interrupt": True}
+            return {**refused, "interrupt": True}
         text = f"the {name} call did not run: plugin '{plugin}' denied it: {reason}"
         return _refused(text, plugin, reason)
 

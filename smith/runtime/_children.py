@@ -25,7 +25,11 @@ bounds how deep a call may start one (the root's children are at depth 1) and `m
 the provider rounds of all the root's descendants together; either is a ToolError, which
 the model reads as the call's error result, never a crash (a child is given at most the
 rounds the tree has left, so it stops before the round past the cap; of children running
-at once, the one whose round passes it is aborted; either ends its call so). What a
+at once, the one whose round would pass it is aborted at its turn_start, before the
+round's request is sent; either ends its call so). The rounds are counted per prompt
+of the root runtime (Tree.prompt). A child that ended because the user interrupted it
+at a call (an interrupt answer to its question: DenyCall.interrupt) aborts its
+parent's turn too, so the interrupt ends the turn the user is watching. What a
 child spent is added to its parent's cost meter when it ends, however it ends (unknown
 usage stays unknown: CostMeter.merge). Its questions (an approval, a plugin's) go to
 the frontends attached to the parent; its events only to the caller's `watch`.
@@ -50,12 +54,43 @@ if TYPE_CHECKING:
 
 class Tree:
     """What the runtimes started from one root runtime share: the provider rounds all its
-    descendants have taken so far (their turn_start events)."""
+    descendants have taken (their turn_start events) since the root's current prompt
+    (`prompt`, its submission) began: the cap is per prompt of the root."""
 
-    __slots__ = ("turns",)
+    __slots__ = ("prompt", "turns")
 
     def __init__(self) -> None:
         self.turns = 0
+        self.prompt: str | None = None
+
+
+class _Seen:
+    """What a child's events tell its run: its rounds (counted in the tree's too; the
+    round past the tree's cap aborts it before its request is sent) and how it ended;
+    each event is passed on to `watch`."""
+
+    def __init__(
+        self, child: Runtime, tree: Tree, max_turns: int | None,
+        watch: Callable[[Event], object] | None,
+    ) -> None:  # fmt: skip
+        self.child, self.tree, self.max_turns, self.watch = child, tree, max_turns, watch
+        self.ended: list[Event] = []
+        self.turns = 0
+        self.capped = False
+
+    def __call__(self, event: Event) -> None:
+        kind = event["type"]
+        if kind == "agent_end":
+            self.ended.append(event)
+        elif kind == "turn_start":
+            self.turns += 1
+            self.tree.turns += 1
+            over = self.max_turns is not None and self.tree.turns > self.max_turns
+            if over and not self.capped:
+                self.capped = True
+                self.child.abort()  # before the round's request (the loop checks)
+        if self.watch is not None:
+            self.watch(event)
 
 
 class Children:
@@ -84,28 +119,21 @@ class Children:
         max_depth: int | None = None,
         max_turns: int | None = None,
         watch: Callable[[Event], object] | None = None,
+        on_branch: Callable[[str, str], object] | None = None,
     ) -> dict[str, Any]:
         """Run `prompt` in a child runtime on a new branch forked at `at` (default: the
         parent's leaf now; `spawn_child` passes its call's intent entry) and wait for it
         to stop; `watch` sees each of its events. Returns how it ended: `stop`, `error`,
         the final `message` and its `text`, the branch's fork point (`at`) and `leaf`,
-        its `turns` and `depth`. A ToolError when the child would be deeper than
-        `max_depth` or the tree has taken `max_turns` rounds (see the module)."""
-        from smith.effects import ToolError
+        its `turns` and `depth`, and `interrupted` (True when the user interrupted it at
+        a question: the parent's turn is aborted too, as an interrupt ends a turn). A
+        ToolError when the child would be deeper than `max_depth` or the tree has taken
+        `max_turns` rounds (see the module; its details name the branch of a child that
+        ran). `on_branch(at, leaf)` is told the branch once the child has ended, however
+        it ended (cancelled too)."""
         from smith.session import Branch
 
-        depth, tree = self.depth + 1, self.tree
-        if max_depth is not None and depth > max_depth:
-            raise ToolError(
-                f"a sub-agent cannot start another here: it would be {depth} levels deep and "
-                f"the limit is {max_depth}; do this part of the task yourself"
-            )
-        if max_turns is not None and tree.turns >= max_turns:
-            raise ToolError(
-                f"the sub-agents of this session's task have taken {tree.turns} turns, the "
-                f"limit of the whole tree ({max_turns}); no more can start: finish the task "
-                "with what you have"
-            )
+        depth, tree = self._admit(max_depth, max_turns)
         if max_turns is not None:  # a lone child stops before the round past the cap
             limits = _within(limits or self.assembly.options.get("limits"), max_turns - tree.turns)
         branch = Branch(self.session, self.session.leaf if at is None else at, apart=True)
@@ -113,24 +141,7 @@ class Children:
             branch, depth, model=model or self._model(), tools=tools,
             system_prompt=system_prompt, limits=limits, offered=offered,
         )  # fmt: skip
-        ended: list[Event] = []
-        turns = 0
-        capped = False
-
-        def seen(event: Event) -> None:
-            nonlocal turns, capped
-            kind = event["type"]
-            if kind == "agent_end":
-                ended.append(event)
-            elif kind == "turn_start":
-                turns += 1
-                tree.turns += 1
-                if max_turns is not None and tree.turns > max_turns and not capped:
-                    capped = True
-                    child.abort()
-            if watch is not None:
-                watch(event)
-
+        seen = _Seen(child, tree, max_turns, watch)
         stop_watching = child.on_event(seen)
         try:
             child.prompt(prompt)
@@ -143,16 +154,56 @@ class Children:
             await child.close()
             if self.parent is not None:  # what it spent is the parent's too
                 self.parent.cost.merge(child.cost)
-        end: Event = ended[-1] if ended else {"stop": "error", "message": None}
+            at, leaf = branch.fork_point, branch.leaf
+            if on_branch is not None and at is not None and leaf is not None:
+                on_branch(at, leaf)
+        return self._ended(seen, branch, depth, max_turns)
+
+    def _admit(self, max_depth: int | None, max_turns: int | None) -> tuple[int, Tree]:
+        """The depth of a child started now, and its tree (its rounds counted from the
+        root's current prompt on); a ToolError past the tree's limits."""
+        from smith.effects import ToolError
+        from smith.runtime._events import SUBMISSION
+
+        depth, tree = self.depth + 1, self.tree
+        if self.depth == 0 and tree.prompt != SUBMISSION.get():  # the cap is per prompt
+            tree.prompt, tree.turns = SUBMISSION.get(), 0
+        if max_depth is not None and depth > max_depth:
+            raise ToolError(
+                f"a sub-agent cannot start another here: it would be {depth} levels deep and "
+                f"the limit is {max_depth}; do this part of the task yourself"
+            )
+        if max_turns is not None and tree.turns >= max_turns:
+            raise ToolError(
+                f"the sub-agents of this prompt have taken {tree.turns} turns, the limit of "
+                f"the whole tree ({max_turns}); no more can start: finish the task with what "
+                "you have"
+            )
+        return depth, tree
+
+    def _ended(
+        self, seen: _Seen, branch: Branch, depth: int, max_turns: int | None
+    ) -> dict[str, Any]:
+        """How a child that ran ended (see `run`)."""
+        from smith.effects import ToolError
+
+        link = {"branch": {"at": branch.fork_point, "leaf": branch.leaf}, "turns": seen.turns,
+                "depth": depth}  # fmt: skip
+        end: Event = seen.ended[-1] if seen.ended else {"stop": "error", "message": None}
+        capped = seen.capped
         if max_turns is not None and end.get("stop") == "max_iterations":
-            capped = capped or tree.turns >= max_turns  # its rounds ran out with the tree's
+            capped = capped or seen.tree.turns >= max_turns  # its rounds ran out with the tree's
         if capped:
             raise ToolError(
-                f"the sub-agents of this session's task reached the limit of {max_turns} "
-                f"turns for the whole tree; this one was stopped after {turns} of its own "
-                "and may have changed files part-way: check before going on",
+                f"the sub-agents of this prompt reached the limit of {max_turns} turns for "
+                f"the whole tree; this one was stopped after {seen.turns} of its own and may "
+                "have changed files part-way: check before going on",
                 mutation="unknown",
+                details=link,
             )
+        interrupted = end.get("stop") == "abort" and _interrupted(self.session, branch.leaf)
+        if interrupted and self.parent is not None:
+            self.parent.abort()  # the user's interrupt ends the turn that waits on it too
         message = end.get("message") or {"role": "assistant", "content": []}
         text = "".join(
             str(p.get("text", "")) for p in message.get("content", []) if p.get("type") == "text"
@@ -164,8 +215,9 @@ class Children:
             "text": text,
             "at": branch.fork_point,
             "leaf": branch.leaf,
-            "turns": turns,
+            "turns": seen.turns,
             "depth": depth,
+            "interrupted": interrupted,
         }
 
     def _child(self, branch: Branch, depth: int, **given: Any) -> Runtime:
@@ -195,6 +247,33 @@ class Children:
             return self.model
         current = self.parent.current
         return current.provider, current.model_id
+
+
+def _interrupted(session: Session, leaf: str | None) -> bool:
+    """Whether the results of the last response on the branch ending at `leaf` say the
+    user interrupted the turn at one of its calls (where the runtime aborted it)."""
+    at = leaf
+    while at is not None:
+        entry = session.entry(at)
+        content = entry.content if entry.kind == "message" else None
+        if isinstance(content, dict):
+            if content.get("role") != "tool_result":
+                return False  # the response itself: its results are all above
+            if _interrupts(content):
+                return True
+        at = entry.parent
+    return False
+
+
+def _interrupts(result: object) -> bool:
+    """Whether a call's result says the user interrupted the turn there (a denied call's
+    `interrupt`, or a task call whose sub-agent was interrupted)."""
+    if not isinstance(result, dict):
+        return False
+    denied, details = result.get("denied"), result.get("details")
+    return (isinstance(denied, dict) and denied.get("interrupt") is True) or (
+        isinstance(details, dict) and details.get("interrupted") is True
+    )
 
 
 def _within(limits: object, rounds: int) -> Limits:

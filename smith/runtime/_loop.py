@@ -139,6 +139,7 @@ async def _round(rt: LoopContext, run: _Run) -> None:
     turn_start = event("turn_start", turn=rt.turn)
     rt.emit(turn_start)
     await rt.dispatch(turn_start)
+    rt.check_abort()  # one asked for at turn_start (a sub-agent past its tree's cap) sends nothing
     message = await respond(rt)
     run.used += _tokens_used(rt, message)
     calls = [p for p in message["content"] if p.get("type") == "tool_call"]
