@@ -570,3 +570,24 @@ def test_a_server_still_running_when_smith_exits_dies_with_it(senv: SmithEnv) ->
     if alive:
         os.kill(pid, 9)
     assert not alive
+
+
+def test_an_http_server_that_dies_mid_call_is_a_lost_connection(
+    senv: SmithEnv, running: Start
+) -> None:
+    from tests import mcp_client_kit as kit
+
+    project = senv.make_project()
+    marks = senv.root / "srv"
+    script = kit.write_server(marks)
+    proc, url = kit.start_http(script, {**senv.env, "MARKS": str(marks)})
+    try:
+        r = running(senv, project, f'mcp {{\n    server "h" url="{url}"\n}}\n')
+        tools = r.tools()
+        with pytest.raises(ToolError) as lost:
+            r.call(tools["mcp_h__crash"], {})
+        assert lost.value.details.get("diagnostic") == "mcp.lost", lost.value.message
+        assert (marks / "crashes").read_text().count("crash") == 1  # never sent again
+    finally:
+        proc.kill()
+        proc.wait()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from smith.diagnostics import DiagnosticKind, SmithError, Source
 
 from . import _proc, _vet
-from ._wire import WRITTEN, Sent, Watched, with_client
+from ._wire import WRITTEN, Broken, Sent, Watched, marked, with_client
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -160,6 +160,7 @@ class Connection:
         self._task: asyncio.Task[None] | None = None
         self._lock: asyncio.Lock | None = None
         self.spawn: _proc.Spawn | None = None  # the stdio server's process
+        self.broken = Broken()  # the HTTP exchanges with it that broke
         self.restarts = 0
         self.image_bytes = 5 * 1024 * 1024  # images.max-bytes, for the images it answers
         self._relisting: asyncio.Task[None] | None = None
@@ -389,6 +390,7 @@ class Connection:
             headers=headers,
             auth=auth,
             timeout=httpx2.Timeout(30.0, read=300.0),
+            transport=marked(self.broken),
         )
         assert s.url is not None
         return Watched(with_client(http, streamable_http_client(s.url, http_client=http)), wake)
@@ -452,7 +454,7 @@ class Connection:
                     self.restarts += 1
                 await self.connect()
                 restarted = True
-            client, wake = self.client, self._wake
+            client, wake, broke = self.client, self._wake, self.broken.count
             assert client is not None
             sent = Sent()
             token = WRITTEN.set(sent)
@@ -464,9 +466,11 @@ class Connection:
                         MCP_TIMEOUT, operation=what, seconds=f"{self.server.timeout:g}"
                     ) from None
                 # The connection is lost when its transport ended (its stream closed,
-                # the process exited), whatever the code: a server may answer -32000
-                # (CONNECTION_CLOSED's number) itself, and that answer is its error.
-                if exc.code != CONNECTION_CLOSED or wake is None or not wake.is_set():
+                # the process exited) or an HTTP exchange with it broke meanwhile, not
+                # by the code: a server may answer -32000 (CONNECTION_CLOSED's number)
+                # itself, and that answer is its error.
+                ended = wake is not None and wake.is_set()
+                if exc.code != CONNECTION_CLOSED or not (ended or self.broken.count > broke):
                     raise
                 self.state = "lost"
                 if self._wake is not None:

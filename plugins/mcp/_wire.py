@@ -21,6 +21,54 @@ class Sent:
 WRITTEN: contextvars.ContextVar[Sent | None] = contextvars.ContextVar("mcp_written", default=None)
 
 
+class Broken:
+    """How many HTTP exchanges with a server broke (the request failed, or its answer's
+    stream did): a CONNECTION_CLOSED error meanwhile is the connection's loss."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+def marked(broken: Broken) -> Any:
+    """An httpx2 transport that counts in `broken` the exchanges that broke."""
+    import httpx2
+
+    class Stream(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        async def __aiter__(self) -> Any:
+            try:
+                async for chunk in self.inner:
+                    yield chunk
+            except Exception:
+                broken.count += 1
+                raise
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    class Transport(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: Any) -> Any:
+            try:
+                response = await self.inner.handle_async_request(request)
+            except Exception:
+                broken.count += 1
+                raise
+            response.stream = Stream(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return Transport()
+
+
 class with_client:
     """The HTTP transport, closing the httpx2 client it was given after it."""
 
