@@ -247,3 +247,42 @@ def test_a_blank_prompt_is_an_error_result_and_starts_no_child(tmp_path: Path) -
     end = _ends(events)["ta"]
     assert end["is_error"] and "prompt is empty" in end["result"]["text"]
     assert len(_requests(tmp_path)) == 2  # the parent's two: no child asked
+
+
+# -- what a running child takes from its parent ------------------------------------------------
+
+
+def test_plan_mode_entered_while_a_sub_agent_runs_holds_it_to_read_only_calls(
+    tmp_path: Path,
+) -> None:
+    from smith.runtime import ops
+
+    ls = {"name": "ls", "arguments": {"path": "."}, "id": "ls"}
+    write = {"name": "write", "arguments": {"path": "w.txt", "content": "x"}, "id": "w"}
+    model = _script(tmp_path, [{"tool_calls": [_task("work", "ta")]}, {"tool_calls": [ls]},
+                               {"tool_calls": [write]}, {"text": "child done"},
+                               {"text": "parent done"}])  # fmt: skip
+    events: list[dict[str, Any]] = []
+
+    async def main() -> str:
+        agent = _agent(tmp_path, model)
+
+        def planning(event: dict[str, Any]) -> None:
+            child = (
+                event.get("update", {}).get("child", {}) if event["type"] == "tool_update" else {}
+            )
+            if child.get("type") == "tool_start" and child.get("name") == "ls":
+                agent.runtime.submit(ops.SetMode(mode="plan", prompt=False))  # Shift+Tab
+
+        agent.on_event(planning)
+        try:
+            return await _send(agent, "go", events)
+        finally:
+            await agent.close()
+
+    assert asyncio.run(main()) == "parent done"
+    assert not (tmp_path / "p" / "w.txt").exists()
+    live = [e["update"]["child"] for e in events
+            if e["type"] == "tool_update" and "child" in e["update"]]  # fmt: skip
+    [denied] = [e for e in live if e["type"] == "tool_end" and e["name"] == "write"]
+    assert denied["is_error"] and "plan mode" in denied["result"]["text"]

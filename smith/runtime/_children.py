@@ -224,6 +224,7 @@ class Children:
         """The child runtime on `branch`, `depth` levels below the root, with `given`
         (model, tools, system prompt, limits, the tools offered)."""
         from smith.runtime._cost import CostMeter
+        from smith.runtime._mode import follow
 
         child = self.assembly.runtime(
             branch,
@@ -236,6 +237,7 @@ class Children:
         child.cost = CostMeter()
         if self.parent is not None:  # its questions go to whoever answers the parent's
             child.frontends = self.parent.frontends
+            follow(child, self.parent)  # and it is in the parent's mode (plan) as it runs
         below = child.context.children
         if isinstance(below, Children):  # its own children are one level deeper
             below.depth, below.tree = depth, self.tree

@@ -85,15 +85,23 @@ def modes(rt: Runtime) -> Modes:
 
 
 def mode(rt: Runtime) -> str:
-    return modes(rt).current()[0]
+    """`rt`'s mode now; a sub-agent's runtime is in its parent's (`follow`)."""
+    parent: Runtime | None = rt.__dict__.get("_mode_of")
+    return mode(parent) if parent is not None else modes(rt).current()[0]
+
+
+def follow(child: Runtime, parent: Runtime) -> None:
+    """`child` (a sub-agent's runtime, smith.runtime._children) is in `parent`'s mode
+    while it runs, whatever its own branch recorded: entering plan mode while a sub-agent
+    works holds it to read-only calls from its next call on."""
+    child.__dict__["_mode_of"] = parent
 
 
 def start_mode(rt: Runtime) -> None:
     """Enter plan mode at start when configuration asks (`--plan`), unless in it; leave
     it when configuration says so (`--no-plan`, `plan false`: any layer but the default)
     in a session left in it, the plan not sent. A child runtime (its parent's lifecycle)
-    is left alone: its branch starts on its parent's, so it is in the mode its parent was
-    in when it started it."""
+    is left alone: it is in its parent's mode (`follow`)."""
     side = rt.parts.plugins
     config = side.config
     if side.lifecycle is not None or config is None:
