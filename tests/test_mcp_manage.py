@@ -454,3 +454,43 @@ def test_a_server_still_connecting_is_stopped_at_once_and_quietly(senv: SmithEnv
     hub.close([conn], timeout=60)  # a grace a start would have been waited out for
     assert time.monotonic() - started < 30
     assert conn.state == "closed" and not manager.notices
+
+
+def test_the_servers_state_is_posted_as_it_changes_not_at_the_next_turn(senv: SmithEnv) -> None:
+    """In the app (and RPC) a server's becoming ready, or failing, reaches the status
+    line and the notices at once, with no prompt sent (RuntimeView.post)."""
+    import asyncio
+
+    from smith.config import resolve
+    from smith.runtime import build
+    from tests import mcp_client_kit as kit
+
+    project = senv.make_project()
+    script = senv.root / "flaky.py"
+    script.write_text(FLAKY)
+    senv.write_user_config(
+        f'mcp {{\n    server "f" command="{sys.executable}" args="{script}" '
+        f'{{ env {{ FLAG "{project / "absent"}"; }}; }}\n'
+        f'    server "g" command="{sys.executable}" args="{script}" '
+        f'{{ env {{ FLAG "{script}"; }}; }}\n}}\n'
+    )
+    model, _log = kit.script(senv.root, [{"text": "done", "stop": "end"}])
+    config = resolve(env=senv.env, flags={"model": model}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
+    session = assembly.new_session("smith")
+    events: list[dict[str, object]] = []
+
+    async def run() -> None:
+        rt = assembly.runtime(session)
+        rt.on_event(lambda ev: events.append(dict(ev)) if ev.get("type") == "ui" else None)
+        try:
+            for _ in range(600):
+                await asyncio.sleep(0.05)
+                texts = [str(e.get("text")) for e in events]
+                if "mcp: f (1 tools), g failed" in texts and any("'g'" in t for t in texts):
+                    return
+            raise AssertionError(f"no status or notice posted: {events}")
+        finally:
+            await rt.close()
+
+    asyncio.run(run())

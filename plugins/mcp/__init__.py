@@ -147,6 +147,33 @@ async def _start(view: RuntimeView) -> None:
     manager.session = view.session_id  # whose notices they are
     _RUNNING.append(manager)
     manager.begin()  # in the background: returns at once
+    if manager.connections and view.surface in WATCHED_SURFACES:
+        import asyncio
+
+        _WATCHERS[id(manager)] = asyncio.get_running_loop().create_task(_watch(manager, view))
+
+
+# Where the servers' states and failures are posted as they change (the app's status
+# line, an RPC client), not only at the next turn; eval says them at its prompt.
+WATCHED_SURFACES = ("tui", "rpc")
+_WATCHERS: dict[int, Any] = {}  # manager id -> the asyncio task posting its news
+
+
+async def _watch(manager: Manager, view: RuntimeView) -> None:
+    """Post a manager's notices and each change of its servers' state, as they come."""
+    import asyncio
+
+    from smith.ui import Notify, Status
+
+    while True:
+        await asyncio.sleep(0.25)
+        while manager.notices:
+            diagnostic = manager.notices.popleft()
+            error = diagnostic.severity == "error"
+            view.post(Notify(diagnostic.render(), "error" if error else "warning"))
+        status = manager.changed_status()
+        if status is not None:
+            view.post(Status(status, "mcp"))
 
 
 async def _stop() -> None:
@@ -156,6 +183,9 @@ async def _stop() -> None:
 
     manager = _RUNNING.pop(0)
     _WAITED.discard(id(manager))
+    watcher = _WATCHERS.pop(id(manager), None)
+    if watcher is not None:
+        watcher.cancel()
     await asyncio.to_thread(manager.close)
 
 

@@ -21,6 +21,8 @@ its deadline is paused (`Gate`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -38,6 +40,7 @@ from smith.ui import (
 
 if TYPE_CHECKING:
     import concurrent.futures
+    from collections.abc import Callable
 
     from smith.effects import ToolContext
     from smith.runtime._loopctx import LoopContext
@@ -57,6 +60,31 @@ def post(rt: Runtime, value: Shown, *, origin: str) -> None:
     redacted = rt.secrets.redact(ev)
     assert isinstance(redacted, dict)
     rt.emit(redacted)
+
+
+def poster(rt: Runtime, origin: str) -> Callable[[Shown], None]:
+    """RuntimeView.post for `origin`: `post` from any thread (on the runtime's loop, the
+    one running where the view was made); nothing once that loop is closed."""
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+
+    def post_it(value: Shown) -> None:
+        if loop is None:
+            post(rt, value, origin=origin)
+            return
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            post(rt, value, origin=origin)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody to tell
+            loop.call_soon_threadsafe(functools.partial(post, rt, value, origin=origin))
+
+    return post_it
 
 
 async def ask(rt: Runtime, question: Asked, *, origin: str, gate: Gate | None = None) -> Reply:

@@ -574,7 +574,7 @@ class Runtime:
         """A frozen snapshot for `plugin`'s handlers (they run in threads of their own),
         with that plugin's own settings; its `ask` asks on behalf of `plugin`, pausing
         `gate` (its deadline) meanwhile."""
-        from smith.runtime._intents import HandlerAsker
+        from smith.runtime._intents import HandlerAsker, poster
         from smith.runtime._view import Keeper, View, previewer
 
         name = plugin.name if plugin is not None else ""
@@ -587,7 +587,7 @@ class Runtime:
                     HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
                     previewer(self), self.plugin_state, self.lifecycle.tool_sets,
                     self.parts.plugins.config, self.context, mode(self),
-                    self.surface)  # fmt: skip
+                    self.surface, poster(self, name))  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

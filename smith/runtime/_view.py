@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from smith.runtime._pluginstate import PluginState
     from smith.runtime._runtime import Runtime
     from smith.runtime._toolsets import ToolSets
-    from smith.ui import Asked, Detail, Reply
+    from smith.ui import Asked, Detail, Reply, Shown
 
 log = logging.getLogger("smith.runtime")
 
@@ -107,6 +107,8 @@ class View:
     context: ToolContext | None = field(default=None, repr=False, compare=False)
     mode: str = "normal"  # the runtime's mode (smith.runtime._mode): normal or plan
     surface: str = "library"  # where the runtime runs: tui, eval, rpc, mcp, library...
+    # RuntimeView.post: a notice or status sent out now, from any thread (None: dropped).
+    poster: Callable[[Shown], None] | None = field(default=None, repr=False, compare=False)
 
     async def ask(self, question: Asked) -> Reply:
         return await self.asker(question)
@@ -120,6 +122,10 @@ class View:
 
     def remember(self, key: str, item: str) -> str:
         return self.keeper(key, item)
+
+    def post(self, value: Shown) -> None:
+        if self.poster is not None:
+            self.poster(value)
 
     @property
     def state(self) -> Mapping[str, object]:

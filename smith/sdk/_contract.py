@@ -163,6 +163,13 @@ class RuntimeView(Protocol):
     # handler's deadline is paused while it waits.
     async def ask(self, question: Asked) -> Reply: ...
 
+    def post(self, value: Shown) -> None:
+        """Send a Notify or Status out now, from any thread (a plugin's background work
+        that changed what the user should see: the mcp plugin's servers connecting), as
+        a handler's answer would at the next safe point; dropped where the view has no
+        runtime to send it through."""
+        ...
+
     def preview(self, name: str, arguments: Mapping[str, object]) -> Detail | None:
         """What a call of the active tool `name` would change, changing nothing: the
         "diff" its spec's preview computes (edit's, write's), or "text" saying why the
