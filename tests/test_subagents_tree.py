@@ -286,3 +286,33 @@ def test_plan_mode_entered_while_a_sub_agent_runs_holds_it_to_read_only_calls(
             if e["type"] == "tool_update" and "child" in e["update"]]  # fmt: skip
     [denied] = [e for e in live if e["type"] == "tool_end" and e["name"] == "write"]
     assert denied["is_error"] and "plan mode" in denied["result"]["text"]
+
+
+def test_a_restricted_sub_agents_own_sub_agents_get_no_tool_it_lacks(
+    senv: SmithEnv, tmp_path: Path
+) -> None:
+    agents = senv.config_home / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reader.md").write_text(
+        "---\nname: reader\ndescription: Reads.\ntools: read, task\n---\n\nYou read.\n"
+    )
+    model = _script(tmp_path, [
+        {"tool_calls": [_task("CHILD", "ta", agent="reader")]},
+        {"tool_calls": [_task("GRANDCHILD", "tb")]},  # general: every tool, it would seem
+        {"text": "grandchild done"},
+        {"text": "child done"},
+        {"text": "parent done"},
+    ])  # fmt: skip
+
+    async def main() -> str:
+        agent = _configured(senv, tmp_path, model, "")
+        try:
+            return await _send(agent, "go", [])
+        finally:
+            await agent.close()
+
+    assert asyncio.run(main()) == "parent done"
+    sent = _requests(tmp_path)
+    tools = [{t["name"] for t in q["tools"]} for q in sent]
+    assert "bash" in tools[0] and tools[1] == {"read", "task"}
+    assert tools[2] <= {"read", "task"}  # the grandchild's

@@ -19,20 +19,22 @@ aborts the child.
 
 A child has its parent's model (the provider the parent uses now, so one provider engine
 serves the tree) unless given another, and the tools named by `offered` among the given
-tools (default the built-ins) and its plugins' (default: all of them, so a child can start
-children of its own). The children of one root runtime form a tree (`Tree`): `max_depth`
-bounds how deep a call may start one (the root's children are at depth 1) and `max_turns`
-the provider rounds of all the root's descendants together; either is a ToolError, which
-the model reads as the call's error result, never a crash (a child is given at most the
-rounds the tree has left, so it stops before the round past the cap; of children running
-at once, the one whose round would pass it is aborted at its turn_start, before the
-round's request is sent; either ends its call so). The rounds are counted per prompt
-of the root runtime (Tree.prompt). A child that ended because the user interrupted it
-at a call (an interrupt answer to its question: DenyCall.interrupt) aborts its
-parent's turn too, so the interrupt ends the turn the user is watching. What a
-child spent is added to its parent's cost meter when it ends, however it ends (unknown
-usage stays unknown: CostMeter.merge). Its questions (an approval, a plugin's) go to
-the frontends attached to the parent; its events only to the caller's `watch`.
+tools (default the built-ins) and its plugins' (default: all of them, so a child can
+start children of its own), never one its parent was not offered (a restricted child's
+own children are restricted as it is, whatever they ask for). The children of one root
+runtime form a tree (`Tree`): `max_depth` bounds how deep a call may start one (the
+root's children are at depth 1) and `max_turns` the provider rounds of all the root's
+descendants together; either is a ToolError, which the model reads as the call's error
+result, never a crash (a child is given at most the rounds the tree has left, so it stops
+before the round past the cap; of children running at once, the one whose round would
+pass it is aborted at its turn_start, before the round's request is sent; either ends its
+call so). The rounds are counted per prompt of the root runtime (Tree.prompt). A child
+that ended because the user interrupted it at a call (an interrupt answer to its
+question: DenyCall.interrupt) aborts its parent's turn too, so the interrupt ends the
+turn the user is watching. What a child spent is added to its parent's cost meter when it
+ends, however it ends (unknown usage stays unknown: CostMeter.merge). Its questions (an
+approval, a plugin's) go to the frontends attached to the parent; its events only to the
+caller's `watch`.
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ class Children:
         self.parent: Runtime | None = None  # the runtime whose tools start children
         self.depth = 0  # of `parent` below the tree's root runtime
         self.tree = Tree()
+        # The tools `parent` is offered (None: all): its children get at most these.
+        self.offered: frozenset[str] | None = None
 
     async def run(
         self,
@@ -136,6 +140,8 @@ class Children:
         depth, tree = self._admit(max_depth, max_turns)
         if max_turns is not None:  # a lone child stops before the round past the cap
             limits = _within(limits or self.assembly.options.get("limits"), max_turns - tree.turns)
+        if self.offered is not None:  # no child has a tool its parent was not offered
+            offered = self.offered if offered is None else self.offered & set(offered)
         branch = Branch(self.session, self.session.leaf if at is None else at, apart=True)
         child = self._child(
             branch, depth, model=model or self._model(), tools=tools,
@@ -241,6 +247,8 @@ class Children:
         below = child.context.children
         if isinstance(below, Children):  # its own children are one level deeper
             below.depth, below.tree = depth, self.tree
+            offered = given.get("offered")
+            below.offered = None if offered is None else frozenset(offered)
         return child
 
     def _model(self) -> str | tuple[Provider, str]:
