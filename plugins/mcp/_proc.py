@@ -43,6 +43,7 @@ class Spawn:
     def __init__(self, fds: tuple[int, ...] = ()) -> None:
         self.fds = fds
         self.pgid: int | None = None
+        self.process: Any = None
         self.tail = bytearray()
         self._reader: asyncio.Task[None] | None = None
 
@@ -58,22 +59,13 @@ class Spawn:
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         return lines[-1][:300] if lines else ""
 
-    def alive(self) -> bool:
-        if self.pgid is None:
-            return False
-        try:
-            os.killpg(self.pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
     def kill(self) -> None:
-        """Its whole process group killed (what is left of it)."""
+        """Its whole process group killed (what is left of it), while its leader is not
+        reaped: until then no other process can have its number."""
         pgid, self.pgid = self.pgid, None
         _LIVE.discard(self)
-        if pgid is not None:
+        process, self.process = self.process, None
+        if pgid is not None and process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
 
@@ -126,7 +118,7 @@ def install() -> bool:
             start_new_session=True,
             pass_fds=spawn.fds,
         )
-        spawn.pgid = process.pid  # its own session: the group is its pid
+        spawn.pgid, spawn.process = process.pid, process  # its own session: its group
         _LIVE.add(spawn)
         spawn.close_fds()  # it has its own copies
         if process.stderr is not None:
