@@ -494,3 +494,17 @@ def test_the_servers_state_is_posted_as_it_changes_not_at_the_next_turn(senv: Sm
             await rt.close()
 
     asyncio.run(run())
+
+
+def test_add_replace_takes_the_old_server_out_first(tmp_path: Path) -> None:
+    from smith.plugins.mcp import add_server
+
+    path = tmp_path / "config.kdl"
+    path.write_text('mcp { server "x" command="p" sandbox=false; server "y" command="q"; }\n')
+    add_server(str(path), "x", {"command": "r", "args": ["1"]}, replace=True)
+    settings = _settings(path)
+    assert [k for k, _ in settings if k.startswith("mcp.server.x.")] == [
+        "mcp.server.x.command",
+        "mcp.server.x.args",
+    ]  # sandbox=false is gone with the old block
+    assert ("mcp.server.y.command", "q") in settings

@@ -50,6 +50,7 @@ def _arguments(action: str, words: list[str]) -> argparse.Namespace:
         parser.add_argument("--header", action="append", default=[], metavar="NAME=VALUE")
         parser.add_argument("--token-env", metavar="VAR", help="the variable holding its token")
         parser.add_argument("--no-sandbox", action="store_true", help="run it outside the sandbox")
+        parser.add_argument("--replace", action="store_true", help="replace one of that name")
     command: list[str] = []
     if "--" in words:
         at = words.index("--")
@@ -229,7 +230,7 @@ def _edit(args: argparse.Namespace, ctx: Context) -> int:
         fields["headers"] = _pairs("add", args.header, "header")
         if args.token_env:
             fields["token-env"] = args.token_env
-    added = add_server(path, name, fields)
+    added = add_server(path, name, fields, args.replace)
     ctx.out(inert(f"added MCP server {name} to {path}:\n{added.rstrip()}"))
     return 0
 

@@ -121,12 +121,13 @@ def connect(
     return connecting(prefix, servers, context=context, home=home, source=source, readable=readable)
 
 
-def add_server(path: str, name: str, fields: dict[str, object]) -> str:
+def add_server(path: str, name: str, fields: dict[str, object], replace: bool = False) -> str:
     """Append server `name`'s block (`fields`: command, args, env, url, headers, ...)
-    to the configuration file at `path`; the text added. SmithError (mcp.edit)."""
+    to the configuration file at `path` (`replace`: taking out a server of that name
+    first); the text added, secrets masked. SmithError (mcp.edit)."""
     from ._edit import add
 
-    return add(path, name, fields)
+    return add(path, name, fields, replace)
 
 
 def remove_server(path: str, name: str) -> str:

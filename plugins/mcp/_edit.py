@@ -62,9 +62,10 @@ def block(name: str, fields: dict[str, object]) -> str:
     return f"{head} {{\n{body}    }}"
 
 
-def add(path: str, name: str, fields: dict[str, object]) -> str:
+def add(path: str, name: str, fields: dict[str, object], replace: bool = False) -> str:
     """Append `name`'s block to the file at `path`; the text added. A server of that
-    name the file configures already, in any layout, is refused."""
+    name the file configures already, in any layout, is refused, or with `replace`
+    taken out first (all of it, as `remove` takes it)."""
     if not ALIAS.fullmatch(name):
         raise _fail(
             "add",
@@ -78,18 +79,23 @@ def add(path: str, name: str, fields: dict[str, object]) -> str:
 
     def change(text: str, settings: list[Located], tree: list[Block]) -> str:
         if any(s.key.startswith(ours) for s in settings):
-            raise _fail(
-                "add",
-                name,
-                path,
-                "it is configured already (another block of that name would merge with it)",
-                f"`smith mcp remove {name}` first, or choose another alias",
-            )
+            if not replace:
+                raise _fail(
+                    "add",
+                    name,
+                    path,
+                    "it is configured already (another block of that name would merge with it)",
+                    f"`smith mcp remove {name}` first, or add --replace to replace it",
+                )
+            spans, _ = _cut(tree, ours[:-1])
+            for start, end in sorted(spans, reverse=True):
+                text = _take(text, start, end)
         separator = "" if not text or text.endswith("\n") else "\n"
         return text + separator + added
 
     def check(before: list[Located], after: list[Located]) -> str | None:
-        old, new = _pairs(before), _pairs(after)
+        old = [(k, v) for k, v in _pairs(before) if not k.startswith(ours)]
+        new = _pairs(after)
         if new[: len(old)] != old:
             return "it would change settings the file has"
         if not new[len(old) :] or any(not k.startswith(ours) for k, _ in new[len(old) :]):
