@@ -316,3 +316,61 @@ def test_a_restricted_sub_agents_own_sub_agents_get_no_tool_it_lacks(
     tools = [{t["name"] for t in q["tools"]} for q in sent]
     assert "bash" in tools[0] and tools[1] == {"read", "task"}
     assert tools[2] <= {"read", "task"}  # the grandchild's
+
+
+class _Approver:
+    """A frontend that approves every question for the session, keeping their texts."""
+
+    name = "test"
+
+    def __init__(self) -> None:
+        from smith.ui import QUESTIONS, Capabilities
+
+        self.capabilities = Capabilities(asks=frozenset(QUESTIONS))
+        self.asked: list[str] = []
+
+    def show(self, intent: Any) -> None:
+        pass
+
+    async def ask(self, intent: Any) -> Any:
+        from smith.ui import Reply
+
+        self.asked.append(str(intent.data.get("text")))
+        return Reply("session")
+
+
+def test_approving_for_the_session_holds_across_parent_and_sub_agents(
+    senv: SmithEnv, tmp_path: Path
+) -> None:
+    def write(path: str) -> dict[str, Any]:
+        return {"name": "write", "arguments": {"path": path, "content": "x"}, "id": f"w-{path}"}
+
+    bash = {"name": "bash", "arguments": {"command": "true"}, "id": "b"}
+    model = _script(tmp_path, [
+        {"tool_calls": [_task("make c", "ta", description="make c")]},
+        {"tool_calls": [write("c.txt")]},  # the child asks; approved for the session
+        {"text": "c made"},
+        {"tool_calls": [write("d.txt")]},  # the parent: not asked again
+        {"tool_calls": [bash]},  # the parent asks; approved for the session
+        {"tool_calls": [_task("run it", "tb")]},
+        {"tool_calls": [bash]},  # the child: not asked again
+        {"text": "ran"},
+        {"text": "parent done"},
+    ])  # fmt: skip
+    front = _Approver()
+
+    async def main() -> str:
+        agent = _configured(
+            senv, tmp_path, model, 'approval "untrusted"\napproval { allow "task"; }\n'
+        )
+        agent.runtime.attach(front)
+        try:
+            return await _send(agent, "go", [])
+        finally:
+            await agent.close()
+
+    assert asyncio.run(main()) == "parent done"
+    assert (tmp_path / "p" / "c.txt").exists() and (tmp_path / "p" / "d.txt").exists()
+    assert len(front.asked) == 2, front.asked
+    assert front.asked[0].startswith("[sub-agent general: make c] smith wants to write")
+    assert not front.asked[1].startswith("[sub-agent")

@@ -191,6 +191,7 @@ async def run_task(
             max_turns=max_turns,
             watch=watch,
             on_branch=linked,
+            label=_label(definition.name, description),
         )
     except ToolError as exc:  # a limit: its details name the branch of a child that ran
         raise ToolError(exc.message, mutation=exc.mutation,
@@ -217,6 +218,14 @@ async def run_task(
                         mutation=mutation, details=details)  # fmt: skip
     return ToolResult(text or "(the sub-agent gave no answer)", details=details,
                       mutation=mutation)  # fmt: skip
+
+
+def _label(agent: str, description: str) -> str:
+    """What a sub-agent's questions say it is: its agent and the task's description (one
+    line, at most 80 characters)."""
+    said = " ".join(description.split())
+    said = said if len(said) <= 80 else said[:79] + "…"
+    return f"{agent}: {said}" if said else agent
 
 
 def _mutation(ends: list[str]) -> str:

@@ -376,6 +376,7 @@ class ToolContext:
         max_turns: int | None = None,
         watch: Callable[[dict[str, Any]], object] | None = None,
         on_branch: Callable[[str, str], object] | None = None,
+        label: str | None = None,
     ) -> dict[str, Any]:
         """Run `prompt` in a child runtime on a new branch of this call's session (forked
         at `at`, default: this call's own effect_intent entry, `intent`) with its own
@@ -383,7 +384,8 @@ class ToolContext:
         all), system prompt, limits (smith.Limits) and model (default: the parent's), and
         wait for it to stop: {stop, error, message, text, at, leaf, turns, depth};
         `watch` sees its events; `on_branch(at, leaf)` is told its branch once it has
-        ended, however it ended. A ToolError past `max_depth` levels of children or
+        ended, however it ended; `label` (what it is doing) is named in its questions.
+        A ToolError past `max_depth` levels of children or
         `max_turns` rounds of the whole tree of children (smith.runtime._children). For
         a tool written as a coroutine."""
         if self.children is None:
@@ -393,7 +395,7 @@ class ToolContext:
                                        at=at if at is not None else self.intent,
                                        offered=offered, max_depth=max_depth,
                                        max_turns=max_turns, watch=watch,
-                                       on_branch=on_branch)  # fmt: skip
+                                       on_branch=on_branch, label=label)  # fmt: skip
 
     def for_call(self) -> ToolContext:
         """A copy for one call, with its own cancellation flag."""
@@ -473,6 +475,7 @@ class Children(Protocol):
         max_turns: int | None = ...,
         watch: Callable[[dict[str, Any]], object] | None = ...,
         on_branch: Callable[[str, str], object] | None = ...,
+        label: str | None = ...,
     ) -> dict[str, Any]: ...
 
 

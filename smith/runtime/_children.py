@@ -124,6 +124,7 @@ class Children:
         max_turns: int | None = None,
         watch: Callable[[Event], object] | None = None,
         on_branch: Callable[[str, str], object] | None = None,
+        label: str | None = None,
     ) -> dict[str, Any]:
         """Run `prompt` in a child runtime on a new branch forked at `at` (default: the
         parent's leaf now; `spawn_child` passes its call's intent entry) and wait for it
@@ -134,7 +135,8 @@ class Children:
         ToolError when the child would be deeper than `max_depth` or the tree has taken
         `max_turns` rounds (see the module; its details name the branch of a child that
         ran). `on_branch(at, leaf)` is told the branch once the child has ended, however
-        it ended (cancelled too)."""
+        it ended (cancelled too). `label`: what the child is doing, which its questions
+        name (Runtime.subagent)."""
         from smith.session import Branch
 
         depth, tree = self._admit(max_depth, max_turns)
@@ -145,7 +147,7 @@ class Children:
         branch = Branch(self.session, self.session.leaf if at is None else at, apart=True)
         child = self._child(
             branch, depth, model=model or self._model(), tools=tools,
-            system_prompt=system_prompt, limits=limits, offered=offered,
+            system_prompt=system_prompt, limits=limits, offered=offered, label=label,
         )  # fmt: skip
         seen = _Seen(child, tree, max_turns, watch)
         stop_watching = child.on_event(seen)
@@ -226,11 +228,12 @@ class Children:
             "interrupted": interrupted,
         }
 
-    def _child(self, branch: Branch, depth: int, **given: Any) -> Runtime:
+    def _child(self, branch: Branch, depth: int, label: str | None, **given: Any) -> Runtime:
         """The child runtime on `branch`, `depth` levels below the root, with `given`
         (model, tools, system prompt, limits, the tools offered)."""
         from smith.runtime._cost import CostMeter
         from smith.runtime._mode import follow
+        from smith.runtime._pluginstate import TreeState
 
         child = self.assembly.runtime(
             branch,
@@ -244,6 +247,9 @@ class Children:
         if self.parent is not None:  # its questions go to whoever answers the parent's
             child.frontends = self.parent.frontends
             follow(child, self.parent)  # and it is in the parent's mode (plan) as it runs
+            # What the user approved for the session holds across the tree.
+            child.plugin_state = TreeState(branch, self.parent.plugin_state)
+        child.subagent = label
         below = child.context.children
         if isinstance(below, Children):  # its own children are one level deeper
             below.depth, below.tree = depth, self.tree

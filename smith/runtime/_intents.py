@@ -95,6 +95,8 @@ async def ask(rt: Runtime, question: Asked, *, origin: str, gate: Gate | None = 
     intent = question_intent(question, origin=origin, ask_id=new_id())
     redacted = rt.secrets.redact(intent.data)
     assert isinstance(redacted, dict)
+    if rt.subagent and isinstance(redacted.get("text"), str):  # who asks, of the tree
+        redacted = {**redacted, "text": f"[sub-agent {rt.subagent}] {redacted['text']}"}
     intent = Intent(intent.kind, redacted)
     frontends = tuple(rt.frontends)
     able = [f.name for f in frontends if intent.kind in f.capabilities.asks]

@@ -51,6 +51,12 @@ def checked(value: object, where: str = "value") -> Json:
     )
 
 
+# Plugins whose state is the whole session's, not one agent's: a sub-agent's runtime
+# reads and keeps theirs in its parent's (TreeState), so what the user approved "for this
+# session" in the parent holds in every sub-agent, and the other way round.
+TREE_WIDE = frozenset({"approval"})
+
+
 class PluginState:
     """The plugins' state in one session, on its selected branch."""
 
@@ -103,3 +109,23 @@ class PluginState:
             state.pop(key, None)
         else:
             state[key] = value  # type: ignore[assignment]  # checked when it was written
+
+
+class TreeState(PluginState):
+    """A sub-agent's plugin state: its own branch's, but the TREE_WIDE plugins' are its
+    parent runtime's (`parent`), read and kept there."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self, session: Session, parent: PluginState) -> None:
+        super().__init__(session)
+        self.parent = parent
+
+    def of(self, plugin: str) -> Mapping[str, Json]:
+        return self.parent.of(plugin) if plugin in TREE_WIDE else super().of(plugin)
+
+    def set(self, plugin: str, key: str, value: object) -> None:
+        if plugin in TREE_WIDE:
+            self.parent.set(plugin, key, value)
+        else:
+            super().set(plugin, key, value)

@@ -152,6 +152,9 @@ class Runtime:
         self._callbacks: list[Callable[[Event], object]] = []
         # The attached frontends, in the order they were attached: where questions go.
         self.frontends: list[Frontend] = []
+        # A sub-agent's runtime: what it is doing, which its questions name (its task's
+        # description or agent; smith.runtime._children). None: the agent the user runs.
+        self.subagent: str | None = None
         # The questions waiting for the frontend (each with the reason it was withdrawn,
         # once it is).
         self.asking: dict[asyncio.Future[Reply], Pending] = {}
