@@ -204,16 +204,19 @@ def detail(name: str, arguments: Mapping[str, Any], view: RuntimeView | None = N
 def decide(settings: Mapping[str, object], approved: Sequence[str], name: str,
            arguments: Mapping[str, Any], tools: Sequence[str] = (),
            shown: Callable[[], Detail | None] = lambda: None,
-           facts: Facts = builtin_facts) -> DenyCall | Question | None:  # fmt: skip
+           facts: Facts = builtin_facts, *,
+           interactive: bool = True) -> DenyCall | Question | None:  # fmt: skip
     """What approval makes of this call: denied now (DenyCall), allowed (None), or the
     question to ask the user first (then `answered`), with what `shown` gives as its
     detail. `approved`: the rules the user approved for this session; `tools`: the
-    active tools' names; `facts`: what each declares."""
+    active tools' names; `facts`: what each declares; `interactive`: whether the
+    runtime has someone to ask (the app, RPC), where on-failure also asks before a
+    tool that acts outside the sandbox."""
     why = denied(_rules(settings.get("approval.deny")), name, arguments, facts)
     if why is not None:
         return _deny(why)
     tool = _of(name, facts)
-    if tool.read_only or not _asks_for(settings.get("approval"), tool):
+    if tool.read_only or not _asks_for(settings.get("approval"), tool, interactive):
         return None
     approved = [*_rules(settings.get("approval.allow")), *approved]
     if first_match(approved, name, arguments, deny=False, facts=facts) is not None:
@@ -230,12 +233,20 @@ def decide(settings: Mapping[str, object], approved: Sequence[str], name: str,
                     reasons=("deny",), detail=shown())  # fmt: skip
 
 
-def _asks_for(policy: object, tool: ToolFacts) -> bool:
+def _asks_for(policy: object, tool: ToolFacts, interactive: bool) -> bool:
     """Whether `policy` asks before a call of `tool` (not read-only): untrusted asks
-    before every one; on-failure and on-request before one that acts outside the sandbox
-    (ToolFacts.outside: an MCP server over HTTP or with sandbox=false), which no sandbox
-    failure would ever stop."""
-    return policy == "untrusted" or (policy in ("on-failure", "on-request") and tool.outside)
+    before every one; on-failure and on-request, where someone can be asked, before one
+    that acts outside the sandbox (ToolFacts.outside: an MCP server over HTTP or with
+    sandbox=false), which no sandbox failure would ever stop. Where nobody is (eval,
+    `smith mcp`, the library) such a call runs as the sandbox's own failures would not
+    be retried there: unasked (approval untrusted denies it there)."""
+    if policy == "untrusted":
+        return True
+    return interactive and policy in ("on-failure", "on-request") and tool.outside
+
+
+# The runtimes' surfaces where someone answers approval's questions.
+ASKING_SURFACES = ("tui", "rpc")
 
 
 def prefix(arguments: Mapping[str, Any], tools: Sequence[str] = (), *,
@@ -375,7 +386,8 @@ async def review(event: dict[str, Any], view: RuntimeView
     name, arguments = str(event["name"]), event.get("arguments") or {}
     tools, facts = view.tool_names, view.tool
     verdict = decide(view.settings, _rules(view.state.get(APPROVED)), name, arguments, tools,
-                     lambda: detail(name, arguments, view, facts), facts)  # fmt: skip
+                     lambda: detail(name, arguments, view, facts), facts,
+                     interactive=view.surface in ASKING_SURFACES)  # fmt: skip
     if isinstance(verdict, Question):
         reply = await view.ask(verdict)
         outcome = answered(reply, lambda rule: _approve(view, rule), name, arguments,

@@ -336,6 +336,10 @@ def test_on_failure_asks_before_a_tool_that_acts_outside_the_sandbox() -> None:
     assert decide(on_failure, ["mcp_web__destroy"], "mcp_web__destroy", {}, facts=facts) is None
     never = {**on_failure, "approval": "never"}
     assert decide(never, [], "mcp_web__destroy", {}, facts=facts) is None
+    # Where nobody can be asked (eval, the library) it runs as before; untrusted denies.
+    assert decide(on_failure, [], "mcp_web__destroy", {}, facts=facts, interactive=False) is None
+    untrusted = {**on_failure, "approval": "untrusted"}
+    assert decide(untrusted, [], "mcp_web__destroy", {}, facts=facts, interactive=False)
 
 
 def test_mcp_tools_of_an_unsandboxed_server_say_so(senv: SmithEnv, tmp_path: Path) -> None:
