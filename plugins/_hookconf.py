@@ -28,6 +28,7 @@ EVENTS = {
     "after-tool": "tool_result",
     "prompt": "input",
     "stop": "agent_end",
+    "subagent-stop": "agent_end",  # a sub-agent's (docs/agents.md); `stop` is the user's agent's
     "before-compaction": "compaction_start",
     "session-start": "session_start",
     "session-end": "session_end",
@@ -39,6 +40,7 @@ CLAUDE_NAMES = {
     "after-tool": "PostToolUse",
     "prompt": "UserPromptSubmit",
     "stop": "Stop",
+    "subagent-stop": "SubagentStop",
     "before-compaction": "PreCompact",
     "session-start": "SessionStart",
     "session-end": "SessionEnd",

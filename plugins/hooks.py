@@ -20,8 +20,14 @@ becomes this plugin's action at that point of the runtime:
                                          (the prompt blocked: no turn)
     session-start      session_start     AppendSystemPrompt (context added)
     stop, session-end, agent_end,        notify only
-    before-compaction  session_end,
-                       compaction_start
+    subagent-stop,     session_end,
+    before-compaction  compaction_start
+
+A sub-agent's runtime (RuntimeView.subagent) is no session or prompt of the user's: its
+start, its task's prompt and its end run no session-start, prompt or session-end hook,
+and its end runs the `subagent-stop` hooks instead of `stop` (Claude Code's Stop and
+SubagentStop); its tool calls run the tool hooks as any call does, and every payload of
+a sub-agent's event says which it is (`subagent`).
 
 A hook that fails (exit status other than 0 and 2, a timeout, output that is no answer,
 a sandbox that cannot run) is reported as an error notice, never ignored silently;
@@ -129,6 +135,8 @@ def _payload(hook: Hook, view: RuntimeView, **fields: object) -> bytes:
         "project_dir": ctx.root,
         **fields,
     }
+    if view.subagent is not None:  # a sub-agent's event: which one (its agent and task)
+        data["subagent"] = view.subagent
     return json.dumps(data, ensure_ascii=False, default=str).encode()
 
 
@@ -320,7 +328,7 @@ async def _after_tool(hooks: list[Hook], event: dict[str, Any], view: RuntimeVie
 
 
 def on_input(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | Batch | None:
-    hooks = configured(view).at("prompt")
+    hooks = configured(view).at("prompt") if view.subagent is None else []  # the user's only
     return _prompt(hooks, event, view) if hooks else None
 
 
@@ -342,6 +350,8 @@ async def _prompt(hooks: list[Hook], event: dict[str, Any], view: RuntimeView) -
 
 
 def on_session_start(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | Batch | None:
+    if view.subagent is not None:  # a sub-agent starts no session (its parent said all)
+        return None
     found = configured(view)
     said = [*found.problems, *(unmatched(found, view.tool_names) if _first_start(view) else ())]
     problems: Batch = [Notify(_told_text(p), p.severity) for p in said]
@@ -382,7 +392,7 @@ def _told(on: str, fields: Any) -> Any:
     """A handler for an event hooks are only told of (`fields`: what they read of it)."""
 
     def handler(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] | None:
-        hooks = configured(view).at(on)
+        hooks = configured(view).at(_told_at(on, view))
         return _tell(hooks, fields(event), view) if hooks else None
 
     return handler
@@ -394,12 +404,20 @@ async def _tell(hooks: list[Hook], fields: dict[str, object], view: RuntimeView)
             *_ignored(answered, ("deny", "ask"))]  # fmt: skip
 
 
+def _told_at(on: str, view: RuntimeView) -> str:
+    """The hook event `on` is for this runtime: a sub-agent's end is `subagent-stop`,
+    and it has no session to end (`session-end`: none)."""
+    if view.subagent is None:
+        return on
+    return {"stop": "subagent-stop", "session-end": ""}.get(on, on)
+
+
 def _stop_fields(event: dict[str, Any]) -> dict[str, object]:
     return {"stop": event.get("stop"), "prompt_id": event.get("prompt_id")}
 
 
 # What each runtime event's handler needs to find to have anything to do.
-_NEEDS = {
+_NEEDS: dict[str, tuple[str, ...]] = {
     "tool_call": ("before-tool",),
     "tool_result": ("after-tool",),
     "input": ("prompt",),
@@ -416,6 +434,8 @@ def wants(kind: str, view: RuntimeView) -> bool:
     tool_call also a broken configuration (it denies), at tool_result context a
     before-tool hook left, at session_start problems to report."""
     found = configured(view)
+    if view.subagent is not None and kind in ("input", "session_start", "session_end"):
+        return False  # not the user's prompt or session (see the module)
     if kind == "tool_call" and found.broken_guard is not None:
         return True
     if kind == "tool_result" and _pending:
@@ -428,7 +448,8 @@ def wants(kind: str, view: RuntimeView) -> bool:
         and any(h.match for h in found.hooks)
     ):
         return True
-    return any(h.on in _NEEDS.get(kind, ()) for h in found.hooks)
+    needs = ("subagent-stop",) if kind == "agent_end" and view.subagent is not None else None
+    return any(h.on in (needs or _NEEDS.get(kind, ())) for h in found.hooks)
 
 
 PLUGIN = Plugin(

@@ -374,3 +374,44 @@ def test_approving_for_the_session_holds_across_parent_and_sub_agents(
     assert len(front.asked) == 2, front.asked
     assert front.asked[0].startswith("[sub-agent general: make c] smith wants to write")
     assert not front.asked[1].startswith("[sub-agent")
+
+
+# -- hooks tell a sub-agent from the user's agent ---------------------------------------------
+
+
+def test_hooks_see_a_sub_agent_as_one_with_its_own_stop_and_no_session_or_prompt(
+    senv: SmithEnv, tmp_path: Path
+) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    log = project / "log.sh"
+    log.write_text("#!/bin/sh\ncat >> hooks.jsonl\necho >> hooks.jsonl\n")
+    log.chmod(0o755)
+    hooks = "".join(
+        f'    hook "{on}" on="{on}" command="./log.sh"\n'
+        for on in ("session-start", "prompt", "before-tool", "stop", "subagent-stop")
+    )
+    ls = {"name": "ls", "arguments": {"path": "."}, "id": "ls"}
+    model = _script(tmp_path, [{"tool_calls": [_task("look", "ta", description="look")]},
+                               {"tool_calls": [ls]}, {"text": "seen"},
+                               {"text": "parent done"}])  # fmt: skip
+
+    async def main() -> str:
+        agent = _configured(senv, tmp_path, model, "hooks {\n" + hooks + "}\n")
+        try:
+            return await _send(agent, "go", [])
+        finally:
+            await agent.close()
+
+    assert asyncio.run(main()) == "parent done"
+    told = [json.loads(x) for x in (project / "hooks.jsonl").read_text().splitlines() if x]
+    seen = [(t["event"], t.get("subagent"), t.get("tool_name")) for t in told]
+    assert seen == [
+        ("session-start", None, None),
+        ("prompt", None, None),
+        ("before-tool", None, "task"),
+        ("before-tool", "general: look", "ls"),
+        ("subagent-stop", "general: look", None),
+        ("stop", None, None),
+    ]
+    assert told[4]["hook_event_name"] == "SubagentStop"

@@ -590,7 +590,7 @@ class Runtime:
                     HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
                     previewer(self), self.plugin_state, self.lifecycle.tool_sets,
                     self.parts.plugins.config, self.context, mode(self),
-                    self.surface, poster(self, name))  # fmt: skip
+                    self.surface, poster(self, name), self.subagent)  # fmt: skip
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

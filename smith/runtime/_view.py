@@ -109,6 +109,7 @@ class View:
     surface: str = "library"  # where the runtime runs: tui, eval, rpc, mcp, library...
     # RuntimeView.post: a notice or status sent out now, from any thread (None: dropped).
     poster: Callable[[Shown], None] | None = field(default=None, repr=False, compare=False)
+    subagent: str | None = None  # a sub-agent's runtime: what it does (Runtime.subagent)
 
     async def ask(self, question: Asked) -> Reply:
         return await self.asker(question)

@@ -153,6 +153,13 @@ class RuntimeView(Protocol):
         ...
 
     @property
+    def subagent(self) -> str | None:
+        """What a sub-agent's runtime is doing (its agent and the task's description:
+        docs/agents.md); None for the agent the user runs. A plugin that acts for the
+        user's prompts and sessions (hooks) tells the two apart by it."""
+        ...
+
+    @property
     def surface(self) -> str:
         """Where the runtime runs: "tui" (the app), "eval" (one-shot), "rpc", "mcp",
         "tools", "replay" or "library": a plugin that would wait for something before a
