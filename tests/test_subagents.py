@@ -471,6 +471,7 @@ def test_the_app_shows_the_child_live_under_the_call_then_folded_and_expandable(
             await until(pilot, "parent done", app)
             shown = visible(app)
             assert "the sub-agent's conversation" in shown and "CHILD-SAW-GO" not in shown
+            assert "✓ task the job" in shown  # its finished line names the task
             await pilot.press("ctrl+o")
             await pilot.pause()
             t = app.query_one(Transcript)

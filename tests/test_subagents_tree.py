@@ -415,3 +415,18 @@ def test_hooks_see_a_sub_agent_as_one_with_its_own_stop_and_no_session_or_prompt
         ("stop", None, None),
     ]
     assert told[4]["hook_event_name"] == "SubagentStop"
+
+
+def test_a_claude_definitions_tools_smith_lacks_are_a_warning(tmp_path: Path) -> None:
+    from smith.effects import Reach
+    from smith.plugins.agents._definitions import Folder, discover
+
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "web.md").write_text(
+        "---\nname: web\ndescription: Fetches.\ntools: Read, WebFetch, Grep, WebSearch\n---\nGo.\n"
+    )
+    found = discover([Folder(str(folder), "project .claude", Reach.anywhere(), True)])
+    assert found.definitions["web"].offered == ("read", "WebFetch", "grep", "WebSearch")
+    [warning] = found.warnings
+    assert "WebFetch, WebSearch" in warning and "web.md" in warning

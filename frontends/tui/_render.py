@@ -135,7 +135,10 @@ def _tool_result(message: dict[str, Any], expanded: bool, shown: Shown | None) -
     hint = "" if expanded else " (click or Ctrl+O to show)"
     more = f"\n  … {counted(len(lines) - limit, 'more line')}{hint}" if len(lines) > limit else ""
     mark, style = ("✗", "red") if message.get("is_error") else ("✓", "green")
-    head = Text(f"{mark} {inert(str(message.get('tool_name', '?')))}", style=style)
+    from ._subagents import named  # a task's result: with its description
+
+    head = Text(f"{mark} {named(str(message.get('tool_name', '?')), message.get('details'))}",
+                style=style)  # fmt: skip
     return Group(head, Text(body + more, style="dim"))
 
 
@@ -301,5 +304,8 @@ class ToolLines:
             mark = "✗" if data["is_error"] else "✓"
             text = str(result.get("text") or "").strip()
             first = inert(text.splitlines()[0][:120] if text else "")
-            self.transcript().add(key, lambda: Text(f"{mark} {inert(data['name'])}: {first}",
+            from ._subagents import named
+
+            name = named(str(data["name"]), result.get("details"))
+            self.transcript().add(key, lambda: Text(f"{mark} {name}: {first}",
                                                     style="dim"))  # fmt: skip

@@ -50,6 +50,16 @@ def child_step(event: dict[str, Any]) -> str | None:
     return None
 
 
+def named(name: str, details: object) -> str:
+    """A tool result's name as its line shows it: a task's with its description (`task
+    find the lock`), one line of at most 80 characters, inert; any other's as it is."""
+    said = details.get("description") if isinstance(details, dict) else None
+    if not isinstance(said, str) or not said.strip():
+        return inert(name)
+    said = " ".join(inert(said).split())
+    return f"{inert(name)} {said if len(said) <= 80 else said[:79] + '…'}"
+
+
 def render_child_running(line: str, steps: list[str]) -> RenderableType:
     """A running task call: its line and the child's latest steps."""
     call = Text(f"… {line}", style="yellow")
@@ -111,4 +121,4 @@ def _entries(runtime: Runtime | None, at: str, leaf: str) -> list[Any]:
     return list(found.entries) if isinstance(found, EntryBatch) else []
 
 
-__all__ = ["branch_of", "child_step", "render_child_running", "with_children"]
+__all__ = ["branch_of", "child_step", "named", "render_child_running", "with_children"]

@@ -169,6 +169,11 @@ def discover(folders: Sequence[Folder]) -> Found:
                 )
                 continue
             found[definition.name] = definition
+            if folder.claude and (unknown := _unmapped(definition.offered)):
+                warnings.append(
+                    f"the agent definition {path} names Claude Code tools smith has no "
+                    f"counterpart of: {', '.join(unknown)}; it is offered the others"
+                )
     for name, builtin in BUILTINS.items():
         found.setdefault(name, builtin)
     return Found(found, tuple(warnings))
@@ -234,6 +239,12 @@ def _tools(value: object, path: str, claude: bool) -> tuple[str, ...] | None:
     if claude:
         names = [CLAUDE_TOOLS.get(t, t) for t in names]
     return tuple(dict.fromkeys(names))
+
+
+def _unmapped(offered: tuple[str, ...] | None) -> list[str]:
+    """The Claude Code tool names (capitalised: smith's are not) left in a .claude
+    definition's tools once CLAUDE_TOOLS mapped the rest: no tool of smith's has them."""
+    return [t for t in offered or () if t[:1].isupper()]
 
 
 def _model(value: object, path: str, claude: bool) -> str | None:
