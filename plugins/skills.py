@@ -167,9 +167,16 @@ def _command(host: CommandHost, arg: str) -> object:
     return host.runtime.submit(ops.Prompt(f"/skill {arg}".rstrip()))
 
 
+def _wants(kind: str, view: RuntimeView) -> bool:
+    """Nothing to do in a runtime built without configuration (no folders to read): its
+    handlers start no thread there."""
+    return view.config is not None
+
+
 PLUGIN = Plugin(
     "skills",
     options=OPTIONS,
+    wants=_wants,
     handlers={
         "session_start": _session_start,
         "turn_end": _turn_end,

@@ -88,4 +88,7 @@ PLUGIN = Plugin(
     tools=(task_tool(Found(BUILTINS), max_depth=MAX_DEPTH, max_turns=MAX_TURNS),),
     options=OPTIONS,
     handlers={"session_start": _session_start, "session_end": _session_end},
+    # Nothing to do where no child can start (a runtime built without an assembly): its
+    # handlers start no thread there.
+    wants=lambda kind, view: view.context is not None and view.context.children is not None,
 )

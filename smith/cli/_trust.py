@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.out(f"{project_file} now applies")
     approved = trust.file_digests(root)
     if approved:  # a skill is its whole folder
-        shown = sorted(p.removesuffix("/SKILL.md") + "/" if p.endswith("/SKILL.md") else p
+        names = sorted(p.removesuffix("/SKILL.md") + "/" if p.endswith("/SKILL.md") else p
                        for p in approved)  # fmt: skip
-        ctx.out(f"approved as they are now: {', '.join(shown)}")
+        ctx.out(f"approved as they are now: {', '.join(names)}")
     return 0

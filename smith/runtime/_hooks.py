@@ -139,10 +139,9 @@ def _wanted(rt: HookSide, plugin: Plugin, ev: Event) -> bool:
     `wants` that raises leaves it to the handler, which fails as it fails."""
     if plugin.wants is None:
         return True
-    from smith.runtime._intents import Gate
 
     try:
-        return bool(plugin.wants(ev["type"], rt.view(plugin, Gate())))
+        return bool(plugin.wants(ev["type"], rt.view(plugin)))
     except Exception:
         return True
 

@@ -133,6 +133,7 @@ class Runtime:
             ),
         )
         self.turn = 0
+        self._views: dict[str, tuple[tuple[int, int, str], RuntimeView]] = {}  # see view()
         self.context_cache = ContextCache()
         self.compaction_failed_at: int | None = None  # context tokens then
         self.last_message: dict[str, Any] | None = None  # the latest assistant message
@@ -581,16 +582,25 @@ class Runtime:
         from smith.runtime._view import Keeper, View, previewer
 
         name = plugin.name if plugin is not None else ""
+        # A view without a gate (what Plugin.wants is asked with, at every event) is kept
+        # while what it shows holds: one per plugin, not one per event.
+        key = (self.generation, self.turn, mode(self)) if gate is None else None
+        kept = self._views.get(name) if key is not None else None
+        if kept is not None and kept[0] == key:
+            return kept[1]
         settings = MappingProxyType(
             self.plugin_list.settings_for(plugin) if plugin is not None else {}
         )
         owned = frozenset(plugin.settings) if plugin is not None else frozenset()
-        return View(self.generation, self.model, self.thinking, self.system_prompt,
+        view = View(self.generation, self.model, self.thinking, self.system_prompt,
                     self.tool_names, self.turn, settings, self.session.id,
                     HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
                     previewer(self), self.plugin_state, self.lifecycle.tool_sets,
                     self.parts.plugins.config, self.context, mode(self),
                     self.surface, poster(self, name), self.subagent)  # fmt: skip
+        if key is not None:
+            self._views[name] = (key, view)
+        return view
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False
