@@ -103,6 +103,9 @@ def test_a_childs_unfinished_effect_is_reconciled_on_the_childs_branch(tmp_path:
     assert not {e.id for e in mine} & on_parent and answers[0].id not in on_parent
     results = [e.content for e in parent if e.kind == "message" and e.pair is not None]
     assert [m["tool_name"] for m in results if m.get("role") == "tool_result"] == ["delegate"]  # type: ignore[index]
+    # Its result names the child's branch, as a finished call's does (the app shows it).
+    [lost] = [m for m in results if m.get("role") == "tool_result"]
+    assert lost["details"]["branch"] == {"at": d.id, "leaf": answers[0].id}  # type: ignore[index]
     # Nothing is left to reconcile on either branch.
     with Session.open(path) as reopened:
         from smith.effects import EffectJournal

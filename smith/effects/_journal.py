@@ -179,8 +179,10 @@ class EffectJournal:
         intent is on the selected branch, else at the end of its own branch (a child
         runtime's: `branch_end`) through a `smith.session.Branch`, written aside, so a
         child's branch reads "this effect's outcome is unknown" and the parent's holds
-        none of it. Lost calls are then answered on the selected branch and, on each
-        such aside branch, those after where it leaves the selected one.
+        none of it. Lost calls are then answered on each such aside branch (those after
+        where it leaves the selected one), then on the selected branch, where a call
+        whose intent has a child runtime's branch below it names that branch in its
+        result's details (`branch`: {at, leaf}), as a finished task call's does.
         """
         pending = set(self.pending())
         intents = [e for e in self.session.entries(INTENT) if e.pair in pending]
@@ -216,9 +218,9 @@ class EffectJournal:
                 aside[cursor.leaf] = cursor
             found.append(intent)
         end_leftover_processes(self.session, found)
-        answer_lost_calls(self.session)
-        for leaf in aside:
+        for leaf in aside:  # first: a sub-agent's call answered here names where it ends
             answer_lost_calls(_unshared(self.session, leaf))
+        answer_lost_calls(self.session)
         return found
 
 
@@ -248,6 +250,17 @@ def branch_end(session: Session, index: int) -> str:
         else:
             break  # only child branches below this intent: the cursor ended here
     return records.id(at)
+
+
+def child_branch(session: Session, index: int) -> dict[str, str] | None:
+    """The branch of a child runtime forked at the effect intent at record `index` (a
+    sub-agent's task call: smith.runtime._children), as a task result names it
+    (`{"at": the intent, "leaf": where the child's cursor ended}`); None without one."""
+    records = session.records
+    for i in range(index + 1, len(records)):
+        if records.parent(i) == index and not records.shadowed(i) and not _continues(session, i):
+            return {"at": records.id(index), "leaf": branch_end(session, i)}
+    return None
 
 
 def _continues(session: Session, index: int) -> bool:
@@ -373,6 +386,7 @@ def answer_lost_calls(session: Session) -> int:
     # was recorded after the earliest lost call is what has a greater index.
     since = min(at for _, at in lost)
     effects: dict[tuple[str, int], str] = {}  # (call id, its message) -> the effect's id
+    intents: dict[tuple[str, int], int] = {}  # -> its intent's record index
     for entry in session.branch(kind=INTENT):
         content = entry.content if entry.index > since and entry.pair else None
         cause = content.get("cause") if isinstance(content, dict) else None
@@ -381,6 +395,7 @@ def answer_lost_calls(session: Session) -> int:
             calls = [at for c, at in lost if c == cid and at < entry.index]
             if calls:
                 effects[(cid, max(calls))] = str(entry.pair)
+                intents[(cid, max(calls))] = entry.index
     completions: dict[str, dict[str, object]] = {}
     wanted = set(effects.values())
     for entry in session.branch(kind=COMPLETION):
@@ -400,5 +415,9 @@ def answer_lost_calls(session: Session) -> int:
         effect = effects.get((call_id, at))
         completion = completions.get(effect) if effect is not None else None
         result = lost_result(call_id, name, effect is not None, completion)
+        branch = child_branch(session, intents[(call_id, at)]) if effect is not None else None
+        if branch is not None:  # a sub-agent's call: its result names the child's branch
+            details = result.get("details")
+            result["details"] = {**(details if isinstance(details, dict) else {}), "branch": branch}
         session.append("message", result, pair=call_id)
     return len(lost)
