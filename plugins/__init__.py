@@ -21,10 +21,10 @@ module. Plain data, no imports: this package is imported by the core to read the
 # never put to the user by approval (the first deny ends a call's review).
 BUILTIN = (
     "smith.plugins.queue",
+    "smith.plugins.product",  # first of those with commands: its own lead the `/` menu
     "smith.plugins.plan",
     "smith.plugins.hooks",
     "smith.plugins.approval",
-    "smith.plugins.product",
     "smith.plugins.mcp",
     "smith.plugins.skills",
     "smith.plugins.agents",

@@ -40,7 +40,7 @@ def test_the_built_ins_are_discovered_as_data_and_loaded_by_their_loader() -> No
     warnings: list[Diagnostic] = []
     builtins: PluginLoader = Builtins()
     found = builtins.discover(warnings.append)
-    assert warnings == [] and [m.name for m in found][:3] == ["queue", "plan", "hooks"]
+    assert warnings == [] and [m.name for m in found][:3] == ["queue", "product", "plan"]
     queue = builtins.load(found[0])
     assert isinstance(queue, Plugin) and queue.name == "queue"
 

@@ -20,7 +20,7 @@ from tests.rpc_kit import Rpc
 PROVIDERS = ["anthropic", "openai", "google", "openai-compatible", "scripted", "demo"]
 REVIEWERS = ["plan", "hooks", "approval"]  # in review order: a deny ends the review
 AGENT_LIBRARY = ["mcp", "skills", "agents"]
-BUILT_INS = ["queue", *REVIEWERS, "product", *AGENT_LIBRARY, *PROVIDERS]
+BUILT_INS = ["queue", "product", *REVIEWERS, *AGENT_LIBRARY, *PROVIDERS]
 
 
 def _listed(smith: Callable[..., Result], *args: str) -> dict[str, Any]:
@@ -301,7 +301,7 @@ def test_the_runtime_and_the_app_take_their_plugins_from_the_list(tmp_path: Path
     listed = Runtime(session, model="demo", tools=[], context=context, plugin_list=plugins)
     assert [p.name for p in listed.plugins] == ["queue", *REVIEWERS, *AGENT_LIBRARY]
     default = Runtime(session, model="demo", tools=[], context=context)
-    assert [p.name for p in default.plugins] == ["queue", *REVIEWERS, "product", *AGENT_LIBRARY]
+    assert [p.name for p in default.plugins] == ["queue", "product", *REVIEWERS, *AGENT_LIBRARY]
     from smith.frontends.tui._app import SmithApp
 
     app = SmithApp(lambda s: listed, session, plugins=plugins.active)
