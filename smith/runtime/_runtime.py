@@ -26,7 +26,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Unpack
 
 from smith.diagnostics import Diagnostic, SmithError, Source
@@ -40,6 +39,7 @@ from smith.runtime._parts import Options, Parts, Services
 from smith.runtime._project import prompt_parts
 from smith.runtime._prompt import Part, compose
 from smith.runtime._queue import InputQueue, listed
+from smith.runtime._view import plugin_view
 from smith.runtime.ops import APPLY, OPERATIONS, Operation, checked, parse_op
 from smith.sdk import Plugin, RuntimeView, resolve_plugins
 from smith.session import new_id
@@ -133,7 +133,9 @@ class Runtime:
             ),
         )
         self.turn = 0
-        self._views: dict[str, tuple[tuple[int, int, str], RuntimeView]] = {}  # see view()
+        self.kept_views: dict[
+            str, tuple[tuple[int, int, str], RuntimeView]
+        ] = {}  # plugin views kept for Plugin.wants (_view.plugin_view)
         self.context_cache = ContextCache()
         self.compaction_failed_at: int | None = None  # context tokens then
         self.last_message: dict[str, Any] | None = None  # the latest assistant message
@@ -578,29 +580,7 @@ class Runtime:
         """A frozen snapshot for `plugin`'s handlers (they run in threads of their own),
         with that plugin's own settings; its `ask` asks on behalf of `plugin`, pausing
         `gate` (its deadline) meanwhile."""
-        from smith.runtime._intents import HandlerAsker, poster
-        from smith.runtime._view import Keeper, View, previewer
-
-        name = plugin.name if plugin is not None else ""
-        # A view without a gate (what Plugin.wants is asked with, at every event) is kept
-        # while what it shows holds: one per plugin, not one per event.
-        key = (self.generation, self.turn, mode(self)) if gate is None else None
-        kept = self._views.get(name) if key is not None else None
-        if kept is not None and kept[0] == key:
-            return kept[1]
-        settings = MappingProxyType(
-            self.plugin_list.settings_for(plugin) if plugin is not None else {}
-        )
-        owned = frozenset(plugin.settings) if plugin is not None else frozenset()
-        view = View(self.generation, self.model, self.thinking, self.system_prompt,
-                    self.tool_names, self.turn, settings, self.session.id,
-                    HandlerAsker(self, name, gate), Keeper(name, owned, self.remember),
-                    previewer(self), self.plugin_state, self.lifecycle.tool_sets,
-                    self.parts.plugins.config, self.context, mode(self),
-                    self.surface, poster(self, name), self.subagent)  # fmt: skip
-        if key is not None:
-            self._views[name] = (key, view)
-        return view
+        return plugin_view(self, plugin, gate)
 
     def publish(
         self, gen: Generation, *, model_changed: bool = False, thinking_changed: bool = False

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
+from smith.runtime._mode import mode
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from smith.runtime._pluginstate import PluginState
     from smith.runtime._runtime import Runtime
     from smith.runtime._toolsets import ToolSets
+    from smith.sdk import Plugin, RuntimeView
     from smith.ui import Asked, Detail, Reply, Shown
 
 log = logging.getLogger("smith.runtime")
@@ -204,3 +207,29 @@ def preview_detail(
     except Exception:
         log.exception("no preview of a %s call", name)
         return None
+
+
+def plugin_view(rt: Runtime, plugin: Plugin | None, gate: Any) -> RuntimeView:
+    """`Runtime.view`: the frozen snapshot `plugin`'s handlers get, with its own
+    settings; its `ask` asks on behalf of `plugin`, pausing `gate` meanwhile. A view
+    without a gate (what Plugin.wants is asked with, at every event) is kept while what
+    it shows holds: one per plugin, not one per event."""
+    name = plugin.name if plugin is not None else ""
+    key = (rt.generation, rt.turn, mode(rt)) if gate is None else None
+    kept = rt.kept_views.get(name) if key is not None else None
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    from types import MappingProxyType
+
+    from smith.runtime._intents import HandlerAsker, poster
+
+    settings = MappingProxyType(rt.plugin_list.settings_for(plugin) if plugin is not None else {})
+    owned = frozenset(plugin.settings) if plugin is not None else frozenset()
+    view = View(rt.generation, rt.model, rt.thinking, rt.system_prompt, rt.tool_names,
+                rt.turn, settings, rt.session.id, HandlerAsker(rt, name, gate),
+                Keeper(name, owned, rt.remember), previewer(rt), rt.plugin_state,
+                rt.lifecycle.tool_sets, rt.parts.plugins.config, rt.context, mode(rt),
+                rt.surface, poster(rt, name), rt.subagent)  # fmt: skip
+    if key is not None:
+        rt.kept_views[name] = (key, view)
+    return view
