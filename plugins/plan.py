@@ -37,7 +37,7 @@ MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 MAX_ITEMS = 100  # items a list may have
 MAX_TEXT = 500  # characters of one item
 
-_STATUS = {"type": "string", "enum": list(STATES)}
+_STATUS = {"type": "string", "enum": list(STATES), "description": "Where the item stands."}
 PARAMETERS: dict[str, object] = {
     "type": "object",
     "properties": {
@@ -46,7 +46,10 @@ PARAMETERS: dict[str, object] = {
             "description": "The whole list, in order; replaces the current one.",
             "items": {
                 "type": "object",
-                "properties": {"content": {"type": "string"}, "status": _STATUS},
+                "properties": {
+                    "content": {"type": "string", "description": "What to do, in one line."},
+                    "status": _STATUS,
+                },
                 "required": ["content", "status"],
                 "additionalProperties": False,
             },
@@ -54,7 +57,10 @@ PARAMETERS: dict[str, object] = {
         "update": {
             "type": "object",
             "description": "Instead of todos: one item's new status (index 1 is the first).",
-            "properties": {"index": {"type": "integer", "minimum": 1}, "status": _STATUS},
+            "properties": {
+                "index": {"type": "integer", "minimum": 1, "description": "Which item."},
+                "status": _STATUS,
+            },
             "required": ["index", "status"],
             "additionalProperties": False,
         },
