@@ -143,14 +143,9 @@ def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
             )
         found.append(Folder(os.path.join(home, ".claude", "skills"), "user .claude", user))
         found.append(Folder(os.path.join(home, ".agents", "skills"), "user .agents", user))
-    seen: set[str] = set()
-    unique = []
-    for folder in found:
-        real = os.path.realpath(folder.path)
-        if real not in seen:
-            seen.add(real)
-            unique.append(folder)
-    return unique
+    from smith.paths import distinct_places
+
+    return distinct_places(found, lambda folder: folder.path)
 
 
 def discover(folders: Sequence[Folder], *, max_bytes: int) -> Catalog:

@@ -19,7 +19,10 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 USER_CONFIG_NAME = "config.kdl"
 PROJECT_DIR_NAME = ".smith"
@@ -76,3 +79,17 @@ def project_key(cwd: str) -> str:
 
     readable = cwd.strip("/").replace("/", "-").replace(":", "-")[-60:] or "root"
     return f"{readable}-{zlib.crc32(os.fsencode(cwd)):08x}"
+
+
+def distinct_places(items: Iterable[T], path: Callable[[T], str]) -> list[T]:
+    """`items` in order, less each whose `path` leads (once symlinks are resolved) where
+    an earlier one's does: a folder reached twice (a project at the home directory) is
+    looked at once."""
+    seen: set[str] = set()
+    kept = []
+    for item in items:
+        real = os.path.realpath(path(item))
+        if real not in seen:
+            seen.add(real)
+            kept.append(item)
+    return kept

@@ -129,14 +129,9 @@ def definition_folders(config: Config) -> list[Folder]:
         )
     user = Reach.anywhere(private=(config.home,))
     found.append(Folder(os.path.join(config_home, "agents"), "user", user))
-    seen: set[str] = set()
-    unique = []
-    for folder in found:
-        real = os.path.realpath(folder.path)
-        if real not in seen:
-            seen.add(real)
-            unique.append(folder)
-    return unique
+    from smith.paths import distinct_places
+
+    return distinct_places(found, lambda folder: folder.path)
 
 
 def discover(folders: Sequence[Folder]) -> Found:
