@@ -9,6 +9,7 @@ by a lock file and the replacement is atomic.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from smith._atomic import write_atomic
@@ -21,7 +22,7 @@ from smith.diagnostics import ConfigError, DiagnosticKind, Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from smith.config._kdl import Block
     from smith.config._located import Located
@@ -86,15 +87,8 @@ def _store(
     wait: float | None = None,
 ) -> tuple[object, Located]:
     """Write `key` = value_of(the file's current value, or None) into the file, in place."""
-    # Edit what the user file really is: a symlink into a dotfiles repository stays one.
     path = os.path.realpath(path)
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    with _locked(directory, wait):
-        old = _current(path)
-        settings, problems = read_settings(path, old)
-        if problems:
-            raise ConfigError([*problems, FILE_BROKEN(source=Source("file", path))])
+    with _opened(path, wait) as (old, settings):
         existing = [s for s in settings if s.key == key]
         current = _typed(option, existing[-1].value) if existing else None
         value = value_of(None if current is _UNREADABLE else current)
@@ -130,13 +124,7 @@ def rewrite(
     result, or None. A result that does not parse, or that `check` refuses, is never
     written (ValueError saying why); the old text and the new one."""
     path = os.path.realpath(path)
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    with _locked(directory, wait):
-        old = _current(path)
-        settings, problems = read_settings(path, old)
-        if problems:
-            raise ConfigError([*problems, FILE_BROKEN(source=Source("file", path))])
+    with _opened(path, wait) as (old, settings):
         new = change(old, settings, blocks(old))
         if new == old:
             return old, new
@@ -146,6 +134,21 @@ def rewrite(
             raise ValueError(f"the edited file would not read as intended ({wrong})")
         write_atomic(path, new)
     return old, new
+
+
+@contextlib.contextmanager
+def _opened(path: str, wait: float | None) -> Iterator[tuple[str, list[Located]]]:
+    """The user file at `path` (its real path: a symlink into a dotfiles repository stays
+    one) under the lock of its directory, as text and settings; ConfigError for a file
+    that does not read as configuration (nothing is edited then)."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    with _locked(directory, wait):
+        old = _current(path)
+        settings, problems = read_settings(path, old)
+        if problems:
+            raise ConfigError([*problems, FILE_BROKEN(source=Source("file", path))])
+        yield old, settings
 
 
 def _current(path: str) -> str:
