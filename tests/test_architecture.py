@@ -17,7 +17,7 @@ ALLOWED = {
     "textual": ["frontends/tui", "frontends/web"],
     "textual_serve": ["frontends/web"],
     "pygit2": ["smith/vcs"],
-    "wasmtime": ["smith/plugins_host"],
+    "wasmtime": ["smith/wasm"],
     "httpx": ["smith/providers/_http"],
     "kdl": ["smith/config/_kdl.py"],
     "cbor2": ["smith/session", "smith/_fast"],

@@ -1,0 +1,111 @@
+"""A package as data: what `plugin.kdl` (or a Claude Code plugin's
+`.claude-plugin/plugin.json`) says, read without running anything.
+
+    package.name, package.version, package.description
+    package.root                      # the package's directory
+    package.module, package.sdk       # the WebAssembly component and its SDK version ("" if none)
+    package.build                     # how `smith plugins build` builds it: "python", "c" or ""
+    package.grants                    # what its code may do (Grants)
+    package.events                    # the events and hooks its on-event is called for
+    package.commands, package.tools, package.queue_policies, package.options
+    package.keybindings, package.themes
+    package.kind                      # "smith" (plugin.kdl) or "claude" (.claude-plugin)
+    package.notes                     # what was taken and what could not be, said at install
+
+A package without `module` is declarative: its `prompts/`, `skills/`, `agents/`, MCP
+servers and hooks beside the manifest need no WebAssembly (docs/plugins.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Grants:
+    """What a package's code may do through the host, each a pattern of plugin.kdl's
+    `grants` block: `path` (a file or directory the host may read, relative to the
+    project root unless absolute or `~/`), `command` (a program `run` may start, by
+    its name: "git", "rg"), `host` (an HTTP host `http` may reach, "api.github.com" or
+    "*.example.com"), `secret` (a secret `secret` may refer to, by name)."""
+
+    paths: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.paths or self.commands or self.hosts or self.secrets)
+
+    def lines(self) -> list[str]:
+        """Each grant as the line `install` shows before it asks."""
+        return [
+            *(f"read files under {p}" for p in self.paths),
+            *(f"run the command {c} (in smith's sandbox)" for c in self.commands),
+            *(f"reach {h} over HTTP" for h in self.hosts),
+            *(f"use the secret {s}" for s in self.secrets),
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandDecl:
+    """A `/name` command the package's module answers (`command "name" description=...`)."""
+
+    name: str
+    description: str = ""
+    usage: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDecl:
+    """A tool the package's module runs (`tool "name" description=... effect=...` with a
+    `parameters` JSON schema): `effect` is smith.effects' class ("reads", "writes",
+    "runs", "network", "unknown"), which approval reviews it by."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    effect: str = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class OptionDecl:
+    """One of the package's settings, `plugins.NAME.KEY` in config.kdl: its type
+    ("string", "integer", "number", "boolean", "list"), default and description."""
+
+    key: str
+    type: str
+    default: object = None
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PackageManifest:
+    """A package as plugin.kdl describes it (see the module's docstring)."""
+
+    name: str
+    version: str
+    root: str
+    description: str = ""
+    kind: str = "smith"  # "smith" (plugin.kdl) or "claude" (.claude-plugin/plugin.json)
+    module: str = ""  # the component, relative to root ("" for a declarative package)
+    sdk: str = ""  # the SDK version the module was built for (smith.sdk.SDK_VERSION)
+    build: str = ""  # "python", "c" or "" (nothing to build)
+    grants: Grants = field(default_factory=Grants)
+    events: tuple[str, ...] = ()
+    commands: tuple[CommandDecl, ...] = ()
+    tools: tuple[ToolDecl, ...] = ()
+    queue_policies: tuple[str, ...] = ()
+    options: tuple[OptionDecl, ...] = ()
+    keybindings: Mapping[str, str] = field(default_factory=dict)  # key -> command or action
+    themes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # name -> colours
+    notes: tuple[str, ...] = ()  # what was taken and what could not be (Claude Code)
+
+    @property
+    def has_code(self) -> bool:
+        return bool(self.module)
+
+
+__all__ = ["CommandDecl", "Grants", "OptionDecl", "PackageManifest", "ToolDecl"]
