@@ -87,8 +87,16 @@ def _forget_credentials() -> Iterator[None]:
     forget_credentials()
 
 
+@pytest.fixture(scope="session")
+def cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One smith cache directory for the whole test session: compiled WebAssembly
+    components (18 MB for a Python plugin, ~6 s to compile) are kept there, as a user's
+    are across runs, so each is compiled once per session, not once per test."""
+    return tmp_path_factory.mktemp("smith-cache")
+
+
 @pytest.fixture
-def senv(tmp_path: Path) -> SmithEnv:
+def senv(tmp_path: Path, cache_home: Path) -> SmithEnv:
     root = tmp_path / "world"
     home = root / "home"
     home.mkdir(parents=True)
@@ -97,6 +105,7 @@ def senv(tmp_path: Path) -> SmithEnv:
         HOME=str(home),
         SMITH_HOME=str(root / "data"),
         SMITH_CONFIG_HOME=str(root / "config"),
+        SMITH_CACHE_HOME=str(cache_home),
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_DATA_HOME=str(home / ".local" / "share"),
     )
