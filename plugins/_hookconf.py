@@ -162,6 +162,9 @@ class Hook:
     match: re.Pattern[str] | None = None
     effects: frozenset[str] = frozenset()
     source: Source | None = None
+    # An installed package's hook: the package's folder, which the sandbox shows it
+    # read-only (its scripts) even within smith's data directory.
+    readable: tuple[str, ...] = ()
 
     def matches(self, tool: str, facts: ToolFacts | None) -> bool:
         """Whether a call of `tool` (its facts: None, a tool the runtime does not know)
@@ -504,6 +507,33 @@ def _file(source: Source | None) -> str:
         return "configuration"
     where = source.location
     return where.rsplit(":", 2)[0] if where.count(":") >= 2 else where
+
+
+def package_hooks(config: Config) -> Hooks:
+    """The hooks of the enabled installed packages (smith.packages: plugin.kdl's `hooks`
+    block in smith's format, a Claude Code plugin's hooks/hooks.json), each named
+    PACKAGE-NAME, checked as configuration's are, each reading its package's folder."""
+    import dataclasses
+
+    from smith.packages import package_hooks as found
+
+    hooks: list[Hook] = []
+    problems: list[Diagnostic] = []
+    guard: Diagnostic | None = None
+    for package in found(config):
+        parsed = parse_keys(package.values, package.sources)
+        hooks += [dataclasses.replace(h, readable=(package.package.root,)) for h in parsed.hooks]
+        problems += parsed.problems
+        guard = guard or parsed.broken_guard
+    return Hooks(tuple(hooks), tuple(problems), guard)
+
+
+def joined(first: Hooks, second: Hooks) -> Hooks:
+    """Both sets of hooks (configuration's, then the packages'), and both's problems."""
+    if not second.hooks and not second.problems:
+        return first
+    return Hooks((*first.hooks, *second.hooks), (*first.problems, *second.problems),
+                 first.broken_guard or second.broken_guard)  # fmt: skip
 
 
 def parse_keys(values: Mapping[str, object], sources: Mapping[str, Source]) -> Hooks:

@@ -67,7 +67,7 @@ class Folder:
     index and in warnings); `reach` is where its files may lead (smith.effects.Reach)."""
 
     path: str
-    origin: str  # "project", "user", "project .claude", "user .agents", ...
+    origin: str  # "project", "user", "plugin NAME", "project .claude", "user .agents", ...
     reach: Reach
     # A project's: whether a SKILL.md's content is what the user approved when trusting
     # the project (smith.trust.approved_file); None: the user's own, always used.
@@ -113,7 +113,8 @@ class Catalog:
 
 def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
     """Where skills are looked for, in precedence order (the first of a name wins):
-    the project's .smith/skills, the user's $SMITH_CONFIG_HOME/skills, then the other
+    the project's .smith/skills, the user's $SMITH_CONFIG_HOME/skills, the installed
+    packages' skills/ folders (package_skill_folders), then the other
     agents' folders (with `other_agents`): the project's .claude/skills and
     .agents/skills, the user's ~/.claude/skills and ~/.agents/skills. A project's
     folders only when the project is trusted. A folder reached twice (the project is
@@ -133,6 +134,7 @@ def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
     if trusted:
         found.append(Folder(os.path.join(root, ".smith", "skills"), "project", project, approve))
     found.append(Folder(os.path.join(config_home, "skills"), "user", user))
+    found += package_skill_folders(config)
     if other_agents:
         if trusted:
             found.append(
@@ -146,6 +148,27 @@ def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
     from smith.paths import distinct_places
 
     return distinct_places(found, lambda folder: folder.path)
+
+
+def package_skill_folders(config: Config) -> list[Folder]:
+    """The skills/ folders of the enabled installed packages (smith.packages), each named
+    "plugin NAME": read within the package (smith's data directory holds it), a
+    project's package only as `smith trust` approved its files."""
+    from smith import trust
+    from smith.effects import Reach
+    from smith.packages import package_folders
+
+    private = (config.home, str(config["config-home"]))
+    approve = functools.partial(trust.approved_file, config.home, config.project_root)
+    return [
+        Folder(
+            path,
+            package.origin,
+            Reach.project(package.root, private=private),
+            approve if package.where == "project" else None,
+        )
+        for path, package in package_folders(config, "skills")
+    ]
 
 
 def discover(folders: Sequence[Folder], *, max_bytes: int) -> Catalog:

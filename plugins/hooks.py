@@ -67,6 +67,8 @@ from ._hookconf import (
     Hook,
     Hooks,
     hidden_programs,
+    joined,
+    package_hooks,
     parse,
     unmatched,
 )
@@ -117,6 +119,7 @@ def configured(view: RuntimeView) -> Hooks:
             found = parse(config)
             if found.hooks and ctx.sandbox.effective != "off":
                 found = hidden_programs(found, ctx.sandbox.hidden, ctx.root)
+            found = joined(found, package_hooks(config))
             _parsed[config] = found
     return found
 
@@ -143,6 +146,8 @@ def _payload(hook: Hook, view: RuntimeView, **fields: object) -> bytes:
 async def _ask_all(hooks: Sequence[Hook], view: RuntimeView, fields: dict[str, object]) -> Answered:
     """Run `hooks` at once (each within its timeout), their answers in their order."""
     import asyncio
+    import copy
+    import dataclasses
 
     ctx = view.context
     assert ctx is not None
@@ -151,8 +156,14 @@ async def _ask_all(hooks: Sequence[Hook], view: RuntimeView, fields: dict[str, o
 
     async def one(hook: Hook) -> tuple[Hook, Answer]:
         payload = _payload(hook, view, **fields)
+        context = ctx
+        if hook.readable:  # a package's hook: its folder read-only, even in smith's data
+            context = copy.copy(ctx)
+            context.sandbox = dataclasses.replace(
+                ctx.sandbox, readable=(*ctx.sandbox.readable, *hook.readable)
+            )
         try:
-            ran = await run(hook.command, payload, context=ctx, timeout=hook.timeout,
+            ran = await run(hook.command, payload, context=context, timeout=hook.timeout,
                             env={**env, "SMITH_HOOK_EVENT": hook.on})  # fmt: skip
         except Exception as exc:  # reported, as any failure is
             log.exception("hook %s could not be run", hook.name)

@@ -80,6 +80,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
     _log_file(assembly)
     session = _open_session(assembly, options)
     from smith import memory
+    from smith.packages import package_themes
 
     from ._app import SmithApp
     from ._history import PromptHistory
@@ -100,6 +101,7 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         plugins=assembly.plugin_list.active,  # the one list, resolved from config
         keys=keys,
         theme=str(config["tui.theme"]) if config["tui.theme"] else None,
+        themes=package_themes(config),  # installed packages' themes, registered by the app
         session_source=Sessions(config.home, config.project_root),
         models=lambda: catalog_choices(config, ctx.env),
         show_memory=memory.enabled(),  # --memory-accounting / SMITH_MEMORY_ACCOUNTING=1

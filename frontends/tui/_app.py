@@ -117,6 +117,7 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
         plugins: Sequence[Plugin] = (),
         keys: Mapping[str, str] | None = None,
         theme: str | None = None,
+        themes: Mapping[str, Mapping[str, str]] | None = None,
         session_source: SessionSource | None = None,
         models: Callable[[], Sequence[ModelChoice]] = model_choices,
         show_memory: bool = False,
@@ -140,6 +141,7 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
         defaults = {k: v for p in self.plugins for k, v in p.keybindings.items()}
         self.keys = {**defaults, **(keys or {})}
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
+        self.package_themes = dict(themes or {})  # installed packages' (tui.theme NAME)
         # Prompt templates are commands too (/help, the palette, completion); the runtime
         # expands them, so the app sends `/NAME args` as typed.
         self.notify_away = notify  # tui.notify: tell the user when they are elsewhere
@@ -221,6 +223,14 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
             if name in self.ACTIONS and key:
                 action, description = self.ACTIONS[name]
                 self._bindings.bind(key, action, description, priority=True)
+        if self.package_themes:
+            from ._themes import textual_themes
+
+            themes, warnings = textual_themes(self.package_themes)
+            for theme in themes:
+                self.register_theme(theme)
+            for warning in warnings:
+                self.notify(warning, severity="warning")
         if self.theme_name:
             self.theme = self.theme_name
         self._attach_runtime()

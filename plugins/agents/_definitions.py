@@ -10,10 +10,10 @@ it), `tools` (the tools it is offered: a list or a comma-separated string; absen
 the parent's) and `model` (absent or `inherit`: the parent's), the format Claude Code's
 sub-agents have; the body is its system prompt. They are looked for in a trusted
 project's .smith/agents and .claude/agents, then $SMITH_CONFIG_HOME/agents, then the
-built-ins (`general`, `explore`); the first of a name wins. A file that cannot be used
-(front matter that is not YAML, a name or description missing or malformed, a tools
-value that is no list of names, a file over MAX_BYTES) is left out with a warning naming
-it and why.
+installed packages' agents/ folders (origin "plugin NAME"), then the built-ins
+(`general`, `explore`); the first of a name wins. A file that cannot be used (front
+matter that is not YAML, a name or description missing or malformed, a tools value that
+is no list of names, a file over MAX_BYTES) is left out with a warning naming it and why.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class Folder:
     """A directory of definitions; `claude`: Claude Code's (its tool and model names)."""
 
     path: str
-    origin: str  # "project", "project .claude", "user"
+    origin: str  # "project", "project .claude", "user", "plugin NAME"
     reach: Reach
     claude: bool = False
     # A project's: whether a file is as the user approved it (plugins._projectfiles).
@@ -129,9 +129,32 @@ def definition_folders(config: Config) -> list[Folder]:
         )
     user = Reach.anywhere(private=(config.home,))
     found.append(Folder(os.path.join(config_home, "agents"), "user", user))
+    found += package_definition_folders(config)
     from smith.paths import distinct_places
 
     return distinct_places(found, lambda folder: folder.path)
+
+
+def package_definition_folders(config: Config) -> list[Folder]:
+    """The agents/ folders of the enabled installed packages (smith.packages), each named
+    "plugin NAME", a Claude Code plugin's with Claude Code's tool and model names; read
+    within the package, a project's package only as `smith trust` approved its files."""
+    from smith import trust
+    from smith.effects import Reach
+    from smith.packages import package_folders
+
+    private = (config.home, str(config["config-home"]))
+    approve = functools.partial(trust.approved_file, config.home, config.project_root)
+    return [
+        Folder(
+            path,
+            package.origin,
+            Reach.project(package.root, private=private),
+            package.kind == "claude",
+            approve if package.where == "project" else None,
+        )
+        for path, package in package_folders(config, "agents")
+    ]
 
 
 def discover(folders: Sequence[Folder]) -> Found:

@@ -50,6 +50,14 @@ MCP_PROJECT_UNAPPROVED = DiagnosticKind(
     fix="read the file, then run `smith trust` in the project to use it as it is now",
     severity="warning",
 )
+MCP_PACKAGE = DiagnosticKind(
+    "mcp.package",
+    what="the {origin} cannot bring an MCP server: {problem}",
+    why="an installed package's servers are read from its plugin.kdl `mcp` block or its "
+    ".mcp.json, as configuration's are",
+    fix="fix the package (and install it again); its other servers connect regardless",
+    severity="warning",
+)
 MCP_PROJECT_FILE = DiagnosticKind(
     "mcp.project-file",
     what="the project's .mcp.json cannot be used: {problem}",
@@ -99,6 +107,10 @@ class Server:
     timeout: float = DEFAULT_TIMEOUT
     startup_timeout: float = DEFAULT_STARTUP
     enabled: bool = True
+    # Folders it may read in the sandbox even within smith's own (an installed package's
+    # root), and whose it is ("plugin NAME"; "" for configuration's).
+    readable: tuple[str, ...] = ()
+    origin: str = ""
 
     @property
     def transport(self) -> str:
@@ -308,7 +320,38 @@ def servers(config: Config) -> tuple[list[Server], list[Diagnostic]]:
     for server in project_servers(path, problems, config):
         if server.name not in bad_names:
             found.append(server)
+    taken = {s.name for s in found} | bad_names
+    for server in package_servers(config, problems):
+        if server.name not in taken:
+            taken.add(server.name)
+            found.append(server)
     return [s for s in found if s.enabled], problems
+
+
+def package_servers(config: Config, problems: list[Diagnostic]) -> list[Server]:
+    """The servers of the enabled installed packages (smith.packages: plugin.kdl's `mcp`
+    block, a package's .mcp.json), each reading its package's folder in the sandbox;
+    `${VAR}` expanded as a project's .mcp.json has them."""
+    import dataclasses
+
+    from smith.packages import package_mcp_servers
+
+    out = []
+    for found in package_mcp_servers(config):
+        if "." in found.name:
+            problem = f"its server {found.name!r} has a '.' in its name (KDL names have none)"
+            problems.append(MCP_PACKAGE(source=found.source, problem=problem,
+                                        origin=found.package.origin))  # fmt: skip
+            continue
+        if found.format == "json":
+            server = _project_server(found.name, dict(found.fields), found.source, problems)
+        else:
+            server, wrong = server_of(found.name, found.fields, found.source)
+            problems += wrong
+        if server is not None:
+            out.append(dataclasses.replace(server, readable=(found.package.root,),
+                                           origin=found.package.origin))  # fmt: skip
+    return out
 
 
 def server_of(

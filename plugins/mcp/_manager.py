@@ -63,6 +63,7 @@ class Manager:
         self.hub = Hub()
         for server in self.servers:
             conn = Connection(server, self.context, self.home)
+            conn.readable = server.readable
             conn.image_bytes = self.image_bytes
             conn.on_ready = lambda _conn: self.publish()
             self.connections[server.name] = conn

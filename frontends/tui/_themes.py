@@ -1,0 +1,60 @@
+"""Themes installed packages bring (plugin.kdl `theme "NAME" { primary "#..."; ... }`,
+smith.packages.package_themes) as Textual themes the app registers, so `tui.theme NAME`
+selects one as it selects a built-in theme (docs/plugins.md, "Declarative parts")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.theme import Theme
+
+COLOURS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground",
+           "background", "surface", "panel", "boost")  # fmt: skip
+
+
+def textual_themes(found: Mapping[str, Mapping[str, str]]) -> tuple[list[Theme], list[str]]:
+    """The themes of `found` (name -> colours) Textual can use, and a warning for each
+    it cannot: one without `primary`, or a colour Textual does not read."""
+    from textual.color import Color, ColorParseError
+    from textual.theme import Theme
+
+    themes: list[Theme] = []
+    warnings: list[str] = []
+    for name, colours in found.items():
+        bad = []
+        for key in COLOURS:
+            if key in colours:
+                try:
+                    Color.parse(colours[key])
+                except ColorParseError:
+                    bad.append(f"{key} {colours[key]!r}")
+        if "primary" not in colours:
+            bad.append("no primary colour")
+        if bad:
+            warnings.append(f"the theme {name} was not registered: {', '.join(bad)}")
+            continue
+        get = colours.get
+        dark = str(get("dark", "true")).lower() not in ("false", "no", "0")
+        themes.append(
+            Theme(
+                name=name,
+                primary=colours["primary"],
+                secondary=get("secondary"),
+                warning=get("warning"),
+                error=get("error"),
+                success=get("success"),
+                accent=get("accent"),
+                foreground=get("foreground"),
+                background=get("background"),
+                surface=get("surface"),
+                panel=get("panel"),
+                boost=get("boost"),
+                dark=dark,
+            )
+        )
+    return themes, warnings
+
+
+__all__ = ["textual_themes"]
