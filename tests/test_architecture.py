@@ -98,6 +98,7 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
             "Config",
             "Contribution",
             "Integer",
+            "KdlNode",
             "Located",
             "Mismatch",
             "Number",
@@ -112,6 +113,7 @@ def test_public_names_of_smith_config_are_exactly_these() -> None:
             "add_value",
             "format_value",
             "set_value",
+            "read_nodes",
             "resolve",
             "rewrite",
         ]

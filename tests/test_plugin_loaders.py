@@ -1,8 +1,8 @@
 """Where plugins come from (issue 28): one loader interface (smith.sdk.PluginLoader) with
-the Python built-ins and a program's plugins as its implementations, and the user's and
-a trusted project's plugin directories, empty until installation exists: what is in one
-is said to be not installable yet, and one that cannot be read is a warning naming it,
-never a crash."""
+the Python built-ins and a program's plugins as its implementations, and the installed
+packages' directory ($SMITH_HOME/plugins, issue 30) and a trusted project's: a folder
+there without a plugin.kdl is a warning, and a directory that cannot be read is a
+warning naming it, never a crash (installed packages: tests/test_cli_plugins.py)."""
 
 from __future__ import annotations
 
@@ -93,38 +93,39 @@ def test_plugin_directories_are_the_users_and_a_trusted_projects(senv: SmithEnv)
         found = loaders_of(_config(senv, project))
         return [each.path for each in found if isinstance(each, PluginDirectory)]
 
-    user = str(senv.config_home / "plugins")
+    user = str(senv.data_home / "plugins")
     assert places() == [user]  # the project is not trusted: its directory is not read
     trust.trust(senv.env["SMITH_HOME"], str(project))
     assert places() == [user, os.path.join(project, ".smith", "plugins")]
 
 
 def test_empty_or_missing_directories_say_nothing(senv: SmithEnv) -> None:
-    (senv.config_home / "plugins").mkdir(parents=True)
+    (senv.data_home / "plugins").mkdir(parents=True)
     listed = resolve_plugins(_config(senv, senv.make_project()))
     assert listed.warnings == ()
 
 
-def test_entries_in_a_plugin_directory_are_not_installable_yet(
+def test_folders_in_a_plugin_directory_without_a_manifest_are_a_warning(
     smith: Callable[..., Result], senv: SmithEnv
 ) -> None:
-    plugins = senv.config_home / "plugins"
-    plugins.mkdir(parents=True)
-    (plugins / "echo.wasm").write_bytes(b"\0asm")
+    plugins = senv.data_home / "plugins"
+    (plugins / "echo").mkdir(parents=True)
+    (plugins / "echo" / "echo.wasm").write_bytes(b"\0asm")
+    (plugins / "installed.json").write_text("{}")  # the store's own file: no warning
     r = smith("plugins", "list")
     assert r.code == 0 and "queue" in r.out
-    assert f"warning: {plugins}: the user plugin directory holds echo.wasm, which smith" in r.err
-    assert "fix:" in r.err
+    assert f"warning: {plugins}: the user plugin directory holds echo, which smith" in r.err
+    assert "installed.json" not in r.err and "fix:" in r.err
 
 
 def test_a_file_where_the_plugin_directory_should_be_is_a_warning(
     smith: Callable[..., Result], senv: SmithEnv
 ) -> None:
-    senv.config_home.mkdir(parents=True, exist_ok=True)
-    (senv.config_home / "plugins").write_text("not a directory")
+    senv.data_home.mkdir(parents=True, exist_ok=True)
+    (senv.data_home / "plugins").write_text("not a directory")
     r = smith("plugins", "list", "--json")
     assert r.code == 0 and '"queue"' in r.out
-    path = senv.config_home / "plugins"
+    path = senv.data_home / "plugins"
     assert f"warning: {path}: the user plugin directory cannot be read: Not a directory" in r.err
     assert "fix:" in r.err and "Traceback" not in r.err
     r = smith("eval", "--model", "demo", "--no-session", "hi")

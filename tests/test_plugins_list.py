@@ -157,14 +157,6 @@ def test_disabling_what_smith_cannot_run_without_is_refused(
         assert "fix:" in r.err and "Traceback" not in r.err
 
 
-@pytest.mark.parametrize("action", ["install", "remove"])
-def test_installing_plugins_is_not_built(smith: Callable[..., Result], action: str) -> None:
-    r = smith("plugins", action, "./my-plugin.wasm")
-    assert r.code == 2 and r.out == ""
-    assert f"error: `smith plugins {action}` is not built yet" in r.err
-    assert "WebAssembly" in r.err and "fix:" in r.err
-
-
 def test_every_provider_module_exports_its_plugin() -> None:
     """...as its manifest (smith.plugins.MANIFESTS) says: one provider of its own name and
     nothing else, which lets the list route to it before its module is imported."""

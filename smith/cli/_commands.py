@@ -178,13 +178,16 @@ COMMANDS: tuple[Command, ...] = (
     Command("tools", "List the built-in tools or run one", module="smith.cli._tools"),
     Command(
         "plugins",
-        "List the plugins in use; install and remove are not built yet",
+        "List, install, enable or disable plugins; write WebAssembly ones",
         module="smith.cli._plugins",
         description="List every plugin smith loads, the same list in every mode: its "
         "version, source (built in, or a path), state (enabled, or disabled by "
         "plugins.disabled) and what it contributes (providers, commands, keys, themes, "
-        "prompts, queue policies, tools, settings). Installing and removing plugins "
-        "arrives with WebAssembly plugins.",
+        "prompts, queue policies, tools, settings). Install packages (skills, prompt "
+        "templates, agents, MCP servers, hooks, themes and sandboxed WebAssembly code) "
+        "from a directory, an archive or a git repository, after showing what each asks "
+        "to do; remove, update, enable, disable and describe them (info); make, build and "
+        "read the SDK of WebAssembly plugins (new, build, help).",
     ),
     Command("debug", "Inspect smith itself: build, memory", module="smith.cli._debug"),
     Command("help", "Show help for smith or for one command", module="smith.cli._help"),

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from smith.config._edit import rewrite as rewrite
     from smith.config._edit import set_value as set_value
     from smith.config._kdl import Block as Block
+    from smith.config._kdl import KdlNode as KdlNode
+    from smith.config._kdl import read_nodes as read_nodes
     from smith.config._located import Located as Located
     from smith.config._located import format_value as format_value
     from smith.config._options import SCHEMA as SCHEMA
@@ -48,6 +50,8 @@ _WHERE = {
     "add_value": "_edit",
     "rewrite": "_edit",
     "Block": "_kdl",
+    "KdlNode": "_kdl",
+    "read_nodes": "_kdl",
     "Located": "_located",
     "format_value": "_located",
     "set_value": "_edit",
@@ -81,6 +85,7 @@ __all__ = [
     "Config",
     "Contribution",
     "Integer",
+    "KdlNode",
     "Located",
     "Mismatch",
     "Number",
@@ -94,6 +99,7 @@ __all__ = [
     "ValueType",
     "add_value",
     "format_value",
+    "read_nodes",
     "resolve",
     "rewrite",
     "set_value",

@@ -249,11 +249,19 @@ def blocks(text: str) -> list[Block]:
     return [block(node, "") for node in nodes]
 
 
-def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]]:
-    """Every setting in `text` in file order, and what is wrong with the file's shape."""
+# The parsed nodes of a KDL file, each with its line and column and those of its values
+# (`node.args[i].value`, `.line`, `.column`; `node.props[name]`; `node.children`): what a
+# reader of another KDL file (plugin.kdl: smith.packages) walks.
+KdlNode = _Node
+KdlValue = _Value
+
+
+def read_nodes(path: str, text: str) -> tuple[list[KdlNode], list[Diagnostic]]:
+    """The nodes of `text` (the file at `path`), positions kept, integers as integers; or
+    no nodes and the diagnostic of why it is no KDL (naming path:line:column)."""
     reader = _Reader(text)
     try:
-        nodes = reader.parse()
+        return reader.parse(), []
     except ParseError as exc:
         detail = str(exc.msg).split("parse error:", 1)[-1].strip()
         return [], [
@@ -269,6 +277,13 @@ def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]
         line, column = reader._position(reader.unreadable_number())
         problem = "a number has too many digits to read"
         return [], [TOO_BIG(source=Source("file", f"{path}:{line}:{column}"), problem=problem)]
+
+
+def read_settings(path: str, text: str) -> tuple[list[Located], list[Diagnostic]]:
+    """Every setting in `text` in file order, and what is wrong with the file's shape."""
+    nodes, failed = read_nodes(path, text)
+    if failed:
+        return [], failed
     settings: list[Located] = []
     problems: list[Diagnostic] = []
 

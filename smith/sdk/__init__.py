@@ -19,7 +19,7 @@ from smith.sdk._contract import (
 )
 from smith.sdk._loaders import (
     PLUGIN_DIR_UNREADABLE,
-    PLUGIN_NOT_INSTALLABLE,
+    PLUGIN_NOT_PACKAGES,
     Builtins,
     CallerPlugins,
     PluginDirectory,
@@ -93,7 +93,7 @@ __all__ = [
     "HOOKS",
     "HOOK_ACTIONS",
     "PLUGIN_DIR_UNREADABLE",
-    "PLUGIN_NOT_INSTALLABLE",
+    "PLUGIN_NOT_PACKAGES",
     "SAFE_POINTS",
     "SDK_VERSION",
     "Action",

@@ -6,13 +6,12 @@
         def load(self, manifest) -> Plugin                     # the live plugin
 
 The plugin list (smith.sdk.resolve_plugins) asks its loaders in order: the Python
-built-ins (`Builtins`: smith.plugins' modules, their manifests plain data), the user's
-plugin directory ($SMITH_CONFIG_HOME/plugins) and a trusted project's `.smith/plugins`
-(`PluginDirectory`), then the plugins a program gives as objects (`CallerPlugins`:
-smith.Agent's `plugins=`). A WebAssembly loader is one more class of this shape, whose
-`discover` reads the manifests in a plugin directory. Until plugins can be installed the
-directories hold none: what is in one is said to be not installable yet, and a directory
-that cannot be read is a diagnostic naming it, never a crash.
+built-ins (`Builtins`: smith.plugins' modules, their manifests plain data), the installed
+packages ($SMITH_HOME/plugins, where `smith plugins install` copies them) and a trusted
+project's `.smith/plugins` (`PluginDirectory`: smith.packages reads each plugin.kdl, and
+a package with a module is loaded through smith.wasm), then the plugins a program gives
+as objects (`CallerPlugins`: smith.Agent's `plugins=`). A package that does not read, or
+a directory that cannot be read, is a diagnostic naming it, never a crash.
 """
 
 from __future__ import annotations
@@ -23,16 +22,16 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from smith.diagnostics import DiagnosticKind, Source
-from smith.sdk._manifest import PYTHON, builtin_manifests, manifest_of
+from smith.sdk._manifest import PYTHON, SDK_VERSION, PluginManifest, builtin_manifests, manifest_of
 
 if TYPE_CHECKING:
     from smith.diagnostics import Diagnostic
     from smith.sdk._contract import Plugin
-    from smith.sdk._manifest import PluginManifest
 
     Warn = Callable[[Diagnostic], None]
 
 CALLER = "caller"  # given by the program that runs smith (smith.Agent's plugins=)
+PACKAGE = "package"  # an installed package (smith.packages), found by PluginDirectory
 
 PLUGIN_DIR_UNREADABLE = DiagnosticKind(
     "plugin.directory-unreadable",
@@ -42,13 +41,20 @@ PLUGIN_DIR_UNREADABLE = DiagnosticKind(
     "plugins meanwhile",
     severity="warning",
 )
-PLUGIN_NOT_INSTALLABLE = DiagnosticKind(
-    "plugin.not-installable",
-    what="the {which} plugin directory holds {names}, which smith does not load yet",
-    why="plugins are installed into this directory by `smith plugins install`, which "
-    "arrives with WebAssembly plugins; this version loads only its built-in plugins and "
-    "those a program gives",
-    fix="remove them from {path} for now, or leave them: they are ignored",
+PLUGIN_NOT_PACKAGES = DiagnosticKind(
+    "plugin.not-packages",
+    what="the {which} plugin directory holds {names}, which smith does not load: no "
+    "plugin.kdl in them",
+    why="each folder there is a package smith installed (`smith plugins install`), with "
+    "its plugin.kdl",
+    fix="install packages with `smith plugins install SOURCE`; remove the others from {path}",
+    severity="warning",
+)
+PLUGIN_PACKAGE_BROKEN = DiagnosticKind(
+    "plugin.package-broken",
+    what="the {which} package {name} is not loaded: {problem}",
+    why="smith loads an installed package only as its plugin.kdl describes it",
+    fix="correct its manifest, or remove it (`smith plugins remove {name}`, or delete {path})",
     severity="warning",
 )
 
@@ -102,17 +108,25 @@ class CallerPlugins:
 
 
 class PluginDirectory:
-    """A directory plugins are installed into (`which`: "user" or "project"). Nothing
-    can be installed yet, so it discovers none: entries found are said to be not
-    installable yet (once per directory), an unreadable directory is a warning."""
+    """A directory packages are installed in (`which`: "user", smith's data directory's
+    `plugins/`, or "project", a trusted project's `.smith/plugins/`): each folder in it
+    holding a plugin.kdl (or a Claude Code plugin's .claude-plugin/plugin.json) is a
+    package (smith.packages), discovered by reading its manifest (no plugin code runs)
+    and loaded as a Plugin with its prompt templates and, when it has a module, the
+    WebAssembly plugin smith.wasm makes of it. A package that does not read is a
+    warning naming it and is skipped; an unreadable directory is a warning too."""
 
-    kind = "directory"
+    kind = PACKAGE
 
-    def __init__(self, path: str, which: str) -> None:
+    def __init__(self, path: str, which: str, home: str = "") -> None:
         self.path = path
         self.which = which
+        self.home = home  # smith's data directory: the WebAssembly host's cache is there
 
     def discover(self, warn: Warn) -> Sequence[PluginManifest]:
+        from smith.diagnostics import SmithError
+        from smith.packages import manifest_path, read_package
+
         source = Source("file", self.path)
         try:
             names = sorted(os.listdir(self.path))
@@ -123,19 +137,55 @@ class PluginDirectory:
             warn(PLUGIN_DIR_UNREADABLE(value=self.path, source=source, path=self.path,
                                        reason=reason, which=self.which))  # fmt: skip
             return ()
-        if names:
-            shown = ", ".join(names[:5]) + (f" (+{len(names) - 5})" if len(names) > 5 else "")
-            warn(PLUGIN_NOT_INSTALLABLE(value=self.path, source=source, path=self.path,
-                                        names=shown, which=self.which))  # fmt: skip
-        return ()
+        found: list[PluginManifest] = []
+        strays: list[str] = []
+        for name in names:
+            root = os.path.join(self.path, name)
+            if name.startswith(".") or not os.path.isdir(root):
+                continue  # installed.json, the store's staging folders
+            if manifest_path(root) is None:
+                strays.append(name)
+                continue
+            try:
+                package = read_package(root)
+            except SmithError as exc:
+                problems = getattr(exc, "diagnostics", [exc.diagnostic])
+                warn(PLUGIN_PACKAGE_BROKEN(value=name, source=problems[0].source or source,
+                                           name=name, problem=problems[0].headline(),
+                                           which=self.which, path=root))  # fmt: skip
+                continue
+            found.append(PluginManifest(name=package.name, version=package.version, source=root,
+                                        sdk=package.sdk or SDK_VERSION, loader=PACKAGE, entry=root,
+                                        grants=tuple(package.grants.lines()),
+                                        options=tuple(o.key for o in package.options)))  # fmt: skip
+        if strays:
+            shown = ", ".join(strays[:5]) + (f" (+{len(strays) - 5})" if len(strays) > 5 else "")
+            warn(PLUGIN_NOT_PACKAGES(value=self.path, source=source, path=self.path,
+                                     names=shown, which=self.which))  # fmt: skip
+        return tuple(found)
 
     def load(self, manifest: PluginManifest) -> Plugin:
-        raise LookupError(f"{manifest.name}: plugins in {self.path} cannot be loaded yet")
+        import dataclasses
+
+        from smith.packages import package_templates, read_package
+        from smith.sdk._contract import Plugin
+
+        package = read_package(manifest.entry)
+        templates = package_templates(package)
+        plugin = Plugin(package.name, version=package.version, templates=templates,
+                        grants=tuple(package.grants.lines()))  # fmt: skip
+        if package.has_code:
+            # By name, as the built-ins are loaded: smith.wasm builds on smith.sdk.
+            wasm = importlib.import_module("smith.wasm")
+            made: Plugin = wasm.wasm_plugin(package, home=self.home)
+            plugin = dataclasses.replace(made, templates={**templates, **made.templates})
+        return plugin
 
 
-def plugin_directories(config_home: str, project_root: str, trusted: bool) -> list[str]:
-    """Where installed plugins are looked for: the user's, then a trusted project's."""
-    found = [os.path.join(config_home, "plugins")]
+def plugin_directories(home: str, project_root: str, trusted: bool) -> list[str]:
+    """Where installed packages are looked for: smith's data directory's (`home`, where
+    `smith plugins install` copies them), then a trusted project's."""
+    found = [os.path.join(home, "plugins")]
     if trusted:
         found.append(os.path.join(project_root, ".smith", "plugins"))
     return found
@@ -143,8 +193,10 @@ def plugin_directories(config_home: str, project_root: str, trusted: bool) -> li
 
 __all__ = [
     "CALLER",
+    "PACKAGE",
     "PLUGIN_DIR_UNREADABLE",
-    "PLUGIN_NOT_INSTALLABLE",
+    "PLUGIN_NOT_PACKAGES",
+    "PLUGIN_PACKAGE_BROKEN",
     "Builtins",
     "CallerPlugins",
     "PluginDirectory",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
@@ -136,7 +136,8 @@ class LoadedPlugin:
             assert loader is not None, manifest.name
             plugin = loader.load(manifest)
         if plugin is not None and manifest.contributions is None:  # it says them now
-            manifest = manifest_of(plugin, manifest.source, manifest.entry)
+            said = manifest_of(plugin, manifest.source, manifest.entry)
+            manifest = replace(said, loader=manifest.loader, sdk=manifest.sdk)
         self._plugin = plugin
         self.loader = loader
         self.manifest = manifest
@@ -218,6 +219,7 @@ class LoadedPlugin:
             "version": self.version,
             "source": self.source,
             "state": self.state,
+            "enabled": self.enabled,
             "status": self.status,
         }
         if self.disabled_by is not None:
@@ -348,18 +350,17 @@ def builtin_plugins() -> tuple[Plugin, ...]:
 
 
 def loaders_of(config: Config | None, extra: Sequence[Plugin] = ()) -> list[PluginLoader]:
-    """Where the plugins of `config` come from, in load order: the built-ins, the user's
-    plugin directory ($SMITH_CONFIG_HOME/plugins) and a trusted project's
-    (.smith/plugins), then `extra`, a program's own."""
+    """Where the plugins of `config` come from, in load order: the built-ins, the
+    installed packages ($SMITH_HOME/plugins) and a trusted project's (.smith/plugins),
+    then `extra`, a program's own."""
     from smith.sdk._loaders import plugin_directories
 
     loaders: list[PluginLoader] = [Builtins()]
     if config is not None:
-        places = plugin_directories(
-            str(config["config-home"]), config.project_root, config.project_trusted
-        )
+        places = plugin_directories(config.home, config.project_root, config.project_trusted)
         loaders += [
-            PluginDirectory(p, w) for p, w in zip(places, ("user", "project"), strict=False)
+            PluginDirectory(p, w, config.home)
+            for p, w in zip(places, ("user", "project"), strict=False)
         ]
     if extra:
         loaders.append(CallerPlugins(extra))
