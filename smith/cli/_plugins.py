@@ -237,7 +237,7 @@ def _fetch_and_install(
         if old is not None:
             ctx.stderr.write(f"  replaces {package.name} {old.get('version', '?')} "
                              f"installed from {old.get('source', '?')}\n")  # fmt: skip
-        _confirm(ctx, package, action, source, yes)
+        _confirm(ctx, package, action, expect or source, yes)
         record: dict[str, object] = {"source": fetched.source, "ref": fetched.ref,
                                      "commit": fetched.commit, "from": fetched.kind}  # fmt: skip
         with store.locked():

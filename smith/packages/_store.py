@@ -193,10 +193,11 @@ def copy_package(source: str, dest: str) -> None:
 
 def content_hash(root: str) -> str:
     """The SHA-256 of a package's content: each path (sorted), its kind, execute bit and
-    bytes (a link: its target), so the same files give the same hash wherever they are."""
+    bytes (a link: its target), so the same files give the same hash wherever they are;
+    what a copy leaves out (`.git`) is left out."""
     digest = hashlib.sha256()
     for directory, dirs, files in os.walk(root):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED)  # as a copy leaves them out
         for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(directory, d))]):
             path = os.path.join(directory, name)
             rel = os.path.relpath(path, root).replace(os.sep, "/")
