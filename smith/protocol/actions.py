@@ -25,6 +25,8 @@ class _Action(msgspec.Struct, tag_field="action", forbid_unknown_fields=True, fr
 
 
 class SetModel(_Action, tag="set_model", frozen=True):
+    """Use `model` (a model setting: "provider/model", "scripted:PATH") from the next request on."""
+
     model: str  # a model setting such as "scripted:PATH" or "provider/model"
 
     def slot(self) -> str:
@@ -32,6 +34,8 @@ class SetModel(_Action, tag="set_model", frozen=True):
 
 
 class SetThinking(_Action, tag="set_thinking", frozen=True):
+    """Set the thinking level of the next requests (off, minimal, low, medium, high, xhigh)."""
+
     level: str  # one of smith.config THINKING_LEVELS
 
     def slot(self) -> str:
@@ -39,6 +43,8 @@ class SetThinking(_Action, tag="set_thinking", frozen=True):
 
 
 class SetSystemPrompt(_Action, tag="set_system_prompt", frozen=True):
+    """Replace the system prompt of the new generation with `text`."""
+
     text: str
 
     def slot(self) -> str:
@@ -55,6 +61,9 @@ class AppendSystemPrompt(_Action, tag="append_system_prompt", frozen=True):
 
 
 class AddTool(_Action, tag="add_tool", frozen=True):
+    """Offer the model a tool (`tool`: its spec as the runtime runs it) from the new
+    generation on."""
+
     tool: Any  # a smith.effects ToolSpec (the tool as the runtime runs it)
 
     def slot(self) -> str:
@@ -62,6 +71,8 @@ class AddTool(_Action, tag="add_tool", frozen=True):
 
 
 class RemoveTool(_Action, tag="remove_tool", frozen=True):
+    """Stop offering the model the tool `name` from the new generation on."""
+
     name: str
 
     def slot(self) -> str:

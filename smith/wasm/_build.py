@@ -1,0 +1,218 @@
+"""`smith plugins build [DIR]`: a package's sources to the WebAssembly component its
+plugin.kdl names (`module`, "plugin.wasm" when it names none, then written in), offline,
+with toolchains from PyPI (the `plugins` extra) or Debian:
+
+- python: componentize-py (`-d wit -w plugin componentize --stub-wasi`: every WASI
+  import a trapping stub, so the plugin has no ambient authority) from `app.py`;
+- c: `python -m ziglang cc --target=wasm32-wasi -mexec-model=reactor` (or Debian's clang
+  with wasi-libc) over the package's `.c` files and the generated sdk/smith_plugin.c,
+  then _wrap makes the core module a component.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from smith.diagnostics import DiagnosticKind, Source
+from smith.wasm._cgen import SOURCE, c_bindings
+from smith.wasm._wit import WIT_DIR, wit_world
+from smith.wasm._wrap import WrapError, wrap
+
+LANGS = ("python", "c")
+DEFAULT_MODULE = "plugin.wasm"
+PYTHON_APP = "app"  # app.py: the module componentize-py builds
+SDK_DIR = "sdk"  # where the C bindings are written in a package
+_SKIP = {".git", "__pycache__", SDK_DIR, ".zig-cache", "zig-cache", "build"}
+_TIMEOUT = 600.0
+# componentize-py's command line, run by this Python (its script may not be on PATH).
+_LAUNCHER = (
+    "import sys; from componentize_py import script; "
+    "sys.argv[0] = 'componentize-py'; sys.exit(script())"
+)
+
+NO_MANIFEST = DiagnosticKind(
+    "plugin.build-no-manifest",
+    what="{where} has no plugin.kdl, so there is no package to build",
+    why="`smith plugins build` builds the package whose plugin.kdl is in the directory given "
+    "(or the current one)",
+    fix="run it in a package directory, or make one with `smith plugins new NAME`",
+)
+UNKNOWN_LANG = DiagnosticKind(
+    "plugin.build-language",
+    what="plugin.kdl's build is {lang}, which `smith plugins build` does not know",
+    why="smith builds plugins written in {langs}",
+    fix='set `build "python"` or `build "c"` in {where}',
+)
+NO_SOURCE = DiagnosticKind(
+    "plugin.build-no-source",
+    what="{where} has no {wanted} to build",
+    why="a {lang} plugin is built from {wanted}",
+    fix="add it (`smith plugins new NAME --lang {lang}` shows one)",
+)
+NO_TOOLCHAIN = DiagnosticKind(
+    "plugin.toolchain-missing",
+    what="the {lang} toolchain ({tool}) is not installed",
+    why="`smith plugins build` compiles {lang} plugins to WebAssembly with it, offline",
+    fix="pip install 'smith-agent[plugins]' (or: pip install {package})",
+)
+FAILED = DiagnosticKind(
+    "plugin.build-failed",
+    what="{tool} could not build {where}: {detail}",
+    why="the plugin's source did not compile to a WebAssembly component",
+    fix="fix the error above in the plugin's source and run `smith plugins build` again",
+)
+MODULE_OUTSIDE = DiagnosticKind(
+    "plugin.module-outside",
+    what="plugin.kdl's module {module} is outside the package {where}",
+    why="a package's component lives inside its directory",
+    fix='name a path inside the package, such as `module "plugin.wasm"`',
+)
+
+
+def _top_value(text: str, key: str) -> str | None:
+    """The string value of a top-level `key "value"` node of plugin.kdl."""
+    m = re.search(rf'^{re.escape(key)}\s+"((?:[^"\\]|\\.)*)"', text, re.M)
+    return m.group(1) if m else None
+
+
+def build_package(
+    directory: str | os.PathLike[str], say: Callable[[str], None] = lambda _: None
+) -> Path:
+    """Build the package in `directory`; returns the path of the component written."""
+    root = Path(directory).resolve()
+    manifest = root / "plugin.kdl"
+    if not manifest.is_file():
+        raise NO_MANIFEST.error(
+            value=str(root), source=Source("argument", str(root)), where=str(root)
+        )
+    text = manifest.read_text(encoding="utf-8")
+    lang = _top_value(text, "build")
+    if lang is None:
+        lang = (
+            "python" if (root / f"{PYTHON_APP}.py").is_file() else "c" if _c_sources(root) else ""
+        )
+    if lang not in LANGS:
+        raise UNKNOWN_LANG.error(
+            value=lang,
+            source=Source("file", str(manifest)),
+            lang=repr(lang),
+            langs=" and ".join(LANGS),
+            where=str(manifest),
+        )
+    module = _top_value(text, "module")
+    out = (root / (module or DEFAULT_MODULE)).resolve()
+    if not out.is_relative_to(root):
+        raise MODULE_OUTSIDE.error(
+            value=module, source=Source("file", str(manifest)), module=repr(module), where=str(root)
+        )
+    started = time.perf_counter()
+    data = _python(root, say) if lang == "python" else _c(root, say)
+    tmp = out.with_name(f".{out.name}.tmp")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_bytes(data)
+    os.replace(tmp, out)
+    if module is None:
+        sep = "" if text.endswith("\n") or not text else "\n"
+        manifest.write_text(f'{text}{sep}module "{DEFAULT_MODULE}"\n', encoding="utf-8")
+    say(f"built {out} ({len(data) / 1e6:.1f} MB, {time.perf_counter() - started:.1f} s)")
+    return out
+
+
+def _run(args: list[str], *, tool: str, where: Path, cwd: str) -> None:
+    try:
+        r = subprocess.run(
+            args, check=False, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise FAILED.error(
+            value=str(where),
+            tool=tool,
+            where=str(where),
+            detail=f"it did not finish in {exc.timeout:.0f} s",
+        ) from exc
+    if r.returncode != 0:
+        lines = [x for x in (r.stderr + r.stdout).splitlines() if x.strip()]
+        shown = [x for x in lines if "error" in x.lower()][:8] or lines[-8:]
+        detail = "\n".join(shown) or f"exit {r.returncode}"
+        raise FAILED.error(value=str(where), tool=tool, where=str(where), detail=detail)
+
+
+def _python(root: Path, say: Callable[[str], None]) -> bytes:
+    if not (root / f"{PYTHON_APP}.py").is_file():
+        raise NO_SOURCE.error(
+            value=str(root), where=str(root), wanted=f"{PYTHON_APP}.py", lang="python"
+        )
+    if importlib.util.find_spec("componentize_py") is None:
+        raise NO_TOOLCHAIN.error(lang="python", tool="componentize-py", package="componentize-py")
+    say("building with componentize-py (a Python plugin takes a few seconds)")
+    with tempfile.TemporaryDirectory(prefix="smith-build-") as tmp:
+        src = Path(tmp) / "src"
+        # Only the sources: componentize-py bundles what its path holds.
+        shutil.copytree(root, src, ignore=lambda d, names: [
+            n for n in names if n in _SKIP or n.endswith((".wasm", ".tmp"))
+        ])  # fmt: skip
+        out = Path(tmp) / "out.wasm"
+        wit = ["-d", str(WIT_DIR), "-w", wit_world().name]
+        build = ["componentize", "-p", str(src), "--stub-wasi", PYTHON_APP, "-o", str(out)]
+        args = [sys.executable, "-c", _LAUNCHER, *wit, *build]
+        _run(args, tool="componentize-py", where=root, cwd=tmp)
+        return out.read_bytes()
+
+
+def _c_sources(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.c") if not (set(p.relative_to(root).parts[:-1]) & _SKIP))
+
+
+def write_c_bindings(root: Path) -> Path:
+    """Write the generated sdk/smith_plugin.h and .c into a package; returns sdk/."""
+    sdk = root / SDK_DIR
+    sdk.mkdir(exist_ok=True)
+    for name, text in c_bindings(wit_world()).items():
+        path = sdk / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    return sdk
+
+
+def c_compiler() -> list[str] | None:
+    """The command compiling C to wasm32-wasi: the ziglang package's clang, else Debian's
+    clang with wasi-libc (/usr/share/wasi-sysroot), else None."""
+    if importlib.util.find_spec("ziglang") is not None:
+        return [sys.executable, "-m", "ziglang", "cc", "--target=wasm32-wasi"]
+    clang = shutil.which("clang")
+    if clang and Path("/usr/share/wasi-sysroot").is_dir():
+        return [clang, "--target=wasm32-wasi", "--sysroot=/usr/share/wasi-sysroot"]
+    return None
+
+
+def _c(root: Path, say: Callable[[str], None]) -> bytes:
+    sources = _c_sources(root)
+    if not sources:
+        raise NO_SOURCE.error(value=str(root), where=str(root), wanted="a .c file", lang="c")
+    cc = c_compiler()
+    if cc is None:
+        raise NO_TOOLCHAIN.error(
+            lang="C", tool="zig cc, or clang with wasi-libc", package="ziglang"
+        )
+    sdk = write_c_bindings(root)
+    say(f"compiling {len(sources)} C file(s) with {'zig cc' if 'ziglang' in cc else 'clang'}")
+    with tempfile.TemporaryDirectory(prefix="smith-build-") as tmp:
+        core = Path(tmp) / "core.wasm"
+        args = [*cc, "-mexec-model=reactor", "-O2", "-s", "-Wall", "-I", str(sdk),
+                *map(str, sources), str(sdk / SOURCE), "-o", str(core)]  # fmt: skip
+        _run(args, tool="the C compiler", where=root, cwd=tmp)
+        try:
+            return wrap(wit_world(), core.read_bytes())
+        except WrapError as exc:
+            raise FAILED.error(
+                value=str(root), tool="smith's component wrapper", where=str(root), detail=str(exc)
+            ) from exc
