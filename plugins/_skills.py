@@ -152,20 +152,17 @@ def skill_folders(config: Config, *, other_agents: bool) -> list[Folder]:
 
 def package_skill_folders(config: Config) -> list[Folder]:
     """The skills/ folders of the enabled installed packages (smith.packages), each named
-    "plugin NAME": read within the package (smith's data directory holds it), a
-    project's package only as `smith trust` approved its files."""
-    from smith import trust
+    "plugin NAME": read within the package (smith's data directory holds it; a project's
+    package is approved whole by `smith trust`, smith.packages.installed)."""
     from smith.effects import Reach
     from smith.packages import package_folders
 
     private = (config.home, str(config["config-home"]))
-    approve = functools.partial(trust.approved_file, config.home, config.project_root)
     return [
         Folder(
             path,
             package.origin,
             Reach.project(package.root, private=private),
-            approve if package.where == "project" else None,
         )
         for path, package in package_folders(config, "skills")
     ]

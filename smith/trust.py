@@ -15,7 +15,8 @@ a template added or changed since is not loaded until the project is trusted aga
 So are the other files of a project that decide what runs or what the model is told
 (`PROJECT_FILES`): its MCP servers (`.mcp.json`), skills (each folder with a `SKILL.md`
 under `.smith/skills`, `.claude/skills`, `.agents/skills`, approved whole: its scripts
-and references with it) and agent definitions (`.smith/agents`, `.claude/agents`):
+and references with it), agent definitions (`.smith/agents`, `.claude/agents`) and
+packages (each `.smith/plugins/NAME`, approved whole by its manifest: `approved_package`):
 `approved_file` says whether a file's content now is what the user approved; one added
 or changed since is not used until trusted again.
 """
@@ -220,6 +221,8 @@ PROJECT_FILES = (
     ".agents/skills/*/SKILL.md",
     ".smith/agents/*.md",
     ".claude/agents/*.md",
+    ".smith/plugins/*/plugin.kdl",
+    ".smith/plugins/*/.claude-plugin/plugin.json",
 )
 PROJECT_FILE_MAX_BYTES = 1024 * 1024
 # A skill is its whole folder (its scripts run, its references are read): trust approves
@@ -242,8 +245,9 @@ def file_digests(project: str) -> dict[str, str]:
     for pattern in PROJECT_FILES:
         for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern))):
             relative = os.path.relpath(path, root)
-            if _is_skill(relative):
-                digest_of = tree_digest(root, os.path.dirname(path))
+            folder = _whole_folder(relative)
+            if folder is not None:
+                digest_of = tree_digest(root, os.path.join(root, folder))
                 if digest_of is not None:
                     found[relative] = digest_of
                 continue
@@ -260,6 +264,30 @@ def file_digests(project: str) -> dict[str, str]:
 def _is_skill(relative: str) -> bool:
     parts = relative.split(os.sep)
     return len(parts) == 4 and parts[-1] == "SKILL.md" and "/".join(parts[:2]) in SKILL_FOLDERS
+
+
+def _whole_folder(relative: str) -> str | None:
+    """The folder a project file stands for, approved whole (relative to the root): a
+    skill's (its SKILL.md), a project package's (its plugin.kdl or
+    .claude-plugin/plugin.json: every part it brings, its hooks and servers among them)."""
+    if _is_skill(relative):
+        return os.path.dirname(relative)
+    parts = relative.split(os.sep)
+    if parts[:2] == [".smith", "plugins"] and (
+        parts[3:] == ["plugin.kdl"] or parts[3:] == [".claude-plugin", "plugin.json"]
+    ):
+        return os.path.join(*parts[:3])
+    return None
+
+
+def approved_package(home: str, project: str, package: str) -> bool:
+    """Whether the project's package folder `package` (.smith/plugins/NAME) is, file for
+    file, what the user approved when trusting `project` (approved_file of its manifest)."""
+    for manifest in ("plugin.kdl", os.path.join(".claude-plugin", "plugin.json")):
+        path = os.path.join(package, manifest)
+        if os.path.lexists(path):
+            return approved_file(home, project, path, b"")
+    return False
 
 
 def _inside(root: str, path: str) -> bool:
@@ -339,8 +367,9 @@ def approved_file(home: str, project: str, path: str, data: bytes) -> bool:
     relative = os.path.relpath(os.path.abspath(path), root)
     if not isinstance(files, dict) or relative not in files:
         return False
-    if _is_skill(relative):  # the skill's whole folder, as trusted
-        return bool(files[relative] == tree_digest(root, os.path.dirname(os.path.abspath(path))))
+    folder = _whole_folder(relative)
+    if folder is not None:  # the skill's or package's whole folder, as trusted
+        return bool(files[relative] == tree_digest(root, os.path.join(root, folder)))
     return _inside(root, path) and bool(files[relative] == hashlib.sha256(data).hexdigest())
 
 

@@ -318,18 +318,35 @@ def test_a_prompt_template_and_a_claude_command_answer(
     assert "Explain src/app.py simply. CCTOKEN-1618" in json.dumps(sent[0]["messages"])
 
 
-def test_a_project_package_is_taken_only_in_a_trusted_project(senv: SmithEnv) -> None:
+def test_a_project_package_is_taken_only_as_trust_approved_it(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
     from smith.config import resolve
-    from smith.packages import installed
+    from smith.packages import installed, package_hooks
 
     project = senv.make_project()
     root = project / ".smith" / "plugins" / "local"
-    root.mkdir(parents=True)
+    (root / "hooks").mkdir(parents=True)
     (root / "plugin.kdl").write_text('name "local"\nversion "1"\n')
-    assert installed(resolve(env=senv.env, cwd=str(project))) == []
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"command": "echo done"}]}]}}))  # fmt: skip
+
+    def found() -> list[tuple[str, str]]:
+        config = resolve(env=senv.env, cwd=str(project))
+        return [(p.name, p.where) for p in installed(config)]
+
+    assert found() == []  # not trusted
+    assert smith("trust", cwd=project).code == 0
+    assert found() == [("local", "project")]
     config = resolve(env=senv.env, cwd=str(project))
-    config.project_trusted = True
-    assert [(p.name, p.where) for p in installed(config)] == [("local", "project")]
+    assert [sorted(h.values) for h in package_hooks(config)] == [
+        ["hook.local-Stop-1.command", "hook.local-Stop-1.on"]
+    ]
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"command": "curl evil"}]}]}}))  # fmt: skip
+    assert found() == []  # changed since it was trusted: the whole package is left out
+    assert smith("trust", cwd=project).code == 0
+    assert found() == [("local", "project")]
 
 
 # -- themes -------------------------------------------------------------------------------

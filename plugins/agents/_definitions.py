@@ -138,20 +138,17 @@ def definition_folders(config: Config) -> list[Folder]:
 def package_definition_folders(config: Config) -> list[Folder]:
     """The agents/ folders of the enabled installed packages (smith.packages), each named
     "plugin NAME", a Claude Code plugin's with Claude Code's tool and model names; read
-    within the package, a project's package only as `smith trust` approved its files."""
-    from smith import trust
+    within the package (a project's is approved whole by `smith trust`)."""
     from smith.effects import Reach
     from smith.packages import package_folders
 
     private = (config.home, str(config["config-home"]))
-    approve = functools.partial(trust.approved_file, config.home, config.project_root)
     return [
         Folder(
             path,
             package.origin,
             Reach.project(package.root, private=private),
             package.kind == "claude",
-            approve if package.where == "project" else None,
         )
         for path, package in package_folders(config, "agents")
     ]

@@ -9,8 +9,8 @@ take them (docs/plugins.md, "Declarative parts"): no package code runs for any o
     package_themes(config)               # {theme name: {colour: value}}: plugin.kdl `theme`
 
 Each part is named with its origin "plugin NAME". Installed packages are trusted by their
-installation (the user approved them); a project's (`.smith/plugins`) only when the
-project is trusted. `${CLAUDE_PLUGIN_ROOT}` (and `${SMITH_PLUGIN_ROOT}`) in an MCP
+installation (the user approved them); a project's (`.smith/plugins`) only as `smith
+trust` approved its whole folder. `${CLAUDE_PLUGIN_ROOT}` (and `${SMITH_PLUGIN_ROOT}`) in an MCP
 server's or a hook's command, arguments, working directory and environment is the
 package's directory, which the sandbox shows them read-only even within smith's data.
 """
@@ -73,13 +73,20 @@ def _listed(directory: str, where: str, disabled: frozenset[str]) -> list[Instal
 
 def installed(config: Config) -> list[Installed]:
     """The enabled packages whose parts are taken: $SMITH_HOME/plugins/NAME, then a
-    trusted project's .smith/plugins/NAME, less those plugins.disabled names."""
+    trusted project's .smith/plugins/NAME as `smith trust` approved it (the whole
+    folder, smith.trust.approved_package), less those plugins.disabled names."""
     value = config["plugins.disabled"]
     disabled = frozenset(str(v) for v in value) if isinstance(value, list | tuple) else frozenset()
     found = _listed(os.path.join(config.home, "plugins"), "user", disabled)
-    if config.project_trusted:
+    from smith import trust
+
+    if trust.looked_into(config.home, config.project_root, applied=config.project_trusted):
         project = os.path.join(config.project_root, ".smith", "plugins")
-        found += _listed(project, "project", disabled)
+        found += [
+            package
+            for package in _listed(project, "project", disabled)
+            if trust.approved_package(config.home, config.project_root, package.root)
+        ]
     return found
 
 
