@@ -389,3 +389,19 @@ def test_a_packages_theme_is_registered_by_the_app_and_selectable(senv: SmithEnv
         assert asyncio.run(run()) == ("paper", False)
     finally:
         session.close()
+
+
+def test_the_paper_theme_example_installs_and_registers(senv: SmithEnv) -> None:
+    import shutil
+
+    from smith.config import resolve
+    from smith.frontends.tui._themes import textual_themes
+    from smith.packages import package_themes, read_package
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "plugins" / "paper-theme"
+    package = read_package(str(example))
+    assert package.themes["paper"]["primary"] == "#3b5bdb"
+    shutil.copytree(example, senv.data_home / "plugins" / package.name)
+    project = senv.make_project()
+    made, warnings = textual_themes(package_themes(resolve(env=senv.env, cwd=str(project))))
+    assert [(t.name, t.dark) for t in made] == [("paper", False)] and not warnings
