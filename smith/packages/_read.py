@@ -359,7 +359,7 @@ class _Manifest:
         given = text.get("parameters", "")
         if given:
             try:
-                if given.lstrip().startswith("{"):
+                if given.lstrip().startswith(("{", "[")):
                     schema = json.loads(given)
                 else:
                     file = _inside(self.root, given)

@@ -1,0 +1,172 @@
+"""plugin.kdl read into a PackageManifest (smith.packages.read_package): every key of the
+format, and each bad value an error naming plugin.kdl's line and the key (the CLI's side:
+tests/test_cli_plugins.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from smith.diagnostics import ConfigError, Diagnostic
+from smith.packages import (
+    CommandDecl,
+    Grants,
+    OptionDecl,
+    ToolDecl,
+    content_hash,
+    read_package,
+    split_ref,
+)
+
+FULL = """\
+name "hello1"
+version "0.1.0"
+description "Says hello"
+module "plugin.wasm"
+sdk 1
+build "python"
+grants { path "docs"; command "git"; host "api.github.com"; secret "GITHUB_TOKEN"; }
+events "tool_call" "turn_start"
+command "hello1" description="Say hello" usage="[NAME]"
+tool "wordcount" description="Count words" effect="reads" parameters="schemas/wc.json"
+queue-policy "newest-first"
+option "greeting" type="string" default="hello" description="How to greet"
+option "times" type="integer" default=3
+key "ctrl+k" command="hello1"
+theme "paper" { primary "#1e90ff"; background "#fdf6e3"; }
+mcp { server "x" command="true"; }
+layout "wide"
+"""
+
+
+def _write(root: Path, text: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "plugin.kdl").write_text(text)
+    return root
+
+
+def test_every_key_of_plugin_kdl_is_read(tmp_path: Path) -> None:
+    root = _write(tmp_path / "p", FULL)
+    (root / "schemas").mkdir()
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    (root / "schemas" / "wc.json").write_text(json.dumps(schema))
+    warnings: list[Diagnostic] = []
+    p = read_package(str(root), warnings.append)
+    assert (p.name, p.version, p.description, p.root) == ("hello1", "0.1.0", "Says hello",
+                                                          str(root))  # fmt: skip
+    assert (p.module, p.sdk, p.build, p.kind, p.has_code) == ("plugin.wasm", "1", "python",
+                                                              "smith", True)  # fmt: skip
+    assert p.grants == Grants(("docs",), ("git",), ("api.github.com",), ("GITHUB_TOKEN",))
+    assert p.events == ("tool_call", "turn_start")
+    assert p.commands == (CommandDecl("hello1", "Say hello", "[NAME]"),)
+    assert p.tools == (ToolDecl("wordcount", "Count words", schema, "reads"),)
+    assert p.queue_policies == ("newest-first",)
+    assert p.options == (OptionDecl("greeting", "string", "hello", "How to greet"),
+                         OptionDecl("times", "integer", 3, ""))  # fmt: skip
+    assert p.keybindings == {"ctrl+k": "hello1"}
+    assert p.themes == {"paper": {"primary": "#1e90ff", "background": "#fdf6e3"}}
+    # `layout` is no key of this smith: a warning naming where, and a note install shows
+    assert [w.code for w in warnings] == ["package.unknown-key"]
+    assert warnings[0].source is not None and warnings[0].source.location.endswith(":17:1")
+    assert p.notes == ("'layout' is not something smith reads in plugin.kdl; it is ignored",)
+
+
+def test_name_and_version_alone_make_a_package(tmp_path: Path) -> None:
+    p = read_package(str(_write(tmp_path / "p", 'name "tiny"\nversion "1"\n')))
+    assert (p.name, p.version, p.has_code, p.grants, p.commands) == ("tiny", "1", False,
+                                                                     Grants(), ())  # fmt: skip
+    assert not p.grants and p.grants.lines() == []
+
+
+@pytest.mark.parametrize(
+    ("line", "where", "says"),
+    [
+        ('build "rust"', "3:7: build: build is 'rust', which smith cannot build", ""),
+        ('module "../x.wasm"', "3:8: module: module is '../x.wasm', which is not a path", ""),
+        ('module "/abs.wasm"', "3:8: module: module is '/abs.wasm'", ""),
+        ('events "turn_start" "nope"', "3:1: events: events names 'nope', which is no event", ""),
+        (
+            'grants { network "all"; }',
+            "3:10: grants.network: grants.network is no kind of grant",
+            "",
+        ),
+        ("grants { path 3; }", "3:15: grants.path: grants.path is the number 3, not a string", ""),
+        ('command "a b"', "3:1: command: command is named 'a b', which is not a name", ""),
+        ('command "x" colour="red"', "3:20: command.colour: command.colour is no property", ""),
+        (
+            'tool "t" description="d" effect="deletes"',
+            "3:1: tool.effect: tool.effect of t is 'deletes', no effect class",
+            "",
+        ),
+        ('tool "t"', "3:1: tool.description: tool.description of t is missing", ""),
+        (
+            'tool "t" description="d" parameters="nope.json"',
+            "3:1: tool.parameters: tool.parameters of t cannot be read",
+            "",
+        ),
+        (
+            'tool "t" description="d" parameters="[1]"',
+            "3:1: tool.parameters: tool.parameters of t is not a JSON schema of an object",
+            "",
+        ),
+        (
+            'option "n" type="integer" default="x"',
+            "3:1: option.default: option.default of n is 'x', not a integer",
+            "",
+        ),
+        ('option "n" type="colour"', "3:1: option.type: option.type of n is 'colour'", ""),
+        ('key "ctrl+k"', "3:1: key: key 'ctrl+k' says no command=", ""),
+        ('name "again"', "3:1: name: name is given twice", ""),
+        ('description "a" "b"', "3:1: description: description has 2 values", ""),
+    ],
+)
+def test_a_bad_value_names_the_line_and_the_key(
+    tmp_path: Path, line: str, where: str, says: str
+) -> None:
+    root = _write(tmp_path / "p", f'name "ok"\nversion "1"\n{line}\n')
+    with pytest.raises(ConfigError) as caught:
+        read_package(str(root))
+    shown = [d.render() for d in caught.value.diagnostics]
+    assert any(f"error: {root / 'plugin.kdl'}:{where}" in text for text in shown), shown
+
+
+def test_every_problem_is_said_at_once(tmp_path: Path) -> None:
+    root = _write(tmp_path / "p", 'name 1\nbuild "x"\nevents "y"\n')
+    with pytest.raises(ConfigError) as caught:
+        read_package(str(root))
+    assert [d.field for d in caught.value.diagnostics] == ["name", "build", "events", "version"]
+
+
+def test_kdl_that_does_not_parse_names_its_position(tmp_path: Path) -> None:
+    root = _write(tmp_path / "p", 'name "x"\nversion {\n')
+    with pytest.raises(ConfigError) as caught:
+        read_package(str(root))
+    assert caught.value.diagnostics[0].code == "config.kdl-syntax"
+    assert str(caught.value.diagnostics[0].source).startswith(f"{root / 'plugin.kdl'}:")
+
+
+def test_the_events_a_package_may_ask_for_are_the_sdks() -> None:
+    from smith.packages._read import EVENTS
+    from smith.sdk import HOOKS, SAFE_POINTS
+
+    assert (*SAFE_POINTS, *HOOKS) == EVENTS
+
+
+def test_a_pinned_ref_splits_off_a_source() -> None:
+    assert split_ref("https://h/r.git@v1", None) == ("https://h/r.git", "v1")
+    assert split_ref("https://h/r.git@v1", "main") == ("https://h/r.git@v1", "main")
+    assert split_ref("git@github.com:o/r.git", None) == ("git@github.com:o/r.git", "")
+    assert split_ref("file:///tmp/p@abc123", None) == ("file:///tmp/p", "abc123")
+    assert split_ref("./pkg", None) == ("./pkg", "")
+
+
+def test_the_content_hash_is_the_files_not_where_they_are(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a", 'name "x"\nversion "1"\n')
+    b = _write(tmp_path / "b", 'name "x"\nversion "1"\n')
+    (b / ".git").mkdir()
+    (b / ".git" / "HEAD").write_text("ref")
+    assert content_hash(str(a)) == content_hash(str(b))
+    (b / "plugin.kdl").chmod(0o755)
+    assert content_hash(str(a)) != content_hash(str(b))
