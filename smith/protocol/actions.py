@@ -189,3 +189,13 @@ def ill_typed(action: object) -> str | None:
     except (msgspec.ValidationError, TypeError) as exc:
         return str(exc)
     return None
+
+
+def from_data(item: object) -> Action | HookAction:
+    """The action or hook action `item` (JSON-like data in the protocol's form, tagged by
+    `action`) stands for; ValueError saying why when it stands for none (an unknown tag,
+    a missing or ill-typed field): how a sandboxed plugin's JSON answer is read."""
+    try:
+        return msgspec.convert(item, Action | HookAction)  # type: ignore[no-any-return]
+    except msgspec.ValidationError as exc:
+        raise ValueError(str(exc)) from exc

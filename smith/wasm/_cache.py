@@ -1,0 +1,96 @@
+"""Compiled components, kept so a start after the first does not compile again.
+
+    component, how = load(path, cache_dir)   # how: "memory", "cache" or "compiled"
+
+The key is sha256 of the module's bytes, wasmtime's version and the engine's settings
+(smith.wasm._engine.key), so a changed module, an upgraded wasmtime or other engine
+settings compile afresh; the file is `<cache_dir>/<key>.cwasm`, written atomically (a
+temporary file renamed over it). A cached file that does not load (truncated, from
+another build) is compiled again and replaced. Within a process a component loads once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+
+from wasmtime import WasmtimeError
+from wasmtime.component import Component
+
+from smith.wasm._engine import engine
+from smith.wasm._engine import key as engine_key
+
+_lock = threading.Lock()
+_loaded: dict[str, Component] = {}
+
+
+def cache_key(module: bytes) -> str:
+    digest = hashlib.sha256(module)
+    digest.update(b"\0" + engine_key().encode())
+    return digest.hexdigest()
+
+
+def load(path: str, cache_dir: str) -> tuple[Component, str]:
+    """The component at `path`, compiled (or taken from the cache), and where it came
+    from: "memory" (this process loaded it before), "cache" or "compiled"."""
+    with open(path, "rb") as f:
+        module = f.read()
+    key = cache_key(module)
+    with _lock:
+        if key in _loaded:
+            return _loaded[key], "memory"
+    eng = engine()
+    cached = os.path.join(cache_dir, f"{key}.cwasm")
+    component: Component | None = None
+    how = "cache"
+    if os.path.isfile(cached):
+        with contextlib.suppress(WasmtimeError, OSError):
+            component = Component.deserialize_file(eng, cached)
+    if component is None:
+        how = "compiled"
+        component = Component(eng, module)
+        with contextlib.suppress(OSError):  # no cache (read-only home): compile each time
+            _write(cached, component.serialize())
+    with _lock:
+        _loaded.setdefault(key, component)
+        return _loaded[key], how
+
+
+def _write(path: str, data: bytes | bytearray) -> None:
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def forget() -> None:
+    """Drop the components loaded in this process (tests, benchmarks: a cold start)."""
+    with _lock:
+        _loaded.clear()
+
+
+def precompile(path: str, *, home: str) -> str:
+    """Compile the component at `path` into the cache of smith's home `home` (what
+    `smith plugins install` and `build` call, so the first use does not compile);
+    "cache" if it was there already, else "compiled"."""
+    _, how = load(path, cache_dir(home))
+    return "cache" if how == "memory" else how
+
+
+def cache_dir(home: str) -> str:
+    """Where compiled components are kept: $SMITH_CACHE_HOME/wasm, else
+    <home>/cache/wasm."""
+    top = os.environ.get("SMITH_CACHE_HOME") or os.path.join(home, "cache")
+    return os.path.join(top, "wasm")

@@ -1,0 +1,235 @@
+"""One plugin's sandboxed instance: a wasmtime Store with its limits, the component
+instantiated with the host functions linked to the plugin's HostCalls, and calls of
+its exports under fuel and an epoch deadline.
+
+    inst = Instance(component, host, limits)
+    text = inst.call("command", "hello", "", seconds=2.0)   # the ok text
+    # GuestError(message): the export returned its error case
+    # Fault(reason): it trapped (fuel, deadline, memory, unreachable) or returned too much
+
+After a Fault the instance is gone (a trapped component cannot be entered again); the
+next call instantiates afresh (about half a millisecond: the guest is pre-initialised).
+Calls of one instance take turns (a lock): a Store is used by one thread at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import wasmtime
+from wasmtime.component import Linker, Record, Variant
+
+from smith.wasm._engine import engine, ticks
+from smith.wasm._hostfns import HOST_FUNCTIONS, TAGGED, Failure, HostCalls
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from wasmtime.component import Component, Func
+
+HOST_INTERFACE = "smith:plugin/host@1.0.0"
+EXPORTS = ("start", "on-event", "command", "call-tool", "choose")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one plugin may use: per call, `seconds` of wall time (host calls included)
+    and `fuel` instructions; per instance, `memory` bytes of linear memory (all its
+    memories together) and `instances`/`tables` counts; `output` characters of any
+    text an export returns; `faults` before the plugin is off for the session."""
+
+    seconds: float = 2.0
+    tool_seconds: float = 30.0
+    fuel: int = 4_000_000_000
+    memory: int = 256 * 1024 * 1024
+    instances: int = 100
+    tables: int = 100
+    table_elements: int = 100_000
+    output: int = 1024 * 1024
+    faults: int = 3
+
+
+class GuestError(Exception):
+    """The export returned its error case (`result::err(message)`)."""
+
+
+class Fault(Exception):
+    """The call did not end as the interface says: `reason` completes "plugin P ...".
+    The instance is destroyed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def linker(host: HostCalls) -> Linker:
+    """A linker offering the WIT's host interface, bound to `host`."""
+    lk = Linker(engine())
+    with lk.root() as root, root.add_instance(HOST_INTERFACE) as iface:
+        for name, fn in HOST_FUNCTIONS.items():
+            iface.add_func(name, _adapter(host, name, fn))
+    return lk
+
+
+def _adapter(host: HostCalls, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    tagged = name in TAGGED
+
+    def call(store: object, *args: Any) -> Any:
+        try:
+            value = fn(host, *(_plain(a) for a in args))
+        except Failure as failure:
+            rec = _record({"code": failure.code, "message": failure.message})
+            return Variant("err", rec) if tagged else rec
+        except Exception as exc:  # a host bug must not trap the guest: say it
+            rec = _record({"code": "plugin.host-failed", "message": f"{name}: {exc}"})
+            return Variant("err", rec) if tagged else rec
+        if isinstance(value, dict):
+            value = _record(value)
+        return Variant("ok", value) if tagged else value
+
+    return call
+
+
+def _record(fields: dict[str, Any]) -> Record:
+    rec = Record()
+    for key, value in fields.items():
+        setattr(rec, key, value)
+    return rec
+
+
+def _plain(value: Any) -> Any:
+    """A lifted argument as plain Python: records as dicts (lists, tuples kept)."""
+    if isinstance(value, Record):
+        return {k: _plain(v) for k, v in vars(value).items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+class Instance:
+    """The plugin's live instance, made on first use and after every fault."""
+
+    def __init__(self, component: Component, host: HostCalls, limits: Limits) -> None:
+        self.component = component
+        self.host = host
+        self.limits = limits
+        self.linker = linker(host)
+        self.lock = threading.Lock()
+        self.store: wasmtime.Store | None = None
+        self.funcs: dict[str, Func] = {}
+        self.instantiated = 0  # how many instances were made (1 + one per fault)
+        self.fuel_used = 0
+
+    def _fresh(self) -> None:
+        store = wasmtime.Store(engine())
+        lim = self.limits
+        store.set_limits(
+            memory_size=lim.memory,
+            table_elements=lim.table_elements,
+            instances=lim.instances,
+            tables=lim.tables,
+            memories=lim.instances,
+        )
+        store.set_fuel(lim.fuel)
+        store.set_epoch_deadline(ticks(lim.seconds))
+        inst = self.linker.instantiate(store, self.component)
+        funcs = {}
+        for name in EXPORTS:
+            func = inst.get_func(store, name)
+            if func is not None:
+                funcs[name] = func
+        self.store, self.funcs = store, funcs
+        self.instantiated += 1
+
+    def drop(self) -> None:
+        """Destroy the instance (the next call makes a new one)."""
+        self.store, self.funcs = None, {}
+
+    def call(self, export: str, *args: str, seconds: float) -> str:
+        """Call `export` with `args`; its ok text (GuestError, Fault otherwise)."""
+        waited = self.lock.acquire(timeout=seconds + 1)
+        if not waited:
+            raise Fault(f"was still busy with an earlier call after {seconds + 1:g} s")
+        try:
+            return self._call(export, args, seconds)
+        finally:
+            self.lock.release()
+
+    def _call(self, export: str, args: tuple[str, ...], seconds: float) -> str:
+        try:
+            if self.store is None:
+                self._fresh()
+        except wasmtime.WasmtimeError as exc:
+            self.drop()
+            raise Fault(f"could not be instantiated: {_first_line(exc)}") from exc
+        store = self.store
+        assert store is not None
+        func = self.funcs.get(export)
+        if func is None:
+            raise Fault(f"does not export {export}")
+        fuel = self.limits.fuel
+        store.set_fuel(fuel)
+        store.set_epoch_deadline(ticks(seconds))
+        started = time.monotonic()
+        try:
+            result = func(store, *args)
+        except wasmtime.WasmtimeError as exc:  # a trap (Trap is one)
+            self.drop()
+            raise Fault(_trap_reason(exc, seconds, fuel, self.limits, started)) from exc
+        finally:
+            if self.store is not None:
+                self.fuel_used += fuel - store.get_fuel()
+        if export == "start":  # result<_, string>: None, or the error's text
+            if isinstance(result, str):
+                raise GuestError(result[: self.limits.output])
+            return ""
+        if not isinstance(result, Variant) or not isinstance(result.payload, str):
+            self.drop()
+            raise Fault(f"returned {type(result).__name__} from {export}, not a result of text")
+        if len(result.payload) > self.limits.output:
+            raise Fault(
+                f"returned {len(result.payload):,} characters from {export}, over the "
+                f"limit of {self.limits.output:,}"
+            )
+        if result.tag == "err":
+            raise GuestError(result.payload)
+        return result.payload
+
+
+def _first_line(exc: BaseException) -> str:
+    """What a wasmtime error says in one line: its cause (`wasm trap: ...`) rather than
+    the backtrace it starts with."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    traps = [line for line in lines if line.startswith("wasm trap:")]
+    if traps:
+        return traps[-1].removeprefix("wasm trap:").strip()
+    if "Caused by:" in lines and lines[-1] != "Caused by:":
+        return lines[lines.index("Caused by:") + 1]
+    return lines[0] if lines else type(exc).__name__
+
+
+def _trap_reason(
+    exc: BaseException, seconds: float, fuel: int, limits: Limits, started: float
+) -> str:
+    text = _first_line(exc)
+    took = time.monotonic() - started
+    if "fuel" in text:
+        return (
+            f"ran out of fuel ({fuel:,} instructions) after {took:.2f} s: an endless "
+            "loop, or more work than one call may do"
+        )
+    if "interrupt" in text:
+        return f"did not return within {seconds:g} s and was stopped"
+    cause = _first_line(exc)
+    mib = limits.memory // (1024 * 1024)
+    if "unreachable" in cause:  # how a guest aborts: its own error, or memory refused
+        return (
+            f"trapped ({cause}): it aborted, on an error of its own or at its memory "
+            f"limit of {mib} MiB"
+        )
+    if "memory" in cause or "out of bounds" in cause:
+        return f"trapped ({cause}; its memory limit is {mib} MiB)"
+    return f"trapped ({cause})"

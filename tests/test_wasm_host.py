@@ -1,0 +1,264 @@
+"""smith's WebAssembly host (smith.wasm: engine, cache, instance, host functions, the
+Plugin of a package's module) with a guest built from tests/wasm_guest by
+componentize-py, through the runtime: commands through the input hook, events, tools,
+queue policies, and the hostile set (an endless loop, a handler that never returns, a
+memory bomb, a path outside the grant, the network without a grant, huge output,
+malformed JSON and actions, a trap in the middle of a batch, two plugins whose actions
+conflict), each a diagnostic naming the plugin with the runtime still working after."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smith.packages import Grants
+from smith.sdk import QueuedItem
+from smith.wasm import HOST_FUNCTIONS, Limits, wasm_plugin
+from smith.wasm._plugin import host_of
+from tests.runtime_kit import Fake, World, call, say
+from tests.wasm_fixtures import BOOM, WC, guest, package, settings
+
+__all__ = ["guest"]  # the session fixture, used by name
+
+
+def replies(w: World) -> list[str]:
+    return [e["reply"] for e in w.of("input_handled")]
+
+
+def notices(w: World) -> list[str]:
+    return [e["text"] for e in w.of("ui") if e["intent"] == "notify"]
+
+
+def errors(w: World) -> list[str]:
+    return [e["diagnostic"]["what"] for e in w.of("error")]
+
+
+def test_a_command_answers_through_the_input_hook(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    fake = Fake(say("model answer"))
+    plugin = wasm_plugin(package(guest, "wg"), home=str(tmp_path))
+    w.converse(fake, plugins=[plugin], prompts=["/wg", "/wg state", "/wg state", "plain"])
+    assert replies(w) == ["hello from wg", "calls 1", "calls 2"]
+    assert len(fake.requests) == 1  # only "plain" reached the model
+    assert [c.name for c in plugin.commands] == ["wg"]
+    assert "\x1b" not in plugin.commands[0].description  # control sequences stripped
+
+
+def test_an_endless_loop_is_stopped_and_named_and_the_runtime_goes_on(
+    guest: Path, tmp_path: Path
+) -> None:
+    w = World(tmp_path)
+    fake = Fake(say("still here"))
+    plugin = wasm_plugin(package(guest, "loopy"), home=str(tmp_path))
+    w.converse(fake, plugins=[plugin], prompts=["/loopy loop", "/loopy state", "hi"])
+    (fault,) = [n for n in notices(w) if "loopy" in n]
+    assert "plugin 'loopy' ran out of fuel" in fault
+    # The command was the plugin's: handled (not sent on), then a fresh instance answers.
+    assert replies(w)[-1] == "calls 1"
+    assert len(fake.requests) == 1 and w.of("agent_end")[-1]["stop"] == "end"
+
+
+def test_a_handler_that_never_returns_is_stopped_at_its_deadline(
+    guest: Path, tmp_path: Path
+) -> None:
+    w = World(tmp_path)
+    limits = Limits(seconds=0.3, fuel=10**15)  # fuel enough for hours: the clock stops it
+    plugin = wasm_plugin(package(guest, "slow"), home=str(tmp_path), limits=limits)
+    w.converse(Fake(), plugins=[plugin], prompts=["/slow loop", "/slow"])
+    assert any("plugin 'slow' did not return within 0.3 s" in n for n in notices(w))
+    assert replies(w)[-1] == "hello from slow"
+
+
+def test_a_memory_bomb_ends_at_the_memory_limit(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    plugin = wasm_plugin(
+        package(guest, "bomb"), home=str(tmp_path), limits=Limits(memory=64 * 1024 * 1024)
+    )
+    w.converse(Fake(), plugins=[plugin], prompts=["/bomb bomb", "/bomb state"])
+    (fault,) = [n for n in notices(w) if "bomb" in n]
+    assert "plugin 'bomb' trapped" in fault and "64 MiB" in fault
+    assert replies(w)[-1] == "calls 1"
+    usage = host_of("bomb")
+    assert usage is not None and usage.usage()["instances"] == 2
+
+
+def test_files_only_within_the_grant_and_journaled(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    (tmp_path / "secret.txt").write_text("top secret")
+    (w.project / "docs").mkdir()
+    (w.project / "docs" / "a.md").write_text("granted text")
+    (w.project / "docs" / "escape").symlink_to(tmp_path / "secret.txt")
+    pkg = package(guest, "files", grants=Grants(paths=("docs",)))
+    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    prompts = ["/files read docs/a.md", "/files read ../secret.txt", "/files read docs/escape"]
+    w.converse(Fake(), plugins=[plugin], prompts=prompts)
+    granted, outside, link = replies(w)
+    assert granted == "granted text"
+    assert outside.startswith("denied plugin.grant-denied") and "files" in outside
+    assert link.startswith("denied plugin.grant-denied")  # the real path decides
+    intents = [e.content for e in w.reopened().entries("effect_intent")]
+    (read,) = [i for i in intents if i["name"] == "files.read-file"]
+    assert read["kind"] == "plugin" and read["cause"]["plugin"] == "files"
+    assert read["input"] == {"path": "docs/a.md"}
+
+
+def test_no_network_command_or_secret_without_a_grant(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    plugin = wasm_plugin(package(guest, "net"), home=str(tmp_path))
+    prompts = [
+        "/net http https://example.com/",
+        "/net run ls",
+        "/net secret GITHUB_TOKEN",
+        "/net run git status; rm -rf /",
+    ]
+    w.converse(Fake(), plugins=[plugin], prompts=prompts)
+    for reply in replies(w):
+        assert reply.startswith("denied plugin.grant-denied"), reply
+    assert "example.com" in replies(w)[0]
+
+
+def test_a_granted_command_runs_through_the_sandbox_journaled(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    pkg = package(guest, "runner", grants=Grants(commands=("echo",), secrets=("TOKEN",)))
+    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    w.converse(Fake(), plugins=[plugin], prompts=["/runner run echo hi", "/runner secret TOKEN"])
+    assert replies(w) == ["exit 0: hi", "ref {{secret:TOKEN}}"]
+    intents = [e.content for e in w.reopened().entries("effect_intent")]
+    bash = [i for i in intents if i["name"] == "bash"]
+    assert bash and bash[0]["cause"]["plugin"] == "runner"
+
+
+def test_huge_output_is_a_fault(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    plugin = wasm_plugin(package(guest, "big"), home=str(tmp_path))
+    w.converse(Fake(), plugins=[plugin], prompts=["/big huge", "/big"])
+    assert any("plugin 'big' returned 3,145,728 characters" in n for n in notices(w))
+    assert replies(w) == ["", "hello from big"]
+
+
+def test_rendered_text_carries_no_control_sequences(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    plugin = wasm_plugin(package(guest, "esc"), home=str(tmp_path))
+    w.converse(Fake(), plugins=[plugin], prompts=["/esc notify"])
+    assert replies(w) == ["notified red"]
+    (notice,) = notices(w)
+    assert notice == "look here"
+    shown = [e for e in w.of("ui") if e["intent"] == "status"]
+    assert shown and shown[0]["text"] == "busy"
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [("bad-json", "not JSON"), ("unknown-action", "an action smith does not take")],
+)
+def test_malformed_output_is_a_fault_naming_the_plugin(
+    guest: Path, tmp_path: Path, mode: str, said: str
+) -> None:
+    w = World(tmp_path)
+    pkg = package(guest, "bad", events=("turn_start",), options=settings(mode=mode))
+    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    fake = Fake(say("answered"))
+    w.converse(fake, plugins=[plugin], prompts=["go"])
+    (what,) = [e for e in errors(w) if "'bad'" in e]
+    assert said in what
+    assert w.of("agent_end")[-1]["stop"] == "end"  # the turn went on without its actions
+
+
+def test_events_give_actions_and_a_trap_mid_batch_recovers(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    pkg = package(
+        guest, "ev", events=("turn_start",), options=settings(mode="trap-second"), tools=(WC, BOOM)
+    )
+    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    words = ("wc", {"text": "one two three"})
+    fake = Fake(call(words, ("boom", {}), words), say("done"))
+    w.converse(fake, plugins=[plugin], prompts=["go"])
+    ends = sorted(w.of("tool_end"), key=lambda e: e["tool_call_id"])
+    results = [(e["name"], e["is_error"], e["result"]["text"]) for e in ends]
+    assert results[0] == ("wc", False, "3") and results[2] == ("wc", False, "3")
+    assert results[1][:2] == ("boom", True) and "plugin 'ev' trapped" in results[1][2]
+    assert "wasm note 1" in fake.requests[0].system
+    assert w.of("agent_end")[-1]["stop"] == "end"
+
+
+def test_a_trapping_event_handler_is_reported_and_made_anew(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    pkg = package(guest, "ev2", events=("turn_start",), options=settings(mode="trap-second"))
+    fake = Fake(say("one"), say("two"), say("three"))
+    w.converse(fake, plugins=[wasm_plugin(pkg, home=str(tmp_path))], prompts=["a", "b", "c"])
+    # turn 1 appended its note; turn 2's handler trapped (reported: the turn went on
+    # without its actions, so no note 2); turn 3 ran on a new instance, counting from 1.
+    notes = [re.findall(r"wasm note \d", r.system) for r in fake.requests]
+    assert notes[0] == ["wasm note 1"] and "wasm note 2" not in str(notes)
+    assert any("'ev2'" in e and "trapped" in e for e in errors(w))
+    assert [e["stop"] for e in w.of("agent_end")] == ["end"] * 3
+
+
+def test_repeated_faults_turn_the_plugin_off_for_the_session(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    plugin = wasm_plugin(package(guest, "flaky"), home=str(tmp_path))
+    w.converse(Fake(), plugins=[plugin], prompts=["/flaky trap"] * 3 + ["/flaky"])
+    said = [n for n in notices(w) if "flaky" in n]
+    assert "off for the rest of this session after 3 faults" in said[2]
+    assert "off for the rest of this session" in said[3]
+    assert replies(w)[-1] == ""  # still the plugin's command: not sent to the model
+
+
+def test_conflicting_batches_of_two_wasm_plugins_name_both(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    one = package(
+        guest, "left", events=("turn_start",), options=settings(mode="conflict", model="a")
+    )
+    two = package(
+        guest, "right", events=("turn_start",), options=settings(mode="conflict", model="b")
+    )
+    plugins = [wasm_plugin(p, home=str(tmp_path)) for p in (one, two)]
+    w.converse(Fake(say("ok")), plugins=plugins, prompts=["go"])
+    conflicts = [
+        e["diagnostic"] for e in w.of("error") if e["diagnostic"]["code"] == "plugin.conflict"
+    ]
+    assert conflicts and "left" in conflicts[0]["what"] and "right" in conflicts[0]["what"]
+
+
+def test_a_queue_policy_and_a_tool_call_gate(guest: Path, tmp_path: Path) -> None:
+    pkg = package(guest, "q", queue_policies=("newest-first", "bad"), events=("tool_call",))
+    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    items = [QueuedItem(str(i), "steer", f"t{i}") for i in range(3)]
+    assert [i.id for i in plugin.queue_policies["newest-first"](items)] == ["2", "1", "0"]
+    assert list(plugin.queue_policies["bad"](items)) == items  # a bad choice loses nothing
+    w = World(tmp_path)
+    fake = Fake(call(("bash", {"command": "rm -rf /"})), say("ok"))
+    w.converse(fake, plugins=[plugin], prompts=["go"])
+    (end,) = w.of("tool_end")
+    assert end["is_error"] and "no rm -rf here" in end["result"]["text"]
+
+
+def test_the_compiled_component_is_cached(guest: Path, tmp_path: Path) -> None:
+    from smith.wasm import _cache
+
+    _cache.forget()
+    cold = _cache.precompile(str(guest), home=str(tmp_path))
+    _cache.forget()
+    warm = _cache.precompile(str(guest), home=str(tmp_path))
+    (cached,) = (tmp_path / "cache" / "wasm").glob("*.cwasm")
+    assert (cold, warm) == ("compiled", "cache")
+    assert cached.name == _cache.cache_key(guest.read_bytes()) + ".cwasm"
+    cached.unlink()  # replaced by something else (as a rename would): compiled again
+    cached.write_bytes(b"not a compiled component")
+    _cache.forget()
+    assert _cache.precompile(str(guest), home=str(tmp_path)) == "compiled"
+
+
+def test_the_host_functions_are_the_wits() -> None:
+    wit = (Path(__file__).parent.parent / "smith/wasm/wit/smith-plugin.wit").read_text()
+    body = wit.split("interface host {", 1)[1].split("\n}", 1)[0]
+    assert sorted(HOST_FUNCTIONS) == sorted(re.findall(r"^\s*([a-z-]+): func", body, re.M))
+
+
+def usage_of(name: str) -> dict[str, Any]:
+    host = host_of(name)
+    assert host is not None
+    return host.usage()
