@@ -405,3 +405,37 @@ def test_the_paper_theme_example_installs_and_registers(senv: SmithEnv) -> None:
     project = senv.make_project()
     made, warnings = textual_themes(package_themes(resolve(env=senv.env, cwd=str(project))))
     assert [(t.name, t.dark) for t in made] == [("paper", False)] and not warnings
+
+
+def test_a_plugins_key_for_its_command_is_bound_by_the_app(senv: SmithEnv) -> None:
+    """A package's `key "ctrl+k" command="hello1"` is Plugin.keybindings {"hello1":
+    "ctrl+k"}: the app binds it to run the command, and lists it among its keys."""
+    import asyncio
+
+    from smith.config import resolve
+    from smith.frontends.tui._app import SmithApp
+    from smith.runtime import build
+    from smith.sdk import Command, Plugin
+
+    ran: list[str] = []
+    mine = Plugin("hello1", commands=[Command("hello1", "Say hello", lambda h, a: ran.append(a))],
+                  keybindings={"hello1": "ctrl+k"})  # fmt: skip
+    project = senv.make_project()
+    config = resolve(env=senv.env, flags={"model": "demo"}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
+    session = assembly.new_session("smith")
+
+    async def run() -> list[tuple[str, str]]:
+        app = SmithApp(assembly.runtime, session, plugins=[*assembly.plugin_list.active, mine])
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+k")
+            await pilot.pause()
+            return list(app.key_help())
+
+    try:
+        keys = asyncio.run(run())
+    finally:
+        session.close()
+    assert ran == [""]
+    assert any(what == "/hello1" for _, what in keys)

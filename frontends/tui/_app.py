@@ -219,10 +219,13 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
     async def on_mount(self) -> None:
         if not self.is_headless:
             self._leave_with_the_terminal()
+        commands = {c.name for c in self.plugin_commands}
         for name, key in self.keys.items():
             if name in self.ACTIONS and key:
                 action, description = self.ACTIONS[name]
                 self._bindings.bind(key, action, description, priority=True)
+            elif key and name in commands:  # a plugin's key for a command (a package's `key`)
+                self._bindings.bind(key, f"command({name!r})", f"/{name}", priority=True)
         if self.package_themes:
             from ._themes import textual_themes
 

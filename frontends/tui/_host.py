@@ -142,6 +142,8 @@ class CommandHostMixin:
         rows += [(",".join(NEWLINE_KEYS), "new line"), ("up,down", "earlier prompts (at the "
                  "first or last line)")]  # fmt: skip
         rows += [(keys[name], what) for name, (_, what) in self.ACTIONS.items() if keys.get(name)]
+        rows += [(keys[c.name], f"/{c.name}") for c in self.plugin_commands
+                 if keys.get(c.name) and c.name not in self.ACTIONS]  # fmt: skip
         rows += [(b.key, b.description or _BINDING_HELP.get(b.action, b.action))
                  for b in self.BINDINGS if isinstance(b, Binding)]  # fmt: skip
         rows += [("/", "the commands (Tab completes, Enter runs)"), ("@", "complete a path "
