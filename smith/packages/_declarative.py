@@ -154,19 +154,30 @@ def expand_root(value: object, root: str) -> object:
 # plugin.kdl ---------------------------------------------------------------------------
 
 
+# plugin.kdl's nodes by path, with the file's identity when read: each kind's owner reads
+# the same file at session start, and kdl-py takes ~1 ms a file.
+_PARSED: dict[str, tuple[tuple[int, int, int], list[KdlNode]]] = {}
+
+
 def _nodes(package: Installed) -> list[KdlNode]:
-    """plugin.kdl's nodes (none when it does not read: H2's reader says why at install)."""
+    """plugin.kdl's nodes (none when it does not read: the package reader says why)."""
     path = os.path.join(package.root, "plugin.kdl")
     if package.kind != "smith":
         return []
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            identity = (info.st_ino, info.st_mtime_ns, info.st_size)
+            known = _PARSED.get(path)
+            if known is not None and known[0] == identity:
+                return known[1]
+            text = f.read().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return []
     from smith.config import read_nodes
 
     nodes, _ = read_nodes(path, text)
+    _PARSED[path] = (identity, nodes)
     return nodes
 
 
