@@ -145,8 +145,8 @@ def test_a_manifest_with_a_bad_value_is_refused_naming_file_line_and_key(
     r = smith("plugins", "install", str(source), "--yes")
     assert r.code == 2 and r.out == ""
     kdl = source / "plugin.kdl"
-    assert f"error: {kdl}:2:9: version: version is the number 3, not a string" in r.err
-    assert f"error: {kdl}:3:1: events: events names 'nope', which is no event" in r.err
+    assert f"error: {kdl}:2:9: version: plugin.kdl's version is the number 3, not a string" in r.err
+    assert f"error: {kdl}:3:1: events: plugin.kdl's events names 'nope', which is no event" in r.err
     assert not (senv.data_home / "plugins").exists()
     (source / "plugin.kdl").write_text('version "1"\n')
     r = smith("plugins", "install", str(source), "--yes")
@@ -163,7 +163,7 @@ def test_a_name_that_is_no_identifier_is_refused(
     r = smith("plugins", "install", str(source), "--yes")
     assert r.code == 2, r.err
     assert (
-        f"error: {source / 'plugin.kdl'}:1:6: name: name is {name!r}, which is not a name" in r.err
+        f"error: {source / 'plugin.kdl'}:1:6: name: plugin.kdl's name is {name!r}, which is not a name" in r.err
     )
     assert not (senv.data_home / "plugins").exists()
     r = smith("plugins", "new", name or "-", "--dir", str(tmp_path))

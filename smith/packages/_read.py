@@ -51,7 +51,7 @@ MAX_SCHEMA = 256 * 1024  # bytes: a tool's parameters schema file
 
 PACKAGE_VALUE = DiagnosticKind(
     "package.bad-value",
-    what="{key} {problem}",
+    what="plugin.kdl's {key} {problem}",
     why="plugin.kdl's {key} takes {expected}",
     fix="correct it in {path} (docs/plugins.md, section plugin.kdl, describes each key)",
 )
