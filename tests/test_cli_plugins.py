@@ -162,9 +162,8 @@ def test_a_name_that_is_no_identifier_is_refused(
     (source / "plugin.kdl").write_text(f'name "{name}"\nversion "1.0"\n')
     r = smith("plugins", "install", str(source), "--yes")
     assert r.code == 2, r.err
-    assert (
-        f"error: {source / 'plugin.kdl'}:1:6: name: plugin.kdl's name is {name!r}, which is not a name" in r.err
-    )
+    kdl = source / "plugin.kdl"
+    assert f"error: {kdl}:1:6: name: plugin.kdl's name is {name!r}, which is not a" in r.err
     assert not (senv.data_home / "plugins").exists()
     r = smith("plugins", "new", name or "-", "--dir", str(tmp_path))
     assert r.code == 2 and "cannot name a plugin" in r.err
