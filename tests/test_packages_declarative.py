@@ -9,6 +9,7 @@ Packages are put where `smith plugins install` copies them ($SMITH_HOME/plugins/
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -392,8 +393,6 @@ def test_a_packages_theme_is_registered_by_the_app_and_selectable(senv: SmithEnv
 
 
 def test_the_paper_theme_example_installs_and_registers(senv: SmithEnv) -> None:
-    import shutil
-
     from smith.config import resolve
     from smith.frontends.tui._themes import textual_themes
     from smith.packages import package_themes, read_package
@@ -439,3 +438,80 @@ def test_a_plugins_key_for_its_command_is_bound_by_the_app(senv: SmithEnv) -> No
         session.close()
     assert ran == [""]
     assert any(what == "/hello1" for _, what in keys)
+
+
+# -- the issue's evidence: every part of a package installed by `smith plugins install` ----
+
+
+def _git_repo(root: Path) -> None:
+    import subprocess
+
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.email=p@example.com", "-c", "user.name=p", "commit", "-qm", "p"],
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)  # fmt: skip
+
+
+def _every_part(root: Path, marks: Path, claude: bool) -> None:
+    """A package with a prompt template (or command), a skill, an agent definition, an
+    MCP server and a hook: smith's format, or a Claude Code plugin's."""
+    var = "CLAUDE_PLUGIN_ROOT" if claude else "SMITH_PLUGIN_ROOT"
+    files = {
+        "skills/csv-clean/SKILL.md": "---\nname: csv-clean\ndescription: Clean CSV "
+                                     "PARTSKILL\n---\nSteps.\n",
+        "agents/auditor.md": "---\nname: auditor\ndescription: Audits PARTAGENT\n---\nAudit.\n",
+        "said.txt": "PARTHOOK\n",
+        ".mcp.json": json.dumps({"mcpServers": {"k": {
+            "command": PY, "args": [f"${{{var}}}/kit_server.py"], "env": {"MARKS": str(marks)}}}}),
+    }  # fmt: skip
+    if claude:
+        files[".claude-plugin/plugin.json"] = json.dumps({"name": "cc-all", "version": "1.0.0"})
+        files["commands/partcmd.md"] = "---\ndescription: d\n---\nDo $ARGUMENTS. PARTTEMPLATE\n"
+        files["hooks/hooks.json"] = json.dumps(
+            {
+                "hooks": {
+                    "UserPromptSubmit": [
+                        {"hooks": [{"type": "command", "command": f"cat ${{{var}}}/said.txt"}]}
+                    ]
+                }
+            }
+        )
+    else:
+        files["plugin.kdl"] = (
+            'name "pkg-all"\nversion "0.1.0"\n'
+            f'hooks {{\n    hook "said" on="prompt" command="cat ${{{var}}}/said.txt"\n}}\n'
+        )
+        files["prompts/partcmd.md"] = "Do $ARGUMENTS. PARTTEMPLATE\n"
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    kit.write_server(root)
+
+
+@pytest.mark.parametrize("claude", [False, True], ids=["git-package", "claude-plugin"])
+def test_every_part_of_an_installed_package_works(
+    senv: SmithEnv, smith: Callable[..., Result], smith_process: Callable[..., Result],
+    claude: bool,
+) -> None:  # fmt: skip
+    project = senv.make_project()
+    marks = project / "marks"
+    marks.mkdir()
+    source = senv.root / "source"
+    _every_part(source, marks, claude)
+    if not claude:
+        _git_repo(source)
+    r = smith("plugins", "install", str(source) if claude else f"file://{source}", "--yes",
+              cwd=project)  # fmt: skip
+    assert r.code == 0, r.err
+    shutil.rmtree(source)  # installed means copied
+    sent, r = _eval(senv, smith_process, project, "/partcmd the csv")
+    assert r.code == 0, r.err
+    first = json.dumps(sent[0])
+    assert "Do the csv. PARTTEMPLATE" in first  # the template, expanded
+    assert "PARTHOOK" in first  # the hook's context, read from the package in the sandbox
+    assert "- csv-clean: Clean CSV PARTSKILL" in first  # the skills index
+    task = next(t for t in sent[0]["tools"] if t["name"] == "task")
+    assert "- auditor: Audits PARTAGENT" in task["description"]
+    assert "mcp_k__echo" in kit.tool_names(sent[0])  # the MCP server's tools
