@@ -407,3 +407,19 @@ def test_the_store_is_private_and_leaves_nothing_behind(
     store = senv.data_home / "plugins"
     assert sorted(os.listdir(store)) == ["installed.json", "pkg-review"]
     assert (os.stat(store / "installed.json").st_mode & 0o777) == 0o600
+
+
+def test_a_project_package_of_an_installed_name_is_left_out_with_a_warning(
+    smith: Smith, senv: SmithEnv, tmp_path: Path
+) -> None:
+    from smith import trust
+
+    assert smith("plugins", "install", str(_package(tmp_path / "pkg")), "--yes").code == 0
+    project = senv.make_project(config="")
+    _package(project / ".smith" / "plugins" / "pkg-review", token="PROJECT-9")
+    trust.trust(senv.env["SMITH_HOME"], str(project))
+    r = smith("plugins", "list", "--json", cwd=project)
+    assert r.code == 0, r.err
+    sources = [p["source"] for p in json.loads(r.out)["plugins"] if p["name"] == "pkg-review"]
+    assert sources == [str(senv.data_home / "plugins" / "pkg-review")]
+    assert "warning: " in r.err and "the package pkg-review is not loaded: a plugin" in r.err

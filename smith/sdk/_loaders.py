@@ -57,6 +57,14 @@ PLUGIN_PACKAGE_BROKEN = DiagnosticKind(
     fix="correct its manifest, or remove it (`smith plugins remove {name}`, or delete {path})",
     severity="warning",
 )
+PACKAGE_SHADOWED = DiagnosticKind(
+    "plugin.package-shadowed",
+    what="the package {name} is not loaded: a plugin of that name is loaded already ({other})",
+    why="plugins are known by name, so two cannot share one; the built-ins come first, "
+    "then the installed packages, then a trusted project's",
+    fix="remove one of them, or rename the package in its plugin.kdl",
+    severity="warning",
+)
 
 
 class PluginLoader(Protocol):
@@ -194,6 +202,7 @@ def plugin_directories(home: str, project_root: str, trusted: bool) -> list[str]
 __all__ = [
     "CALLER",
     "PACKAGE",
+    "PACKAGE_SHADOWED",
     "PLUGIN_DIR_UNREADABLE",
     "PLUGIN_NOT_PACKAGES",
     "PLUGIN_PACKAGE_BROKEN",

@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
 from smith.sdk._contract import Plugin, ProviderFacts, ProviderSpec
-from smith.sdk._loaders import CALLER, Builtins, CallerPlugins, PluginDirectory
+from smith.sdk._loaders import (
+    CALLER,
+    PACKAGE,
+    PACKAGE_SHADOWED,
+    Builtins,
+    CallerPlugins,
+    PluginDirectory,
+)
 from smith.sdk._manifest import builtin_manifests, manifest_of
 
 if TYPE_CHECKING:
@@ -370,11 +377,17 @@ def loaders_of(config: Config | None, extra: Sequence[Plugin] = ()) -> list[Plug
 def _listed(
     loaders: Sequence[PluginLoader], disabled: Mapping[str, Source], warnings: list[Diagnostic]
 ) -> tuple[LoadedPlugin, ...]:
-    """Each loader's plugins, in order; a name already taken is refused."""
+    """Each loader's plugins, in order; a name already taken is refused (an installed
+    package of a name taken before it is left out, with a warning)."""
     loaded: tuple[LoadedPlugin, ...] = ()
     for loader in loaders:
         for manifest in loader.discover(warnings.append):
-            if manifest.name in [p.name for p in loaded]:
+            taken = next((p for p in loaded if p.name == manifest.name), None)
+            if taken is not None and manifest.loader == PACKAGE:
+                warnings.append(PACKAGE_SHADOWED(value=manifest.name, source=Source(
+                    "file", manifest.source), name=manifest.name, other=taken.source))  # fmt: skip
+                continue
+            if taken is not None:
                 where = Source("argument", "plugins") if manifest.source == CALLER else Source(
                     "file", manifest.source)  # fmt: skip
                 raise DUPLICATE_PLUGIN.error(value=manifest.name, source=where,
