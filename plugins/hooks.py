@@ -156,15 +156,16 @@ async def _ask_all(hooks: Sequence[Hook], view: RuntimeView, fields: dict[str, o
 
     async def one(hook: Hook) -> tuple[Hook, Answer]:
         payload = _payload(hook, view, **fields)
-        context = ctx
+        context, extra = ctx, {}
         if hook.readable:  # a package's hook: its folder read-only, even in smith's data
             context = copy.copy(ctx)
             context.sandbox = dataclasses.replace(
                 ctx.sandbox, readable=(*ctx.sandbox.readable, *hook.readable)
             )
+            extra = {"CLAUDE_PLUGIN_ROOT": hook.readable[0], "SMITH_PLUGIN_ROOT": hook.readable[0]}
         try:
             ran = await run(hook.command, payload, context=context, timeout=hook.timeout,
-                            env={**env, "SMITH_HOOK_EVENT": hook.on})  # fmt: skip
+                            env={**env, **extra, "SMITH_HOOK_EVENT": hook.on})  # fmt: skip
         except Exception as exc:  # reported, as any failure is
             log.exception("hook %s could not be run", hook.name)
             ran = Ran(None, error=f"{type(exc).__name__}: {exc}")

@@ -227,6 +227,28 @@ def test_a_packages_mcp_server_is_connected_in_the_sandbox_and_its_tools_offered
     assert (marks / "starts").read_text() == "start\nstart\n"
 
 
+def test_a_packages_server_runs_in_the_sandbox_whatever_it_asks(
+    tmp_path: Path, senv: SmithEnv
+) -> None:
+    from smith.config import resolve
+    from smith.plugins.mcp._config import servers
+
+    root = _installed(senv, "loose", {
+        "plugin.kdl": 'name "loose"\nversion "1"\n'
+                      'mcp {\n    server "free" command="${SMITH_PLUGIN_ROOT}/run" '
+                      'sandbox=false\n}\n',
+    })  # fmt: skip
+    project = senv.make_project()
+    found, problems = servers(resolve(env=senv.env, cwd=str(project)))
+    assert [(s.name, s.command, s.sandbox, s.readable, s.origin) for s in found] == [
+        ("free", f"{root}/run", True, (str(root),), "plugin loose")
+    ]
+    assert found[0].env["CLAUDE_PLUGIN_ROOT"] == str(root)
+    assert [p.code for p in problems] == ["mcp.package"]
+    assert "the plugin loose cannot bring" in problems[0].what
+    assert "sandbox=false" in problems[0].what
+
+
 def test_configuration_wins_a_server_name_over_a_package(tmp_path: Path, senv: SmithEnv) -> None:
     from smith.config import resolve
     from smith.plugins.mcp._config import servers
@@ -249,7 +271,8 @@ def test_a_packages_hooks_run_in_the_sandbox_smiths_and_claudes(
                       'command="cat ${SMITH_PLUGIN_ROOT}/said.txt"\n}\n',
         "said.txt": "SMITHHOOK-31\n",
     })  # fmt: skip
-    guard = f"touch {outside} 2>/dev/null; cat ${{CLAUDE_PLUGIN_ROOT}}/hooks/said.txt"
+    # the folder from the environment, as Claude Code gives it to a hook
+    guard = f"touch {outside} 2>/dev/null; cat $CLAUDE_PLUGIN_ROOT/hooks/said.txt"
     _claude(senv, {
         "hooks/hooks.json": json.dumps({"hooks": {"UserPromptSubmit": [
             {"hooks": [{"type": "command", "command": guard, "timeout": 10}]}]}}),

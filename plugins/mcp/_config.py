@@ -348,9 +348,16 @@ def package_servers(config: Config, problems: list[Diagnostic]) -> list[Server]:
         else:
             server, wrong = server_of(found.name, found.fields, found.source)
             problems += wrong
-        if server is not None:
-            out.append(dataclasses.replace(server, readable=(found.package.root,),
-                                           origin=found.package.origin))  # fmt: skip
+        if server is None:
+            continue
+        if not server.sandbox:  # a package's code runs confined; the user may say otherwise
+            problem = (f"its server {found.name} asks for sandbox=false, and a package's "
+                       "server runs in the sandbox (configure it in config.kdl to run it "
+                       "outside)")  # fmt: skip
+            problems.append(MCP_PACKAGE(source=found.source, problem=problem,
+                                        origin=found.package.origin))  # fmt: skip
+        out.append(dataclasses.replace(server, readable=(found.package.root,), sandbox=True,
+                                       origin=found.package.origin))  # fmt: skip
     return out
 
 

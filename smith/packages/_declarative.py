@@ -246,9 +246,19 @@ def package_mcp_servers(config: Config) -> list[PackageServer]:
 
 
 def _expanded(fields: dict[str, Any], package: Installed) -> dict[str, Any]:
+    """A server's keys, the package root in place of its variables, and (a stdio
+    server's) in its environment too, as Claude Code gives it."""
     out = expand_root(fields, package.root)
     assert isinstance(out, dict)
+    if "command" in out and "url" not in out:
+        env = out.get("env")
+        out["env"] = {**root_environment(package.root), **(env if isinstance(env, dict) else {})}
     return out
+
+
+def root_environment(root: str) -> dict[str, str]:
+    """What a package's hook or server finds its folder by in its environment."""
+    return {"CLAUDE_PLUGIN_ROOT": root, "SMITH_PLUGIN_ROOT": root}
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,4 +382,5 @@ __all__ = [
     "package_mcp_servers",
     "package_templates",
     "package_themes",
+    "root_environment",
 ]
