@@ -261,7 +261,7 @@ class WasmPlugin:
         except GuestError as exc:
             return [HandleInput(plain(f"/{name}: {exc}")), Notify(plain(str(exc)), "error")]
         except PluginFault as fault:  # the input was the plugin's command: said, not sent on
-            return [HandleInput(""), Notify(fault.diagnostic.headline(), "error")]
+            return [HandleInput(""), Notify(fault.diagnostic.what, "error")]
         return [HandleInput(plain(reply))]
 
     def run_command(self, host: CommandHost, args: str, name: str) -> None:
