@@ -1,4 +1,5 @@
-"""`smith help [COMMAND]`: the same text as `--help`."""
+"""`smith help [COMMAND]`: the same text as `--help`; `smith help sdk` is the plugin SDK's
+help (`smith plugins help`, generated from the WIT by smith.wasm)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,20 @@ UNKNOWN_TOPIC = DiagnosticKind(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("topic", nargs="?", metavar="COMMAND", help="command to describe")
+    parser.add_argument(
+        "topic", nargs="?", metavar="COMMAND", help="command to describe (or sdk: the plugin SDK)"
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from smith.cli._commands import BY_NAME
     from smith.cli._main import run as smith
 
+    if args.topic == "sdk":
+        from smith.wasm import sdk_help
+
+        ctx.out(sdk_help(None).rstrip("\n"))
+        return 0
     if args.topic and args.topic not in BY_NAME:
         # Not a command: `smith TOPIC --help` would open the app with it as a prompt.
         from smith.diagnostics import did_you_mean

@@ -29,8 +29,27 @@ _CORE_C = {"i32": "int32_t", "i64": "int64_t", "f32": "float", "f64": "double"}
 _DEFAULT_OK = {"on-event": "[]"}
 
 
+# Names a C field cannot have: keywords, and the standard library's macros (a record
+# field `stdout` would be rewritten by <stdio.h>): such a field gets a trailing "_".
+_C_RESERVED = frozenset(
+    {
+        *("auto", "break", "case", "char", "const", "continue", "default", "do", "double"),
+        *("else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long"),
+        *("register", "restrict", "return", "short", "signed", "sizeof", "static", "struct"),
+        *("switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool"),
+        *("true", "false", "stdin", "stdout", "stderr", "errno", "assert", "NULL", "EOF"),
+    }
+)
+
+
 def snake(name: str) -> str:
     return name.replace("-", "_")
+
+
+def field_name(name: str) -> str:
+    """A WIT field or parameter name as a C identifier."""
+    c = snake(name)
+    return c + "_" if c in _C_RESERVED else c
 
 
 def _mangle(t: Type | None) -> str:
@@ -119,7 +138,7 @@ class _Gen:
                 f"#define {upper}_{snake(c).upper()} {i}" for i, c in enumerate(d.cases)
             )
             return f"{doc}typedef uint8_t {name};\n{cases}"
-        fields = "\n".join(f"  {c_type(w, ft)} {snake(fn)};" for fn, ft in d.fields)
+        fields = "\n".join(f"  {c_type(w, ft)} {field_name(fn)};" for fn, ft in d.fields)
         return f"{doc}typedef struct {{\n{fields}\n}} {name};"
 
     def free_stmts(self, t: Type | None, x: str) -> list[str]:
@@ -135,7 +154,7 @@ class _Gen:
             return [*out, f"free({x}.ptr); {x}.ptr = NULL; {x}.len = 0;"]
         if t.kind == "named":
             fields = w.typedef(t.name).fields
-            return [s for fn, ft in fields for s in self.free_stmts(ft, f"{x}.{snake(fn)}")]
+            return [s for fn, ft in fields for s in self.free_stmts(ft, f"{x}.{field_name(fn)}")]
         if t.kind == "tuple":
             return [s for i, a in enumerate(t.args) for s in self.free_stmts(a, f"{x}.f{i}")]
         if t.kind == "option":
@@ -156,7 +175,7 @@ class _Gen:
             d = self.world.typedef(t.name)
             if d.kind == "enum":
                 return [f"(int32_t){x}"]
-            return [e for fn, ft in d.fields for e in self.lower(ft, f"{x}.{snake(fn)}")]
+            return [e for fn, ft in d.fields for e in self.lower(ft, f"{x}.{field_name(fn)}")]
         if t.kind == "tuple":
             return [e for i, a in enumerate(t.args) if a for e in self.lower(a, f"{x}.f{i}")]
         raise NotImplementedError(f"passing a {t} to the host is not generated")
@@ -186,8 +205,8 @@ class _Gen:
         if core is None:
             raise NotImplementedError(f"{f.name}: parameters passed in memory are not generated")
         cname = f"smith_{snake(iface)}_{snake(f.name)}"
-        params = [f"{c_type(w, t)} {snake(n)}" for n, t in f.params]
-        args = [e for n, t in f.params for e in self.lower(t, snake(n))]
+        params = [f"{c_type(w, t)} {field_name(n)}" for n, t in f.params]
+        args = [e for n, t in f.params for e in self.lower(t, field_name(n))]
         rflat = flat(w, f.result)
         imp = f"__smith_import_{snake(iface)}_{snake(f.name)}"
         attr = f'__attribute__((import_module("{w.qualified(iface)}"), import_name("{f.name}")))'
@@ -239,7 +258,7 @@ class _Gen:
             raise NotImplementedError(f"{f.name}: only exports returning a result are generated")
         ok, err = r.args
         cname = f"smith_{snake(f.name)}"
-        params = [f"{c_type(w, t)} {snake(n)}" for n, t in f.params]
+        params = [f"{c_type(w, t)} {field_name(n)}" for n, t in f.params]
         if ok is not None:
             params.append(f"{c_type(w, ok)} *ret")
         if err is not None:
@@ -260,7 +279,7 @@ class _Gen:
                 f'smith_string_set(err, "the plugin does not define {cname}, so it does not '
                 f'answer {f.name}");\n  return false;'
             )
-        unused = " ".join(f"(void){snake(n)};" for n, _ in f.params)
+        unused = " ".join(f"(void){field_name(n)};" for n, _ in f.params)
         unused += " (void)ret;" if ok is not None else ""
         unused += " (void)err;" if err is not None else ""
         rtype = c_type(w, r)
@@ -268,14 +287,14 @@ class _Gen:
         core_params = ", ".join(f"{_CORE_C[v]} a{i}" for i, v in enumerate(core)) or "void"
         values = [f"a{i}" for i in range(len(core))]
         lifted = "\n".join(
-            f"  {c_type(w, t)} {snake(n)} = {self.lift(t, values)};" for n, t in f.params
+            f"  {c_type(w, t)} {field_name(n)} = {self.lift(t, values)};" for n, t in f.params
         )
         call = ", ".join(
-            [snake(n) for n, _ in f.params]
+            [field_name(n) for n, _ in f.params]
             + (["&r->val.ok"] if ok is not None else [])
             + (["&r->val.err"] if err is not None else [])
         )
-        frees = " ".join(s for n, t in f.params for s in self.free_stmts(t, snake(n)))
+        frees = " ".join(s for n, t in f.params for s in self.free_stmts(t, field_name(n)))
         post = " ".join(self.free_stmts(r, "(*r)"))
         defn = (
             f"__attribute__((weak)) {sig} {{\n  {unused}\n  {default}\n}}\n"

@@ -25,7 +25,7 @@ UNKNOWN_TOPIC = DiagnosticKind(
     "plugin.help-topic",
     what="{topic} is not a topic of the SDK's help",
     why="`smith plugins help TOPIC` describes one of: {topics}",
-    fix="{hint}run `smith plugins help` for all of them",
+    fix="{hint} (`smith plugins help` shows all of them)",
 )
 
 # An event on-event may get that no protocol declaration describes (it is never emitted).
@@ -253,7 +253,7 @@ def sdk_help(topic: str | None = None) -> str:
     if topic is not None and topic not in _SECTIONS:
         from smith.diagnostics import did_you_mean
 
-        hint = did_you_mean(topic, TOPICS, template="`smith plugins help {}`; ")
+        hint = did_you_mean(topic, TOPICS, template="`smith plugins help {}`")
         raise UNKNOWN_TOPIC.error(
             value=topic,
             source=Source("argument", topic),
