@@ -423,3 +423,33 @@ def test_a_project_package_of_an_installed_name_is_left_out_with_a_warning(
     sources = [p["source"] for p in json.loads(r.out)["plugins"] if p["name"] == "pkg-review"]
     assert sources == [str(senv.data_home / "plugins" / "pkg-review")]
     assert "warning: " in r.err and "the package pkg-review is not loaded: a plugin" in r.err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "code"), [("y\n", 0), ("n\n", 2), ("", 2)])
+def test_install_asks_on_a_terminal(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    answer: str, code: int,
+) -> None:  # fmt: skip
+    monkeypatch.setattr("sys.stdin", _Terminal(answer))
+    r = smith("plugins", "install", str(_package(tmp_path / "pkg")))
+    assert r.code == code, r.err
+    assert "install pkg-review? [y/N] " in r.err
+    assert (senv.data_home / "plugins" / "pkg-review").exists() == (code == 0)
+    if code:
+        assert "error: not installing pkg-review: the answer was no" in r.err
+
+
+def test_new_and_help_come_from_the_sdk(smith: Smith, tmp_path: Path) -> None:
+    r = smith("plugins", "new", "hello9", "--lang", "c", "--dir", str(tmp_path))
+    assert r.code == 0, r.err
+    assert (tmp_path / "hello9" / "plugin.kdl").is_file()
+    assert f"smith plugins build {tmp_path / 'hello9'}" in r.out
+    r = smith("plugins", "help")
+    assert r.code == 0 and "tool_call" in r.out
+    r = smith("plugins", "help", "no-such-topic")
+    assert r.code != 0 and "no-such-topic" in r.err
