@@ -154,7 +154,10 @@ def _untar(path: str, dest: str) -> None:
                     raise ARCHIVE_UNSAFE.error(value=m.name, source=Source("file", path),
                                                archive=archive, member=m.name,
                                                problem=problem)  # fmt: skip
-            tar.extractall(dest, members=members, filter="data")
+            if hasattr(tarfile, "data_filter"):  # 3.11.4 on: its checks besides ours
+                tar.extractall(dest, members=members, filter="data")
+            else:
+                tar.extractall(dest, members=members)  # every member was checked above
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise _missing(path, f"it cannot be unpacked ({exc})") from None
     verify_links(dest, path)
