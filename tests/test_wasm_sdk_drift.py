@@ -1,0 +1,168 @@
+"""THE DRIFT TEST of the plugin SDK: everything said about the interface is made from
+its one declaration, smith/wasm/wit/smith-plugin.wit, and fails here when it is not.
+
+- the help (`smith plugins help`) names every host function, export, event and action,
+  each with its one description;
+- docs/plugins.md's Reference section is what smith.wasm generates
+  (`python -m smith.wasm` rewrites it);
+- the C bindings a package holds are what the WIT makes (build writes them again);
+- the host's table of functions (smith.wasm.HOST_FUNCTIONS) is the WIT's host interface,
+  name for name and parameter for parameter;
+- the components the toolchains build have, as wasmtime reads them, the WIT's types.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smith.wasm import sdk_help, wit_world
+from smith.wasm._cgen import c_bindings, snake
+from smith.wasm._help import action_docs, event_docs, with_reference
+from smith.wasm._wit import Type, World
+from tests.wasm_sdk_fixtures import built
+
+__all__ = ["built"]  # the session fixture
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_item_of_the_wit_has_one_description() -> None:
+    world = wit_world()
+    items: list[tuple[str, str]] = [(f"export {f.name}", f.doc) for f in world.exports.values()]
+    for iface in world.interfaces.values():
+        items.append((f"interface {iface.name}", iface.doc))
+        items += [(f"{iface.name}.{f.name}", f.doc) for f in iface.funcs.values()]
+        items += [(f"{iface.name}.{t.name}", t.doc) for t in iface.types.values()]
+    assert [name for name, doc in items if not doc.strip()] == []
+
+
+def test_every_event_and_action_a_plugin_meets_has_one_description() -> None:
+    from smith.protocol.actions import ACTION_TYPES, HOOK_ACTIONS
+    from smith.sdk import HOOKS, SAFE_POINTS
+
+    events = event_docs(wit_world())
+    # on-event's doc names every safe point and hook a plugin can subscribe to.
+    assert set(events) == {*SAFE_POINTS, *HOOKS}
+    assert [name for name, (doc, _) in events.items() if not doc] == []
+    actions = action_docs()
+    tags = {str(c.__struct_config__.tag) for c in ACTION_TYPES}
+    tags |= {str(c.__struct_config__.tag) for cs in HOOK_ACTIONS.values() for c in cs}  # type: ignore[attr-defined]
+    assert tags | {"notify", "status"} == set(actions)
+    assert [name for name, (_, doc, _) in actions.items() if not doc] == []
+
+
+def test_the_help_is_made_from_the_declarations() -> None:
+    world = wit_world()
+    text = sdk_help(None)
+    for f in [*world.exports.values(), *world.host.funcs.values()]:
+        assert f.signature() in text
+        assert " ".join(f.doc.split()[:6]) in " ".join(text.split())
+    for name, (doc, _) in event_docs(world).items():
+        assert f"  {name}\n" in text and " ".join(doc.split()[:5]) in " ".join(text.split())
+    for name in action_docs():
+        assert f"  {name}  (" in text
+    topics = [sdk_help(t) for t in ("events", "actions", "host", "exports", "manifest")]
+    assert "\n\n".join(t.rstrip("\n") for t in topics) in text
+
+
+def test_docs_reference_section_is_generated() -> None:
+    path = ROOT / "docs" / "plugins.md"
+    text = path.read_text(encoding="utf-8")
+    assert with_reference(text) == text, "docs/plugins.md drifted: run `python -m smith.wasm`"
+
+
+def test_the_c_bindings_in_a_package_are_the_generated_ones(built: Any) -> None:
+    b = built("c")
+    for name, text in c_bindings(wit_world()).items():
+        assert (b.root / "sdk" / name).read_text(encoding="utf-8") == text
+
+
+def test_the_hosts_table_is_the_wit_host_interface() -> None:
+    from smith.wasm import HOST_FUNCTIONS
+
+    host = wit_world().host
+    assert list(HOST_FUNCTIONS) == list(host.funcs)
+    for name, fn in HOST_FUNCTIONS.items():
+        params = [p for p in inspect.signature(fn).parameters if p != "self"]
+        assert params == [snake(n) for n, _ in host.funcs[name].params], name
+
+
+def _wit_shape(world: World, t: Type | None) -> str:
+    """A WIT type written out structurally (named types by their definitions)."""
+    if t is None:
+        return "_"
+    if t.kind == "prim":
+        return t.name
+    if t.kind == "named":
+        d = world.typedef(t.name)
+        if d.kind == "enum":
+            return "enum{" + ",".join(d.cases) + "}"
+        return "record{" + ",".join(f"{n}:{_wit_shape(world, ft)}" for n, ft in d.fields) + "}"
+    return t.kind + "<" + ",".join(_wit_shape(world, a) for a in t.args) + ">"
+
+
+def _wasmtime_shape(t: Any) -> str:
+    """A type as wasmtime reads it from a component, in _wit_shape's form."""
+    import wasmtime.component as wc
+
+    if t is None:
+        return "_"
+    if isinstance(t, wc.ListType):
+        return f"list<{_wasmtime_shape(t.element)}>"
+    if isinstance(t, wc.TupleType):
+        return "tuple<" + ",".join(_wasmtime_shape(e) for e in t.elements) + ">"
+    if isinstance(t, wc.ResultType):
+        return f"result<{_wasmtime_shape(t.ok)},{_wasmtime_shape(t.err)}>"
+    if isinstance(t, wc.OptionType):
+        return f"option<{_wasmtime_shape(t.payload)}>"
+    if isinstance(t, wc.RecordType):
+        return "record{" + ",".join(f"{n}:{_wasmtime_shape(ft)}" for n, ft in t.fields) + "}"
+    if isinstance(t, wc.EnumType):
+        return "enum{" + ",".join(t.names) + "}"
+    return {"String": "string", "Bool": "bool"}.get(type(t).__name__, type(t).__name__.lower())
+
+
+def _func_shape(params: list[tuple[str, str]], result: str) -> str:
+    return "(" + ",".join(f"{n}:{t}" for n, t in params) + f")->{result}"
+
+
+@pytest.mark.parametrize("lang", ["python", "c"])
+def test_built_components_have_the_wit_types(built: Any, lang: str) -> None:
+    import wasmtime
+    import wasmtime.component as wc
+
+    world = wit_world()
+    engine = wasmtime.Engine()
+    component = wc.Component.from_file(engine, str(built(lang).module))
+    ty = component.type
+    imports = ty.imports(engine)
+    host = imports[world.qualified("host")].ty
+    host_funcs = {
+        name: _func_shape(
+            [(n, _wasmtime_shape(t)) for n, t in item.ty.params], _wasmtime_shape(item.ty.result)
+        )
+        for name, item in host.exports(engine).items()
+        if isinstance(item.ty, wc.FuncType)
+    }
+    assert host_funcs == {
+        f.name: _func_shape(
+            [(n, _wit_shape(world, t)) for n, t in f.params], _wit_shape(world, f.result)
+        )
+        for f in world.host.funcs.values()
+    }
+    exports = {
+        name: _func_shape(
+            [(n, _wasmtime_shape(t)) for n, t in item.ty.params], _wasmtime_shape(item.ty.result)
+        )
+        for name, item in ty.exports(engine).items()
+        if isinstance(item.ty, wc.FuncType)
+    }
+    for f in world.exports.values():
+        want = _func_shape(
+            [(n, _wit_shape(world, t)) for n, t in f.params], _wit_shape(world, f.result)
+        )
+        assert exports[f.name] == want
