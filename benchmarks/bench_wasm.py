@@ -70,7 +70,7 @@ def figures(runs: int = 5) -> dict[str, float]:
     saved = os.environ.pop("SMITH_CACHE_HOME", None)
     try:
         module = build_guest(root / "guest")
-        view = _View()
+        view: Any = _View()
         loads: dict[str, list[float]] = {
             "cold": [],
             "cached": [],

@@ -383,8 +383,12 @@ def _tool_runner(
     return host.run_tool(decl, ctx, args)
 
 
-def _command_runner(host: WasmPlugin, name: str, cmd_host: CommandHost, args: str) -> None:
-    host.run_command(cmd_host, args, name)
+async def _command_runner(host: WasmPlugin, name: str, cmd_host: CommandHost, args: str) -> None:
+    """A command from the app's / menu, off the frontend's loop (a call may take up to
+    its deadline, a first load longer)."""
+    import asyncio
+
+    await asyncio.to_thread(host.run_command, cmd_host, args, name)
 
 
 _hosts: dict[str, WasmPlugin] = {}
