@@ -61,6 +61,7 @@ def test_read_claude_says_what_it_took_and_what_it_could_not(tmp_path: Path) -> 
         ".claude-plugin/plugin.json": json.dumps({
             "name": "cc-tools", "version": "2.1.0", "description": "Tools",
             "outputStyles": "./styles", "lspServers": {"py": {}}, "strange": 1,
+            "agents": ["./agents/", "./more/x.md"],
         }),
         "commands/ccexplain.md": "---\ndescription: d\nallowed-tools: Bash(git:*)\n"
                                  "model: opus\n---\nExplain $ARGUMENTS\n",
@@ -92,6 +93,8 @@ def test_read_claude_says_what_it_took_and_what_it_could_not(tmp_path: Path) -> 
     assert "not taken: a prompt hook of Stop (only commands)" in notes
     assert "not taken: output styles" in notes and "not taken: LSP servers" in notes
     assert "not taken: plugin.json's 'strange'" in notes
+    assert "not taken: plugin.json's agents path ./more/x.md (smith reads agents/)" in notes
+    assert "./agents/" not in notes
 
 
 def test_read_claude_refuses_a_plugin_json_without_a_name(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ UNSUPPORTED = {
     "outputStyles": "output styles (smith has no such setting)",
     "lspServers": "LSP servers (smith does not run language servers)",
 }
+UNSUPPORTED_FOLDERS = {"outputStyles": "output-styles", "lspServers": "lsp-servers"}
 # A command's front matter keys smith has no counterpart for.
 COMMAND_KEYS_DROPPED = ("allowed-tools", "model", "disable-model-invocation")
 
@@ -263,8 +264,12 @@ def read_claude(root: str) -> PackageManifest:
     if servers:
         taken.append(f"MCP servers: {', '.join(str(n) for n in servers)}")
     for key, what in UNSUPPORTED.items():
-        if key in data or os.path.isdir(os.path.join(root, key.replace("S", "-s").lower())):
+        if key in data or os.path.isdir(os.path.join(root, UNSUPPORTED_FOLDERS[key])):
             notes.append(f"not taken: {what}")
+    for key in ("agents", "skills"):  # smith reads the folder of that name only
+        for path in _paths(data.get(key)):
+            if os.path.normpath(path.replace("${CLAUDE_PLUGIN_ROOT}", ".")) != key:
+                notes.append(f"not taken: plugin.json's {key} path {path} (smith reads {key}/)")
     for key in data:
         if key not in KNOWN and key not in UNSUPPORTED:
             notes.append(f"not taken: plugin.json's {key!r} (smith does not know it)")
