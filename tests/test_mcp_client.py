@@ -264,6 +264,9 @@ class _Fake:
     def subtree(self, prefix: str) -> dict[str, Any]:
         return {}
 
+    def __getitem__(self, key: str) -> Any:  # plugins.disabled, for installed packages
+        return None
+
 
 def test_a_trusted_projects_mcp_json_is_read(tmp_path: Path) -> None:
     from smith.plugins.mcp._config import servers
