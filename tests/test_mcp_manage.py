@@ -178,6 +178,9 @@ class _Trusted:
     def subtree(self, prefix: str) -> dict[str, object]:
         return {}
 
+    def __getitem__(self, key: str) -> object:  # plugins.disabled, for installed packages
+        return None
+
 
 def test_mcp_json_expands_variables_as_claude_code_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
