@@ -412,8 +412,16 @@ def test_a_packages_theme_is_registered_by_the_app_and_selectable(senv: SmithEnv
             await pilot.pause()
             return str(app.theme), app.current_theme.dark
 
+    async def unknown() -> tuple[str, list[str]]:
+        app = SmithApp(assembly.runtime, session, themes={}, theme="paper")  # package gone
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            return str(app.theme), [str(n.message) for n in app._notifications]
+
     try:
         assert asyncio.run(run()) == ("paper", False)
+        theme, told = asyncio.run(unknown())
+        assert theme != "paper" and any("there is no theme paper" in m for m in told)
     finally:
         session.close()
 

@@ -226,16 +226,9 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
                 self._bindings.bind(key, action, description, priority=True)
             elif key and name in commands:  # a plugin's key for a command (a package's `key`)
                 self._bindings.bind(key, f"command({name!r})", f"/{name}", priority=True)
-        if self.package_themes:
-            from ._themes import textual_themes
+        from ._themes import use_themes
 
-            themes, warnings = textual_themes(self.package_themes)
-            for theme in themes:
-                self.register_theme(theme)
-            for warning in warnings:
-                self.notify(warning, severity="warning")
-        if self.theme_name:
-            self.theme = self.theme_name
+        use_themes(self, self.package_themes, self.theme_name)
         self._attach_runtime()
         self.watch(self.transcript, "unseen", self._unseen)
         if self.banner:

@@ -8,6 +8,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
+    from textual.app import App
     from textual.theme import Theme
 
 COLOURS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground",
@@ -57,4 +60,22 @@ def textual_themes(found: Mapping[str, Mapping[str, str]]) -> tuple[list[Theme],
     return themes, warnings
 
 
-__all__ = ["textual_themes"]
+def use_themes(app: App[Any], found: Mapping[str, Mapping[str, str]], name: str | None) -> None:
+    """Register the packages' themes `found` with `app` (a warning for each it cannot
+    use), then select `name` (tui.theme, or the product plugin's): one no theme has (a
+    package since removed or disabled) is a warning, and the app keeps its default."""
+    themes, warnings = textual_themes(found)
+    for theme in themes:
+        app.register_theme(theme)
+    for warning in warnings:
+        app.notify(warning, severity="warning")
+    if not name:
+        return
+    if name in app.available_themes:
+        app.theme = name
+    else:
+        app.notify(f"there is no theme {name} (tui.theme): a Textual theme's name, or one an "
+                   "enabled plugin brings", severity="warning")  # fmt: skip
+
+
+__all__ = ["textual_themes", "use_themes"]
