@@ -262,3 +262,40 @@ def usage_of(name: str) -> dict[str, Any]:
     host = host_of(name)
     assert host is not None
     return host.usage()
+
+
+class _View:
+    """What the input handler reads of a RuntimeView, settings as configuration gives."""
+
+    def __init__(self, root: Path, settings: dict[str, object]) -> None:
+        from smith.effects import ToolContext
+
+        self.settings = settings
+        self.context = ToolContext(root=str(root), cwd=str(root))
+        self.generation = 1
+
+    def post(self, shown: object) -> None:
+        pass
+
+
+def test_configuration_narrows_the_grants_never_widens_them(guest: Path, tmp_path: Path) -> None:
+    grants = Grants(paths=("docs",), secrets=("A", "B"))
+    plugin = wasm_plugin(package(guest, "narrow", grants=grants), home=str(tmp_path))
+    assert "grants" in [o.key for o in plugin.options]  # plugins.narrow.grants
+    (tmp_path / "docs" / "api").mkdir(parents=True)
+    (tmp_path / "docs" / "api" / "x.md").write_text("api text")
+    (tmp_path / "docs" / "y.md").write_text("other")
+    configured = ["path docs/api", "secret A", "secret C", "host x", "nonsense"]
+    view = _View(tmp_path, {"grants": configured})
+    handler = plugin.handlers["input"]
+
+    def reply(text: str) -> str:
+        (handled,) = handler({"type": "input", "text": text, "mode": "prompt"}, view)
+        return str(handled.reply)
+
+    assert reply("/narrow read docs/api/x.md") == "api text"
+    assert reply("/narrow secret A") == "ref {{secret:A}}"
+    for denied in ("read docs/y.md", "secret B", "secret C", "http https://x/"):
+        assert reply(f"/narrow {denied}").startswith("denied plugin.grant-denied"), denied
+    view.settings = {"grants": None}  # unset: as installed
+    assert reply("/narrow read docs/y.md") == "other"

@@ -305,6 +305,44 @@ class _Journaled:
         )
 
 
+def narrowed(installed: Grants, configured: object) -> Grants:
+    """The grants a plugin keeps: `installed`, or, where configuration lists some
+    (`plugins.NAME.grants "path docs/api" "host api.github.com"`), those of them that lie
+    within an installed grant; configuration never widens them."""
+    from smith.packages import Grants
+
+    if not isinstance(configured, list | tuple):
+        return installed
+    kept: dict[str, list[str]] = {"path": [], "command": [], "host": [], "secret": []}
+    for item in configured:
+        kind, _, value = str(item).strip().partition(" ")
+        value = value.strip()
+        if kind not in kept or not value:
+            log.warning("plugins grants: %r is not KIND VALUE (path, command, host, secret)", item)
+        elif _within(installed, kind, value):
+            kept[kind].append(value)
+        else:
+            log.warning("plugins grants: %r is not within the installed grants: ignored", item)
+    return Grants(
+        paths=tuple(kept["path"]),
+        commands=tuple(kept["command"]),
+        hosts=tuple(kept["host"]),
+        secrets=tuple(kept["secret"]),
+    )
+
+
+def _within(installed: Grants, kind: str, value: str) -> bool:
+    if kind == "command":
+        return value in installed.commands
+    if kind == "secret":
+        return value in installed.secrets
+    if kind == "host":
+        return any(fnmatch.fnmatchcase(value.lower(), h.lower()) for h in installed.hosts)
+    norm = os.path.normpath(value)
+    tops = [os.path.normpath(top) for top in installed.paths]
+    return any(norm == top or norm.startswith(top.rstrip(os.sep) + os.sep) for top in tops)
+
+
 def _listed(items: tuple[str, ...]) -> str:
     return ", ".join(items) if items else "nothing"
 

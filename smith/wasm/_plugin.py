@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from smith import memory
 from smith.diagnostics import DiagnosticKind, SmithError, Source
-from smith.wasm._hostfns import Call, HostCalls, plain
+from smith.wasm._hostfns import Call, HostCalls, narrowed, plain
 from smith.wasm._instance import Fault, GuestError, Instance, Limits
 
 if TYPE_CHECKING:
+    from smith.config import Option
     from smith.effects import ToolContext, ToolResult, ToolSpec
-    from smith.packages import PackageManifest, ToolDecl
+    from smith.packages import OptionDecl, PackageManifest, ToolDecl
     from smith.sdk import CommandHost, Plugin, QueuedItem, RuntimeView
 
 WASM_FAULT = DiagnosticKind(
@@ -202,6 +203,7 @@ class WasmPlugin:
 
     def view_call(self, view: RuntimeView) -> Call:
         self._settings = dict(view.settings)
+        self.host.grants = narrowed(self.package.grants, self._settings.get(GRANTS))
         post = getattr(view, "post", None)
         return Call(
             ctx=view.context,
@@ -328,7 +330,6 @@ def wasm_plugin(package: PackageManifest, *, home: str, limits: Limits | None = 
     until the first call."""
     from functools import partial
 
-    from smith.config import Option
     from smith.effects import ToolSpec
     from smith.sdk import Command, Plugin
 
@@ -356,10 +357,7 @@ def wasm_plugin(package: PackageManifest, *, home: str, limits: Limits | None = 
         )
         for c in package.commands
     ]
-    options = [
-        Option(o.key, o.type, o.default, plain(o.description))  # type: ignore[arg-type]
-        for o in package.options
-    ]
+    options = [*(_option(o) for o in package.options if o.key != GRANTS), _grants_option(package)]
     plugin = Plugin(
         package.name,
         handlers=handlers,
@@ -375,6 +373,38 @@ def wasm_plugin(package: PackageManifest, *, home: str, limits: Limits | None = 
     )
     _hosts[package.name] = host
     return plugin
+
+
+GRANTS = "grants"  # the option that narrows the installed grants (plugins.NAME.grants)
+
+
+def _option(decl: OptionDecl) -> Option:
+    from smith.config import Boolean, Integer, Number, Option, String, Strings
+
+    kinds: dict[str, Any] = {
+        "string": String(non_empty=False),
+        "integer": Integer(),
+        "number": Number(),
+        "boolean": Boolean(),
+        "list": Strings(),
+    }
+    kind = kinds.get(decl.type, String(non_empty=False))
+    return Option(decl.key, kind, decl.default, doc=plain(decl.description), nullable=True)
+
+
+def _grants_option(package: PackageManifest) -> Option:
+    from smith.config import Option, Strings
+
+    return Option(
+        GRANTS,
+        Strings(),
+        None,
+        doc="Narrow the grants the plugin was installed with: the ones it keeps, each as "
+        '"path DIR", "command NAME", "host NAME" or "secret NAME" within an installed '
+        "grant (one that is not is ignored); unset, it keeps them all: "
+        + ("; ".join(package.grants.lines()) or "none"),
+        nullable=True,
+    )
 
 
 def _tool_runner(
