@@ -17,6 +17,7 @@ from benchmarks import (
     bench_config,
     bench_editor,
     bench_memory,
+    bench_packages,
     bench_protocol,
     bench_resume,
     bench_runtime,
@@ -99,6 +100,7 @@ def main() -> int:
     print(bench_memory.line(bench_memory.figures()))
     print(bench_sandbox.line(bench_sandbox.figures()))
     print(bench_skills.line(bench_skills.figures()))
+    print(bench_packages.line(bench_packages.figures()))
     return 0
 
 
