@@ -228,6 +228,11 @@ def test_a_packages_mcp_server_is_connected_in_the_sandbox_and_its_tools_offered
     assert "mcp_k__crash" not in names  # its `deny`
     assert kit.tool_end(kit.events(r.out), "c1")["result"]["text"] == "echo:hi"
     assert (marks / "starts").read_text() == "start\nstart\n"
+    r = smith_process("mcp", "list", "--json", cwd=project)  # connects them too, sandboxed
+    assert r.code == 0, r.err
+    listed = {s["name"]: s for s in json.loads(r.out)}
+    assert listed["k"]["origin"] == "plugin pkg-mcp" and listed["k"]["state"] == "ready"
+    assert listed["k"]["sandbox"] is True and listed["cc"]["origin"] == "plugin cc-tools"
 
 
 def test_a_packages_server_runs_in_the_sandbox_whatever_it_asks(

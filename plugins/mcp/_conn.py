@@ -166,7 +166,8 @@ class Connection:
         self._relisting: asyncio.Task[None] | None = None
         self._relist_wanted = False
         self.on_ready: Callable[[Connection], None] | None = None
-        self.readable: tuple[str, ...] = ()  # read-only in the sandbox (a skill's folder)
+        # Read-only in the sandbox: a skill's folder, an installed package's (its servers).
+        self.readable: tuple[str, ...] = server.readable
 
     @property
     def source(self) -> Source:

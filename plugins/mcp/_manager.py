@@ -63,7 +63,6 @@ class Manager:
         self.hub = Hub()
         for server in self.servers:
             conn = Connection(server, self.context, self.home)
-            conn.readable = server.readable
             conn.image_bytes = self.image_bytes
             conn.on_ready = lambda _conn: self.publish()
             self.connections[server.name] = conn
@@ -222,6 +221,7 @@ def probe(
                 "transport": s.transport,
                 "target": s.describe(),
                 "source": str(s.source),
+                **({"origin": s.origin} if s.origin else {}),  # an installed package's
                 "state": conn.state,
                 "error": conn.error.diagnostic.what if conn.error is not None else None,
                 "sandbox": s.sandbox if s.transport == "stdio" else None,
