@@ -554,3 +554,27 @@ def test_every_part_of_an_installed_package_works(
     task = next(t for t in sent[0]["tools"] if t["name"] == "task")
     assert "- auditor: Audits PARTAGENT" in task["description"]
     assert "mcp_k__echo" in kit.tool_names(sent[0])  # the MCP server's tools
+
+
+def test_a_packages_smith_hooks_are_checked_as_configurations_are(senv: SmithEnv) -> None:
+    from smith.config import resolve
+    from smith.plugins._hookconf import package_hooks
+
+    root = _installed(senv, "pkg-h", {
+        "plugin.kdl": 'name "pkg-h"\nversion "1"\nhooks {\n'
+                      '    hook "argv" on="before-tool" match="bash" timeout=5 {\n'
+                      '        command "${SMITH_PLUGIN_ROOT}/check" "--strict"\n    }\n'
+                      '    hook "typo" on="befor-tool" command="true"\n}\n',
+    })  # fmt: skip
+    project = senv.make_project()
+    hooks = package_hooks(resolve(env=senv.env, cwd=str(project)))
+    [hook] = hooks.hooks
+    assert (hook.name, hook.command, hook.timeout) == (
+        "pkg-h-argv",
+        (f"{root}/check", "--strict"),
+        5,
+    )
+    [problem] = hooks.problems
+    assert 'on "befor-tool" is no event' in problem.what
+    assert problem.source is not None and problem.source.location == f"{root}/plugin.kdl:7:5"
+    assert hooks.broken_guard is not None  # an unknown event may have been a guard
