@@ -299,3 +299,45 @@ def test_configuration_narrows_the_grants_never_widens_them(guest: Path, tmp_pat
         assert reply(f"/narrow {denied}").startswith("denied plugin.grant-denied"), denied
     view.settings = {"grants": None}  # unset: as installed
     assert reply("/narrow read docs/y.md") == "other"
+
+
+def test_http_to_a_granted_host_with_a_secret_reference(
+    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import http.server
+    import threading
+
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("authorization", ""))
+            body = b"pong"
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("TOKEN", "s3cret-value")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    try:
+        grants = Grants(hosts=("127.0.0.1",), secrets=("TOKEN",))
+        pkg = package(guest, "web", grants=grants, options=settings(mode="secret"))
+        w = World(tmp_path)
+        url = f"http://127.0.0.1:{server.server_port}/x"
+        w.converse(
+            Fake(), plugins=[wasm_plugin(pkg, home=str(tmp_path))], prompts=[f"/web http {url}"]
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert replies(w) == ["status 200: pong"]
+    assert seen == ["Bearer s3cret-value"]  # the reference replaced on the way out only
+    intents = [e.content for e in w.reopened().entries("effect_intent")]
+    (sent,) = [i for i in intents if i["name"] == "web.http"]
+    assert sent["input"]["url"] == url and "s3cret" not in str(intents)

@@ -77,10 +77,11 @@ class WitWorld(wit_world.WitWorld):
                 return f"denied {e.value.code}: {e.value.message}"
         if args.startswith("http "):
             try:
-                resp = host.http(
-                    types.HttpRequest(method="GET", url=args[5:], headers=[], body=b"")
-                )
-                return f"status {resp.status}"
+                token = host.secret("TOKEN") if SETTINGS.get("mode") == "secret" else "none"
+                headers = [("authorization", f"Bearer {token}")]
+                request = types.HttpRequest(method="GET", url=args[5:], headers=headers, body=b"")
+                resp = host.http(request)
+                return f"status {resp.status}: {bytes(resp.body).decode()}"
             except Err as e:
                 return f"denied {e.value.code}: {e.value.message}"
         if args.startswith("secret "):
