@@ -22,7 +22,7 @@ __all__ = ["built"]  # the session fixture
 needs_c = pytest.mark.skipif(not have_toolchain("c"), reason="no C toolchain (ziglang)")
 
 
-@pytest.mark.parametrize("lang", ["python", "c"])
+@pytest.mark.parametrize("lang", ["python", "c", "zig"])
 def test_a_scaffold_builds_and_answers_hello(built, lang: str) -> None:  # type: ignore[no-untyped-def]
     b: Built = built(lang)
     assert b.module == b.root / "plugin.wasm"
@@ -36,7 +36,7 @@ def test_a_scaffold_builds_and_answers_hello(built, lang: str) -> None:  # type:
     assert "nope" in why or "call-tool" in why
 
 
-@pytest.mark.parametrize("lang", ["python", "c"])
+@pytest.mark.parametrize("lang", ["python", "c", "zig"])
 def test_the_hello_text_is_inside_the_command_handler(tmp_path: Path, lang: str) -> None:
     # The acceptance check puts an endless loop before the statement that holds it.
     root = scaffold("hi", lang, tmp_path)
@@ -50,10 +50,11 @@ def test_the_hello_text_is_inside_the_command_handler(tmp_path: Path, lang: str)
         texts = [n.value for n in ast.walk(handler) if isinstance(n, ast.Constant)]
         assert any(isinstance(t, str) and t.startswith("hello from") for t in texts)
     else:
-        source = (root / "plugin.c").read_text()
-        body = source[source.index("bool smith_command(") :]
+        source = (root / ("plugin.c" if lang == "c" else "plugin.zig")).read_text()
+        body = source[source.index("smith_command(") :]
         assert '"hello from "' in body[: body.index("\n}")]
         assert (root / "sdk" / "smith_plugin.h").is_file()
+        assert (root / "sdk" / "smith_plugin.c").is_file()
 
 
 def test_scaffold_refuses_a_bad_name_language_or_a_used_directory(tmp_path: Path) -> None:

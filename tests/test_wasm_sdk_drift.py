@@ -130,7 +130,7 @@ def _func_shape(params: list[tuple[str, str]], result: str) -> str:
     return "(" + ",".join(f"{n}:{t}" for n, t in params) + f")->{result}"
 
 
-@pytest.mark.parametrize("lang", ["python", "c"])
+@pytest.mark.parametrize("lang", ["python", "c", "zig"])
 def test_built_components_have_the_wit_types(built: Any, lang: str) -> None:
     import wasmtime
     import wasmtime.component as wc

@@ -1,5 +1,6 @@
 """Packages `smith plugins new` scaffolds, built once per test session by `smith plugins
-build`'s function (python: componentize-py, ~6 s; c: zig cc, ~1 s), and a minimal
+build`'s function (python: componentize-py, ~6 s; c: zig cc, ~1 s; zig: ~1 s once zig's
+caches are built), and a minimal
 wasmtime host to call them: the host functions of the WIT as stubs that record what
 they were asked, so a test can see the canonical ABI both ways without smith's host."""
 
@@ -15,7 +16,7 @@ import pytest
 
 from smith.wasm import build_package, scaffold
 
-NAMES = {"python": "hello-py", "c": "hello-c"}
+NAMES = {"python": "hello-py", "c": "hello-c", "zig": "hello-zig"}
 
 
 def have_toolchain(lang: str) -> bool:
@@ -23,6 +24,8 @@ def have_toolchain(lang: str) -> bool:
 
     if lang == "python":
         return importlib.util.find_spec("componentize_py") is not None
+    if lang == "zig":
+        return importlib.util.find_spec("ziglang") is not None
     return c_compiler() is not None
 
 

@@ -6,7 +6,9 @@ with toolchains from PyPI (the `plugins` extra) or Debian:
   import a trapping stub, so the plugin has no ambient authority) from `app.py`;
 - c: `python -m ziglang cc --target=wasm32-wasi -mexec-model=reactor` (or Debian's clang
   with wasi-libc) over the package's `.c` files and the generated sdk/smith_plugin.c,
-  then _wrap makes the core module a component.
+  then _wrap makes the core module a component;
+- zig: the header translated to sdk/smith_plugin.zig (`zig translate-c`), then
+  `zig build-exe plugin.zig` with sdk/smith_plugin.c and any `.c` files, then _wrap.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from smith.diagnostics import DiagnosticKind, Source
-from smith.wasm._cgen import SOURCE, c_bindings
+from smith.wasm._cgen import HEADER, SOURCE, c_bindings
 from smith.wasm._wit import WIT_DIR, wit_world
 from smith.wasm._wrap import WrapError, wrap
 
-LANGS = ("python", "c")
+LANGS = ("python", "c", "zig")
+ZIG_ROOT = "plugin.zig"  # the root source file of a Zig plugin
 DEFAULT_MODULE = "plugin.wasm"
 PYTHON_APP = "app"  # app.py: the module componentize-py builds
 SDK_DIR = "sdk"  # where the C bindings are written in a package
@@ -50,7 +53,7 @@ UNKNOWN_LANG = DiagnosticKind(
     "plugin.build-language",
     what="plugin.kdl's build is {lang}, which `smith plugins build` does not know",
     why="smith builds plugins written in {langs}",
-    fix='set `build "python"` or `build "c"` in {where}',
+    fix='set `build "python"`, `build "c"` or `build "zig"` in {where}',
 )
 NO_SOURCE = DiagnosticKind(
     "plugin.build-no-source",
@@ -98,7 +101,13 @@ def build_package(
     lang = _top_value(text, "build")
     if lang is None:
         lang = (
-            "python" if (root / f"{PYTHON_APP}.py").is_file() else "c" if _c_sources(root) else ""
+            "python"
+            if (root / f"{PYTHON_APP}.py").is_file()
+            else "zig"
+            if (root / ZIG_ROOT).is_file()
+            else "c"
+            if _c_sources(root)
+            else ""
         )
     if lang not in LANGS:
         raise UNKNOWN_LANG.error(
@@ -115,7 +124,7 @@ def build_package(
             value=module, source=Source("file", str(manifest)), module=repr(module), where=str(root)
         )
     started = time.perf_counter()
-    data = _python(root, say) if lang == "python" else _c(root, say)
+    data = {"python": _python, "c": _c, "zig": _zig}[lang](root, say)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp.write_bytes(data)
@@ -128,6 +137,11 @@ def build_package(
 
 
 def _run(args: list[str], *, tool: str, where: Path, cwd: str) -> None:
+    _output(args, tool=tool, where=where, cwd=cwd)
+
+
+def _output(args: list[str], *, tool: str, where: Path, cwd: str) -> str:
+    """What `args` printed on stdout; a diagnostic naming `tool` when it failed."""
     try:
         r = subprocess.run(
             args, check=False, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT
@@ -144,6 +158,7 @@ def _run(args: list[str], *, tool: str, where: Path, cwd: str) -> None:
         shown = [x for x in lines if "error" in x.lower()][:8] or lines[-8:]
         detail = "\n".join(shown) or f"exit {r.returncode}"
         raise FAILED.error(value=str(where), tool=tool, where=str(where), detail=detail)
+    return r.stdout
 
 
 def _python(root: Path, say: Callable[[str], None]) -> bytes:
@@ -210,6 +225,34 @@ def _c(root: Path, say: Callable[[str], None]) -> bytes:
         args = [*cc, "-mexec-model=reactor", "-O2", "-s", "-Wall", "-I", str(sdk),
                 *map(str, sources), str(sdk / SOURCE), "-o", str(core)]  # fmt: skip
         _run(args, tool="the C compiler", where=root, cwd=tmp)
+        try:
+            return wrap(wit_world(), core.read_bytes())
+        except WrapError as exc:
+            raise FAILED.error(
+                value=str(root), tool="smith's component wrapper", where=str(root), detail=str(exc)
+            ) from exc
+
+
+def _zig(root: Path, say: Callable[[str], None]) -> bytes:
+    if not (root / ZIG_ROOT).is_file():
+        raise NO_SOURCE.error(value=str(root), where=str(root), wanted=ZIG_ROOT, lang="zig")
+    if importlib.util.find_spec("ziglang") is None:
+        raise NO_TOOLCHAIN.error(lang="Zig", tool="the ziglang package", package="ziglang")
+    sdk = write_c_bindings(root)
+    zig = [sys.executable, "-m", "ziglang"]
+    say("compiling with zig (its first run on a machine builds its caches: about a minute)")
+    with tempfile.TemporaryDirectory(prefix="smith-build-") as tmp:
+        translate = [*zig, "translate-c", "-target", "wasm32-wasi", "-lc", str(sdk / HEADER)]
+        translated = _output(translate, tool="zig translate-c", where=root, cwd=tmp)
+        binding = sdk / "smith_plugin.zig"
+        if not binding.is_file() or binding.read_text(encoding="utf-8") != translated:
+            binding.write_text(translated, encoding="utf-8")
+        core = Path(tmp) / "core.wasm"
+        args = [*zig, "build-exe", str(root / ZIG_ROOT), *map(str, _c_sources(root)),
+                str(sdk / SOURCE), "-I", str(sdk), "-target", "wasm32-wasi", "-fno-entry",
+                "-rdynamic", "-lc", "-O", "ReleaseSmall", "-mexec-model=reactor",
+                f"-femit-bin={core}"]  # fmt: skip
+        _run(args, tool="zig", where=root, cwd=tmp)
         try:
             return wrap(wit_world(), core.read_bytes())
         except WrapError as exc:

@@ -195,7 +195,8 @@ def _exports(world: World) -> list[str]:
             "Python: the methods of `class WitWorld(wit_world.WitWorld)` in app.py (raise "
             "componentize_py_types.Err(text) for the error case). C: the handlers of "
             "sdk/smith_plugin.h, `bool smith_NAME(args..., *ret, *err)`; one a plugin does "
-            "not define answers with a default.",
+            "not define answers with a default. Zig: the same handlers as `export fn`, with "
+            "the types of sdk/smith_plugin.zig (translated from the header).",
             "  ",
         ),
     ]
@@ -214,7 +215,7 @@ def _manifest(world: World) -> list[str]:
         ('description "..."', "one line shown by `smith plugins list` and `info`"),
         ('module "plugin.wasm"', "the component `smith plugins build` writes"),
         ('sdk "1"', "the SDK version it was built for"),
-        ('build "python"', 'how it is built: "python" (app.py) or "c" (*.c)'),
+        ('build "python"', 'how it is built: "python" (app.py), "c" (*.c) or "zig" (plugin.zig)'),
         (
             'grants { path "docs"; command "git"; host "api.github.com"; secret "TOKEN" }',
             "what its host functions may reach; shown and asked at install",

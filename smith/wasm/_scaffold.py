@@ -1,7 +1,7 @@
-"""`smith plugins new NAME [--lang python|c]`: a package directory that builds
+"""`smith plugins new NAME [--lang python|c|zig]`: a package directory that builds
 (`smith plugins build`) and installs as it is, whose `/NAME` command answers
-"hello from NAME": plugin.kdl, the source (app.py, or plugin.c with the generated
-sdk/smith_plugin.h and .c), a README."""
+"hello from NAME": plugin.kdl, the source (app.py; or plugin.c / plugin.zig with the
+generated sdk/smith_plugin.h and .c), a README."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from smith.diagnostics import DiagnosticKind, Source
-from smith.wasm._build import DEFAULT_MODULE, LANGS, PYTHON_APP, write_c_bindings
+from smith.wasm._build import DEFAULT_MODULE, LANGS, PYTHON_APP, ZIG_ROOT, write_c_bindings
 
 BAD_NAME = DiagnosticKind(
     "plugin.new-name",
@@ -23,7 +23,7 @@ BAD_LANG = DiagnosticKind(
     "plugin.new-language",
     what="{lang} is not a language `smith plugins new` scaffolds",
     why="smith builds plugins written in {langs}",
-    fix="use --lang python or --lang c",
+    fix="use --lang python, --lang c or --lang zig",
 )
 EXISTS = DiagnosticKind(
     "plugin.new-exists",
@@ -90,6 +90,27 @@ bool smith_command(smith_string_t name, smith_string_t args, smith_string_t *ret
 }}
 """
 
+_ZIG = """\
+//! The {name} plugin. smith calls the smith_* handlers exported here (`smith plugins
+//! help exports`); the others answer with a default. sdk/smith_plugin.zig is translated
+//! by `smith plugins build` from sdk/smith_plugin.h, generated from smith's WIT.
+const smith = @import("sdk/smith_plugin.zig");
+
+/// The user typed `/{name} args`: ret.* is the reply shown to them.
+export fn smith_command(
+    name: smith.smith_string_t,
+    args: smith.smith_string_t,
+    ret: *smith.smith_string_t,
+    err: *smith.smith_string_t,
+) bool {{
+    _ = args;
+    _ = err;
+    smith.smith_string_set(ret, "hello from ");
+    smith.smith_string_append(ret, name);
+    return true;
+}}
+"""
+
 _README = """\
 # {name}
 
@@ -118,14 +139,18 @@ def scaffold(name: str, lang: str = "python", dest_dir: str | os.PathLike[str] =
     root.mkdir(parents=True, exist_ok=True)
     files = {
         "plugin.kdl": _MANIFEST.format(name=name, module=DEFAULT_MODULE, lang=lang),
-        "README.md": _README.format(name=name, lang="Python" if lang == "python" else "C"),
+        "README.md": _README.format(
+            name=name, lang={"python": "Python", "c": "C"}.get(lang, "Zig")
+        ),
     }
     if lang == "python":
         files[f"{PYTHON_APP}.py"] = _PYTHON.format(name=name)
+    elif lang == "zig":
+        files[ZIG_ROOT] = _ZIG.format(name=name)
     else:
         files["plugin.c"] = _C.format(name=name)
     for file, text in files.items():
         (root / file).write_text(text, encoding="utf-8")
-    if lang == "c":
+    if lang != "python":
         write_c_bindings(root)
     return root
