@@ -261,3 +261,40 @@ def test_sdk_help_describes_events_actions_and_host_functions() -> None:
     with pytest.raises(SmithError) as caught:
         sdk_help("event")
     assert "did you mean `smith plugins help events`" in caught.value.diagnostic.render()
+
+
+def test_smith_help_sdk_is_the_sdk_help() -> None:
+    import io
+
+    from smith.cli._main import run
+
+    out, err = io.StringIO(), io.StringIO()
+    assert run(["help", "sdk"], stdout=out, stderr=err) == 0
+    assert out.getvalue() == sdk_help(None)
+
+
+def _core(body: str) -> bytes:
+    import wasmtime
+
+    return bytes(wasmtime.wat2wasm(f"(module {body})"))
+
+
+def test_the_wrapper_refuses_what_is_no_plugin_module() -> None:
+    from smith.wasm import wit_world
+    from smith.wasm._wrap import WrapError, wrap
+
+    world = wit_world()
+    base = (
+        '(memory (export "memory") 1) '
+        '(func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) i32.const 0)'
+    )
+    with pytest.raises(WrapError, match="not a core WebAssembly module"):
+        wrap(world, b"\0asm\x0d\0\x01\0")
+    with pytest.raises(WrapError, match="exports no memory"):
+        wrap(world, _core(""))
+    with pytest.raises(WrapError, match="'env'"):
+        wrap(world, _core(f'(import "env" "getpid" (func)) {base}'))
+    with pytest.raises(WrapError, match="no host function"):
+        wrap(world, _core(f'(import "{world.qualified("host")}" "shell" (func)) {base}'))
+    with pytest.raises(WrapError, match="does not export 'start'"):
+        wrap(world, _core(base))
