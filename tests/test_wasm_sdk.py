@@ -298,3 +298,17 @@ def test_the_wrapper_refuses_what_is_no_plugin_module() -> None:
         wrap(world, _core(f'(import "{world.qualified("host")}" "shell" (func)) {base}'))
     with pytest.raises(WrapError, match="does not export 'start'"):
         wrap(world, _core(base))
+
+
+@needs_c
+def test_an_unchanged_package_is_not_built_again(tmp_path: Path) -> None:
+    root = scaffold("again", "c", tmp_path)
+    said: list[str] = []
+    out = build_package(root, said.append)
+    first = out.stat().st_mtime_ns
+    build_package(root, said.append)
+    assert "up to date" in said[-1] and out.stat().st_mtime_ns >= first
+    (root / "plugin.c").write_text((root / "plugin.c").read_text().replace("hello from", "hi from"))
+    build_package(root, said.append)
+    assert "built" in said[-1]
+    assert Guest(out).call("command", "again", "") == ("ok", "hi from again")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from smith.diagnostics import DiagnosticKind, Source
 from smith.wasm._cgen import HEADER, SOURCE, c_bindings
-from smith.wasm._wit import WIT_DIR, wit_world
+from smith.wasm._wit import WIT_DIR, WIT_FILE, wit_world
 from smith.wasm._wrap import WrapError, wrap
 
 LANGS = ("python", "c", "zig")
@@ -124,6 +124,14 @@ def build_package(
             value=module, source=Source("file", str(manifest)), module=repr(module), where=str(root)
         )
     started = time.perf_counter()
+    if lang != "python":
+        write_c_bindings(root)  # written again even when up to date: they cannot drift
+    stamp = out.with_name(f".{out.name}.source")
+    digest = _source_digest(root, lang, out)
+    if out.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
+        out.touch()  # what was built from these very sources: up to date
+        say(f"{out} is up to date (its sources did not change)")
+        return out
     data = {"python": _python, "c": _c, "zig": _zig}[lang](root, say)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -132,8 +140,33 @@ def build_package(
     if module is None:
         sep = "" if text.endswith("\n") or not text else "\n"
         manifest.write_text(f'{text}{sep}module "{DEFAULT_MODULE}"\n', encoding="utf-8")
+        digest = _source_digest(root, lang, out)
+    stamp.write_text(digest, encoding="utf-8")
     say(f"built {out} ({len(data) / 1e6:.1f} MB, {time.perf_counter() - started:.1f} s)")
     return out
+
+
+def _source_digest(root: Path, lang: str, out: Path) -> str:
+    """A digest of what a build reads: the package's files (not what builds write), the
+    WIT, smith's version and the toolchain's, so an unchanged package is not built again."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    from smith._version import __version__
+
+    h = hashlib.sha256(f"{lang}\0{__version__}\0".encode())
+    for dist in ("componentize-py", "ziglang", "wasmtime"):
+        try:
+            h.update(f"{dist}={version(dist)}\0".encode())
+        except PackageNotFoundError:
+            h.update(f"{dist}=none\0".encode())
+    h.update(WIT_FILE.read_bytes())
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        skipped = set(rel.parts) & _SKIP or path.name.endswith((".wasm", ".tmp", ".source"))
+        if path.is_file() and not skipped and path != out:
+            h.update(f"{rel}\0".encode() + path.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def _run(args: list[str], *, tool: str, where: Path, cwd: str) -> None:
