@@ -120,12 +120,18 @@ def test_no_network_command_or_secret_without_a_grant(guest: Path, tmp_path: Pat
     assert "example.com" in replies(w)[0]
 
 
-def test_a_granted_command_runs_through_the_sandbox_journaled(guest: Path, tmp_path: Path) -> None:
+def test_a_granted_command_runs_through_the_sandbox_journaled(
+    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOKEN", "s3cret-run")
     w = World(tmp_path)
     pkg = package(guest, "runner", grants=Grants(commands=("echo",), secrets=("TOKEN",)))
     plugin = wasm_plugin(pkg, home=str(tmp_path))
-    w.converse(Fake(), plugins=[plugin], prompts=["/runner run echo hi", "/runner secret TOKEN"])
-    assert replies(w) == ["exit 0: hi", "ref {{secret:TOKEN}}"]
+    prompts = ["/runner run echo hi", "/runner secret TOKEN", "/runner run echo {{secret:TOKEN}}"]
+    w.converse(Fake(), plugins=[plugin], prompts=prompts)
+    # The reference is the value in the command only: what comes back is the reference.
+    assert replies(w) == ["exit 0: hi", "ref {{secret:TOKEN}}", "exit 0: {{secret:TOKEN}}"]
+    assert "s3cret-run" not in Path(w.path).read_text(errors="replace")
     intents = [e.content for e in w.reopened().entries("effect_intent")]
     bash = [i for i in intents if i["name"] == "bash"]
     assert bash and bash[0]["cause"]["plugin"] == "runner"

@@ -123,7 +123,14 @@ class HostCalls:
         ctx = self.call.ctx
         if ctx is None:
             raise Failure("plugin.host-failed", "no project to run commands in here")
-        from smith.effects import EffectJournal, ToolContext, builtin_tools, run_tool
+        from smith.effects import (
+            EffectJournal,
+            ToolContext,
+            ToolResult,
+            ToolSpec,
+            builtin_tools,
+            run_tool,
+        )
 
         seconds = self.call.remaining()
         if timeout_ms:
@@ -140,24 +147,54 @@ class HostCalls:
             approval="never",  # a plugin's command never leaves the sandbox
         )
         own.cancelled = self.call.cancel
+        own.mask = ctx.mask
+        restored: dict[str, str] = {}  # value -> its reference, masked in the output
+
+        def prepare(args: dict[str, object]) -> dict[str, object]:
+            import shlex
+
+            def one(match: re.Match[str]) -> str:  # a word of its own, quoted
+                value = self._restore(match.group(0))
+                restored[value] = match.group(0)
+                return shlex.quote(value)
+
+            return {**args, "command": _SECRET_RE.sub(one, str(args["command"]))}
+
         if ctx.session is None:
             raise Failure("plugin.host-failed", "no session to journal the command in")
         journal = EffectJournal(ctx.session, generation=self.call.generation)
+        bash = builtin_tools()["bash"]
+
+        def masked(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
+            result = bash.run(ctx, args)  # what is journaled holds references, not values
+            for value, ref in restored.items():
+                result.text = result.text.replace(value, ref)
+                for key, item in (result.details or {}).items():
+                    if isinstance(item, str):
+                        result.details[key] = item.replace(value, ref)
+            return result
+
+        spec = ToolSpec(
+            bash.name, bash.description, bash.parameters, masked, effect=bash.effect,
+            mutating=bash.mutating, command_argument=bash.command_argument,
+        )  # fmt: skip
         outcome = run_tool(
             journal,
-            builtin_tools()["bash"],
+            spec,
             {"command": command, "timeout": max(1, int(seconds))},
             own,
             cause=self._cause("run"),
+            prepare=prepare,
         )
         self.effects += 1
+        text = outcome.result.text
         details = outcome.result.details or {}
         status = details.get("exit_status")
         code = status if isinstance(status, int) and not details.get("timed_out") else -1
         log.debug("plugin %s ran %s: exit %s", self.plugin, program, code)
         return {
             "exit-code": code,
-            "stdout": outcome.result.text,
+            "stdout": text,
             "stderr": "",
             "truncated": bool(details.get("full_output")),
         }
@@ -225,7 +262,7 @@ class HostCalls:
     def _granted_command(self, command: str) -> str:
         import shlex
 
-        if _SHELL_OPERATORS.search(command):
+        if _SHELL_OPERATORS.search(_SECRET_RE.sub("secret", command)):
             raise Failure(
                 "plugin.grant-denied",
                 f"{command!r} uses shell operators: a plugin runs one granted program "
