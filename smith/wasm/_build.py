@@ -42,38 +42,38 @@ _LAUNCHER = (
     "sys.argv[0] = 'componentize-py'; sys.exit(script())"
 )
 
-NO_MANIFEST = DiagnosticKind(
+BUILD_NO_MANIFEST = DiagnosticKind(
     "plugin.build-no-manifest",
     what="{where} has no plugin.kdl, so there is no package to build",
     why="`smith plugins build` builds the package whose plugin.kdl is in the directory given "
     "(or the current one)",
     fix="run it in a package directory, or make one with `smith plugins new NAME`",
 )
-UNKNOWN_LANG = DiagnosticKind(
+BUILD_UNKNOWN_LANG = DiagnosticKind(
     "plugin.build-language",
     what="plugin.kdl's build is {lang}, which `smith plugins build` does not know",
     why="smith builds plugins written in {langs}",
     fix='set `build "python"`, `build "c"` or `build "zig"` in {where}',
 )
-NO_SOURCE = DiagnosticKind(
+BUILD_NO_SOURCE = DiagnosticKind(
     "plugin.build-no-source",
     what="{where} has no {wanted} to build",
     why="a {lang} plugin is built from {wanted}",
     fix="add it (`smith plugins new NAME --lang {lang}` shows one)",
 )
-NO_TOOLCHAIN = DiagnosticKind(
+TOOLCHAIN_MISSING = DiagnosticKind(
     "plugin.toolchain-missing",
     what="the {lang} toolchain ({tool}) is not installed",
     why="`smith plugins build` compiles {lang} plugins to WebAssembly with it, offline",
     fix="pip install 'smith-agent[plugins]' (or: pip install {package})",
 )
-FAILED = DiagnosticKind(
+BUILD_FAILED = DiagnosticKind(
     "plugin.build-failed",
     what="{tool} could not build {where}: {detail}",
     why="the plugin's source did not compile to a WebAssembly component",
     fix="fix the error above in the plugin's source and run `smith plugins build` again",
 )
-MODULE_OUTSIDE = DiagnosticKind(
+BUILD_MODULE_OUTSIDE = DiagnosticKind(
     "plugin.module-outside",
     what="plugin.kdl's module {module} is outside the package {where}",
     why="a package's component lives inside its directory",
@@ -94,7 +94,7 @@ def build_package(
     root = Path(directory).resolve()
     manifest = root / "plugin.kdl"
     if not manifest.is_file():
-        raise NO_MANIFEST.error(
+        raise BUILD_NO_MANIFEST.error(
             value=str(root), source=Source("argument", str(root)), where=str(root)
         )
     text = manifest.read_text(encoding="utf-8")
@@ -110,7 +110,7 @@ def build_package(
             else ""
         )
     if lang not in LANGS:
-        raise UNKNOWN_LANG.error(
+        raise BUILD_UNKNOWN_LANG.error(
             value=lang,
             source=Source("file", str(manifest)),
             lang=repr(lang),
@@ -120,7 +120,7 @@ def build_package(
     module = _top_value(text, "module")
     out = (root / (module or DEFAULT_MODULE)).resolve()
     if not out.is_relative_to(root):
-        raise MODULE_OUTSIDE.error(
+        raise BUILD_MODULE_OUTSIDE.error(
             value=module, source=Source("file", str(manifest)), module=repr(module), where=str(root)
         )
     started = time.perf_counter()
@@ -180,7 +180,7 @@ def _output(args: list[str], *, tool: str, where: Path, cwd: str) -> str:
             args, check=False, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT
         )
     except subprocess.TimeoutExpired as exc:
-        raise FAILED.error(
+        raise BUILD_FAILED.error(
             value=str(where),
             tool=tool,
             where=str(where),
@@ -190,17 +190,19 @@ def _output(args: list[str], *, tool: str, where: Path, cwd: str) -> str:
         lines = [x for x in (r.stderr + r.stdout).splitlines() if x.strip()]
         shown = [x for x in lines if "error" in x.lower()][:8] or lines[-8:]
         detail = "\n".join(shown) or f"exit {r.returncode}"
-        raise FAILED.error(value=str(where), tool=tool, where=str(where), detail=detail)
+        raise BUILD_FAILED.error(value=str(where), tool=tool, where=str(where), detail=detail)
     return r.stdout
 
 
 def _python(root: Path, say: Callable[[str], None]) -> bytes:
     if not (root / f"{PYTHON_APP}.py").is_file():
-        raise NO_SOURCE.error(
+        raise BUILD_NO_SOURCE.error(
             value=str(root), where=str(root), wanted=f"{PYTHON_APP}.py", lang="python"
         )
     if importlib.util.find_spec("componentize_py") is None:
-        raise NO_TOOLCHAIN.error(lang="python", tool="componentize-py", package="componentize-py")
+        raise TOOLCHAIN_MISSING.error(
+            lang="python", tool="componentize-py", package="componentize-py"
+        )
     say("building with componentize-py (a Python plugin takes a few seconds)")
     with tempfile.TemporaryDirectory(prefix="smith-build-") as tmp:
         src = Path(tmp) / "src"
@@ -245,10 +247,10 @@ def c_compiler() -> list[str] | None:
 def _c(root: Path, say: Callable[[str], None]) -> bytes:
     sources = _c_sources(root)
     if not sources:
-        raise NO_SOURCE.error(value=str(root), where=str(root), wanted="a .c file", lang="c")
+        raise BUILD_NO_SOURCE.error(value=str(root), where=str(root), wanted="a .c file", lang="c")
     cc = c_compiler()
     if cc is None:
-        raise NO_TOOLCHAIN.error(
+        raise TOOLCHAIN_MISSING.error(
             lang="C", tool="zig cc, or clang with wasi-libc", package="ziglang"
         )
     sdk = write_c_bindings(root)
@@ -261,16 +263,16 @@ def _c(root: Path, say: Callable[[str], None]) -> bytes:
         try:
             return wrap(wit_world(), core.read_bytes())
         except WrapError as exc:
-            raise FAILED.error(
+            raise BUILD_FAILED.error(
                 value=str(root), tool="smith's component wrapper", where=str(root), detail=str(exc)
             ) from exc
 
 
 def _zig(root: Path, say: Callable[[str], None]) -> bytes:
     if not (root / ZIG_ROOT).is_file():
-        raise NO_SOURCE.error(value=str(root), where=str(root), wanted=ZIG_ROOT, lang="zig")
+        raise BUILD_NO_SOURCE.error(value=str(root), where=str(root), wanted=ZIG_ROOT, lang="zig")
     if importlib.util.find_spec("ziglang") is None:
-        raise NO_TOOLCHAIN.error(lang="Zig", tool="the ziglang package", package="ziglang")
+        raise TOOLCHAIN_MISSING.error(lang="Zig", tool="the ziglang package", package="ziglang")
     sdk = write_c_bindings(root)
     zig = [sys.executable, "-m", "ziglang"]
     say("compiling with zig (its first run on a machine builds its caches: about a minute)")
@@ -289,6 +291,6 @@ def _zig(root: Path, say: Callable[[str], None]) -> bytes:
         try:
             return wrap(wit_world(), core.read_bytes())
         except WrapError as exc:
-            raise FAILED.error(
+            raise BUILD_FAILED.error(
                 value=str(root), tool="smith's component wrapper", where=str(root), detail=str(exc)
             ) from exc

@@ -21,7 +21,7 @@ from smith.wasm._wit import Func, Type, World, wit_world
 TOPICS = ("events", "actions", "host", "exports", "manifest")
 WIDTH = 88
 
-UNKNOWN_TOPIC = DiagnosticKind(
+UNKNOWN_SDK_TOPIC = DiagnosticKind(
     "plugin.help-topic",
     what="{topic} is not a topic of the SDK's help",
     why="`smith plugins help TOPIC` describes one of: {topics}",
@@ -255,7 +255,7 @@ def sdk_help(topic: str | None = None) -> str:
         from smith.diagnostics import did_you_mean
 
         hint = did_you_mean(topic, TOPICS, template="`smith plugins help {}`")
-        raise UNKNOWN_TOPIC.error(
+        raise UNKNOWN_SDK_TOPIC.error(
             value=topic,
             source=Source("argument", topic),
             topic=repr(topic),

@@ -12,20 +12,20 @@ from pathlib import Path
 from smith.diagnostics import DiagnosticKind, Source
 from smith.wasm._build import DEFAULT_MODULE, LANGS, PYTHON_APP, ZIG_ROOT, write_c_bindings
 
-BAD_NAME = DiagnosticKind(
+NEW_BAD_NAME = DiagnosticKind(
     "plugin.new-name",
     what="{name} is not a plugin name",
     why="a plugin's name is its `/command` and its directory: letters, digits, '-' and '_', "
     "starting with a letter or digit",
     fix="choose a name such as `hello` or `git-helper`",
 )
-BAD_LANG = DiagnosticKind(
+NEW_BAD_LANG = DiagnosticKind(
     "plugin.new-language",
     what="{lang} is not a language `smith plugins new` scaffolds",
     why="smith builds plugins written in {langs}",
     fix="use --lang python, --lang c or --lang zig",
 )
-EXISTS = DiagnosticKind(
+NEW_EXISTS = DiagnosticKind(
     "plugin.new-exists",
     what="{where} already exists and is not empty",
     why="`smith plugins new` writes a new package and never overwrites files",
@@ -128,14 +128,14 @@ plugin.kdl says what it contributes and which grants it asks for (docs/plugins.m
 def scaffold(name: str, lang: str = "python", dest_dir: str | os.PathLike[str] = ".") -> Path:
     """Write a new package `dest_dir`/`name`; returns its directory."""
     if not _NAME.fullmatch(name):
-        raise BAD_NAME.error(value=name, source=Source("argument", name), name=repr(name))
+        raise NEW_BAD_NAME.error(value=name, source=Source("argument", name), name=repr(name))
     if lang not in LANGS:
-        raise BAD_LANG.error(
+        raise NEW_BAD_LANG.error(
             value=lang, source=Source("flag", "--lang"), lang=repr(lang), langs=" and ".join(LANGS)
         )
     root = Path(dest_dir) / name
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise EXISTS.error(value=str(root), source=Source("argument", name), where=str(root))
+        raise NEW_EXISTS.error(value=str(root), source=Source("argument", name), where=str(root))
     root.mkdir(parents=True, exist_ok=True)
     files = {
         "plugin.kdl": _MANIFEST.format(name=name, module=DEFAULT_MODULE, lang=lang),
