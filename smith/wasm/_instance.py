@@ -37,13 +37,15 @@ EXPORTS = ("start", "on-event", "command", "call-tool", "choose")
 @dataclass(frozen=True, slots=True)
 class Limits:
     """What one plugin may use: per call, `seconds` of wall time (host calls included)
-    and `fuel` instructions; per instance, `memory` bytes of linear memory (all its
-    memories together) and `instances`/`tables` counts; `output` characters of any
-    text an export returns; `faults` before the plugin is off for the session."""
+    and `fuel` instructions (a tool call: `tool_seconds`, `tool_fuel`); per instance,
+    `memory` bytes of linear memory (all its memories together) and `instances`/`tables`
+    counts; `output` characters of any text an export returns; `faults` before the
+    plugin is off for the session."""
 
     seconds: float = 2.0
     tool_seconds: float = 30.0
     fuel: int = 4_000_000_000
+    tool_fuel: int = 40_000_000_000
     memory: int = 256 * 1024 * 1024
     instances: int = 100
     tables: int = 100
@@ -148,17 +150,17 @@ class Instance:
         """Destroy the instance (the next call makes a new one)."""
         self.store, self.funcs = None, {}
 
-    def call(self, export: str, *args: str, seconds: float) -> str:
+    def call(self, export: str, *args: str, seconds: float, fuel: int | None = None) -> str:
         """Call `export` with `args`; its ok text (GuestError, Fault otherwise)."""
         waited = self.lock.acquire(timeout=seconds + 1)
         if not waited:
             raise Fault(f"was still busy with an earlier call after {seconds + 1:g} s")
         try:
-            return self._call(export, args, seconds)
+            return self._call(export, args, seconds, fuel or self.limits.fuel)
         finally:
             self.lock.release()
 
-    def _call(self, export: str, args: tuple[str, ...], seconds: float) -> str:
+    def _call(self, export: str, args: tuple[str, ...], seconds: float, fuel: int) -> str:
         try:
             if self.store is None:
                 self._fresh()
@@ -170,7 +172,6 @@ class Instance:
         func = self.funcs.get(export)
         if func is None:
             raise Fault(f"does not export {export}")
-        fuel = self.limits.fuel
         store.set_fuel(fuel)
         store.set_epoch_deadline(ticks(seconds))
         started = time.monotonic()

@@ -118,7 +118,10 @@ class WasmPlugin:
 
     # -- calls --------------------------------------------------------------------------
 
-    def call(self, export: str, *args: str, call: Call, seconds: float | None = None) -> str:
+    def call(
+        self, export: str, *args: str, call: Call, seconds: float | None = None,
+        fuel: int | None = None,
+    ) -> str:  # fmt: skip
         """The export's ok text; GuestError for its error case; PluginFault for a fault
         (counted) or a plugin that is off."""
         if self.disabled is not None:
@@ -132,7 +135,7 @@ class WasmPlugin:
             self.host.call = call
             self.calls += 1
             try:
-                return inst.call(export, *args, seconds=seconds)
+                return inst.call(export, *args, seconds=seconds, fuel=fuel)
             except Fault as fault:
                 raise self.fault(export, fault.reason) from fault
 
@@ -288,6 +291,7 @@ class WasmPlugin:
                 json.dumps(args),
                 call=call,
                 seconds=self.limits.tool_seconds,
+                fuel=self.limits.tool_fuel,
             )
         except GuestError as exc:
             raise ToolError(str(exc)) from exc
