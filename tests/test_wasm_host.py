@@ -347,3 +347,20 @@ def test_http_to_a_granted_host_with_a_secret_reference(
     intents = [e.content for e in w.reopened().entries("effect_intent")]
     (sent,) = [i for i in intents if i["name"] == "web.http"]
     assert sent["input"]["url"] == url and "s3cret" not in str(intents)
+
+
+def test_the_instances_memory_is_attributed_to_the_plugin(guest: Path, tmp_path: Path) -> None:
+    from smith.wasm import usage
+
+    plugin = wasm_plugin(package(guest, "mem"), home=str(tmp_path))
+    view = _View(tmp_path, {})
+    handler = plugin.handlers["input"]
+    handler({"type": "input", "text": "/mem", "mode": "prompt"}, view)
+    small = usage_of("mem")["memory"]
+    if small is None:
+        pytest.skip("the system does not say what is resident (/proc/self/smaps)")
+    handler({"type": "input", "text": "/mem huge", "mode": "prompt"}, view)  # 3 MiB of text
+    large = usage_of("mem")["memory"]
+    assert 0 < small < large and large - small >= 3 * 1024 * 1024
+    (mine,) = [u for u in usage() if u["plugin"] == "mem"]
+    assert mine["memory"] == large and mine["memory_limit"] == 256 * 1024 * 1024

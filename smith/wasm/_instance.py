@@ -123,6 +123,7 @@ class Instance:
         self.store: wasmtime.Store | None = None
         self.funcs: dict[str, Func] = {}
         self.instantiated = 0  # how many instances were made (1 + one per fault)
+        self.regions: list[tuple[int, int]] = []  # its linear memory's address ranges
         self.fuel_used = 0
 
     def _fresh(self) -> None:
@@ -137,7 +138,9 @@ class Instance:
         )
         store.set_fuel(lim.fuel)
         store.set_epoch_deadline(ticks(lim.seconds))
+        before = _mappings()
         inst = self.linker.instantiate(store, self.component)
+        self.regions = _new_regions(before, _mappings())
         funcs = {}
         for name in EXPORTS:
             func = inst.get_func(store, name)
@@ -148,7 +151,12 @@ class Instance:
 
     def drop(self) -> None:
         """Destroy the instance (the next call makes a new one)."""
-        self.store, self.funcs = None, {}
+        self.store, self.funcs, self.regions = None, {}, []
+
+    def resident(self) -> int | None:
+        """Bytes of the live instance's linear memory resident now (None where the
+        system does not say: not Linux)."""
+        return _resident(self.regions) if self.store is not None else 0
 
     def call(self, export: str, *args: str, seconds: float, fuel: int | None = None) -> str:
         """Call `export` with `args`; its ok text (GuestError, Fault otherwise)."""
@@ -234,3 +242,51 @@ def _trap_reason(
     if "memory" in cause or "out of bounds" in cause:
         return f"trapped ({cause}; its memory limit is {mib} MiB)"
     return f"trapped ({cause})"
+
+
+# -- the instance's memory, as the system sees it ----------------------------------------
+# wasmtime maps a linear memory itself (a reservation of several GiB, the touched part
+# resident), outside Python's allocators and so outside smith.memory's counts. The
+# mappings that appear while an instance is made, merged where they touch, and at least
+# RESERVATION long, are its memories; what of them is resident is what it holds.
+RESERVATION = 1 << 30
+
+
+def _mappings() -> dict[int, int]:
+    try:
+        with open("/proc/self/maps") as f:
+            ranges = (line.split(maxsplit=1)[0].split("-") for line in f)
+            return {int(lo, 16): int(hi, 16) for lo, hi in ranges}
+    except (OSError, ValueError):
+        return {}
+
+
+def _new_regions(before: dict[int, int], after: dict[int, int]) -> list[tuple[int, int]]:
+    new = sorted((lo, hi) for lo, hi in after.items() if before.get(lo) != hi)
+    merged: list[list[int]] = []
+    for lo, hi in new:
+        if merged and merged[-1][1] == lo:
+            merged[-1][1] = hi
+        else:
+            merged.append([lo, hi])
+    return [(lo, hi) for lo, hi in merged if hi - lo >= RESERVATION]
+
+
+def _resident(regions: list[tuple[int, int]]) -> int | None:
+    if not regions:
+        return None
+    total, inside = 0, False
+    try:
+        with open("/proc/self/smaps") as f:
+            for line in f:
+                head = line.split(maxsplit=1)[0]
+                if head.endswith(":"):
+                    if inside and head == "Rss:":
+                        total += int(line.split()[1]) * 1024
+                    continue
+                lo, _, hi = head.partition("-")
+                start, end = int(lo, 16), int(hi, 16)
+                inside = any(a <= start and end <= b for a, b in regions)
+    except (OSError, ValueError):
+        return None
+    return total

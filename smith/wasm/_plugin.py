@@ -196,6 +196,7 @@ class WasmPlugin:
             "disabled": self.disabled is not None,
             "instances": inst.instantiated if inst else 0,
             "fuel": inst.fuel_used if inst else 0,
+            "memory": inst.resident() if inst else 0,  # bytes resident now (None: unknown)
             "memory_limit": self.limits.memory,
             "host_effects": self.host.effects,
             "load": self.load_how,
