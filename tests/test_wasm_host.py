@@ -208,7 +208,7 @@ def test_repeated_faults_turn_the_plugin_off_for_the_session(guest: Path, tmp_pa
     plugin = wasm_plugin(package(guest, "flaky"), home=str(tmp_path))
     w.converse(Fake(), plugins=[plugin], prompts=["/flaky trap"] * 3 + ["/flaky"])
     said = [n for n in notices(w) if "flaky" in n]
-    assert "off for the rest of this session after 3 faults" in said[2]
+    assert "off for the rest of this session: 3 faults, the last: it trapped" in said[2]
     assert "off for the rest of this session" in said[3]
     assert replies(w)[-1] == ""  # still the plugin's command: not sent to the model
 
@@ -364,3 +364,16 @@ def test_the_instances_memory_is_attributed_to_the_plugin(guest: Path, tmp_path:
     assert 0 < small < large and large - small >= 3 * 1024 * 1024
     (mine,) = [u for u in usage() if u["plugin"] == "mem"]
     assert mine["memory"] == large and mine["memory_limit"] == 256 * 1024 * 1024
+
+
+def test_a_plugin_whose_start_fails_is_off(guest: Path, tmp_path: Path) -> None:
+    w = World(tmp_path)
+    pkg = package(guest, "nostart", options=settings(mode="start-fails"))
+    fake = Fake(say("ok"))
+    w.converse(
+        fake, plugins=[wasm_plugin(pkg, home=str(tmp_path))], prompts=["/nostart", "/nostart"]
+    )
+    said = [n for n in notices(w) if "nostart" in n]
+    assert "is off for the rest of this session: its start failed: cannot start" in said[0]
+    assert "off for the rest of this session" in said[1]
+    assert not fake.requests  # its commands stay its own

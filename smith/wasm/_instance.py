@@ -23,7 +23,7 @@ import wasmtime
 from wasmtime.component import Linker, Record, Variant
 
 from smith.wasm._engine import engine, ticks
-from smith.wasm._hostfns import HOST_FUNCTIONS, TAGGED, Failure, HostCalls
+from smith.wasm._hostfns import HOST_FUNCTIONS, TAGGED, Call, Failure, HostCalls
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from wasmtime.component import Component, Func
 
 HOST_INTERFACE = "smith:plugin/host@1.0.0"
+_MAKING = threading.Lock()
 EXPORTS = ("start", "on-event", "command", "call-tool", "choose")
 
 
@@ -56,6 +57,10 @@ class Limits:
 
 class GuestError(Exception):
     """The export returned its error case (`result::err(message)`)."""
+
+
+class StartFailed(GuestError):
+    """A new instance's `start` returned an error: the plugin cannot run."""
 
 
 class Fault(Exception):
@@ -114,8 +119,11 @@ def _plain(value: Any) -> Any:
 class Instance:
     """The plugin's live instance, made on first use and after every fault."""
 
-    def __init__(self, component: Component, host: HostCalls, limits: Limits) -> None:
+    def __init__(
+        self, component: Component, host: HostCalls, limits: Limits, settings: Callable[[], str]
+    ) -> None:
         self.component = component
+        self.settings = settings  # the JSON `start` is called with, on each new instance
         self.host = host
         self.limits = limits
         self.linker = linker(host)
@@ -138,9 +146,10 @@ class Instance:
         )
         store.set_fuel(lim.fuel)
         store.set_epoch_deadline(ticks(lim.seconds))
-        before = _mappings()
-        inst = self.linker.instantiate(store, self.component)
-        self.regions = _new_regions(before, _mappings())
+        with _MAKING:  # one at a time: the new mappings are this instance's
+            before = _mappings()
+            inst = self.linker.instantiate(store, self.component)
+            self.regions = _new_regions(before, _mappings())
         funcs = {}
         for name in EXPORTS:
             func = inst.get_func(store, name)
@@ -158,23 +167,37 @@ class Instance:
         system does not say: not Linux)."""
         return _resident(self.regions) if self.store is not None else 0
 
-    def call(self, export: str, *args: str, seconds: float, fuel: int | None = None) -> str:
-        """Call `export` with `args`; its ok text (GuestError, Fault otherwise)."""
+    def call(
+        self, export: str, *args: str, call: Call, seconds: float, fuel: int | None = None
+    ) -> str:
+        """Call `export` with `args` as `call` (what the host functions see: set while
+        this call holds the instance); its ok text (GuestError, Fault otherwise). A new
+        instance is started first (StartFailed: its `start` returned an error)."""
         waited = self.lock.acquire(timeout=seconds + 1)
         if not waited:
             raise Fault(f"was still busy with an earlier call after {seconds + 1:g} s")
         try:
+            self.host.call = call
+            call.ends = time.monotonic() + seconds
+            if self.store is None:
+                self._make(seconds)
             return self._call(export, args, seconds, fuel or self.limits.fuel)
         finally:
             self.lock.release()
 
-    def _call(self, export: str, args: tuple[str, ...], seconds: float, fuel: int) -> str:
+    def _make(self, seconds: float) -> None:
         try:
-            if self.store is None:
-                self._fresh()
+            self._fresh()
         except wasmtime.WasmtimeError as exc:
             self.drop()
             raise Fault(f"could not be instantiated: {_first_line(exc)}") from exc
+        try:
+            self._call("start", (self.settings(),), seconds, self.limits.fuel)
+        except GuestError as exc:
+            self.drop()
+            raise StartFailed(str(exc)) from exc
+
+    def _call(self, export: str, args: tuple[str, ...], seconds: float, fuel: int) -> str:
         store = self.store
         assert store is not None
         func = self.funcs.get(export)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from smith import memory
 from smith.diagnostics import DiagnosticKind, SmithError, Source
 from smith.wasm._hostfns import Call, HostCalls, narrowed, plain
-from smith.wasm._instance import Fault, GuestError, Instance, Limits
+from smith.wasm._instance import Fault, GuestError, Instance, Limits, StartFailed
 
 if TYPE_CHECKING:
     from smith.config import Option
@@ -50,8 +50,8 @@ WASM_FAULT = DiagnosticKind(
 )
 WASM_DISABLED = DiagnosticKind(
     "plugin.wasm-disabled",
-    what="plugin '{plugin}' is off for the rest of this session after {faults} faults",
-    why="its calls kept failing (the last: {reason})",
+    what="plugin '{plugin}' is off for the rest of this session: {reason}",
+    why="a plugin that cannot start, or whose calls keep failing, would fail every call",
     fix="fix the plugin, or `smith plugins disable {plugin}`; a new session tries it again",
 )
 WASM_LOAD = DiagnosticKind(
@@ -77,7 +77,6 @@ class WasmPlugin:
         self.limits = limits or Limits()
         self.host = HostCalls(package.name, package.grants)
         self.instance: Instance | None = None
-        self.started = False
         self.faults = 0
         self.disabled: str | None = None  # why, once off for the session
         self.calls = 0
@@ -110,7 +109,7 @@ class WasmPlugin:
                         )
                     ) from exc
                 self.load_seconds = time.perf_counter() - began
-                self.instance = Instance(component, self.host, self.limits)
+                self.instance = Instance(component, self.host, self.limits, self._start_settings)
             return self.instance
 
     def source(self) -> Source:
@@ -129,37 +128,26 @@ class WasmPlugin:
         seconds = self.limits.seconds if seconds is None else seconds
         inst = self.load()
         with memory.scope("kernel", f"plugin {self.name}"):
-            if not self.started and export != "start":
-                self._start(inst, call)
-            call.ends = time.monotonic() + seconds
-            self.host.call = call
             self.calls += 1
             try:
-                return inst.call(export, *args, seconds=seconds, fuel=fuel)
+                return inst.call(export, *args, call=call, seconds=seconds, fuel=fuel)
+            except StartFailed as exc:
+                self.faults += 1
+                self.disabled = f"its start failed: {plain(str(exc))}"
+                raise PluginFault(self._disabled_diagnostic()) from exc
             except Fault as fault:
                 raise self.fault(export, fault.reason) from fault
 
-    def _start(self, inst: Instance, call: Call) -> None:
-        settings = json.dumps(self._settings, default=str)
-        try:
-            call.ends = time.monotonic() + self.limits.seconds
-            self.host.call = call
-            inst.call("start", settings, seconds=self.limits.seconds)
-        except GuestError as exc:
-            self.disabled = f"its start failed: {exc}"
-            raise self.fault("start", f"failed to start: {plain(str(exc))}") from exc
-        except Fault as fault:
-            raise self.fault("start", fault.reason) from fault
-        self.started = True
+    def _start_settings(self) -> str:
+        return json.dumps(self._settings, default=str)
 
     def fault(self, export: str, reason: str) -> PluginFault:
         """Count a fault and give its diagnostic (the one saying the plugin is off, once
         it is the last it may have)."""
         self.faults += 1
-        self.started = False  # a new instance is started again
         if self.faults >= self.limits.faults and self.disabled is None:
-            self.disabled = reason
-            return PluginFault(self._disabled_diagnostic(reason))
+            self.disabled = f"{self.faults} faults, the last: it {reason} (in {export})"
+            return PluginFault(self._disabled_diagnostic())
         lim = self.limits
         limits = (
             f"{lim.seconds:g} s and {lim.fuel:,} fuel a call, "
@@ -177,13 +165,9 @@ class WasmPlugin:
             )
         )
 
-    def _disabled_diagnostic(self, reason: str | None = None) -> Any:
+    def _disabled_diagnostic(self) -> Any:
         return WASM_DISABLED(
-            value=self.name,
-            source=self.source(),
-            plugin=self.name,
-            faults=self.faults,
-            reason=reason or self.disabled or "",
+            value=self.name, source=self.source(), plugin=self.name, reason=self.disabled or ""
         )
 
     def usage(self) -> dict[str, object]:
