@@ -128,6 +128,7 @@ def host_user(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("no C toolchain (ziglang)")
     root = scaffold("hosty", "c", tmp_path_factory.mktemp("hosty"))
     (root / "plugin.c").write_text(HOST_USER)
+    (root / "alloc.c").write_text(CHECKED_ALLOC)  # every free must be of live memory
     return build_package(root)
 
 
@@ -312,3 +313,57 @@ def test_an_unchanged_package_is_not_built_again(tmp_path: Path) -> None:
     build_package(root, said.append)
     assert "built" in said[-1]
     assert Guest(out).call("command", "again", "") == ("ok", "hi from again")
+
+
+# A plugin's own allocator (it replaces wasi-libc's): free of what is not live traps, so
+# a double free or a free of memory the plugin does not own shows as a trap.
+CHECKED_ALLOC = r"""
+#include <stddef.h>
+#include <string.h>
+static unsigned char arena[1 << 20];
+static size_t top;
+static void *live[4096];
+static size_t sizes[4096];
+void *malloc(size_t n) {
+  size_t at = (top + 15) & ~(size_t)15;
+  if (at + n > sizeof arena) __builtin_trap();
+  top = at + n;
+  for (int i = 0; i < 4096; i++)
+    if (!live[i]) { live[i] = arena + at; sizes[i] = n; return arena + at; }
+  __builtin_trap();
+}
+void free(void *p) {
+  if (!p) return;
+  for (int i = 0; i < 4096; i++) if (live[i] == p) { live[i] = 0; return; }
+  __builtin_trap();
+}
+void *calloc(size_t a, size_t b) { void *p = malloc(a * b); memset(p, 0, a * b); return p; }
+void *realloc(void *p, size_t n) {
+  void *q = malloc(n);
+  if (p) {
+    for (int i = 0; i < 4096; i++)
+      if (live[i] == p) { memcpy(q, p, sizes[i] < n ? sizes[i] : n); break; }
+    free(p);
+  }
+  return q;
+}
+"""
+
+
+@needs_c
+def test_an_argument_handed_back_as_the_answer_is_freed_once(tmp_path: Path) -> None:
+    root = scaffold("echo", "c", tmp_path)
+    (root / "alloc.c").write_text(CHECKED_ALLOC)
+    (root / "plugin.c").write_text(
+        '#include "smith_plugin.h"\n'
+        "bool smith_command(smith_string_t name, smith_string_t args, smith_string_t *ret,\n"
+        "                   smith_string_t *err) {\n"
+        "  (void)err;\n"
+        '  if (name.len == 4) *ret = args; else smith_string_set(ret, "copied");\n'
+        "  return true;\n"
+        "}\n"
+    )
+    guest = Guest(build_package(root))
+    for i in range(50):
+        assert guest.call("command", "echo", f"words {i}") == ("ok", f"words {i}")
+        assert guest.call("command", "other", "x") == ("ok", "copied")

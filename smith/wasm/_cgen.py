@@ -294,7 +294,21 @@ class _Gen:
             + (["&r->val.ok"] if ok is not None else [])
             + (["&r->val.err"] if err is not None else [])
         )
-        frees = " ".join(s for n, t in f.params for s in self.free_stmts(t, field_name(n)))
+        # An argument handed back as the answer (`*ret = name`) is the answer's now: the
+        # post-return frees it, so it is not freed here too.
+        kept = [
+            f"r->val.{case}.ptr"
+            for case, t in (("ok", ok), ("err", err))
+            if t is not None and (t.kind == "list" or t == Type("prim", "string"))
+        ]
+        frees = []
+        for n, t in f.params:
+            stmts = " ".join(self.free_stmts(t, field_name(n)))
+            if stmts and kept and (t.kind == "list" or t == Type("prim", "string")):
+                unshared = " && ".join(f"{field_name(n)}.ptr != {k}" for k in kept)
+                stmts = f"if ({unshared}) {{ {stmts} }}"
+            frees.append(stmts)
+        frees_text = " ".join(x for x in frees if x)
         post = " ".join(self.free_stmts(r, "(*r)"))
         defn = (
             f"__attribute__((weak)) {sig} {{\n  {unused}\n  {default}\n}}\n"
@@ -302,7 +316,8 @@ class _Gen:
             f'__attribute__((export_name("{f.name}"))) int32_t __smith_export_{snake(f.name)}'
             f"({core_params}) {{\n  __smith_init();\n{lifted}\n"
             f"  {rtype} *r = &{area};\n  memset(r, 0, sizeof *r);\n"
-            f"  r->is_err = !{cname}({call});\n  {frees}\n  return (int32_t)(uintptr_t)r;\n}}\n"
+            f"  r->is_err = !{cname}({call});\n  {frees_text}\n"
+            "  return (int32_t)(uintptr_t)r;\n}\n"
             f'__attribute__((export_name("cabi_post_{f.name}"))) void __smith_post_{snake(f.name)}'
             f"(int32_t p) {{\n  {rtype} *r = ({rtype} *)(uintptr_t)p;\n  {post or '(void)r;'}\n}}"
         )
