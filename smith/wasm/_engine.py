@@ -2,8 +2,9 @@
 
 Every plugin instance runs with fuel (a bound on the instructions one call may run) and
 an epoch deadline (a bound on its wall time, host calls included): a daemon thread
-advances the engine's epoch every TICK seconds from the first use on, so a call's
-deadline of N seconds is N / TICK epochs after the current one.
+advances the engine's epoch every TICK seconds while a call runs (`running()` around
+each: an idle smith is not woken 100 times a second), so a call's deadline of N seconds
+is N / TICK epochs after the epoch it started at.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ class _Shared:
     lock = threading.Lock()
     engine: wasmtime.Engine | None = None
     ticker: threading.Thread | None = None
+    calls = 0  # calls running now
+    busy = threading.Event()  # set while calls > 0
 
 
 def engine() -> wasmtime.Engine:
@@ -41,9 +44,26 @@ def engine() -> wasmtime.Engine:
 
 
 def _tick(eng: wasmtime.Engine) -> None:
-    stop = threading.Event()
-    while not stop.wait(TICK):
+    import time
+
+    while _Shared.busy.wait():
+        time.sleep(TICK)
         eng.increment_epoch()
+
+
+class running:
+    """`with running():` around a call: the epoch advances while any call runs."""
+
+    def __enter__(self) -> None:
+        with _Shared.lock:
+            _Shared.calls += 1
+            _Shared.busy.set()
+
+    def __exit__(self, *exc: object) -> None:
+        with _Shared.lock:
+            _Shared.calls -= 1
+            if _Shared.calls == 0:
+                _Shared.busy.clear()
 
 
 def ticks(seconds: float) -> int:

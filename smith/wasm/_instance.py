@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import wasmtime
 from wasmtime.component import Linker, Record, Variant
 
-from smith.wasm._engine import engine, ticks
+from smith.wasm._engine import engine, running, ticks
 from smith.wasm._hostfns import HOST_FUNCTIONS, TAGGED, Call, Failure, HostCalls
 
 if TYPE_CHECKING:
@@ -179,9 +179,10 @@ class Instance:
         try:
             self.host.call = call
             call.ends = time.monotonic() + seconds
-            if self.store is None:
-                self._make(seconds)
-            return self._call(export, args, seconds, fuel or self.limits.fuel)
+            with running():
+                if self.store is None:
+                    self._make(seconds)
+                return self._call(export, args, seconds, fuel or self.limits.fuel)
         finally:
             self.lock.release()
 
