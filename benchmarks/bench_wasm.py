@@ -3,7 +3,10 @@ handler (the test guest's gate, tests/wasm_guest: deny `rm -rf`, else allow) aga
 the same handler as a Python plugin, in events per second, the handlers called as the
 runtime calls them (event, view); and its load time: cold (compiled: no cache), cached
 (deserialized from $SMITH_CACHE_HOME/wasm) and each to its first answer (instantiated,
-`start` called, one event). The guest is built once with componentize-py.
+`start` called, one event); and, for scale, ms per tool call of a runtime whose every
+call the gate reviews (none, the Python gate, the wasm gate: the runtime runs each
+handler in a thread of its own, whatever it is). The guest is built once with
+componentize-py.
 
     python benchmarks/bench_wasm.py
 """
@@ -60,6 +63,23 @@ def _rate(handler: Any, view: Any) -> float:
     return EVENTS / (time.perf_counter() - start)
 
 
+CALLS = 20  # tool calls in a runtime run, each reviewed at tool_call
+
+
+def _runtime_ms_per_call(root: Path, plugins: list[Any], n: int) -> float:
+    """ms per tool call of a runtime running CALLS `ls` calls (one a message, each
+    reviewed by `plugins` at tool_call) with the test kit's fake provider."""
+    from tests.runtime_kit import Fake, World, call, say
+
+    w = World(root / f"rt-{n}")
+    fake = Fake(*[call(("ls", {"path": "."})) for _ in range(CALLS)], say("done"))
+    start = time.perf_counter()
+    w.converse(fake, plugins=plugins)
+    took = time.perf_counter() - start
+    w.session.close()
+    return took * 1e3 / CALLS
+
+
 def figures(runs: int = 5) -> dict[str, float]:
     from smith.wasm import _cache, wasm_plugin
 
@@ -104,6 +124,21 @@ def figures(runs: int = 5) -> dict[str, float]:
         for _ in range(runs):  # interleaved
             rates["wasm"].append(_rate(wasm, view))
             rates["python"].append(_rate(_python_gate, view))
+        from smith.sdk import Plugin
+
+        gate = wasm_plugin(_package(module, "gate"), home=str(warm_home))
+        variants = {
+            "none": [],
+            "python": [Plugin("gate", handlers={"tool_call": _python_gate})],
+            "wasm": [gate],
+        }
+        per_call: dict[str, list[float]] = {k: [] for k in variants}
+        n = 0
+        for _ in range(3):
+            for name, plugins in variants.items():
+                n += 1
+                per_call[name].append(_runtime_ms_per_call(root, plugins, n))
+        runtime = {k: statistics.median(v) for k, v in per_call.items()}
         wasm_rate = statistics.median(rates["wasm"])
         python_rate = statistics.median(rates["python"])
         return {
@@ -111,6 +146,9 @@ def figures(runs: int = 5) -> dict[str, float]:
             "python_events_per_s": python_rate,
             "wasm_us_per_event": 1e6 / wasm_rate,
             "python_us_per_event": 1e6 / python_rate,
+            "runtime_ms_per_call_none": runtime["none"],
+            "runtime_ms_per_call_python": runtime["python"],
+            "runtime_ms_per_call_wasm": runtime["wasm"],
             "load_cold_s": statistics.median(loads["cold"]),
             "load_cached_ms": statistics.median(loads["cached"]) * 1e3,
             "first_event_cold_s": statistics.median(loads["cold_first"]),
@@ -150,6 +188,10 @@ class WasmPlugin:
     def track_first_event_cached_ms(self) -> float:
         return self.found["first_event_cached_ms"]
 
+    def track_runtime_wasm_over_python_ms(self) -> float:
+        return self.found["runtime_ms_per_call_wasm"] - self.found["runtime_ms_per_call_python"]
+
+    track_runtime_wasm_over_python_ms.unit = "ms"  # type: ignore[attr-defined]
     track_wasm_events_per_s.unit = "events/s"  # type: ignore[attr-defined]
     track_python_events_per_s.unit = "events/s"  # type: ignore[attr-defined]
     track_load_cold_s.unit = "s"  # type: ignore[attr-defined]
