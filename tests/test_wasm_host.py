@@ -242,20 +242,27 @@ def test_a_queue_policy_and_a_tool_call_gate(guest: Path, tmp_path: Path) -> Non
     assert end["is_error"] and "no rm -rf here" in end["result"]["text"]
 
 
-def test_the_compiled_component_is_cached(guest: Path, tmp_path: Path) -> None:
+def test_the_compiled_component_is_cached(
+    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from smith.wasm import _cache
 
-    _cache.forget()
-    cold = _cache.precompile(str(guest), home=str(tmp_path))
-    _cache.forget()
-    warm = _cache.precompile(str(guest), home=str(tmp_path))
-    (cached,) = (tmp_path / "cache" / "wasm").glob("*.cwasm")
+    monkeypatch.delenv("SMITH_CACHE_HOME", raising=False)
+    cached = tmp_path / "cache" / "wasm" / (_cache.cache_key(guest.read_bytes()) + ".cwasm")
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"not a compiled component")  # a damaged file: compiled, replaced
+    kept = dict(_cache._loaded)  # what this process loaded: back after the test
+    try:
+        _cache.forget()
+        cold = _cache.precompile(str(guest), home=str(tmp_path))
+        _cache.forget()
+        warm = _cache.precompile(str(guest), home=str(tmp_path))
+    finally:
+        _cache._loaded.update(kept)
     assert (cold, warm) == ("compiled", "cache")
-    assert cached.name == _cache.cache_key(guest.read_bytes()) + ".cwasm"
-    cached.unlink()  # replaced by something else (as a rename would): compiled again
-    cached.write_bytes(b"not a compiled component")
-    _cache.forget()
-    assert _cache.precompile(str(guest), home=str(tmp_path)) == "compiled"
+    assert [p.name for p in cached.parent.iterdir()] == [cached.name]
+    assert cached.stat().st_size > 1024 * 1024
+    assert "wasmtime 51" in _cache.engine_key()  # the key names the version
 
 
 def test_the_host_functions_are_the_wits() -> None:

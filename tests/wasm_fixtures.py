@@ -36,7 +36,13 @@ def build_guest(out: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def guest(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_guest(tmp_path_factory.mktemp("wasm-guest"))
+    """The built guest: once per session, however many modules import this fixture (each
+    import is a fixture of its own to pytest, so the build is kept by path)."""
+    out = tmp_path_factory.getbasetemp() / "wasm-guest"
+    module = out / "guest.wasm"
+    if module.is_file():
+        return module
+    return build_guest(out)
 
 
 def package(guest: Path, name: str = "wg", **kw: Any) -> PackageManifest:
