@@ -101,10 +101,10 @@ def figures(runs: int = 5) -> dict[str, float]:
             _cache.forget()
             home = root / f"home-cold-{i}"
             t = time.perf_counter()
-            _cache.precompile(str(module), home=str(home))
+            _cache.precompile(str(module), cache_home=str(home))
             loads["cold"].append(time.perf_counter() - t)
             _cache.forget()
-            plugin = wasm_plugin(_package(module, f"cold{i}"), home=str(root / f"home-c{i}"))
+            plugin = wasm_plugin(_package(module, f"cold{i}"), cache_home=str(root / f"home-c{i}"))
             t = time.perf_counter()
             plugin.handlers["tool_call"](EVENT, view)
             loads["cold_first"].append(time.perf_counter() - t)
@@ -112,10 +112,10 @@ def figures(runs: int = 5) -> dict[str, float]:
         for i in range(runs):
             _cache.forget()
             t = time.perf_counter()
-            _cache.precompile(str(module), home=str(warm_home))
+            _cache.precompile(str(module), cache_home=str(warm_home))
             loads["cached"].append(time.perf_counter() - t)
             _cache.forget()
-            plugin = wasm_plugin(_package(module, f"warm{i}"), home=str(warm_home))
+            plugin = wasm_plugin(_package(module, f"warm{i}"), cache_home=str(warm_home))
             t = time.perf_counter()
             plugin.handlers["tool_call"](EVENT, view)
             loads["cached_first"].append(time.perf_counter() - t)
@@ -126,7 +126,7 @@ def figures(runs: int = 5) -> dict[str, float]:
             rates["python"].append(_rate(_python_gate, view))
         from smith.sdk import Plugin
 
-        gate = wasm_plugin(_package(module, "gate"), home=str(warm_home))
+        gate = wasm_plugin(_package(module, "gate"), cache_home=str(warm_home))
         variants = {
             "none": [],
             "python": [Plugin("gate", handlers={"tool_call": _python_gate})],

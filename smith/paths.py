@@ -7,6 +7,8 @@
         sessions/, vcs/         written by the session and VCS capabilities
         auth.json               stored credentials, owner-only (smith.providers._auth)
         catalog-cache.json      model lists from `smith models --refresh`
+    $SMITH_CACHE_HOME   (default $XDG_CACHE_HOME/smith, else ~/.cache/smith)
+        wasm/                   compiled WebAssembly plugins (smith.wasm)
     <project>/.smith/config.kdl project configuration, read only once trusted
 
 Functions take the environment as an argument so that tests and embedders never depend on
@@ -47,6 +49,10 @@ def default_config_home(env: Mapping[str, str]) -> str:
 
 def default_data_home(env: Mapping[str, str]) -> str:
     return os.path.join(_xdg(env, "XDG_DATA_HOME", os.path.join(".local", "share")), "smith")
+
+
+def default_cache_home(env: Mapping[str, str]) -> str:
+    return os.path.join(_xdg(env, "XDG_CACHE_HOME", ".cache"), "smith")
 
 
 def find_project_root(start: str, env: Mapping[str, str] | None = None) -> str:

@@ -39,7 +39,7 @@ def errors(w: World) -> list[str]:
 def test_a_command_answers_through_the_input_hook(guest: Path, tmp_path: Path) -> None:
     w = World(tmp_path)
     fake = Fake(say("model answer"))
-    plugin = wasm_plugin(package(guest, "wg"), home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "wg"), cache_home=str(tmp_path))
     w.converse(fake, plugins=[plugin], prompts=["/wg", "/wg state", "/wg state", "plain"])
     assert replies(w) == ["hello from wg", "calls 1", "calls 2"]
     assert len(fake.requests) == 1  # only "plain" reached the model
@@ -52,7 +52,7 @@ def test_an_endless_loop_is_stopped_and_named_and_the_runtime_goes_on(
 ) -> None:
     w = World(tmp_path)
     fake = Fake(say("still here"))
-    plugin = wasm_plugin(package(guest, "loopy"), home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "loopy"), cache_home=str(tmp_path))
     w.converse(fake, plugins=[plugin], prompts=["/loopy loop", "/loopy state", "hi"])
     (fault,) = [n for n in notices(w) if "loopy" in n]
     assert "plugin 'loopy' ran out of fuel" in fault
@@ -66,7 +66,7 @@ def test_a_handler_that_never_returns_is_stopped_at_its_deadline(
 ) -> None:
     w = World(tmp_path)
     limits = Limits(seconds=0.3, fuel=10**15)  # fuel enough for hours: the clock stops it
-    plugin = wasm_plugin(package(guest, "slow"), home=str(tmp_path), limits=limits)
+    plugin = wasm_plugin(package(guest, "slow"), cache_home=str(tmp_path), limits=limits)
     w.converse(Fake(), plugins=[plugin], prompts=["/slow loop", "/slow"])
     assert any("plugin 'slow' did not return within 0.3 s" in n for n in notices(w))
     assert replies(w)[-1] == "hello from slow"
@@ -75,7 +75,7 @@ def test_a_handler_that_never_returns_is_stopped_at_its_deadline(
 def test_a_memory_bomb_ends_at_the_memory_limit(guest: Path, tmp_path: Path) -> None:
     w = World(tmp_path)
     plugin = wasm_plugin(
-        package(guest, "bomb"), home=str(tmp_path), limits=Limits(memory=64 * 1024 * 1024)
+        package(guest, "bomb"), cache_home=str(tmp_path), limits=Limits(memory=64 * 1024 * 1024)
     )
     w.converse(Fake(), plugins=[plugin], prompts=["/bomb bomb", "/bomb state"])
     (fault,) = [n for n in notices(w) if "bomb" in n]
@@ -92,7 +92,7 @@ def test_files_only_within_the_grant_and_journaled(guest: Path, tmp_path: Path) 
     (w.project / "docs" / "a.md").write_text("granted text")
     (w.project / "docs" / "escape").symlink_to(tmp_path / "secret.txt")
     pkg = package(guest, "files", grants=Grants(paths=("docs",)))
-    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
     prompts = ["/files read docs/a.md", "/files read ../secret.txt", "/files read docs/escape"]
     w.converse(Fake(), plugins=[plugin], prompts=prompts)
     granted, outside, link = replies(w)
@@ -107,7 +107,7 @@ def test_files_only_within_the_grant_and_journaled(guest: Path, tmp_path: Path) 
 
 def test_no_network_command_or_secret_without_a_grant(guest: Path, tmp_path: Path) -> None:
     w = World(tmp_path)
-    plugin = wasm_plugin(package(guest, "net"), home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "net"), cache_home=str(tmp_path))
     prompts = [
         "/net http https://example.com/",
         "/net run ls",
@@ -126,7 +126,7 @@ def test_a_granted_command_runs_through_the_sandbox_journaled(
     monkeypatch.setenv("TOKEN", "s3cret-run")
     w = World(tmp_path)
     pkg = package(guest, "runner", grants=Grants(commands=("echo",), secrets=("TOKEN",)))
-    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
     prompts = ["/runner run echo hi", "/runner secret TOKEN", "/runner run echo {{secret:TOKEN}}"]
     w.converse(Fake(), plugins=[plugin], prompts=prompts)
     # The reference is the value in the command only: what comes back is the reference.
@@ -139,7 +139,7 @@ def test_a_granted_command_runs_through_the_sandbox_journaled(
 
 def test_huge_output_is_a_fault(guest: Path, tmp_path: Path) -> None:
     w = World(tmp_path)
-    plugin = wasm_plugin(package(guest, "big"), home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "big"), cache_home=str(tmp_path))
     w.converse(Fake(), plugins=[plugin], prompts=["/big huge", "/big"])
     assert any("plugin 'big' returned 3,145,728 characters" in n for n in notices(w))
     assert replies(w) == ["", "hello from big"]
@@ -147,7 +147,7 @@ def test_huge_output_is_a_fault(guest: Path, tmp_path: Path) -> None:
 
 def test_rendered_text_carries_no_control_sequences(guest: Path, tmp_path: Path) -> None:
     w = World(tmp_path)
-    plugin = wasm_plugin(package(guest, "esc"), home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "esc"), cache_home=str(tmp_path))
     w.converse(Fake(), plugins=[plugin], prompts=["/esc notify"])
     assert replies(w) == ["notified red"]
     (notice,) = notices(w)
@@ -165,7 +165,7 @@ def test_malformed_output_is_a_fault_naming_the_plugin(
 ) -> None:
     w = World(tmp_path)
     pkg = package(guest, "bad", events=("turn_start",), options=settings(mode=mode))
-    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
     fake = Fake(say("answered"))
     w.converse(fake, plugins=[plugin], prompts=["go"])
     (what,) = [e for e in errors(w) if "'bad'" in e]
@@ -178,7 +178,7 @@ def test_events_give_actions_and_a_trap_mid_batch_recovers(guest: Path, tmp_path
     pkg = package(
         guest, "ev", events=("turn_start",), options=settings(mode="trap-second"), tools=(WC, BOOM)
     )
-    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
     words = ("wc", {"text": "one two three"})
     fake = Fake(call(words, ("boom", {}), words), say("done"))
     w.converse(fake, plugins=[plugin], prompts=["go"])
@@ -194,7 +194,7 @@ def test_a_trapping_event_handler_is_reported_and_made_anew(guest: Path, tmp_pat
     w = World(tmp_path)
     pkg = package(guest, "ev2", events=("turn_start",), options=settings(mode="trap-second"))
     fake = Fake(say("one"), say("two"), say("three"))
-    w.converse(fake, plugins=[wasm_plugin(pkg, home=str(tmp_path))], prompts=["a", "b", "c"])
+    w.converse(fake, plugins=[wasm_plugin(pkg, cache_home=str(tmp_path))], prompts=["a", "b", "c"])
     # turn 1 appended its note; turn 2's handler trapped (reported: the turn went on
     # without its actions, so no note 2); turn 3 ran on a new instance, counting from 1.
     notes = [re.findall(r"wasm note \d", r.system) for r in fake.requests]
@@ -205,7 +205,7 @@ def test_a_trapping_event_handler_is_reported_and_made_anew(guest: Path, tmp_pat
 
 def test_repeated_faults_turn_the_plugin_off_for_the_session(guest: Path, tmp_path: Path) -> None:
     w = World(tmp_path)
-    plugin = wasm_plugin(package(guest, "flaky"), home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "flaky"), cache_home=str(tmp_path))
     w.converse(Fake(), plugins=[plugin], prompts=["/flaky trap"] * 3 + ["/flaky"])
     said = [n for n in notices(w) if "flaky" in n]
     assert "off for the rest of this session: 3 faults, the last: it trapped" in said[2]
@@ -221,7 +221,7 @@ def test_conflicting_batches_of_two_wasm_plugins_name_both(guest: Path, tmp_path
     two = package(
         guest, "right", events=("turn_start",), options=settings(mode="conflict", model="b")
     )
-    plugins = [wasm_plugin(p, home=str(tmp_path)) for p in (one, two)]
+    plugins = [wasm_plugin(p, cache_home=str(tmp_path)) for p in (one, two)]
     w.converse(Fake(say("ok")), plugins=plugins, prompts=["go"])
     conflicts = [
         e["diagnostic"] for e in w.of("error") if e["diagnostic"]["code"] == "plugin.conflict"
@@ -231,7 +231,7 @@ def test_conflicting_batches_of_two_wasm_plugins_name_both(guest: Path, tmp_path
 
 def test_a_queue_policy_and_a_tool_call_gate(guest: Path, tmp_path: Path) -> None:
     pkg = package(guest, "q", queue_policies=("newest-first", "bad"), events=("tool_call",))
-    plugin = wasm_plugin(pkg, home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
     items = [QueuedItem(str(i), "steer", f"t{i}") for i in range(3)]
     assert [i.id for i in plugin.queue_policies["newest-first"](items)] == ["2", "1", "0"]
     assert list(plugin.queue_policies["bad"](items)) == items  # a bad choice loses nothing
@@ -242,21 +242,18 @@ def test_a_queue_policy_and_a_tool_call_gate(guest: Path, tmp_path: Path) -> Non
     assert end["is_error"] and "no rm -rf here" in end["result"]["text"]
 
 
-def test_the_compiled_component_is_cached(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_compiled_component_is_cached(guest: Path, tmp_path: Path) -> None:
     from smith.wasm import _cache
 
-    monkeypatch.delenv("SMITH_CACHE_HOME", raising=False)
-    cached = tmp_path / "cache" / "wasm" / (_cache.cache_key(guest.read_bytes()) + ".cwasm")
+    cached = tmp_path / "wasm" / (_cache.cache_key(guest.read_bytes()) + ".cwasm")
     cached.parent.mkdir(parents=True)
     cached.write_bytes(b"not a compiled component")  # a damaged file: compiled, replaced
     kept = dict(_cache._loaded)  # what this process loaded: back after the test
     try:
         _cache.forget()
-        cold = _cache.precompile(str(guest), home=str(tmp_path))
+        cold = _cache.precompile(str(guest), cache_home=str(tmp_path))
         _cache.forget()
-        warm = _cache.precompile(str(guest), home=str(tmp_path))
+        warm = _cache.precompile(str(guest), cache_home=str(tmp_path))
     finally:
         _cache._loaded.update(kept)
     assert (cold, warm) == ("compiled", "cache")
@@ -293,7 +290,7 @@ class _View:
 
 def test_configuration_narrows_the_grants_never_widens_them(guest: Path, tmp_path: Path) -> None:
     grants = Grants(paths=("docs",), secrets=("A", "B"))
-    plugin = wasm_plugin(package(guest, "narrow", grants=grants), home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "narrow", grants=grants), cache_home=str(tmp_path))
     assert "grants" in [o.key for o in plugin.options]  # plugins.narrow.grants
     (tmp_path / "docs" / "api").mkdir(parents=True)
     (tmp_path / "docs" / "api" / "x.md").write_text("api text")
@@ -344,7 +341,9 @@ def test_http_to_a_granted_host_with_a_secret_reference(
         w = World(tmp_path)
         url = f"http://127.0.0.1:{server.server_port}/x"
         w.converse(
-            Fake(), plugins=[wasm_plugin(pkg, home=str(tmp_path))], prompts=[f"/web http {url}"]
+            Fake(),
+            plugins=[wasm_plugin(pkg, cache_home=str(tmp_path))],
+            prompts=[f"/web http {url}"],
         )
     finally:
         server.shutdown()
@@ -359,7 +358,7 @@ def test_http_to_a_granted_host_with_a_secret_reference(
 def test_the_instances_memory_is_attributed_to_the_plugin(guest: Path, tmp_path: Path) -> None:
     from smith.wasm import usage
 
-    plugin = wasm_plugin(package(guest, "mem"), home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "mem"), cache_home=str(tmp_path))
     view = _View(tmp_path, {})
     handler = plugin.handlers["input"]
     handler({"type": "input", "text": "/mem", "mode": "prompt"}, view)
@@ -378,7 +377,7 @@ def test_a_plugin_whose_start_fails_is_off(guest: Path, tmp_path: Path) -> None:
     pkg = package(guest, "nostart", options=settings(mode="start-fails"))
     fake = Fake(say("ok"))
     w.converse(
-        fake, plugins=[wasm_plugin(pkg, home=str(tmp_path))], prompts=["/nostart", "/nostart"]
+        fake, plugins=[wasm_plugin(pkg, cache_home=str(tmp_path))], prompts=["/nostart", "/nostart"]
     )
     said = [n for n in notices(w) if "nostart" in n]
     assert "is off for the rest of this session: its start failed: cannot start" in said[0]

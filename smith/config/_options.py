@@ -115,6 +115,16 @@ def product_schema() -> Schema:
     )
     add(
         Option(
+            "cache-home",
+            Path(),
+            paths.default_cache_home,
+            bootstrap=True,
+            doc="Directory for what smith can make again: compiled WebAssembly plugins "
+            "(default: $XDG_CACHE_HOME/smith).",
+        )
+    )
+    add(
+        Option(
             "project",
             Path(),
             None,

@@ -126,10 +126,10 @@ class PluginDirectory:
 
     kind = PACKAGE
 
-    def __init__(self, path: str, which: str, home: str = "") -> None:
+    def __init__(self, path: str, which: str, cache_home: str = "") -> None:
         self.path = path
         self.which = which
-        self.home = home  # smith's data directory: the WebAssembly host's cache is there
+        self.cache_home = cache_home  # smith's cache directory (compiled modules)
 
     def discover(self, warn: Warn) -> Sequence[PluginManifest]:
         from smith.diagnostics import SmithError
@@ -185,7 +185,7 @@ class PluginDirectory:
         if package.has_code:
             # By name, as the built-ins are loaded: smith.wasm builds on smith.sdk.
             wasm = importlib.import_module("smith.wasm")
-            made: Plugin = wasm.wasm_plugin(package, home=self.home)
+            made: Plugin = wasm.wasm_plugin(package, cache_home=self.cache_home)
             plugin = dataclasses.replace(made, templates={**templates, **made.templates})
         return plugin
 

@@ -366,7 +366,7 @@ def loaders_of(config: Config | None, extra: Sequence[Plugin] = ()) -> list[Plug
     if config is not None:
         places = plugin_directories(config.home, config.project_root, config.project_trusted)
         loaders += [
-            PluginDirectory(p, w, config.home)
+            PluginDirectory(p, w, str(config["cache-home"]))
             for p, w in zip(places, ("user", "project"), strict=False)
         ]
     if extra:

@@ -3,9 +3,9 @@ sandboxed instance per plugin and runtime, the host functions of
 wit/smith-plugin.wit), the SDK read from that WIT (help, docs, C bindings) and the
 guest toolchains (`smith plugins new`, `smith plugins build`): docs/plugins.md.
 
-    plugin = wasm_plugin(package, home=smith_home)   # a PackageManifest's module as a Plugin
+    plugin = wasm_plugin(package, cache_home=cache)   # a PackageManifest's module as a Plugin
     HOST_FUNCTIONS                                   # the host interface, by WIT name
-    precompile(path, home=smith_home)                # compile into the cache (install, build)
+    precompile(path, cache_home=cache)                # compile into the cache (install, build)
     scaffold(name, lang, dest_dir) -> Path           # `smith plugins new` (python or c)
     build_package(dir, say) -> Path                  # `smith plugins build`: the component
     sdk_help(topic) -> str                           # `smith plugins help`, from the WIT

@@ -52,7 +52,9 @@ def load(path: str, cache_dir: str) -> tuple[Component, str]:
     if component is None:
         how = "compiled"
         component = Component(eng, module)
-        with contextlib.suppress(OSError):  # no cache (read-only home): compile each time
+        with contextlib.suppress(
+            OSError
+        ):  # no cache (a read-only cache directory): compile each time
             _write(cached, component.serialize())
     with _lock:
         _loaded.setdefault(key, component)
@@ -81,16 +83,15 @@ def forget() -> None:
         _loaded.clear()
 
 
-def precompile(path: str, *, home: str) -> str:
-    """Compile the component at `path` into the cache of smith's home `home` (what
-    `smith plugins install` and `build` call, so the first use does not compile);
+def precompile(path: str, *, cache_home: str) -> str:
+    """Compile the component at `path` into the cache in smith's cache directory
+    `cache_home` (what `smith plugins install` calls, so the first use does not compile);
     "cache" if it was there already, else "compiled"."""
-    _, how = load(path, cache_dir(home))
+    _, how = load(path, cache_dir(cache_home))
     return "cache" if how == "memory" else how
 
 
-def cache_dir(home: str) -> str:
-    """Where compiled components are kept: $SMITH_CACHE_HOME/wasm, else
-    <home>/cache/wasm."""
-    top = os.environ.get("SMITH_CACHE_HOME") or os.path.join(home, "cache")
-    return os.path.join(top, "wasm")
+def cache_dir(cache_home: str) -> str:
+    """Where compiled components are kept: `wasm/` in smith's cache directory (the
+    setting `cache-home`, $SMITH_CACHE_HOME, default $XDG_CACHE_HOME/smith)."""
+    return os.path.join(cache_home, "wasm")

@@ -1,6 +1,6 @@
 """A package's WebAssembly module as a smith.sdk.Plugin.
 
-    plugin = wasm_plugin(package, home=smith_home)
+    plugin = wasm_plugin(package, cache_home=config["cache-home"])
 
 The plugin's handlers (for the events plugin.kdl names) call the module's `on-event`
 with the event as JSON and take its JSON list of actions (checked against
@@ -70,10 +70,10 @@ class PluginFault(SmithError):
 class WasmPlugin:
     """The host side of one package's module: its instance, faults and usage."""
 
-    def __init__(self, package: PackageManifest, home: str, limits: Limits | None = None):
+    def __init__(self, package: PackageManifest, cache_home: str, limits: Limits | None = None):
         self.package = package
         self.name = package.name
-        self.home = home
+        self.cache_home = cache_home
         self.limits = limits or Limits()
         self.host = HostCalls(package.name, package.grants)
         self.instance: Instance | None = None
@@ -95,7 +95,7 @@ class WasmPlugin:
                 path = os.path.join(self.package.root, self.package.module)
                 began = time.perf_counter()
                 try:
-                    component, self.load_how = load(path, cache_dir(self.home))
+                    component, self.load_how = load(path, cache_dir(self.cache_home))
                 except Exception as exc:
                     self.disabled = f"it could not be loaded: {exc}"
                     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -314,7 +314,9 @@ def _command_of(text: str, package: PackageManifest) -> tuple[str | None, str]:
     return None, ""
 
 
-def wasm_plugin(package: PackageManifest, *, home: str, limits: Limits | None = None) -> Plugin:
+def wasm_plugin(
+    package: PackageManifest, *, cache_home: str, limits: Limits | None = None
+) -> Plugin:
     """The Plugin of `package`'s module (see the module's docstring). Nothing is loaded
     until the first call."""
     from functools import partial
@@ -322,7 +324,7 @@ def wasm_plugin(package: PackageManifest, *, home: str, limits: Limits | None = 
     from smith.effects import ToolSpec
     from smith.sdk import Command, Plugin
 
-    host = WasmPlugin(package, home, limits)
+    host = WasmPlugin(package, cache_home, limits)
     handlers: dict[str, Any] = {e: host.on_event for e in package.events if e != "input"}
     if package.commands or "input" in package.events:
         handlers["input"] = host.on_input
