@@ -95,7 +95,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     update.add_argument("--yes", "-y", action="store_true", help="update without asking")
     new = actions.add_parser("new", help="make a WebAssembly plugin's source folder")
     new.add_argument("name", metavar="NAME")
-    new.add_argument("--lang", choices=("python", "c"), default="python")
+    new.add_argument(
+        "--lang",
+        choices=("python", "c", "zig"),
+        default="python",
+        help="the guest language: python (componentize-py), c or zig (ziglang)",
+    )
     new.add_argument("--dir", metavar="D", help="where to make NAME/ (default: here)")
     build = actions.add_parser("build", help="build a plugin's WebAssembly module")
     build.add_argument("dir", nargs="?", metavar="DIR", help="the plugin's folder (default: here)")
