@@ -125,16 +125,34 @@ def _member_problem(name: str) -> str | None:
 
 
 def _link_problem(name: str, target: str) -> str | None:
-    """Whether a link at `name` (in the archive) to `target` stays inside the package."""
-    if not target or target.startswith(("/", "\\")):
+    """Whether a link at `name` (in the archive) to `target` stays inside the package: a
+    target may only go down from the link's folder (no absolute path, no `..` part), so
+    no chain of links, whatever else the archive unpacks, can lead out of it."""
+    if not target or target.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", target):
         return f"is a link to the absolute path {target!r}"
-    joined = os.path.normpath(os.path.join(os.path.dirname(name), target))
-    if joined == ".." or joined.startswith(("../", "..\\")) or os.path.isabs(joined):
-        return f"is a link to {target!r}, out of the package"
+    if ".." in re.split(r"[/\\]", target):
+        return f"is a link to {target!r}, which climbs with '..' (a link may only point down)"
     return None
 
 
+def _inside(dest: str, path: str) -> bool:
+    """Whether `path`'s folder, links followed, is `dest` or inside it."""
+    real = os.path.realpath(dest)
+    parent = os.path.realpath(os.path.dirname(path))
+    return parent == real or parent.startswith(real + os.sep)
+
+
+def _unsafe(path: str, member: str, problem: str) -> Exception:
+    return ARCHIVE_UNSAFE.error(value=member, source=Source("file", path),
+                                archive=os.path.basename(path), member=member,
+                                problem=problem)  # fmt: skip
+
+
 def _untar(path: str, dest: str) -> None:
+    """Unpack a tar after checking every member (ours: no climbing, no link pointing up or
+    out, no special files, which alone keep every write inside `dest` on any Python), with
+    tarfile's data filter besides where it has one; what the filter refuses is said as
+    what it is, naming the member."""
     import tarfile
 
     archive = os.path.basename(path)
@@ -151,11 +169,14 @@ def _untar(path: str, dest: str) -> None:
                 elif problem is None and not (m.isreg() or m.isdir()):
                     problem = "is a device, a FIFO or another special file"
                 if problem is not None:
-                    raise ARCHIVE_UNSAFE.error(value=m.name, source=Source("file", path),
-                                               archive=archive, member=m.name,
-                                               problem=problem)  # fmt: skip
-            if hasattr(tarfile, "data_filter"):  # 3.11.4 on: its checks besides ours
-                tar.extractall(dest, members=members, filter="data")
+                    raise _unsafe(path, m.name, problem)
+            data_filter = getattr(tarfile, "data_filter", None)
+            if data_filter is not None:  # 3.11.4 on: its checks besides ours
+                try:
+                    tar.extractall(dest, members=members, filter="data")
+                except tarfile.FilterError as exc:
+                    member = exc.tarinfo.name if exc.tarinfo is not None else "a member"
+                    raise _unsafe(path, member, f"is refused: {exc}") from None
             else:
                 tar.extractall(dest, members=members)  # every member was checked above
     except (tarfile.TarError, OSError, EOFError) as exc:
@@ -164,6 +185,9 @@ def _untar(path: str, dest: str) -> None:
 
 
 def _unzip(path: str, dest: str) -> None:
+    """Unpack a zip: every member checked first (no climbing, no link pointing up or out,
+    no name twice, nothing inside a link); then folders and files, each written only
+    where its folder (links followed) is inside `dest`; links last."""
     import zipfile
 
     archive = os.path.basename(path)
@@ -171,24 +195,36 @@ def _unzip(path: str, dest: str) -> None:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
             _bounded(archive, len(infos), sum(i.file_size for i in infos))
+            seen: set[str] = set()
+            links: list[str] = []
             for info in infos:
                 problem = _member_problem(info.filename)
-                mode = info.external_attr >> 16
-                link = stat.S_ISLNK(mode)
-                if problem is None and link:
+                key = "/".join(p for p in re.split(r"[/\\]", info.filename) if p not in ("", "."))
+                if problem is None and key in seen:
+                    problem = "is in it twice"
+                seen.add(key)
+                if problem is None and stat.S_ISLNK(info.external_attr >> 16):
                     target = z.read(info)[:4096].decode("utf-8", "replace")
                     problem = _link_problem(info.filename, target)
+                    links.append(key)
                 if problem is not None:
-                    raise ARCHIVE_UNSAFE.error(value=info.filename, source=Source("file", path),
-                                               archive=archive, member=info.filename,
-                                               problem=problem)  # fmt: skip
-            written = 0
+                    raise _unsafe(path, info.filename, problem)
             for info in infos:
+                key = "/".join(p for p in re.split(r"[/\\]", info.filename) if p not in ("", "."))
+                inside = next((link for link in links if key.startswith(link + "/")), None)
+                if inside is not None:
+                    raise _unsafe(path, info.filename, f"is inside the link {inside}")
+            written = 0
+            for info in sorted(infos, key=lambda i: stat.S_ISLNK(i.external_attr >> 16)):
                 out = os.path.join(dest, *re.split(r"[/\\]", info.filename.rstrip("/")))
+                if not _inside(dest, out):  # cannot happen after the checks above
+                    raise _unsafe(path, info.filename, "would be written out of the package")
                 if info.is_dir():
                     os.makedirs(out, exist_ok=True)
                     continue
                 os.makedirs(os.path.dirname(out), exist_ok=True)
+                if not _inside(dest, out):
+                    raise _unsafe(path, info.filename, "would be written out of the package")
                 if stat.S_ISLNK(info.external_attr >> 16):
                     os.symlink(z.read(info).decode("utf-8"), out)
                     continue

@@ -1,0 +1,130 @@
+"""What a hostile package source cannot do through `smith plugins` (issue 30, the review of
+the store): write out of smith's directories while unpacking (chains of links in a zip or a
+tar), have a name that reaches out of the store, load unapproved in a trusted project,
+change between the question and the copy, or stay broken unnoticed."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Result, SmithEnv
+
+Smith = Callable[..., Result]
+MANIFEST = b'name "evil"\nversion "1.0"\n'
+DEPTH = 40  # links enough to climb from any scratch folder to /
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where smith unpacks sources (tempfile's folder, taken in-process), so a test can
+    name the path an escaping member would really reach."""
+    where = tmp_path / "tmp" / "a" / "b"
+    where.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(where))
+    return where
+
+
+def _chain_members(target: Path) -> list[tuple[str, bytes, int]]:
+    """`d/up -> ..`, `l1 -> d/up/..`, `l2 -> l1/..`, ...: each link's text stays inside
+    the package, while the chain followed on disk climbs to /; then a file through it."""
+    link, folder = stat.S_IFLNK | 0o777, stat.S_IFDIR | 0o755
+    members = [("plugin.kdl", MANIFEST, stat.S_IFREG | 0o644), ("d/", b"", folder),
+               ("d/up", b"..", link), ("l1", b"d/up/..", link)]  # fmt: skip
+    members += [(f"l{i}", f"l{i - 1}/..".encode(), link) for i in range(2, DEPTH)]
+    members.append((f"l{DEPTH - 1}{target}", b"pwned\n", stat.S_IFREG | 0o644))
+    return members
+
+
+def _zip(path: Path, members: list[tuple[str, bytes, int]]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data, mode in members:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            z.writestr(info, data)
+    return path
+
+
+def test_a_zip_whose_chain_of_links_climbs_out_writes_nothing(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, scratch: Path
+) -> None:
+    target = tmp_path / "PWNED_BY_ZIP"
+    archive = _zip(tmp_path / "chain.zip", _chain_members(target))
+    r = smith("plugins", "install", str(archive), "--yes")
+    assert r.code == 1 and not target.exists()
+    assert "the archive chain.zip holds d/up, which is a link to '..', which climbs" in r.err
+    assert not (senv.data_home / "plugins" / "evil").exists()
+
+
+def test_a_tar_whose_chain_of_links_climbs_out_writes_nothing(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, scratch: Path
+) -> None:
+    target = tmp_path / "PWNED_BY_TAR"
+    archive = tmp_path / "chain.tar"
+    with tarfile.open(archive, "w") as tar:
+        for name, data, mode in _chain_members(target):
+            info = tarfile.TarInfo(name.rstrip("/"))
+            if stat.S_ISLNK(mode):
+                info.type, info.linkname = tarfile.SYMTYPE, data.decode()
+                tar.addfile(info)
+            elif stat.S_ISDIR(mode):
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    r = smith("plugins", "install", str(archive), "--yes")
+    assert r.code == 1 and not target.exists()
+    assert "the archive chain.tar holds d/up, which is a link to '..', which climbs" in r.err
+
+
+@pytest.mark.parametrize(
+    ("members", "says"),
+    [
+        (
+            [("sub/", b"", stat.S_IFDIR | 0o755), ("ln", b"sub", stat.S_IFLNK | 0o777),
+             ("ln/x.md", b"x", stat.S_IFREG | 0o644)],
+            "holds ln/x.md, which is inside the link ln",
+        ),
+        ([("a.md", b"1", stat.S_IFREG | 0o644), ("a.md", b"2", stat.S_IFREG | 0o644)],
+         "holds a.md, which is in it twice"),
+    ],
+)  # fmt: skip
+def test_a_zip_member_through_a_link_or_twice_is_refused_naming_it(
+    smith: Smith, tmp_path: Path, scratch: Path, members: list[tuple[str, bytes, int]], says: str
+) -> None:
+    with pytest.warns(UserWarning) if len({m[0] for m in members}) < len(members) else _none():
+        archive = _zip(tmp_path / "odd.zip", [("plugin.kdl", MANIFEST, stat.S_IFREG | 0o644),
+                                              *members])  # fmt: skip
+    r = smith("plugins", "install", str(archive), "--yes")
+    assert r.code == 1 and f"the archive odd.zip {says}" in r.err, r.err
+
+
+def test_a_zip_link_pointing_down_is_kept(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, scratch: Path
+) -> None:
+    archive = _zip(tmp_path / "ok.zip", [
+        ("plugin.kdl", MANIFEST, stat.S_IFREG | 0o644),
+        ("prompts/evil.md", b"EVILTOKEN $1", stat.S_IFREG | 0o644),
+        ("prompts/same.md", b"evil.md", stat.S_IFLNK | 0o777),
+    ])  # fmt: skip
+    r = smith("plugins", "install", str(archive), "--yes")
+    assert r.code == 0, r.err
+    kept = senv.data_home / "plugins" / "evil" / "prompts" / "same.md"
+    assert kept.is_symlink() and os.readlink(kept) == "evil.md"
+
+
+class _none:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
