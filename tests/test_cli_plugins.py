@@ -226,7 +226,7 @@ def test_an_archive_installs_from_its_one_folder(
         (
             "prompts/out.md",
             "../../../etc/passwd",
-            "prompts/out.md, which is a link to '../../../etc/passwd', out of the package",
+            "prompts/out.md, which is a link to '../../../etc/passwd', which climbs with '..'",
         ),
         (
             "prompts/abs.md",
@@ -236,24 +236,34 @@ def test_an_archive_installs_from_its_one_folder(
     ],
 )
 def test_an_archive_reaching_out_of_the_package_is_refused(
-    smith: Smith, senv: SmithEnv, tmp_path: Path, member: str, link: str, says: str
-) -> None:
+    smith: Smith, senv: SmithEnv, tmp_path: Path, member: str, link: str, says: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    scratch = tmp_path / "tmp" / "scratch"  # where smith unpacks: ../evil.txt lands beside it
+    scratch.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
     archive = _tar(tmp_path / "bad.tar.gz",
                    [("plugin.kdl", MANIFEST, ""), (member, b"x", link)])  # fmt: skip
     r = smith("plugins", "install", str(archive), "--yes")
     assert r.code == 1 and r.out == ""
     assert f"error: {archive}: the archive bad.tar.gz holds {says}" in r.err
-    assert not (tmp_path / "evil.txt").exists() and not (senv.data_home / "plugins").exists()
+    landed = [p for p in scratch.rglob("evil.txt")] + list((tmp_path / "tmp").glob("evil.txt"))
+    assert landed == [] and not (senv.data_home / "plugins").exists()
 
 
-def test_a_zip_climbing_out_is_refused(smith: Smith, senv: SmithEnv, tmp_path: Path) -> None:
+def test_a_zip_climbing_out_is_refused(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "tmp" / "scratch"  # smith unpacks in scratch/smith-package-X/unpacked
+    scratch.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
     zipped = tmp_path / "bad.zip"
     with zipfile.ZipFile(zipped, "w") as z:
         z.writestr("plugin.kdl", MANIFEST)
         z.writestr("../../evil.txt", "x")
     r = smith("plugins", "install", str(zipped), "--yes")
     assert r.code == 1 and "holds ../../evil.txt, which climbs out of the package" in r.err
-    assert not (tmp_path.parent / "evil.txt").exists()
+    assert not (scratch / "evil.txt").exists()  # ../../evil.txt from the unpacked folder
 
 
 def test_a_directory_with_a_link_out_of_it_is_refused(
