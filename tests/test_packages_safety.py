@@ -128,3 +128,20 @@ class _none:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+@pytest.mark.parametrize("name", ["ABS", "../victim", "", ".", "installed.json", "a/../../victim"])
+def test_remove_takes_only_a_package_name_and_deletes_nothing_else(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, name: str
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("mine")
+    (senv.data_home / "victim").mkdir(parents=True)
+    (senv.data_home / "plugins").mkdir()
+    name = str(victim) if name == "ABS" else name
+    r = smith("plugins", "remove", name)
+    assert r.code == 1, r.err
+    assert f"error: {name!r} cannot name an installed package" in r.err
+    assert (victim / "keep.txt").read_text() == "mine"
+    assert (senv.data_home / "victim").is_dir() and (senv.data_home / "plugins").is_dir()

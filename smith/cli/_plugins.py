@@ -324,6 +324,7 @@ def _remove(args: argparse.Namespace, ctx: Context) -> int:
         raise BUILTIN_NAME.error(value=name, source=Source("argument", name), name=name,
                                  action="smith plugins remove")  # fmt: skip
     store = Store(config.home)
+    store.path(name)  # refuses what is no package name (a path, '..') before anything
     with store.locked():
         record = store.remove(name)
     if record is None:

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from smith._atomic import write_atomic
 from smith.diagnostics import DiagnosticKind, Source
 from smith.packages._manifest import PackageManifest
+from smith.packages._read import valid_name
 from smith.packages._sources import MAX_BYTES, MAX_FILES, verify_links
 
 INDEX = "installed.json"
@@ -49,6 +50,14 @@ STORE_INDEX = DiagnosticKind(
     fix="move {path} away and install the packages again",
 )
 
+PACKAGE_NAME = DiagnosticKind(
+    "package.bad-name",
+    what="{name!r} cannot name an installed package",
+    why="an installed package is the folder of its name in {root}: a name is a letter, then "
+    "letters, digits, '-' or '_', so that it names nothing outside that folder",
+    fix="give the package's name as `smith plugins list` shows it",
+)
+
 
 class Store:
     """The installed packages under `home` (smith's data directory)."""
@@ -58,6 +67,11 @@ class Store:
         self.index = os.path.join(self.root, INDEX)
 
     def path(self, name: str) -> str:
+        """The folder of the installed package `name`; a name that is no package name
+        (a path, `..`, empty) is refused, so no store operation reaches out of it."""
+        if not valid_name(name):
+            raise PACKAGE_NAME.error(value=name, source=Source("argument", name), name=name,
+                                     root=self.root)  # fmt: skip
         return os.path.join(self.root, name)
 
     def records(self) -> dict[str, dict[str, object]]:
@@ -126,9 +140,9 @@ class Store:
     def remove(self, name: str) -> dict[str, object] | None:
         """Take package `name` out (its copy and its record); its record, or None if it
         was not installed. Call under `locked()`."""
+        target = self.path(name)
         records = self.records()
         record = records.pop(name, None)
-        target = self.path(name)
         if record is None and not os.path.isdir(target):
             return None
         if os.path.lexists(target):
