@@ -145,3 +145,43 @@ def test_remove_takes_only_a_package_name_and_deletes_nothing_else(
     assert f"error: {name!r} cannot name an installed package" in r.err
     assert (victim / "keep.txt").read_text() == "mine"
     assert (senv.data_home / "victim").is_dir() and (senv.data_home / "plugins").is_dir()
+
+
+def _local(project: Path, name: str, token: str) -> Path:
+    where = project / ".smith" / "plugins" / name
+    (where / "prompts").mkdir(parents=True, exist_ok=True)
+    (where / "plugin.kdl").write_text(f'name "{name}"\nversion "0.1.0"\n')
+    (where / "prompts" / f"{name}.md").write_text(f"Say {token}\n")
+    return where
+
+
+@pytest.mark.parametrize("config", [None, ""], ids=["no-config-kdl", "config-kdl"])
+def test_a_project_package_loads_only_as_trust_approved_it(
+    smith: Smith, senv: SmithEnv, config: str | None
+) -> None:
+    import json
+
+    project = senv.make_project(config=config)
+    first = _local(project, "projpkg", "FIRST")
+
+    def listed() -> tuple[list[str], str]:
+        r = smith("plugins", "list", "--json", cwd=project)
+        assert r.code == 0, r.err
+        return [p["name"] for p in json.loads(r.out)["plugins"]], r.err
+
+    assert "projpkg" not in listed()[0]  # not trusted: not even looked at
+    r = smith("trust", str(project), cwd=project)
+    assert r.code == 0, r.err
+    names, err = listed()
+    assert "projpkg" in names, err  # trusted, with a config.kdl or none
+    (first / "prompts" / "projpkg.md").write_text("Say CHANGED\n")  # changed after trust
+    later = _local(project, "laterpkg", "LATER")  # added after trust
+    names, err = listed()
+    assert "projpkg" not in names and "laterpkg" not in names
+    for name, path in (("projpkg", first), ("laterpkg", later)):
+        assert f"the project package {name} is not loaded: it was added or changed" in err
+        assert f"run `smith trust {project}` to approve it as it is now" in err, err
+        assert str(path) in err
+    assert smith("trust", str(project), cwd=project).code == 0
+    names, err = listed()
+    assert {"projpkg", "laterpkg"} <= set(names), err

@@ -57,6 +57,15 @@ PLUGIN_PACKAGE_BROKEN = DiagnosticKind(
     fix="correct its manifest, or remove it (`smith plugins remove {name}`, or delete {path})",
     severity="warning",
 )
+PLUGIN_PACKAGE_UNAPPROVED = DiagnosticKind(
+    "plugin.package-unapproved",
+    what="the project package {name} is not loaded: it was added or changed since you "
+    "trusted the project",
+    why="a trusted project's package is loaded only as `smith trust` approved it (its whole "
+    "folder, {path}), since its code and parts run with what it asks for",
+    fix="review {path}, then run `smith trust {project}` to approve it as it is now",
+    severity="warning",
+)
 PACKAGE_SHADOWED = DiagnosticKind(
     "plugin.package-shadowed",
     what="the package {name} is not loaded: a plugin of that name is loaded already ({other})",
@@ -126,10 +135,17 @@ class PluginDirectory:
 
     kind = PACKAGE
 
-    def __init__(self, path: str, which: str, cache_home: str = "") -> None:
+    def __init__(
+        self, path: str, which: str, cache_home: str = "",
+        approved: Callable[[str], bool] | None = None, project: str = "",
+    ) -> None:  # fmt: skip
         self.path = path
         self.which = which
         self.cache_home = cache_home  # smith's cache directory (compiled modules)
+        # A project's packages: whether a package's folder is as `smith trust` approved
+        # it (smith.trust.approved_package); None for the user's (approved by install).
+        self.approved = approved
+        self.project = project
 
     def discover(self, warn: Warn) -> Sequence[PluginManifest]:
         from smith.diagnostics import SmithError
@@ -153,6 +169,10 @@ class PluginDirectory:
                 continue  # installed.json, the store's staging folders
             if manifest_path(root) is None:
                 strays.append(name)
+                continue
+            if self.approved is not None and not self.approved(root):
+                warn(PLUGIN_PACKAGE_UNAPPROVED(value=name, source=Source("file", root), name=name,
+                                               path=root, project=self.project))  # fmt: skip
                 continue
             try:
                 package = read_package(root)
@@ -178,6 +198,11 @@ class PluginDirectory:
         from smith.packages import package_templates, read_package
         from smith.sdk._contract import Plugin
 
+        if self.approved is not None and not self.approved(manifest.entry):  # changed since
+            name = os.path.basename(manifest.entry)
+            raise PLUGIN_PACKAGE_UNAPPROVED.error(value=name, source=Source("file", manifest.entry),
+                                                  name=name, path=manifest.entry,
+                                                  project=self.project)  # fmt: skip
         package = read_package(manifest.entry)
         templates = package_templates(package)
         plugin = Plugin(package.name, version=package.version, templates=templates,
@@ -192,11 +217,27 @@ class PluginDirectory:
 
 def plugin_directories(home: str, project_root: str, trusted: bool) -> list[str]:
     """Where installed packages are looked for: smith's data directory's (`home`, where
-    `smith plugins install` copies them), then a trusted project's."""
+    `smith plugins install` copies them), then a trusted project's: its configuration
+    applied (`trusted`, Config.project_trusted), or on the trust list when it has no
+    configuration file (smith.trust.looked_into). Each package there is then loaded only
+    as `smith trust` approved it (`project_loader`)."""
+    from smith import trust
+
     found = [os.path.join(home, "plugins")]
-    if trusted:
+    if trust.looked_into(home, project_root, applied=trusted):
         found.append(os.path.join(project_root, ".smith", "plugins"))
     return found
+
+
+def project_loader(path: str, home: str, project_root: str, cache_home: str) -> PluginDirectory:
+    """The loader of a trusted project's packages (`path`, its .smith/plugins): each
+    loaded only while its folder is as `smith trust` approved it, else a warning saying so."""
+    from smith import trust
+
+    def approved(root: str) -> bool:
+        return trust.approved_package(home, project_root, root)
+
+    return PluginDirectory(path, "project", cache_home, approved=approved, project=project_root)
 
 
 __all__ = [
@@ -206,9 +247,11 @@ __all__ = [
     "PLUGIN_DIR_UNREADABLE",
     "PLUGIN_NOT_PACKAGES",
     "PLUGIN_PACKAGE_BROKEN",
+    "PLUGIN_PACKAGE_UNAPPROVED",
     "Builtins",
     "CallerPlugins",
     "PluginDirectory",
     "PluginLoader",
     "plugin_directories",
+    "project_loader",
 ]

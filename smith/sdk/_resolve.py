@@ -360,15 +360,14 @@ def loaders_of(config: Config | None, extra: Sequence[Plugin] = ()) -> list[Plug
     """Where the plugins of `config` come from, in load order: the built-ins, the
     installed packages ($SMITH_HOME/plugins) and a trusted project's (.smith/plugins),
     then `extra`, a program's own."""
-    from smith.sdk._loaders import plugin_directories
+    from smith.sdk._loaders import plugin_directories, project_loader
 
     loaders: list[PluginLoader] = [Builtins()]
     if config is not None:
         places = plugin_directories(config.home, config.project_root, config.project_trusted)
-        loaders += [
-            PluginDirectory(p, w, str(config["cache-home"]))
-            for p, w in zip(places, ("user", "project"), strict=False)
-        ]
+        cache = str(config["cache-home"])
+        loaders.append(PluginDirectory(places[0], "user", cache))
+        loaders += [project_loader(p, config.home, config.project_root, cache) for p in places[1:]]
     if extra:
         loaders.append(CallerPlugins(extra))
     return loaders
