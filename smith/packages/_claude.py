@@ -52,7 +52,7 @@ CLAUDE_PLUGIN = DiagnosticKind(
     what="the Claude Code plugin {path} cannot be read: {problem}",
     why="a Claude Code plugin is known by its .claude-plugin/plugin.json, a JSON object "
     "with at least a `name`",
-    fix="{remedy}",
+    fix="{remedy}, then run `smith plugins install` again",
 )
 
 
@@ -82,7 +82,9 @@ def plugin_json(root: str) -> dict[str, Any]:
     try:
         data = read_json(path)
     except FileNotFoundError:
-        raise _fail(path, "there is no such file", "a Claude Code plugin has one") from None
+        raise _fail(
+            path, "there is no such file", "give the folder that holds .claude-plugin/plugin.json"
+        ) from None
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise _fail(path, str(exc), "make it a JSON object with a `name`") from None
     if not isinstance(data, dict):
