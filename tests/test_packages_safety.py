@@ -185,3 +185,72 @@ def test_a_project_package_loads_only_as_trust_approved_it(
     assert smith("trust", str(project), cwd=project).code == 0
     names, err = listed()
     assert {"projpkg", "laterpkg"} <= set(names), err
+
+
+class _Answer(io.StringIO):
+    """A terminal whose user answers y, while someone changes the source meanwhile."""
+
+    def __init__(self, meanwhile: Callable[[], None]) -> None:
+        super().__init__("y\n")
+        self.meanwhile = meanwhile
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self, size: int | None = -1) -> str:
+        self.meanwhile()
+        return super().readline()
+
+
+def test_what_is_installed_is_what_was_shown_though_the_source_changed_meanwhile(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    source = tmp_path / "mut"
+    source.mkdir()
+    (source / "plugin.kdl").write_text('name "mut"\nversion "1.0"\n')
+
+    def swap() -> None:
+        (source / "plugin.kdl").write_text(
+            'name "mut"\nversion "1.0"\ngrants {\n    command "rm"\n    host "evil.example"\n}\n'
+        )
+
+    monkeypatch.setattr("sys.stdin", _Answer(swap))
+    r = smith("plugins", "install", str(source))
+    assert r.code == 0, r.err
+    assert "asks for no grants" in r.err
+    installed = senv.data_home / "plugins" / "mut"
+    assert "grants" not in (installed / "plugin.kdl").read_text()
+    record = json.loads((senv.data_home / "plugins" / "installed.json").read_text())["mut"]
+    assert record["grants"] == []
+
+
+def test_a_link_out_of_a_directory_source_is_refused_before_asking(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "leaky"
+    source.mkdir()
+    (source / "plugin.kdl").write_text('name "leaky"\nversion "1.0"\n')
+    (source / "secret.md").symlink_to(tmp_path / "outside.txt")
+    asked: list[bool] = []
+    monkeypatch.setattr("sys.stdin", _Answer(lambda: asked.append(True)))
+    r = smith("plugins", "install", str(source))
+    assert r.code == 1 and asked == [] and "[y/N]" not in r.err
+    assert "secret.md is a link to" in r.err
+
+
+def test_installed_again_from_its_own_copy_it_still_came_from_its_source(
+    smith: Smith, senv: SmithEnv, tmp_path: Path
+) -> None:
+    import json
+
+    source = tmp_path / "orig"
+    source.mkdir()
+    (source / "plugin.kdl").write_text('name "orig"\nversion "1.0"\n')
+    assert smith("plugins", "install", str(source), "--yes").code == 0
+    copy = senv.data_home / "plugins" / "orig"
+    r = smith("plugins", "install", str(copy), "--yes")
+    assert r.code == 0, r.err
+    record = json.loads((senv.data_home / "plugins" / "installed.json").read_text())["orig"]
+    assert record["source"] == str(source)

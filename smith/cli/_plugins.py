@@ -210,7 +210,9 @@ def _fetch_and_install(
     ctx: Context, config: Config, source: str, ref: str | None, yes: bool, action: str,
     expect: str | None = None, known_hash: str = "",
 ) -> str:  # fmt: skip
-    """Fetch `source`, show it, ask, install it: what happened, one line."""
+    """Fetch `source`, copy it where only this run writes, show that copy, ask, install
+    that copy (so what is installed is what was shown, however the source changes
+    meanwhile): what happened, one line."""
     import shutil
     import tempfile
 
@@ -220,7 +222,10 @@ def _fetch_and_install(
     scratch = tempfile.mkdtemp(prefix="smith-package-")
     try:
         fetched = fetch(source, ref, scratch)
-        package = read_package(fetched.root, ctx.print_diagnostic)
+        copy = os.path.join(scratch, "package")
+        store.snapshot(fetched.root, copy)  # refuses links out and FIFOs before asking
+        read_package(fetched.root, ctx.print_diagnostic)  # what is wrong, named where it is
+        package = read_package(copy)  # what is shown, asked about and installed
         where = Source("argument", source)
         if package.name in _builtin_names():
             raise BUILTIN_NAME.error(value=package.name, source=where, name=package.name,
@@ -230,10 +235,11 @@ def _fetch_and_install(
                                         what=f"name of the package {expect} came from",
                                         known=expect, hint=f"{source} now holds "
                                         f"{package.name}: install it by that name")  # fmt: skip
-        if package.module and not os.path.isfile(os.path.join(package.root, package.module)):
+        if package.module and not os.path.isfile(os.path.join(copy, package.module)):
             raise MODULE_MISSING.error(value=package.module, source=where, name=package.name,
                                        module=package.module, root=fetched.source)  # fmt: skip
-        if known_hash and content_hash(fetched.root) == known_hash:
+        target = store.path(package.name)
+        if known_hash and content_hash(copy) == known_hash and _intact(target, known_hash):
             return f"{package.name} is up to date ({package.version})"
         origin = fetched.source + (f" at {fetched.ref}" if fetched.ref else "")
         origin += f" (commit {fetched.commit[:12]})" if fetched.commit else ""
@@ -245,11 +251,13 @@ def _fetch_and_install(
         _confirm(ctx, package, action, expect or source, yes)
         record: dict[str, object] = {"source": fetched.source, "ref": fetched.ref,
                                      "commit": fetched.commit, "from": fetched.kind}  # fmt: skip
+        if old is not None and _same_path(fetched.source, target):
+            # installed again from its own copy: it still came from where it came from
+            record = {k: old.get(k, "") for k in ("source", "ref", "commit", "from")}
         with store.locked():
-            staging = store.stage(fetched.root)
+            staging = store.stage(copy)
             try:
-                copied = read_package(staging)  # what is installed is what was shown
-                copied = _rooted(copied, store.path(package.name))
+                copied = _rooted(read_package(staging), target)
                 target = store.install(staging, copied, record)
             except BaseException:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -258,6 +266,20 @@ def _fetch_and_install(
         return f"installed {package.name} {package.version} in {target}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _intact(target: str, known_hash: str) -> bool:
+    """Whether the installed copy at `target` is still what was installed."""
+    from smith.packages import content_hash
+
+    try:
+        return os.path.isdir(target) and content_hash(target) == known_hash
+    except OSError:
+        return False
+
+
+def _same_path(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _rooted(package: PackageManifest, root: str) -> PackageManifest:

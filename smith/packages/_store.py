@@ -114,6 +114,15 @@ class Store:
             raise
         return staging
 
+    @staticmethod
+    def snapshot(source_root: str, dest: str) -> None:
+        """A checked private copy of the package at `source_root` in `dest` (which must
+        not exist; a caller's own scratch folder): what is shown and asked about, then
+        installed, so that a source changing meanwhile changes nothing installed.
+        Refuses links out, devices and FIFOs (naming them) before anyone is asked."""
+        copy_package(source_root, dest)
+        verify_links(dest, source_root)
+
     def install(self, staging: str, package: PackageManifest, record: dict[str, object]) -> str:
         """Put the staged copy of `package` in place (replacing one of its name) and
         record it; call under `locked()`. Where it now is."""
