@@ -13,10 +13,12 @@ split it into keys; .mcp.json's are refused alike).
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from smith.diagnostics import Diagnostic, DiagnosticKind, Source, did_you_mean
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from smith.config import Config, Setting
+    from smith.packages import Grants
 
 MCP_CONFIG = DiagnosticKind(
     "mcp.config",
@@ -337,7 +340,21 @@ def package_servers(config: Config, problems: list[Diagnostic]) -> list[Server]:
     from smith.packages import package_mcp_servers
 
     out = []
+    grants: dict[str, Grants] = {}
     for found in package_mcp_servers(config):
+        root = found.package.root
+        if root not in grants:
+            grants[root] = _package_grants(root)
+        refused = _ungranted_secret(found.fields, grants[root], config)
+        if refused is not None:
+            problem = (
+                f"its server {found.name} reads ${{{refused}}}, a credential, and the "
+                f'package does not ask for it: add grants {{ secret "{refused}"; }} to '
+                "its plugin.kdl (or configure the server yourself in config.kdl)"
+            )
+            problems.append(MCP_PACKAGE(source=found.source, problem=problem,
+                                        origin=found.package.origin))  # fmt: skip
+            continue
         if "." in found.name:
             problem = f"its server {found.name!r} has a '.' in its name (KDL names have none)"
             problems.append(MCP_PACKAGE(source=found.source, problem=problem,
@@ -350,6 +367,18 @@ def package_servers(config: Config, problems: list[Diagnostic]) -> list[Server]:
             problems += wrong
         if server is None:
             continue
+        host = (urlsplit(server.url).hostname or "") if server.url is not None else None
+        if host is not None and not any(
+            fnmatch.fnmatchcase(host.lower(), h.lower()) for h in grants[root].hosts
+        ):
+            problem = (
+                f"its server {found.name} is reached at {host or server.url}, and the "
+                f'package does not ask for that host: add grants {{ host "{host}"; }} '
+                "to its plugin.kdl (or configure the server yourself in config.kdl)"
+            )
+            problems.append(MCP_PACKAGE(source=found.source, problem=problem,
+                                        origin=found.package.origin))  # fmt: skip
+            continue
         if not server.sandbox:  # a package's code runs confined; the user may say otherwise
             problem = (f"its server {found.name} asks for sandbox=false, and a package's "
                        "server runs in the sandbox (configure it in config.kdl to run it "
@@ -359,6 +388,56 @@ def package_servers(config: Config, problems: list[Diagnostic]) -> list[Server]:
         out.append(dataclasses.replace(server, readable=(found.package.root,), sandbox=True,
                                        origin=found.package.origin))  # fmt: skip
     return out
+
+
+def _package_grants(root: str) -> Grants:
+    """The grants of the package at `root` (none when its manifest does not read)."""
+    from smith.packages import Grants, read_package
+
+    try:
+        return read_package(root).grants
+    except Exception:  # the package reader says what is wrong with it
+        return Grants()
+
+
+_CREDENTIAL_NAME = re.compile(r"(?:_API_KEY|_KEY|_TOKEN)$|SECRET|PASSWORD|PASSWD", re.I)
+
+
+def _is_credential(name: str, config: Config) -> bool:
+    """Whether the environment variable `name` holds a credential: one a provider or the
+    configuration names (smith.providers.credential_variables), one named like a key or
+    token (*_API_KEY, *_TOKEN, *SECRET*), or one whose value smith read as a credential."""
+    from smith.diagnostics import scrub
+    from smith.providers import credential_variables
+
+    if _CREDENTIAL_NAME.search(name) or name in credential_variables(config):
+        return True
+    value = os.environ.get(name)
+    return bool(value) and scrub(value) != value
+
+
+def _variables(value: object) -> list[str]:
+    """The names of the `${VAR}` in a value (texts, lists and mappings of them)."""
+    if isinstance(value, str):
+        return [m.group(1) for m in _VAR.finditer(value)]
+    if isinstance(value, list | tuple):
+        return [n for v in value for n in _variables(v)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _variables(v)]
+    return []
+
+
+def _ungranted_secret(fields: Mapping[str, object], grants: Grants, config: Config) -> str | None:
+    """The first credential a package's server would read (a `${VAR}` in any of its values,
+    or its token-env) that the package's grants do not name as a `secret`; None if none."""
+    names = _variables(dict(fields))
+    token = fields.get("token-env")
+    if isinstance(token, str):
+        names.append(token)
+    for name in names:
+        if name not in grants.secrets and _is_credential(name, config):
+            return name
+    return None
 
 
 def server_of(
