@@ -413,7 +413,7 @@ def _is_credential(name: str, config: Config) -> bool:
     if _CREDENTIAL_NAME.search(name) or name in credential_variables(config):
         return True
     value = os.environ.get(name)
-    return bool(value) and scrub(value) != value
+    return value is not None and value != "" and scrub(value) != value
 
 
 def _variables(value: object) -> list[str]:
