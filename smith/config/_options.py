@@ -208,18 +208,20 @@ def product_schema() -> Schema:
     add(
         Option(
             "queue.steer",
-            Choice(("one-at-a-time", "all")),
+            String(),
             "one-at-a-time",
-            doc="How queued steering messages are delivered at a safe point: the oldest "
-            "one, or all of them together.",
+            doc="How queued steering messages are delivered at a safe point: a queue "
+            "policy, `one-at-a-time` (the oldest one), `all` (all of them together) or one "
+            "an enabled plugin brings (plugin.kdl `queue-policy`).",
         )
     )
     add(
         Option(
             "queue.follow-up",
-            Choice(("one-at-a-time", "all")),
+            String(),
             "one-at-a-time",
-            doc="How queued follow-up messages are delivered when the agent would stop.",
+            doc="How queued follow-up messages are delivered when the agent would stop: a "
+            "queue policy, as queue.steer.",
         )
     )
     add(

@@ -187,6 +187,36 @@ def context_policy(config: Config) -> ContextPolicy:
     raise BAD_WINDOW.error(value=text, source=origin.source, window=text, where=str(origin.source))
 
 
+UNKNOWN_QUEUE_POLICY = DiagnosticKind(
+    "config.unknown-queue-policy",
+    what="{key} is '{name}', which no enabled plugin offers as a queue policy",
+    why="queued messages are delivered by a plugin's queue policy; the enabled plugins "
+    "offer {known}",
+    fix="{hint}: set {key} to one of them (at {where}), or install or enable the plugin "
+    "that brings '{name}' (`smith plugins list`)",
+)
+
+
+def queue_policies(config: Config, plugins: PluginList) -> tuple[str, str]:
+    """queue.steer and queue.follow-up, each a queue policy of an enabled plugin (the
+    queue plugin's or a package's): a diagnostic naming the value and its source else."""
+    from smith.diagnostics import did_you_mean
+
+    known = [name for p in plugins.active for name in p.queue_policies]
+    chosen = []
+    for key in ("queue.steer", "queue.follow-up"):
+        name = str(config[key])
+        if name not in known:
+            origin = config.origin(key)
+            raise UNKNOWN_QUEUE_POLICY.error(
+                value=name, source=origin.source, key=key, name=name,
+                known=", ".join(known) or "none", where=str(origin.source),
+                hint=did_you_mean(name, known, otherwise="check the name"),
+            )  # fmt: skip
+        chosen.append(name)
+    return chosen[0], chosen[1]
+
+
 def runtime_options(config: Config, *, check_model: bool = True) -> dict[str, Any]:
     """Runtime keyword arguments from configuration (limits, policies, sampling, file
     history); `check_model`: resolve the model first, so a bad one fails before anything
@@ -230,6 +260,6 @@ def runtime_options(config: Config, *, check_model: bool = True) -> dict[str, An
             image_bytes=config.integer("images.max-bytes"),
         ),
         "context_policy": context_policy(config),
-        "queue_policy": (str(config["queue.steer"]), str(config["queue.follow-up"])),
+        "queue_policy": queue_policies(config, models.plugins),
         "history": HistorySettings.from_config(config),
     }
