@@ -254,3 +254,37 @@ def test_installed_again_from_its_own_copy_it_still_came_from_its_source(
     assert r.code == 0, r.err
     record = json.loads((senv.data_home / "plugins" / "installed.json").read_text())["orig"]
     assert record["source"] == str(source)
+
+
+@pytest.mark.parametrize("damage", ["deleted", "garbage"])
+def test_a_damaged_installed_module_is_said_listed_and_repaired_by_update(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, damage: str
+) -> None:
+    import json
+
+    source = tmp_path / "modpkg"
+    source.mkdir()
+    (source / "plugin.kdl").write_text('name "modpkg"\nversion "1.0"\nmodule "plugin.wasm"\n')
+    header = b"\0asm\x0d\x00\x01\x00"  # what a component begins with (the host says the rest)
+    (source / "plugin.wasm").write_bytes(header)
+    assert smith("plugins", "install", str(source), "--yes").code == 0
+    module = senv.data_home / "plugins" / "modpkg" / "plugin.wasm"
+    if damage == "deleted":
+        module.unlink()
+        why = "its module plugin.wasm is not there"
+    else:
+        module.write_bytes(b"garbage")
+        why = "its module plugin.wasm is no WebAssembly"
+    r = smith("plugins", "list", "--json")
+    assert r.code == 0, r.err
+    assert f"warning: {module}: the user package modpkg is not loaded: {why}" in r.err
+    entry = next(p for p in json.loads(r.out)["plugins"] if p["name"] == "modpkg")
+    assert entry["state"] == "broken" and entry["enabled"] is False and why in entry["reason"]
+    r = smith("plugins", "list")
+    assert any(line.split()[:1] == ["modpkg"] and "broken" in line for line in r.out.splitlines())
+    r = smith("plugins", "info", "modpkg")
+    assert r.code == 0 and "modpkg (broken: not loaded)" in r.out and why in r.out
+    r = smith("plugins", "update", "modpkg", "--yes")
+    assert r.code == 0 and "installed modpkg 1.0" in r.out, (r.out, r.err)
+    assert module.read_bytes() == header
+    assert "modpkg" not in smith("plugins", "list").err

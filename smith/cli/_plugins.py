@@ -137,11 +137,15 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
     import json
 
     plugins = _plugins(ctx)
+    broken = _broken(plugins)
     if args.json:
-        ctx.out(json.dumps(plugins.to_dict(), indent=2))
+        data = plugins.to_dict()
+        data["plugins"] = [*data["plugins"], *broken]  # type: ignore[misc]
+        ctx.out(json.dumps(data, indent=2))
         return 0
     rows = [("PLUGIN", "VERSION", "SOURCE", "STATE", "STATUS", "CONTRIBUTES")]
     rows += [_row(p) for p in plugins]
+    rows += [(str(b["name"]), "?", str(b["source"]), "broken", "not loaded", "-") for b in broken]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         cells = [cell.ljust(w) for cell, w in zip(row, widths, strict=False)]
@@ -150,6 +154,23 @@ def _list(args: argparse.Namespace, ctx: Context) -> int:
         if item.disabled_by is not None:
             ctx.out(f"{item.name} is disabled by plugins.disabled at {item.disabled_by}")
     return 0
+
+
+def _broken(plugins: PluginList) -> list[dict[str, object]]:
+    """The packages found but not loaded (plugin.package-broken warnings), as list
+    entries: state "broken", the reason, where."""
+    return [
+        {"name": _unquoted(w.value or ""), "version": "",
+         "source": w.source.location if w.source else "", "state": "broken",
+         "enabled": False, "status": "not loaded", "reason": w.what}
+        for w in plugins.warnings
+        if w.code == "plugin.package-broken"
+    ]  # fmt: skip
+
+
+def _unquoted(shown: str) -> str:
+    """A diagnostic's value as it was (values are shown quoted)."""
+    return shown[1:-1] if len(shown) > 1 and shown[0] == shown[-1] and shown[0] in "\"'" else shown
 
 
 def _row(item: LoadedPlugin) -> tuple[str, str, str, str, str, str]:
@@ -469,6 +490,14 @@ def _info(args: argparse.Namespace, ctx: Context) -> int:
     config = ctx.config()
     plugins = _plugins(ctx)
     item = next((p for p in plugins if p.name == args.name), None)
+    broken = next((b for b in _broken(plugins) if b["name"] == args.name), None)
+    if item is None and broken is not None:
+        if args.json:
+            ctx.out(json.dumps(broken, indent=2))
+        else:
+            ctx.out(f"{args.name} (broken: not loaded)\n  {broken['reason']}")
+            ctx.out(f"  source: {broken['source']}")
+        return 0
     if item is None:
         raise _unknown(args.name, [p.name for p in plugins], "plugin", "info")
     data = item.to_dict()

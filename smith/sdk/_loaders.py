@@ -54,7 +54,8 @@ PLUGIN_PACKAGE_BROKEN = DiagnosticKind(
     "plugin.package-broken",
     what="the {which} package {name} is not loaded: {problem}",
     why="smith loads an installed package only as its plugin.kdl describes it",
-    fix="correct its manifest, or remove it (`smith plugins remove {name}`, or delete {path})",
+    fix="install it again (`smith plugins update {name}`) or correct it, or remove it "
+    "(`smith plugins remove {name}`, or delete {path})",
     severity="warning",
 )
 PLUGIN_PACKAGE_UNAPPROVED = DiagnosticKind(
@@ -178,9 +179,17 @@ class PluginDirectory:
                 package = read_package(root)
             except SmithError as exc:
                 problems = getattr(exc, "diagnostics", [exc.diagnostic])
-                warn(PLUGIN_PACKAGE_BROKEN(value=name, source=problems[0].source or source,
-                                           name=name, problem=problems[0].headline(),
+                first = problems[0]  # its source is said once, before the line
+                problem = f"{first.field}: {first.what}" if first.field else first.what
+                warn(PLUGIN_PACKAGE_BROKEN(value=name, source=first.source or source,
+                                           name=name, problem=problem,
                                            which=self.which, path=root))  # fmt: skip
+                continue
+            broken = _module_problem(root, package.module)
+            if broken is not None:
+                warn(PLUGIN_PACKAGE_BROKEN(value=name, source=Source("file", broken[0]),
+                                           name=name, problem=broken[1], which=self.which,
+                                           path=root))  # fmt: skip
                 continue
             found.append(PluginManifest(name=package.name, version=package.version, source=root,
                                         sdk=package.sdk or SDK_VERSION, loader=PACKAGE, entry=root,
@@ -213,6 +222,27 @@ class PluginDirectory:
             made: Plugin = wasm.wasm_plugin(package, cache_home=self.cache_home)
             plugin = dataclasses.replace(made, templates={**templates, **made.templates})
         return plugin
+
+
+def _module_problem(root: str, module: str) -> tuple[str, str] | None:
+    """(its path, what is wrong) when a package's module is missing or no WebAssembly;
+    None when it has none or it looks like one (the host says what else is wrong)."""
+    if not module:
+        return None
+    path = os.path.join(root, module)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except FileNotFoundError:
+        return path, f"its module {module} is not there (`smith plugins update` installs it again)"
+    except OSError as exc:
+        return path, f"its module {module} cannot be read ({exc.strerror or exc})"
+    if head != b"\0asm":
+        return (
+            path,
+            f"its module {module} is no WebAssembly (`smith plugins update` installs it again)",
+        )
+    return None
 
 
 def plugin_directories(home: str, project_root: str, trusted: bool) -> list[str]:
