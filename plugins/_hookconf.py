@@ -165,6 +165,7 @@ class Hook:
     # An installed package's hook: the package's folder, which the sandbox shows it
     # read-only (its scripts) even within smith's data directory.
     readable: tuple[str, ...] = ()
+    claude: bool = False  # a Claude Code plugin's: given Claude's tool names and input keys
 
     def matches(self, tool: str, facts: ToolFacts | None) -> bool:
         """Whether a call of `tool` (its facts: None, a tool the runtime does not know)
@@ -522,7 +523,9 @@ def package_hooks(config: Config) -> Hooks:
     guard: Diagnostic | None = None
     for package in found(config):
         parsed = parse_keys(package.values, package.sources)
-        hooks += [dataclasses.replace(h, readable=(package.package.root,)) for h in parsed.hooks]
+        root = (package.package.root,)
+        hooks += [dataclasses.replace(h, readable=root, claude=h.name in package.claude)
+                  for h in parsed.hooks]  # fmt: skip
         problems += parsed.problems
         guard = guard or parsed.broken_guard
     return Hooks(tuple(hooks), tuple(problems), guard)

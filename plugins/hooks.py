@@ -60,6 +60,7 @@ from smith.sdk import (
 )
 from smith.ui import CONFIRM_CHOICES, Detail, Notify, Question
 
+from ._hookclaude import claude_fields, smith_arguments
 from ._hookconf import (
     CLAUDE_NAMES,
     NONE,
@@ -155,7 +156,9 @@ async def _ask_all(hooks: Sequence[Hook], view: RuntimeView, fields: dict[str, o
            "SMITH_SESSION_ID": view.session_id}  # fmt: skip
 
     async def one(hook: Hook) -> tuple[Hook, Answer]:
-        payload = _payload(hook, view, **fields)
+        # a Claude Code plugin's hook reads Claude's tool names and input keys
+        given = claude_fields(fields) if hook.claude and "tool_name" in fields else fields
+        payload = _payload(hook, view, **given)
         context, extra = ctx, {}
         if hook.readable:  # a package's hook: its folder read-only, even in smith's data
             context = copy.copy(ctx)
@@ -172,6 +175,8 @@ async def _ask_all(hooks: Sequence[Hook], view: RuntimeView, fields: dict[str, o
         log.debug("hook %s (%s) ran in %.3f s: status %s, sandbox %s", hook.name, hook.on,
                   ran.seconds, ran.status, ran.sandbox)  # fmt: skip
         said = answer(ran, hook.timeout)
+        if hook.claude and said.arguments is not None:  # its updatedInput, in smith's keys
+            said.arguments = smith_arguments(str(fields.get("tool_name")), said.arguments)
         if ran.notice:
             said.message = "\n".join(m for m in (said.message, ran.notice) if m)
         return hook, said

@@ -331,8 +331,8 @@ def test_a_prompt_template_and_a_claude_command_answer(
     senv: SmithEnv, smith_process: Callable[..., Result]
 ) -> None:
     """Part 0 of the acceptance check: the package's template and the Claude Code plugin's
-    command are sent to the model, expanded. (H2's loader puts them in the package's
-    Plugin through package_templates; skipped until it does.)"""
+    command are sent to the model, expanded (the package loader puts them in the package's
+    Plugin through package_templates)."""
     _installed(senv, "pkg-review", {
         "plugin.kdl": 'name "pkg-review"\nversion "0.1.0"\n',
         "prompts/pkgreview.md": "Review $1 carefully. PKGTOKEN-3141\n",
@@ -340,8 +340,6 @@ def test_a_prompt_template_and_a_claude_command_answer(
     _claude(senv)
     project = senv.make_project()
     sent, r = _eval(senv, smith_process, project, "/pkgreview src/app.py")
-    if r.code == 0 and "PKGTOKEN" not in json.dumps(sent):
-        pytest.skip("the package loader does not take templates yet")
     assert r.code == 0, r.err
     assert "Review src/app.py carefully. PKGTOKEN-3141" in json.dumps(sent[0]["messages"])
     (senv.root / "requests.jsonl").unlink()  # the script's log: the second run's alone

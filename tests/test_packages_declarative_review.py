@@ -6,11 +6,16 @@ value smith does not take leaves out that hook only, and the rest."""
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import SmithEnv
+from tests import mcp_client_kit as kit
+from tests.conftest import Result, SmithEnv
+
+PY = sys.executable
 
 
 def _installed(senv: SmithEnv, name: str, files: dict[str, str]) -> Path:
@@ -64,3 +69,74 @@ def test_a_packages_server_reads_no_credential_and_reaches_no_host_it_did_not_as
     assert 'grants { host "evil.test"; }' in said and "plugin granted" in said
     assert 'grants { secret "OPENAI_API_KEY"; }' in said  # a default does not make it safe
     assert "sk-ant-leakme" not in said
+
+
+# -- #2: a Claude Code plugin's hooks see Claude's tool names and input keys -------------------
+
+GUARD = r"""import json, sys
+payload = json.load(sys.stdin)
+open(sys.argv[1], "a").write(json.dumps(payload) + "\n")
+if payload["tool_name"] not in ("Write", "Edit"):
+    sys.exit(0)
+given = payload["tool_input"]
+if given.get("file_path", "").endswith(".env"):
+    print("protected file: " + given["file_path"], file=sys.stderr)
+    sys.exit(2)
+if given.get("content") == "rewrite me":
+    out = {**given, "content": "REWRITTEN"}
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                             "updatedInput": out}}))
+"""
+
+
+def test_a_claude_plugins_guard_hook_sees_claudes_tool_names_and_keys(
+    senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    seen = project / "seen.jsonl"
+    hook = {"type": "command", "command": f"{PY} ${{CLAUDE_PLUGIN_ROOT}}/guard.py {seen}"}
+    _installed(senv, "cc3", {
+        ".claude-plugin/plugin.json": json.dumps({"name": "cc3", "version": "1"}),
+        "hooks/hooks.json": json.dumps({"hooks": {"PreToolUse": [
+            {"matcher": "Write|Edit|MultiEdit", "hooks": [hook]}]}}),
+        "guard.py": GUARD,
+    })  # fmt: skip
+    calls = [
+        {"id": "c1", "name": "write", "arguments": {"path": ".env", "content": "K=1"}},
+        {"id": "c2", "name": "write", "arguments": {"path": "a.txt", "content": "rewrite me"}},
+    ]
+    model, _ = kit.script(senv.root, [{"tool_calls": calls}, {"text": "ok", "stop": "end"}])
+    r = smith_process("eval", "--json", "--model", model, "go", cwd=project)
+    assert r.code == 0, r.err
+    assert not (project / ".env").exists()  # the guard denied it
+    assert "protected file: .env" in json.dumps(kit.tool_end(kit.events(r.out), "c1"))
+    assert (project / "a.txt").read_text() == "REWRITTEN"  # its updatedInput, in smith's keys
+    first = json.loads(seen.read_text().splitlines()[0])
+    assert first["tool_name"] == "Write"
+    assert first["tool_input"] == {"file_path": ".env", "content": "K=1"}
+
+
+def test_claude_fields_name_tools_and_keys_as_claude_code_does() -> None:
+    from smith.plugins._hookclaude import claude_fields, smith_arguments
+
+    edit = {"path": "a", "old_text": "x", "new_text": "y"}
+    assert claude_fields({"tool_name": "edit", "tool_input": edit}) == {
+        "tool_name": "Edit",
+        "tool_input": {"file_path": "a", "old_string": "x", "new_string": "y"},
+    }
+    many = {"path": "a", "edits": [{"old_text": "x", "new_text": "y"}]}
+    got = claude_fields({"tool_name": "edit", "tool_input": many})
+    assert got["tool_name"] == "MultiEdit"
+    assert got["tool_input"] == {
+        "file_path": "a",
+        "edits": [{"old_string": "x", "new_string": "y"}],
+    }
+    assert (
+        claude_fields({"tool_name": "bash", "tool_input": {"command": "ls"}})["tool_name"] == "Bash"
+    )
+    assert claude_fields({"tool_name": "find", "tool_input": {}})["tool_name"] == "Glob"
+    assert smith_arguments("edit", {"file_path": "b", "old_string": "1", "new_string": "2"}) == {
+        "path": "b",
+        "old_text": "1",
+        "new_text": "2",
+    }

@@ -271,6 +271,7 @@ class PackageHooks:
     sources: dict[str, Source]
     package: Installed
     notes: tuple[str, ...] = field(default=())
+    claude: frozenset[str] = frozenset()  # the hooks in Claude Code's format, by name
 
 
 def package_hooks(config: Config) -> list[PackageHooks]:
@@ -293,16 +294,18 @@ def package_hooks(config: Config) -> list[PackageHooks]:
                 for key, value in fields.items():
                     values[f"hook.{name}.{key}"] = expand_root(value, package.root)
                     sources[f"hook.{name}.{key}"] = _where(package, hook)
-        notes = _claude_hooks(package, values, sources)
+        claude: set[str] = set()
+        notes = _claude_hooks(package, values, sources, claude)
         if values:
-            found.append(PackageHooks(values, sources, package, tuple(notes)))
+            found.append(PackageHooks(values, sources, package, tuple(notes), frozenset(claude)))
     return found
 
 
-def _claude_hooks(package: Installed, values: dict[str, object],
-                  sources: dict[str, Source]) -> list[str]:  # fmt: skip
+def _claude_hooks(package: Installed, values: dict[str, object], sources: dict[str, Source],
+                  claude: set[str]) -> list[str]:  # fmt: skip
     """A package's Claude Code hooks (hooks/hooks.json, or plugin.json's `hooks`) added to
-    `values` and `sources`; what could not be taken."""
+    `values` and `sources`, their names to `claude` (they are given Claude Code's tool
+    names and input keys); what could not be taken."""
     from smith.packages._claude import HOOK_EVENTS, hook_table, plugin_json
 
     try:
@@ -336,6 +339,7 @@ def _claude_hooks(package: Installed, values: dict[str, object],
                     keys["match"] = matcher
                 if isinstance(hook.get("timeout"), int | float):
                     keys["timeout"] = hook["timeout"]
+                claude.add(name)
                 for key, value in keys.items():
                     values[f"hook.{name}.{key}"] = value
                     sources[f"hook.{name}.{key}"] = where
