@@ -288,3 +288,33 @@ def test_a_damaged_installed_module_is_said_listed_and_repaired_by_update(
     assert r.code == 0 and "installed modpkg 1.0" in r.out, (r.out, r.err)
     assert module.read_bytes() == header
     assert "modpkg" not in smith("plugins", "list").err
+
+
+def _simple(where: Path, name: str, version: str = "1.0") -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "plugin.kdl").write_text(f'name "{name}"\nversion "{version}"\n')
+    return where
+
+
+def test_update_of_all_goes_on_past_a_package_that_fails_and_says_which(
+    smith: Smith, senv: SmithEnv, tmp_path: Path
+) -> None:
+    import shutil
+
+    gone, later = _simple(tmp_path / "aa", "aa"), _simple(tmp_path / "zz", "zz")
+    for source in (gone, later):
+        assert smith("plugins", "install", str(source), "--yes").code == 0
+    shutil.rmtree(gone)
+    _simple(later, "zz", "2.0")
+    r = smith("plugins", "update", "--yes")
+    assert r.code == 1
+    index = senv.data_home / "plugins" / "installed.json"
+    assert f"error: {index}: cannot update aa: it was installed from {gone}, and nothing" in r.err
+    assert "installed zz 2.0" in r.out and "not updated: aa" in r.out
+    # nobody to ask: each is refused, and each is said
+    _simple(later, "zz", "3.0")
+    (tmp_path / "aa").mkdir()
+    _simple(tmp_path / "aa", "aa", "2.0")
+    r = smith("plugins", "update")
+    assert r.code == 1 and "not updated: aa, zz" in r.out
+    assert r.err.count("nobody confirmed it") == 2

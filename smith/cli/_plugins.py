@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from smith.diagnostics import DiagnosticKind, Source, did_you_mean
+from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,6 +59,13 @@ DISABLED_ELSEWHERE = DiagnosticKind(
     "does not edit",
     why="enable and disable edit the user's configuration file ({user_file}) only",
     fix="remove {name} from plugins.disabled at {where}",
+)
+UPDATE_SOURCE_GONE = DiagnosticKind(
+    "cli.plugins-update-source-gone",
+    what="cannot update {name}: it was installed from {origin}, and nothing is there now",
+    why="update installs a package again from where it came from (recorded in {index})",
+    fix="install it from where it is now (`smith plugins install PATH`), or keep it as it "
+    "is; `smith plugins remove {name}` takes it out",
 )
 BAD_NEW_NAME = DiagnosticKind(
     "cli.plugins-bad-name",
@@ -332,18 +339,35 @@ def _update(args: argparse.Namespace, ctx: Context) -> int:
     from smith.packages import Store
 
     config = ctx.config()
-    records = Store(config.home).records()
+    store = Store(config.home)
+    records = store.records()
     names = [args.name] if args.name else sorted(records)
     if args.name and args.name not in records:
         raise _unknown(args.name, list(records), "installed package", "update")
     if not names:
         ctx.out("no packages are installed")
-    for name in names:
+    failed: list[str] = []
+    for name in names:  # one that fails is said, and the others are still updated
         record = records[name]
         source, ref = str(record.get("source", "")), str(record.get("ref", "") or "") or None
-        line = _fetch_and_install(ctx, config, source, ref, args.yes, "update", expect=name,
-                                  known_hash=str(record.get("sha256", "")))  # fmt: skip
+        try:
+            if source.startswith("/") and not os.path.lexists(source):  # a path, gone
+                raise UPDATE_SOURCE_GONE.error(value=source, source=Source("file", store.index),
+                                               name=name, origin=source,
+                                               index=store.index)  # fmt: skip
+            line = _fetch_and_install(ctx, config, source, ref, args.yes, "update", expect=name,
+                                      known_hash=str(record.get("sha256", "")))  # fmt: skip
+        except SmithError as exc:
+            if args.name:
+                raise
+            for problem in getattr(exc, "diagnostics", [exc.diagnostic]):
+                ctx.print_diagnostic(problem)
+            failed.append(name)
+            continue
         ctx.out(line)
+    if failed:
+        ctx.out(f"not updated: {', '.join(failed)} (said above why)")
+        return 1
     return 0
 
 
