@@ -166,6 +166,9 @@ class Hook:
     # read-only (its scripts) even within smith's data directory.
     readable: tuple[str, ...] = ()
     claude: bool = False  # a Claude Code plugin's: given Claude's tool names and input keys
+    # A package's hook that cannot be read but whose tools can (its `match`): it denies
+    # the calls it matches, saying why, instead of every call.
+    broken: Diagnostic | None = None
 
     def matches(self, tool: str, facts: ToolFacts | None) -> bool:
         """Whether a call of `tool` (its facts: None, a tool the runtime does not know)
@@ -196,7 +199,12 @@ class Hooks:
     broken_guard: Diagnostic | None = None
 
     def at(self, event: str) -> list[Hook]:
-        return [h for h in self.hooks if h.on == event]
+        return [h for h in self.hooks if h.on == event and h.broken is None]
+
+    def broken_for(self, tool: str, facts: ToolFacts | None) -> Diagnostic | None:
+        """Why a call of `tool` may not run: a package's unreadable guard matching it."""
+        return next((h.broken for h in self.hooks
+                     if h.broken is not None and h.matches(tool, facts)), None)  # fmt: skip
 
 
 NONE = Hooks()
@@ -415,7 +423,7 @@ def _program(hook: Hook, root: str) -> str | None:
     import shlex
 
     if isinstance(hook.command, tuple):
-        first = hook.command[0]
+        first = hook.command[0] if hook.command else ""
     else:
         try:
             words = shlex.split(hook.command)
@@ -522,13 +530,34 @@ def package_hooks(config: Config) -> Hooks:
     problems: list[Diagnostic] = []
     guard: Diagnostic | None = None
     for package in found(config):
-        parsed = parse_keys(package.values, package.sources)
+        by_name: dict[str, dict[str, object]] = {}
+        for key, value in package.values.items():
+            by_name.setdefault(key.rpartition(".")[0], {})[key] = value
         root = (package.package.root,)
-        hooks += [dataclasses.replace(h, readable=root, claude=h.name in package.claude)
-                  for h in parsed.hooks]  # fmt: skip
-        problems += parsed.problems
-        guard = guard or parsed.broken_guard
+        for name, values in by_name.items():  # each hook alone: a broken one is its own
+            parsed = parse_keys(values, package.sources)
+            hooks += [dataclasses.replace(h, readable=root, claude=h.name in package.claude)
+                      for h in parsed.hooks]  # fmt: skip
+            problems += parsed.problems
+            if parsed.broken_guard is not None:
+                scoped = _scoped(name, values, parsed.broken_guard)
+                if scoped is not None:
+                    hooks.append(scoped)
+                else:
+                    guard = guard or parsed.broken_guard
     return Hooks(tuple(hooks), tuple(problems), guard)
+
+
+def _scoped(key: str, values: Mapping[str, object], problem: Diagnostic) -> Hook | None:
+    """A package's broken guard `key` ("hook.NAME") as a hook denying only the calls its
+    `match` names, when that can be read; None when it cannot (then every call waits)."""
+    match = values.get(f"{key}.match")
+    if not isinstance(match, str) or match.strip() in ("", "*"):
+        return None
+    pattern = _Parser({}, {})._match(key, match, guard=False)
+    if not isinstance(pattern, re.Pattern):
+        return None
+    return Hook(key.partition(".")[2], "before-tool", (), match=pattern, broken=problem)
 
 
 def joined(first: Hooks, second: Hooks) -> Hooks:

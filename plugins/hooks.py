@@ -232,6 +232,10 @@ def on_tool_call(event: dict[str, Any], view: RuntimeView) -> Awaitable[Batch] |
     if _pending:  # a call of this id that never came to its result (another plugin denied it)
         _pending.pop((view.session_id, str(event["tool_call_id"])), None)
     name = str(event["name"])
+    broken = hooks.broken_for(name, view.tool(name))
+    if broken is not None:
+        return [DenyCall(f"a hook that matches {name} is broken, and it may have been a "
+                         f"guard: {broken.headline()}")]  # fmt: skip
     matched = [h for h in hooks.at("before-tool") if h.matches(name, view.tool(name))]
     if not matched:
         return None

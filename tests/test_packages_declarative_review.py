@@ -140,3 +140,38 @@ def test_claude_fields_name_tools_and_keys_as_claude_code_does() -> None:
         "old_text": "1",
         "new_text": "2",
     }
+
+
+# -- #3: one hook value smith does not take does not shut down every tool ------------------
+
+
+def test_a_claude_hooks_long_timeout_is_capped_and_a_broken_package_hook_guards_its_tools(
+    tmp_path: Path, senv: SmithEnv
+) -> None:
+    from smith.config import resolve
+    from smith.packages import read_claude
+    from smith.plugins._hookconf import package_hooks
+
+    hook = {"type": "command", "command": "true", "timeout": 900}
+    root = _installed(senv, "cc5", {
+        ".claude-plugin/plugin.json": json.dumps({"name": "cc5", "version": "1"}),
+        "hooks/hooks.json": json.dumps({"hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [hook]}]}}),
+    })  # fmt: skip
+    _installed(senv, "pkg-bad", {
+        "plugin.kdl": 'name "pkg-bad"\nversion "1"\nhooks {\n'
+                      '    hook "slow" on="before-tool" match="bash" timeout=9000 command="true"\n'
+                      '    hook "ok" on="before-tool" match="read" command="true"\n}\n',
+    })  # fmt: skip
+    notes = "\n".join(read_claude(str(root)).notes)
+    assert "capped: a PreToolUse hook's timeout of 900 s, to smith's longest, 600 s" in notes
+    project = senv.make_project()
+    hooks = package_hooks(resolve(env=senv.env, cwd=str(project)))
+    assert hooks.broken_guard is None  # nothing shuts down every tool
+    timeouts = {h.name: h.timeout for h in hooks.hooks if h.broken is None}
+    assert timeouts["cc5-PreToolUse-1"] == 600.0 and "pkg-bad-ok" in timeouts
+    [problem] = hooks.problems
+    assert "timeout" in problem.what and "pkg-bad-slow" in problem.what
+    assert hooks.broken_for("bash", None) is problem  # the tool it guards waits for a fix
+    assert hooks.broken_for("write", None) is None  # the others run
+    assert [h.name for h in hooks.at("before-tool")] == ["cc5-PreToolUse-1", "pkg-bad-ok"]

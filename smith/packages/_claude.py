@@ -55,6 +55,8 @@ CLAUDE_PLUGIN = DiagnosticKind(
     fix="{remedy}, then run `smith plugins install` again",
 )
 
+HOOK_TIMEOUT_MAX = 600  # seconds: the hooks plugin's longest (plugins/_hookconf.TIMEOUT_MAX)
+
 
 def _fail(path: str, problem: str, remedy: str) -> SmithError:
     return SmithError(
@@ -201,6 +203,10 @@ def _hook_notes(table: dict[str, Any] | None) -> tuple[list[str], list[str]]:
             for hook in (group.get("hooks") or []) if isinstance(group, dict) else []:
                 if isinstance(hook, dict) and hook.get("type", "command") == "command":
                     count += 1
+                    timeout = hook.get("timeout")
+                    if isinstance(timeout, int | float) and timeout > HOOK_TIMEOUT_MAX:
+                        notes.append(f"capped: a {event} hook's timeout of {timeout:g} s, to "
+                                     f"smith's longest, {HOOK_TIMEOUT_MAX} s")  # fmt: skip
                 elif isinstance(hook, dict):
                     notes.append(f"not taken: a {hook.get('type')} hook of {event} (only commands)")
         if count:

@@ -306,7 +306,7 @@ def _claude_hooks(package: Installed, values: dict[str, object], sources: dict[s
     """A package's Claude Code hooks (hooks/hooks.json, or plugin.json's `hooks`) added to
     `values` and `sources`, their names to `claude` (they are given Claude Code's tool
     names and input keys); what could not be taken."""
-    from smith.packages._claude import HOOK_EVENTS, hook_table, plugin_json
+    from smith.packages._claude import HOOK_EVENTS, HOOK_TIMEOUT_MAX, hook_table, plugin_json
 
     try:
         data = plugin_json(package.root) if package.kind == "claude" else {}
@@ -337,8 +337,13 @@ def _claude_hooks(package: Installed, values: dict[str, object], sources: dict[s
                 }
                 if on in ("before-tool", "after-tool") and matcher not in (None, "", "*"):
                     keys["match"] = matcher
-                if isinstance(hook.get("timeout"), int | float):
-                    keys["timeout"] = hook["timeout"]
+                timeout = hook.get("timeout")
+                if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+                    if timeout > HOOK_TIMEOUT_MAX:  # Claude Code takes longer ones
+                        notes.append(f"capped: a {event} hook's timeout of {timeout:g} s, to "
+                                     f"smith's longest, {HOOK_TIMEOUT_MAX} s")  # fmt: skip
+                    if timeout > 0:
+                        keys["timeout"] = min(timeout, HOOK_TIMEOUT_MAX)
                 claude.add(name)
                 for key, value in keys.items():
                     values[f"hook.{name}.{key}"] = value
