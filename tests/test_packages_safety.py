@@ -318,3 +318,43 @@ def test_update_of_all_goes_on_past_a_package_that_fails_and_says_which(
     r = smith("plugins", "update")
     assert r.code == 1 and "not updated: aa, zz" in r.out
     assert r.err.count("nobody confirmed it") == 2
+
+
+def test_disabling_what_smith_needs_says_the_file_was_put_back(
+    smith: Smith, senv: SmithEnv
+) -> None:
+    r = smith("plugins", "disable", "queue")
+    assert r.code != 0
+    assert "error: queue cannot be turned off: the queue plugin cannot be disabled" in r.err
+    assert "fix: leave queue on: " in r.err and "was put back as it was" in r.err
+    assert "remove queue from plugins.disabled" not in r.err
+
+
+def test_a_ref_given_to_a_plain_folder_is_said_as_such(smith: Smith, tmp_path: Path) -> None:
+    folder = _simple(tmp_path / "pk1", "pk1")
+    r = smith("plugins", "install", f"{folder}@v1", "--yes")
+    assert r.code == 1
+    assert f"{folder}@v1 was read as the folder {folder} at the git ref 'v1', but" in r.err
+    assert "is no git repository" in r.err and "repository does not exist" not in r.err
+
+
+def test_a_package_named_like_a_builtin_is_told_to_rename(smith: Smith, tmp_path: Path) -> None:
+    r = smith("plugins", "install", str(_simple(tmp_path / "h", "hooks")), "--yes")
+    assert r.code != 0 and "give the package another name in its plugin.kdl" in r.err
+    assert "smith plugins disable hooks" not in r.err
+    r = smith("plugins", "remove", "hooks")
+    assert r.code != 0 and "turn it off with `smith plugins disable hooks` instead" in r.err
+
+
+def test_an_unreadable_installed_json_leaves_the_builtins_alone(
+    smith: Smith, senv: SmithEnv, tmp_path: Path
+) -> None:
+    index = senv.data_home / "plugins" / "installed.json"
+    index.parent.mkdir(parents=True)
+    index.write_text("{bad")
+    r = smith("plugins", "info", "queue")
+    assert r.code == 0 and r.out.startswith("queue "), r.err
+    r = smith("plugins", "remove", "nothing")
+    assert r.code == 1
+    assert f"error: {index}: the list of installed packages cannot be read" in r.err
+    assert f"move {index} away" in r.err

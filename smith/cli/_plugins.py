@@ -44,8 +44,14 @@ BUILTIN_NAME = DiagnosticKind(
     "cli.plugins-builtin-name",
     what="{name} is a plugin built into smith: {action} only takes installed packages",
     why="built-in plugins come with smith and cannot be installed, replaced or removed",
-    fix="turn it off with `smith plugins disable {name}` instead, or give the package "
-    "another name in its plugin.kdl",
+    fix="{remedy} ({action} leaves the built-ins as they are)",
+)
+RENAME_IT = "give the package another name in its plugin.kdl (the built-ins' names are taken)"
+CANNOT_DISABLE = DiagnosticKind(
+    "cli.plugins-cannot-disable",
+    what="{name} cannot be turned off: {reason}",
+    why="smith checked its plugins with {name} off and refused it: {why}",
+    fix="leave {name} on: {file} was put back as it was",
 )
 MODULE_MISSING = DiagnosticKind(
     "cli.plugins-module-missing",
@@ -257,7 +263,8 @@ def _fetch_and_install(
         where = Source("argument", source)
         if package.name in _builtin_names():
             raise BUILTIN_NAME.error(value=package.name, source=where, name=package.name,
-                                     action=f"smith plugins {action}")  # fmt: skip
+                                     action=f"smith plugins {action}",
+                                     remedy=RENAME_IT)  # fmt: skip
         if expect is not None and package.name != expect:
             raise PACKAGE_UNKNOWN.error(value=package.name, source=where, name=package.name,
                                         what=f"name of the package {expect} came from",
@@ -389,7 +396,9 @@ def _remove(args: argparse.Namespace, ctx: Context) -> int:
     name = args.name
     if name in _builtin_names():
         raise BUILTIN_NAME.error(value=name, source=Source("argument", name), name=name,
-                                 action="smith plugins remove")  # fmt: skip
+                                 action="smith plugins remove",
+                                 remedy=f"turn it off with `smith plugins disable {name}` "
+                                 "instead")  # fmt: skip
     store = Store(config.home)
     store.path(name)  # refuses what is no package name (a path, '..') before anything
     with store.locked():
@@ -412,6 +421,11 @@ def _disable(args: argparse.Namespace, ctx: Context) -> int:
     _, located = add_value(config.user_file, "plugins.disabled", name)
     try:
         _plugins_fresh(ctx)  # refuses turning off what smith cannot run without
+    except SmithError as exc:
+        _undisable(config, name)  # the file is as it was: say so, not where it was set
+        raise CANNOT_DISABLE.error(value=name, source=Source("argument", "smith plugins disable"),
+                                   name=name, reason=exc.diagnostic.what, why=exc.diagnostic.why,
+                                   file=config.user_file) from None  # fmt: skip
     except Exception:
         _undisable(config, name)
         raise
@@ -525,7 +539,12 @@ def _info(args: argparse.Namespace, ctx: Context) -> int:
     if item is None:
         raise _unknown(args.name, [p.name for p in plugins], "plugin", "info")
     data = item.to_dict()
-    record = Store(config.home).records().get(item.name)
+    record = None
+    if item.manifest.loader == "package":  # a built-in's info never reads the store
+        try:
+            record = Store(config.home).records().get(item.name)
+        except SmithError as exc:  # said, and the rest of its info still shown
+            ctx.print_diagnostic(exc.diagnostic)
     package = read_package(item.manifest.entry) if item.manifest.loader == "package" else None
     if package is not None:
         data["description"] = package.description

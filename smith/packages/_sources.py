@@ -50,6 +50,14 @@ ARCHIVE_TOO_BIG = DiagnosticKind(
     why="unpacking stops at this bound so that no archive can fill the disk",
     fix="make the package smaller (leave build outputs and caches out of it)",
 )
+REF_OF_A_FOLDER = DiagnosticKind(
+    "package.ref-of-a-folder",
+    what="{source_arg} was read as the folder {where} at the git ref {ref!r}, but {where} is no "
+    "git repository",
+    why="`SOURCE@REF` (or --ref) pins a ref of a git repository; a plain folder has none",
+    fix="install the folder as it is (`smith plugins install {where}`), or give the "
+    "repository that has the ref",
+)
 GIT_FAILED = DiagnosticKind(
     "package.git-failed",
     what="git could not {action} {where}: {reason}",
@@ -81,6 +89,9 @@ def split_ref(source: str, ref: str | None) -> tuple[str, str]:
 def fetch(source: str, ref: str | None, scratch: str) -> Fetched:
     """The package `source` names, fetched under `scratch` (see the module's docstring)."""
     where, pinned = split_ref(source, ref)
+    if pinned and not _URL.match(where) and os.path.isdir(where) and not _is_repo(where):
+        raise REF_OF_A_FOLDER.error(value=source, source=Source("argument", source),
+                                    source_arg=source, where=where, ref=pinned)  # fmt: skip
     if _URL.match(where) or (pinned and os.path.isdir(where)):
         url = where if _URL.match(where) else os.path.abspath(where)
         root, commit = _clone(url, pinned, scratch)
@@ -98,6 +109,12 @@ def fetch(source: str, ref: str | None, scratch: str) -> Fetched:
         return Fetched(_single_folder(unpacked), path, "", "", "archive")
     reason = "it is a file, but no archive" if os.path.exists(path) else "nothing is there"
     raise _missing(where, reason)
+
+
+def _is_repo(path: str) -> bool:
+    """Whether the folder `path` is a git repository (a work tree's, or a bare one)."""
+    bare = all(os.path.exists(os.path.join(path, p)) for p in ("HEAD", "objects", "refs"))
+    return os.path.exists(os.path.join(path, ".git")) or bare
 
 
 def _missing(where: str, reason: str) -> Exception:
