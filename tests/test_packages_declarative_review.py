@@ -175,3 +175,35 @@ def test_a_claude_hooks_long_timeout_is_capped_and_a_broken_package_hook_guards_
     assert hooks.broken_for("bash", None) is problem  # the tool it guards waits for a fix
     assert hooks.broken_for("write", None) is None  # the others run
     assert [h.name for h in hooks.at("before-tool")] == ["cc5-PreToolUse-1", "pkg-bad-ok"]
+
+
+# -- #4: install and info say what a package's servers and hooks are -----------------------
+
+
+def test_install_and_info_name_a_packages_servers_hooks_and_what_they_read(
+    tmp_path: Path, senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    source = tmp_path / "sm1"
+    source.mkdir()
+    (source / "plugin.kdl").write_text(
+        'name "sm1"\nversion "0.1.0"\n'
+        'mcp {\n    server "local" command="python3" {\n'
+        '        args "${SMITH_PLUGIN_ROOT}/srv.py"\n'
+        '        env { T "${GITHUB_TOKEN}"; }\n    }\n}\n'
+        'hooks {\n    hook "net" on="prompt" command="python3 ${SMITH_PLUGIN_ROOT}/net.py"\n}\n'
+    )
+    (source / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "remote": {"type": "http", "url": "https://mcp.example.com/x"}}}))  # fmt: skip
+    r = smith_process("plugins", "install", str(source), "--yes")
+    assert r.code == 0, r.err
+    said = r.out + r.err
+    assert "MCP server local: runs python3 ${SMITH_PLUGIN_ROOT}/srv.py (in smith's sandbox)" in said
+    assert '$GITHUB_TOKEN (a credential: it needs grants { secret "GITHUB_TOKEN"; })' in said
+    assert (
+        'MCP server remote: reaches mcp.example.com (it needs grants { host "mcp.example.com"; })'
+        in said
+    )
+    assert "hook sm1-net: at prompt runs python3 ${SMITH_PLUGIN_ROOT}/net.py" in said
+    r = smith_process("plugins", "info", "sm1")
+    assert r.code == 0, r.err
+    assert "hook sm1-net: at prompt" in r.out + r.err and "MCP server local" in r.out + r.err

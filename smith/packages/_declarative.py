@@ -17,7 +17,9 @@ package's directory, which the sandbox shows them read-only even within smith's 
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
 TEMPLATE_MAX_BYTES = 64 * 1024  # a prompt template's cap (smith.runtime._templates)
 ROOT_VARIABLES = ("${CLAUDE_PLUGIN_ROOT}", "${SMITH_PLUGIN_ROOT}")
+ROOT_NAMES = ("CLAUDE_PLUGIN_ROOT", "SMITH_PLUGIN_ROOT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,29 +222,33 @@ def package_mcp_servers(config: Config) -> list[PackageServer]:
     a package's .mcp.json (Claude Code's format), or a Claude Code plugin's plugin.json
     `mcpServers`; the first of a name wins. Values keep `${VAR}` for the mcp plugin to
     expand, but ${CLAUDE_PLUGIN_ROOT} is the package's root already."""
+    return [server for package in installed(config) for server in _servers_of(package)]
+
+
+def _servers_of(package: Installed) -> list[PackageServer]:
+    """One package's MCP servers (package_mcp_servers)."""
     from smith.packages._claude import mcp_table, plugin_json
 
     found: list[PackageServer] = []
-    for package in installed(config):
-        for node in _nodes(package):
-            if node.name != "mcp":
-                continue
-            for server in node.children:
-                if server.name == "server" and len(server.args) == 1:
-                    fields = _fields(server)
-                    name = str(server.args[0].value)
-                    found.append(PackageServer(name, _expanded(fields, package),
-                                               _where(package, server), package))  # fmt: skip
-        try:
-            data = plugin_json(package.root) if package.kind == "claude" else {}
-        except Exception:
-            data = {}
-        table, path = mcp_table(package.root, data)
-        for name, entry in table.items():
-            if isinstance(entry, dict):
-                where = Source("file", f"{path}: mcpServers.{name}")
-                fields = _expanded(entry, package)
-                found.append(PackageServer(str(name), fields, where, package, "json"))
+    for node in _nodes(package):
+        if node.name != "mcp":
+            continue
+        for server in node.children:
+            if server.name == "server" and len(server.args) == 1:
+                fields = _fields(server)
+                name = str(server.args[0].value)
+                found.append(PackageServer(name, _expanded(fields, package),
+                                           _where(package, server), package))  # fmt: skip
+    try:
+        data = plugin_json(package.root) if package.kind == "claude" else {}
+    except Exception:
+        data = {}
+    table, path = mcp_table(package.root, data)
+    for name, entry in table.items():
+        if isinstance(entry, dict):
+            where = Source("file", f"{path}: mcpServers.{name}")
+            fields = _expanded(entry, package)
+            found.append(PackageServer(str(name), fields, where, package, "json"))
     return found
 
 
@@ -279,26 +286,92 @@ def package_hooks(config: Config) -> list[PackageHooks]:
     smith's format, and a Claude Code plugin's hooks/hooks.json (its events mapped to
     smith's, each command hook one hook named PACKAGE-EVENT-N); ${CLAUDE_PLUGIN_ROOT} in
     a command is the package's root."""
-    found: list[PackageHooks] = []
-    for package in installed(config):
-        values: dict[str, object] = {}
-        sources: dict[str, Source] = {}
-        for node in _nodes(package):
-            if node.name != "hooks":
+    return [hooks for package in installed(config) if (hooks := _hooks_of(package)) is not None]
+
+
+def _hooks_of(package: Installed) -> PackageHooks | None:
+    """One package's hooks (package_hooks); None when it has none."""
+    values: dict[str, object] = {}
+    sources: dict[str, Source] = {}
+    for node in _nodes(package):
+        if node.name != "hooks":
+            continue
+        for hook in node.children:
+            if hook.name != "hook" or len(hook.args) != 1:
                 continue
-            for hook in node.children:
-                if hook.name != "hook" or len(hook.args) != 1:
-                    continue
-                fields = _fields(hook)
-                name = f"{package.name}-{hook.args[0].value}"
-                for key, value in fields.items():
-                    values[f"hook.{name}.{key}"] = expand_root(value, package.root)
-                    sources[f"hook.{name}.{key}"] = _where(package, hook)
-        claude: set[str] = set()
-        notes = _claude_hooks(package, values, sources, claude)
-        if values:
-            found.append(PackageHooks(values, sources, package, tuple(notes), frozenset(claude)))
-    return found
+            fields = _fields(hook)
+            name = f"{package.name}-{hook.args[0].value}"
+            for key, value in fields.items():
+                values[f"hook.{name}.{key}"] = expand_root(value, package.root)
+                sources[f"hook.{name}.{key}"] = _where(package, hook)
+    claude: set[str] = set()
+    notes = _claude_hooks(package, values, sources, claude)
+    if not values:
+        return None
+    return PackageHooks(values, sources, package, tuple(notes), frozenset(claude))
+
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _variables(value: object) -> list[str]:
+    if isinstance(value, str):
+        return _VARIABLE.findall(value)
+    if isinstance(value, list | tuple):
+        return [n for v in value for n in _variables(v)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _variables(v)]
+    return []
+
+
+# Named like a credential (plugins/mcp/_config.py leaves a package's server reading one
+# out unless the package's grants name it; it also knows the providers' variables).
+_CREDENTIAL = re.compile(r"(?:_API_KEY|_KEY|_TOKEN)$|SECRET|PASSWORD|PASSWD", re.I)
+
+
+def _reads(value: object, granted: tuple[str, ...]) -> str:
+    names = [n for n in dict.fromkeys(_variables(value)) if n not in ROOT_NAMES]
+    said = [f"${n}" + (f' (a credential: it needs grants {{ secret "{n}"; }})'
+                       if _CREDENTIAL.search(n) and n not in granted else "")
+            for n in names]  # fmt: skip
+    return f"; reads {', '.join(said)}" if said else ""
+
+
+def parts_said(package: PackageManifest) -> list[str]:
+    """What `install` and `info` say of a package's MCP servers and hooks, one line each:
+    what each server runs or which host it reaches, each hook's event and command, and
+    the environment variables they read (a credential only as its grants name it)."""
+    from urllib.parse import urlsplit
+
+    here = Installed(package.name, package.root, package.kind)
+    lines = []
+    for server in _servers_of(here):
+        fields = server.fields
+        if "url" in fields:
+            host = urlsplit(str(fields["url"])).hostname or str(fields["url"])
+            granted = any(fnmatch.fnmatchcase(host, h) for h in package.grants.hosts)
+            what = f"reaches {host}" + (
+                "" if granted else f' (it needs grants {{ host "{host}"; }})'
+            )
+        else:
+            argv = [str(fields.get("command", "?"))]
+            args = fields.get("args")
+            argv += [str(a) for a in args] if isinstance(args, list) else [str(args)] * bool(args)
+            what = "runs " + " ".join(argv) + " (in smith's sandbox)"
+        lines.append(f"MCP server {server.name}: {what}{_reads(fields, package.grants.secrets)}")
+    hooks = _hooks_of(here)
+    if hooks is not None:
+        by_name: dict[str, dict[str, object]] = {}
+        for key, value in hooks.values.items():
+            name, _, leaf = key.removeprefix("hook.").rpartition(".")
+            by_name.setdefault(name, {})[leaf] = value
+        for name, keys in by_name.items():
+            command = keys.get("command")
+            shown = " ".join(map(str, command)) if isinstance(command, list) else str(command)
+            match = f" {keys['match']}" if "match" in keys else ""
+            lines.append(f"hook {name}: at {keys.get('on')}{match} runs {shown} "
+                         f"(in smith's sandbox){_reads(keys, package.grants.secrets)}")  # fmt: skip
+    return [line.replace(package.root, "${SMITH_PLUGIN_ROOT}") for line in lines]
 
 
 def _claude_hooks(package: Installed, values: dict[str, object], sources: dict[str, Source],
@@ -391,5 +464,6 @@ __all__ = [
     "package_mcp_servers",
     "package_templates",
     "package_themes",
+    "parts_said",
     "root_environment",
 ]

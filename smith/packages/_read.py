@@ -404,7 +404,7 @@ def bundled(package: PackageManifest) -> list[str]:
     lines = []
     if package.has_code:
         lines.append(f"a WebAssembly module ({package.module}, SDK {package.sdk or '?'})")
-    from smith.packages._declarative import package_templates
+    from smith.packages._declarative import package_templates, parts_said
 
     if templates := package_templates(package):
         lines.append("prompt templates: " + ", ".join(f"/{t}" for t in templates))
@@ -422,7 +422,7 @@ def bundled(package: PackageManifest) -> list[str]:
              ("keys", list(package.keybindings)), ("themes", list(package.themes)),
              ("events", list(package.events))]  # fmt: skip
     lines += [f"{kind}: {', '.join(names)}" for kind, names in kinds if names]
-    return lines
+    return lines + parts_said(package)  # its MCP servers and hooks, and what they read
 
 
 def _check_scalar(key: str, value: str, root: str) -> str | None:
