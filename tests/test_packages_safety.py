@@ -358,3 +358,19 @@ def test_an_unreadable_installed_json_leaves_the_builtins_alone(
     assert r.code == 1
     assert f"error: {index}: the list of installed packages cannot be read" in r.err
     assert f"move {index} away" in r.err
+
+
+def test_a_git_clone_past_the_bound_is_stopped_and_leaves_nothing(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    repo = _simple(tmp_path / "big", "big")
+    (repo / "blob.bin").write_bytes(os.urandom(200_000))  # random: git cannot compress it
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "big"]):
+        subprocess.run(["git", "-c", "user.email=p@x", "-c", "user.name=p", *args], cwd=repo,
+                       check=True, capture_output=True)  # fmt: skip
+    monkeypatch.setattr("smith.packages._sources.MAX_BYTES", 100_000)
+    r = smith("plugins", "install", f"file://{repo}", "--yes")
+    assert r.code == 1 and "more than a package may" in r.err, r.err
+    assert not (senv.data_home / "plugins" / "big").exists()

@@ -308,13 +308,49 @@ SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
             "-c", "core.symlinks=true", "-c", "advice.detachedHead=false")  # fmt: skip
 
 
-def _git(args: list[str], scratch: str, cwd: str | None = None) -> str:
-    done = subprocess.run(["git", *SAFE_GIT, *args], check=False, cwd=cwd, env=git_env(scratch),
-                          capture_output=True, text=True, timeout=GIT_TIMEOUT,
-                          stdin=subprocess.DEVNULL)  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError((done.stderr.strip().splitlines() or ["git failed"])[-1])
-    return done.stdout.strip()
+def _git(args: list[str], scratch: str, cwd: str | None = None, watch: str = "") -> str:
+    """Run git (SAFE_GIT, git_env); with `watch`, a folder it writes, stopped once that
+    folder passes MAX_BYTES, so that no repository can fill the disk."""
+    import tempfile
+    import time
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(["git", *SAFE_GIT, *args], cwd=cwd, env=git_env(scratch),
+                                stdout=out, stderr=err, stdin=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + GIT_TIMEOUT
+        while True:
+            try:
+                proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                over = watch and _size(watch) > MAX_BYTES
+                if over or time.monotonic() > deadline:
+                    proc.kill()
+                    proc.wait()
+                    if over:
+                        raise RuntimeError(f"it passed {MAX_BYTES:,} bytes, more than a package "
+                                           "may take, and was stopped") from None  # fmt: skip
+                    raise RuntimeError(f"git took more than {GIT_TIMEOUT:.0f} s") from None
+        if watch and _size(watch) > MAX_BYTES:
+            raise RuntimeError(f"it takes more than {MAX_BYTES:,} bytes, more than a package may")
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError((stderr.strip().splitlines() or ["git failed"])[-1])
+    return stdout.strip()
+
+
+def _size(root: str) -> int:
+    """The bytes of the files under `root` (what cannot be read counts nothing)."""
+    total = 0
+    for here, _dirs, files in os.walk(root):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(here, name)).st_size
+            except OSError:
+                continue
+    return total
 
 
 def _clone(url: str, ref: str, scratch: str) -> tuple[str, str]:
@@ -323,7 +359,7 @@ def _clone(url: str, ref: str, scratch: str) -> tuple[str, str]:
     repo = os.path.join(scratch, "repo")
     try:
         _git(["clone", "--quiet", "--no-checkout", "--template=", "--no-recurse-submodules",
-              "--", url, repo], scratch)  # fmt: skip
+              "--", url, repo], scratch, watch=repo)  # fmt: skip
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
         raise GIT_FAILED.error(source=Source("argument", url), action="clone", reason=str(exc),
                                where=url) from None  # fmt: skip
@@ -338,7 +374,7 @@ def _clone(url: str, ref: str, scratch: str) -> tuple[str, str]:
                 continue
         if not commit:
             raise RuntimeError(f"no branch, tag or commit named {ref!r}")
-        _git(["checkout", "--quiet", "--detach", commit], scratch, repo)
+        _git(["checkout", "--quiet", "--detach", commit], scratch, repo, watch=repo)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
         action = f"check out {ref or 'HEAD'} of"
         raise GIT_FAILED.error(source=Source("argument", url), action=action, reason=str(exc),
