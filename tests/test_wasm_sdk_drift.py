@@ -166,3 +166,23 @@ def test_built_components_have_the_wit_types(built: Any, lang: str) -> None:
             [(n, _wit_shape(world, t)) for n, t in f.params], _wit_shape(world, f.result)
         )
         assert exports[f.name] == want
+
+
+def test_the_plugin_kdl_the_wit_teaches_is_what_smith_reads() -> None:
+    """Each plugin.kdl snippet of the WIT's docs (`grants { path "..." }`, ...) is read by
+    smith's manifest reader as the grant it names: the docs taught `grant { ... }`, a node
+    smith does not know, so a plugin author copying it got no grant at all."""
+    import re
+
+    from smith.packages._read import read_manifest
+
+    text = (ROOT / "smith" / "wasm" / "wit" / "smith-plugin.wit").read_text(encoding="utf-8")
+    docs = " ".join(line.split("///", 1)[1] for line in text.splitlines() if "///" in line)
+    docs = re.sub(r"\s+", " ", docs)
+    snippets = re.findall(r"`(grants? \{[^`]*\})`", docs)
+    assert {re.search(r"\{ (\w+)", s).group(1) for s in snippets} == {  # type: ignore[union-attr]
+        "path", "command", "host", "secret"}  # fmt: skip
+    for snippet in snippets:
+        kdl = f'name "p"\nversion "1"\n{snippet.replace("...", "x").replace("NAME", "X")}\n'
+        package = read_manifest("plugin.kdl", kdl, "/nonexistent", warn=lambda w: None)
+        assert package.grants, snippet
