@@ -207,3 +207,48 @@ def test_install_and_info_name_a_packages_servers_hooks_and_what_they_read(
     r = smith_process("plugins", "info", "sm1")
     assert r.code == 0, r.err
     assert "hook sm1-net: at prompt" in r.out + r.err and "MCP server local" in r.out + r.err
+
+
+# -- #5: a package's keys reach the app, and smith's own keys stay smith's ------------------
+
+
+def test_an_installed_packages_keys_reach_the_app_but_not_smiths_own(
+    tmp_path: Path, senv: SmithEnv, smith_process: Callable[..., Result]
+) -> None:
+    from smith.config import resolve
+    from smith.frontends.tui._app import SmithApp
+    from smith.runtime import build
+
+    source = tmp_path / "keyed"
+    (source / "prompts").mkdir(parents=True)
+    (source / "prompts" / "hello1.md").write_text("Say hello.\n")
+    (source / "plugin.kdl").write_text('name "keyed"\nversion "1"\n'
+                                       'key "ctrl+k" command="hello1"\n'
+                                       'key "ctrl+c" command="hello1"\n')  # fmt: skip
+    r = smith_process("plugins", "install", str(source), "--yes")
+    assert r.code == 0, r.err
+    assert "key ctrl+c (for /hello1): smith's own key, so it is not bound" in r.out + r.err
+    project = senv.make_project()
+    config = resolve(env=senv.env, flags={"model": "demo"}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
+    session = assembly.new_session("smith")
+    try:
+        [keyed] = [p for p in assembly.plugin_list.active if p.name == "keyed"]
+        assert dict(keyed.keybindings) == {"hello1": "ctrl+k"}
+        app = SmithApp(assembly.runtime, session, plugins=list(assembly.plugin_list.active))
+        assert app.keys["hello1"] == "ctrl+k"
+    finally:
+        session.close()
+
+
+def test_the_keys_a_package_may_not_take_are_all_smiths() -> None:
+    from textual.binding import Binding
+
+    from smith.frontends.tui._app import SmithApp
+    from smith.frontends.tui._editor import NEWLINE_KEYS
+    from smith.packages._declarative import RESERVED_KEYS
+    from smith.plugins.product import KEYBINDINGS
+
+    smiths = {k for v in KEYBINDINGS.values() for k in v.split(",")} | set(NEWLINE_KEYS)
+    smiths |= {b.key for b in SmithApp.BINDINGS if isinstance(b, Binding)}
+    assert smiths <= RESERVED_KEYS

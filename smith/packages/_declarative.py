@@ -154,6 +154,28 @@ def expand_root(value: object, root: str) -> object:
     return value
 
 
+# The keys smith answers itself (the app's bindings, the product plugin's keys, the
+# editor's): a package's `key` may not take one (tests check this against the app).
+RESERVED_KEYS = frozenset({
+    "ctrl+c", "ctrl+d", "ctrl+q", "ctrl+l", "ctrl+p", "f1", "ctrl+f", "ctrl+o", "ctrl+g",
+    "ctrl+r", "escape", "enter", "tab", "alt+enter", "ctrl+j", "shift+enter", "up", "down",
+    "end", "pageup", "pagedown", "/", "@", "!",
+})  # fmt: skip
+
+
+def package_keybindings(package: PackageManifest) -> tuple[dict[str, str], list[str]]:
+    """A package's `key "KEY" command="NAME"` lines as Plugin.keybindings ({command:
+    key}), and what was refused: a key smith answers itself (ctrl+c, enter, ...)."""
+    keys: dict[str, str] = {}
+    refused = []
+    for key, command in package.keybindings.items():
+        if key.strip().lower() in RESERVED_KEYS:
+            refused.append(f"key {key} (for /{command}): smith's own key, so it is not bound")
+        else:
+            keys[command] = key
+    return keys, refused
+
+
 # plugin.kdl ---------------------------------------------------------------------------
 
 
@@ -344,7 +366,7 @@ def parts_said(package: PackageManifest) -> list[str]:
     from urllib.parse import urlsplit
 
     here = Installed(package.name, package.root, package.kind)
-    lines = []
+    lines = package_keybindings(package)[1]
     for server in _servers_of(here):
         fields = server.fields
         if "url" in fields:
@@ -461,6 +483,7 @@ __all__ = [
     "installed",
     "package_folders",
     "package_hooks",
+    "package_keybindings",
     "package_mcp_servers",
     "package_templates",
     "package_themes",

@@ -204,7 +204,7 @@ class PluginDirectory:
     def load(self, manifest: PluginManifest) -> Plugin:
         import dataclasses
 
-        from smith.packages import package_templates, read_package
+        from smith.packages import package_keybindings, package_templates, read_package
         from smith.sdk._contract import Plugin
 
         if self.approved is not None and not self.approved(manifest.entry):  # changed since
@@ -214,13 +214,15 @@ class PluginDirectory:
                                                   project=self.project)  # fmt: skip
         package = read_package(manifest.entry)
         templates = package_templates(package)
+        keys, _ = package_keybindings(package)  # {command: key}; smith's own keys refused
         plugin = Plugin(package.name, version=package.version, templates=templates,
-                        grants=tuple(package.grants.lines()))  # fmt: skip
+                        grants=tuple(package.grants.lines()), keybindings=keys)  # fmt: skip
         if package.has_code:
             # By name, as the built-ins are loaded: smith.wasm builds on smith.sdk.
             wasm = importlib.import_module("smith.wasm")
             made: Plugin = wasm.wasm_plugin(package, cache_home=self.cache_home)
-            plugin = dataclasses.replace(made, templates={**templates, **made.templates})
+            plugin = dataclasses.replace(made, templates={**templates, **made.templates},
+                                         keybindings={**made.keybindings, **keys})  # fmt: skip
         return plugin
 
 
