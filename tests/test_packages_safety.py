@@ -374,3 +374,25 @@ def test_a_git_clone_past_the_bound_is_stopped_and_leaves_nothing(
     r = smith("plugins", "install", f"file://{repo}", "--yes")
     assert r.code == 1 and "more than a package may" in r.err, r.err
     assert not (senv.data_home / "plugins" / "big").exists()
+
+
+def test_a_package_installed_again_is_swapped_in_one_step(
+    smith: Smith, senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _simple(tmp_path / "swap", "swap")
+    assert smith("plugins", "install", str(source), "--yes").code == 0
+    target = senv.data_home / "plugins" / "swap"
+    seen: list[bool] = []
+    rename = os.rename
+
+    def watched(a: str, b: str) -> None:
+        seen.append(target.is_dir())  # what a starting smith would find
+        rename(a, b)
+
+    monkeypatch.setattr(os, "rename", watched)
+    _simple(source, "swap", "2.0")
+    r = smith("plugins", "install", str(source), "--yes")
+    assert r.code == 0 and "installed swap 2.0" in r.out, r.err
+    assert all(seen), seen
+    assert 'version "2.0"' in (target / "plugin.kdl").read_text()
+    assert sorted(os.listdir(target.parent)) == ["installed.json", "swap"]

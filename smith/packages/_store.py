@@ -10,7 +10,8 @@ in `$SMITH_HOME/plugins/installed.json`:
 
 Every change happens under the store's lock (flock on its directory), so two `smith
 plugins` runs cannot interleave; a package is copied into a staging folder inside the
-store (links checked to stay inside it, `.git` left out) and renamed into place, and
+store (links checked to stay inside it, `.git` left out) and swapped into place in one
+step (renameat2's RENAME_EXCHANGE on Linux; elsewhere two renames), and
 installed.json is replaced atomically (smith._atomic), so a reader sees the old package
 or the new one, never half. Nothing is written outside the store's directory.
 """
@@ -128,10 +129,14 @@ class Store:
         record it; call under `locked()`. Where it now is."""
         target = self.path(package.name)
         old = None
-        if os.path.lexists(target):
+        if os.path.lexists(target) and _exchange(staging, target):
+            old = staging  # swapped in one step: a starting smith sees the old or the new
+        elif os.path.lexists(target):  # no atomic exchange here: a moment with neither
             old = os.path.join(self.root, f".old-{uuid.uuid4().hex[:12]}")
             os.rename(target, old)
-        os.rename(staging, target)
+            os.rename(staging, target)
+        else:
+            os.rename(staging, target)
         records = self.records()
         records[package.name] = {
             **record,
@@ -166,6 +171,24 @@ class Store:
         for entry in os.listdir(self.root):
             if entry.startswith((".staging-", ".old-")):
                 shutil.rmtree(os.path.join(self.root, entry), ignore_errors=True)
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swap the paths `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE); False
+    where that is not offered (another system, an old kernel, a file system without it)."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    done = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return bool(done == 0)
 
 
 def copy_package(source: str, dest: str) -> None:
