@@ -396,3 +396,21 @@ def test_a_package_installed_again_is_swapped_in_one_step(
     assert all(seen), seen
     assert 'version "2.0"' in (target / "plugin.kdl").read_text()
     assert sorted(os.listdir(target.parent)) == ["installed.json", "swap"]
+
+
+def test_verify_links_refuses_a_link_whose_chain_leads_out(tmp_path: Path) -> None:
+    """The last check after unpacking (and of a staged copy): every link, followed to
+    the end of its chain on disk, stays inside; a link inside is left alone."""
+    from smith.diagnostics import SmithError
+    from smith.packages._sources import verify_links
+
+    root = tmp_path / "pkg"
+    (root / "d").mkdir(parents=True)
+    (root / "in.md").write_text("x")
+    (root / "d" / "ok").symlink_to("../in.md")
+    verify_links(str(root), "pkg.zip")  # inside: nothing said
+    (root / "d" / "up").symlink_to("..")
+    (root / "x").symlink_to("d/up/..")  # text inside, chain out
+    with pytest.raises(SmithError) as caught:
+        verify_links(str(root), "pkg.zip")
+    assert "the archive pkg.zip holds x, which is a link to 'd/up/..', out of" in str(caught.value)
