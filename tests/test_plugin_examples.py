@@ -315,6 +315,8 @@ def test_todo_count_counts_tracked_todo_lines_through_host_effects_the_journal_r
     (project / "README.md").write_text("# p\nTODO: docs\n- TODO tests\n")
     (project / "src" / "app.py").write_text("def f():  # TODO name\n    return 1\n")
     (project / "src" / "done.py").write_text("x = 1\n")
+    (senv.root / "secret.txt").write_text("TODO outside the project\n")
+    (project / "leak.txt").symlink_to(senv.root / "secret.txt")  # tracked, read-file refuses it
     _git(project, "init", "-q")
     _git(project, "add", "-A")
     (project / "notes.txt").write_text("TODO untracked: not counted\n")
@@ -336,6 +338,7 @@ def test_todo_count_counts_tracked_todo_lines_through_host_effects_the_journal_r
              i["input"].get("path")) for i in by_plugin] == [
         ("tool", "bash", "run", "git ls-files -z -- .", None),
         ("plugin", "todo-count.read-file", "read-file", None, "README.md"),
+        ("plugin", "todo-count.read-file", "read-file", None, "leak.txt"),
         ("plugin", "todo-count.read-file", "read-file", None, "src/app.py"),
         ("plugin", "todo-count.read-file", "read-file", None, "src/done.py"),
         ("tool", "bash", "run", "git ls-files -z -- 'src'", None),
@@ -344,7 +347,8 @@ def test_todo_count_counts_tracked_todo_lines_through_host_effects_the_journal_r
     ]  # fmt: skip
     completed = {e.content["effect"]: e.content for e in Session.load(str(path)).entries()
                  if e.kind == "effect_completion"}  # fmt: skip
-    assert all(completed[i["effect"]]["outcome"] == "ok" for i in by_plugin)
+    outcomes = {i["input"].get("path"): completed[i["effect"]]["outcome"] for i in by_plugin}
+    assert outcomes.pop("leak.txt") != "ok" and set(outcomes.values()) == {"ok"}, outcomes
 
 
 def test_a_queue_policy_no_enabled_plugin_offers_is_named_with_its_source(

@@ -3,6 +3,7 @@
 import json
 
 import wit_world
+from componentize_py_types import Err
 from wit_world.imports import host, types
 
 
@@ -21,7 +22,7 @@ class WitWorld(wit_world.WitWorld):
         return f"{WitWorld.greeting}, {who}!"
 
     def call_tool(self, name: str, arguments: str) -> str:
-        raise wit_world.types.Err(f"greet has no tool {name}")
+        raise Err(f"greet has no tool {name}")
 
     def choose(self, policy: str, items: str) -> str:
-        raise wit_world.types.Err(f"greet has no queue policy {policy}")
+        raise Err(f"greet has no queue policy {policy}")

@@ -5,6 +5,7 @@ Select it with `queue { steer "newest-first"; }` (or follow-up) in config.kdl.""
 import json
 
 import wit_world
+from componentize_py_types import Err
 
 
 class WitWorld(wit_world.WitWorld):
@@ -15,10 +16,10 @@ class WitWorld(wit_world.WitWorld):
         return "[]"
 
     def command(self, name: str, args: str) -> str:
-        raise wit_world.types.Err(f"newest-first has no command {name}")
+        raise Err(f"newest-first has no command {name}")
 
     def call_tool(self, name: str, arguments: str) -> str:
-        raise wit_world.types.Err(f"newest-first has no tool {name}")
+        raise Err(f"newest-first has no tool {name}")
 
     def choose(self, policy: str, items: str) -> str:
         queued = json.loads(items)

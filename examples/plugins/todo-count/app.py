@@ -5,6 +5,7 @@ effect it has goes through smith's sandbox and journal."""
 import json
 
 import wit_world
+from componentize_py_types import Err
 from wit_world.imports import host
 
 
@@ -16,20 +17,20 @@ class WitWorld(wit_world.WitWorld):
         return "[]"
 
     def command(self, name: str, args: str) -> str:
-        raise wit_world.types.Err(f"todo-count has no command {name}")
+        raise Err(f"todo-count has no command {name}")
 
     def call_tool(self, name: str, arguments: str) -> str:
         under = json.loads(arguments).get("path", "")
         listed = host.run("git ls-files -z -- " + (_quoted(under) if under else "."), 0)
         if listed.exit_code != 0:
-            raise wit_world.types.Err("git ls-files failed: " + listed.stderr.strip())
+            raise Err("git ls-files failed: " + listed.stderr.strip())
         counts = []
         for path in filter(None, listed.stdout.split("\0")):
             if host.cancelled():
-                raise wit_world.types.Err("cancelled")
+                raise Err("cancelled")
             try:
                 text = bytes(host.read_file(path)).decode("utf-8", "replace")
-            except wit_world.types.Err:
+            except Err:
                 continue  # not readable (too big, outside the grant): skip it
             n = sum("TODO" in line for line in text.splitlines())
             if n:
@@ -37,7 +38,7 @@ class WitWorld(wit_world.WitWorld):
         return "\n".join(counts) or "no TODO lines"
 
     def choose(self, policy: str, items: str) -> str:
-        raise wit_world.types.Err(f"todo-count has no queue policy {policy}")
+        raise Err(f"todo-count has no queue policy {policy}")
 
 
 def _quoted(path: str) -> str:
