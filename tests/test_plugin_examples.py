@@ -273,6 +273,8 @@ def test_no_rm_outside_denies_a_recursive_rm_outside_the_project_and_allows_one_
     install("no-rm-outside")
     project = senv.make_project()
     (project / "build" / "obj").mkdir(parents=True)
+    (project / "build.log").write_text("")
+    (project / "..data").mkdir()  # a name starting with two dots, inside the project
     (senv.root / "y").mkdir()
     outside = senv.root / "outside"
     outside.mkdir()
@@ -281,7 +283,9 @@ def test_no_rm_outside_denies_a_recursive_rm_outside_the_project_and_allows_one_
         _bash("rm -rf /tmp/x"),
         _bash("rm -r ../y"),
         _bash(f"rm -rf {outside}"),
-        _bash("rm -rf build"),
+        _bash('cd src && rm -fr "$HOME/x"'),
+        _bash("rm -r --verbose 'build/..'"),
+        _bash("rm build.log && rm -rf build ..data"),
     )
     r = smith("eval", "--model", model, "clean up", cwd=project)
     assert (r.code, r.out) == (0, "done\n"), r.err
@@ -291,10 +295,13 @@ def test_no_rm_outside_denies_a_recursive_rm_outside_the_project_and_allows_one_
         denied + reason.format("/tmp/x"),
         denied + reason.format("../y"),
         denied + reason.format(outside),
+        denied + reason.format('"$HOME/x"'),
+        denied + reason.format("'build/..'"),
         "(no output)",
     ]
     assert (senv.root / "y").is_dir() and outside.is_dir()  # denied: never ran
     assert not (project / "build").exists()  # inside the project: ran
+    assert not (project / "..data").exists() and not (project / "build.log").exists()
 
 
 # -- todo-count: a tool whose work goes through smith's host effects -----------------------

@@ -1,7 +1,8 @@
 /* no-rm-outside: a `tool_call` gate. Before a bash call runs, smith sends the call as
    JSON ({"type": "tool_call", "name": "bash", "arguments": {"command": "..."}, ...});
    a recursive `rm` (-r, -R, -rf, -fr, --recursive) naming a path outside the project
-   (absolute, from the home directory, or climbing out with ..) is denied with a
+   (absolute, from the home directory, climbing out with .., or from a $VARIABLE whose
+   value the gate cannot know) is denied with a
    reason the model sees. Everything else is allowed (`[]`: no action). */
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,12 +101,16 @@ static bool find_member(cursor_t *c, const char *key) {
 /* --- the rule ------------------------------------------------------------------ */
 
 static bool outside(const char *word) {
-  return word[0] == '/' || word[0] == '~' || strcmp(word, "..") == 0 ||
-         strncmp(word, "../", 3) == 0 || strstr(word, "/../") != NULL;
+  while (*word == '"' || *word == '\'') word++; /* "/tmp/x" is /tmp/x */
+  size_t n = strcspn(word, "\"'");                /* up to a closing quote */
+  bool up = (n == 2 && strncmp(word, "..", 2) == 0) || strncmp(word, "../", 3) == 0 ||
+            strstr(word, "/../") != NULL || (n >= 3 && strncmp(word + n - 3, "/..", 3) == 0);
+  return word[0] == '/' || word[0] == '~' || word[0] == '$' || up;
 }
 
 /* The first path a recursive rm in `command` names outside the project, or NULL.
-   Words are split on blanks and shell separators; quoting is not interpreted. */
+   Words are split on blanks and shell separators; a word's leading quotes are skipped,
+   other quoting is not interpreted. */
 static const char *rm_outside(char *command) {
   static const char *seps = " \t\n;&|()";
   bool in_rm = false, recursive = false;
