@@ -252,3 +252,39 @@ def test_the_keys_a_package_may_not_take_are_all_smiths() -> None:
     smiths = {k for v in KEYBINDINGS.values() for k in v.split(",")} | set(NEWLINE_KEYS)
     smiths |= {b.key for b in SmithApp.BINDINGS if isinstance(b, Binding)}
     assert smiths <= RESERVED_KEYS
+
+
+# -- #6: packages are known by their manifests' names, the first of a name taken ------------
+
+
+def test_packages_are_known_by_their_manifests_name_and_the_first_of_a_name_wins(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    from smith.config import resolve
+    from smith.packages import installed, package_hooks
+
+    stop = json.dumps({"hooks": {"Stop": [{"hooks": [{"command": "echo done"}]}]}})
+    _installed(senv, "cc2", {
+        ".claude-plugin/plugin.json": json.dumps({"name": "cc2", "version": "1"}),
+        "hooks/hooks.json": stop,
+    })  # fmt: skip
+    _installed(senv, "dirname", {"plugin.kdl": 'name "ptpl"\nversion "1"\n',
+                                 "hooks/hooks.json": stop})  # fmt: skip
+    _installed(senv, "hooks", {"plugin.kdl": 'name "hooks"\nversion "1"\n'})  # a built-in's
+    project = senv.make_project()
+    theirs = project / ".smith" / "plugins" / "cc2"
+    (theirs / ".claude-plugin").mkdir(parents=True)
+    (theirs / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "cc2"}))
+    (theirs / "hooks").mkdir()
+    (theirs / "hooks" / "hooks.json").write_text(stop)
+    assert smith("trust", cwd=project).code == 0
+
+    def found() -> list[tuple[str, str]]:
+        config = resolve(env=senv.env, cwd=str(project))
+        return [(p.name, p.where) for p in installed(config)]
+
+    assert found() == [("cc2", "user"), ("ptpl", "user")]  # the project's cc2 is shadowed
+    config = resolve(env=senv.env, cwd=str(project))
+    assert len(package_hooks(config)) == 2
+    senv.write_user_config('plugins {\n    disabled "ptpl"\n}\n')
+    assert found() == [("cc2", "user")]

@@ -36,7 +36,7 @@ ROOT_NAMES = ("CLAUDE_PLUGIN_ROOT", "SMITH_PLUGIN_ROOT")
 
 @dataclass(frozen=True, slots=True)
 class Installed:
-    """An enabled package found on disk: its name (its directory's), its root, its kind
+    """An enabled package found on disk: its name (its manifest's), its root, its kind
     ("smith": plugin.kdl, "claude": .claude-plugin/plugin.json) and whose ("user",
     "project")."""
 
@@ -58,36 +58,67 @@ def _kind(root: str) -> str | None:
     return None
 
 
-def _listed(directory: str, where: str, disabled: frozenset[str]) -> list[Installed]:
+def _listed(directory: str, where: str, disabled: frozenset[str],
+            taken: set[str]) -> list[Installed]:  # fmt: skip
+    """The packages in `directory` by their manifests' names, less those `disabled` and
+    those whose name is `taken` already (a built-in's, or a package's listed before: the
+    plugin list leaves that package out too, with a warning), as smith.sdk's loader does."""
     try:
         names = sorted(os.listdir(directory))
     except OSError:
         return []
     found = []
-    for name in names:
-        root = os.path.join(directory, name)
-        if name.startswith(".") or name in disabled or os.path.islink(root):
+    for folder in names:
+        root = os.path.join(directory, folder)
+        if folder.startswith(".") or os.path.islink(root):
             continue
         kind = _kind(root)
-        if kind is not None:
+        name = _manifest_name(root, kind) if kind is not None else None
+        if kind is None or name is None or name in taken:
+            continue
+        taken.add(name)
+        if name not in disabled:
             found.append(Installed(name, root, kind, where))
     return found
+
+
+def _manifest_name(root: str, kind: str) -> str | None:
+    """The name a package's manifest gives (None when it does not read: the package
+    reader says why)."""
+    name: object = None
+    if kind == "claude":
+        from smith.packages._claude import plugin_json
+
+        try:
+            name = plugin_json(root).get("name")
+        except Exception:
+            return None
+    else:
+        for node in _nodes(Installed("", root, kind)):
+            if node.name == "name" and len(node.args) == 1:
+                name = node.args[0].value
+                break
+    return name if isinstance(name, str) and name else None
 
 
 def installed(config: Config) -> list[Installed]:
     """The enabled packages whose parts are taken: $SMITH_HOME/plugins/NAME, then a
     trusted project's .smith/plugins/NAME as `smith trust` approved it (the whole
-    folder, smith.trust.approved_package), less those plugins.disabled names."""
+    folder, smith.trust.approved_package), less those plugins.disabled names; each
+    known by its manifest's name, the first of a name taken (built-ins first)."""
+    from smith.sdk import builtin_manifests
+
     value = config["plugins.disabled"]
     disabled = frozenset(str(v) for v in value) if isinstance(value, list | tuple) else frozenset()
-    found = _listed(os.path.join(config.home, "plugins"), "user", disabled)
+    taken = {m.name for m in builtin_manifests()}
+    found = _listed(os.path.join(config.home, "plugins"), "user", disabled, taken)
     from smith import trust
 
     if trust.looked_into(config.home, config.project_root, applied=config.project_trusted):
         project = os.path.join(config.project_root, ".smith", "plugins")
         found += [
             package
-            for package in _listed(project, "project", disabled)
+            for package in _listed(project, "project", disabled, taken)
             if trust.approved_package(config.home, config.project_root, package.root)
         ]
     return found
