@@ -1,0 +1,77 @@
+"""`smith plugins build` reads plugin.kdl as smith reads it and never writes over the
+package's own files: the `module` it names must be a new .wasm file of the package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from smith.diagnostics import SmithError
+from smith.wasm import build_package, scaffold
+from tests.wasm_sdk_fixtures import have_toolchain
+
+needs_c = pytest.mark.skipif(not have_toolchain("c"), reason="no C toolchain (ziglang)")
+
+
+def _with_module(root: Path, line: str) -> Path:
+    kdl = root / "plugin.kdl"
+    kept = [x for x in kdl.read_text().splitlines() if not x.startswith("module ")]
+    kdl.write_text("\n".join([*kept, line]) + "\n")
+    return kdl
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["plugin.c", "plugin.kdl", ".", "sdk", "sdk/x.wasm", "README.md", "./", "out"],
+)
+def test_build_refuses_a_module_that_would_replace_the_package_s_files(
+    tmp_path: Path, module: str
+) -> None:
+    root = scaffold("clash", "c", tmp_path)
+    kdl = _with_module(root, f'module "{module}"')
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    with pytest.raises(SmithError) as caught:
+        build_package(root)
+    text = caught.value.diagnostic.render()
+    assert repr(module) in text and str(kdl) in text
+    # Nothing of the package was written over, and nothing was left beside it.
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_build_reports_what_is_wrong_with_plugin_kdl(tmp_path: Path) -> None:
+    root = scaffold("badkdl", "c", tmp_path)
+    kdl = _with_module(root, "module plugin.wasm")  # a bare word: no KDL string
+    with pytest.raises(SmithError) as caught:
+        build_package(root)
+    assert str(kdl) in caught.value.diagnostic.render()
+    assert kdl.read_text().count("module") == 1  # nothing appended
+
+
+@needs_c
+def test_build_reads_the_module_as_smith_does(tmp_path: Path) -> None:
+    from smith.packages import read_package
+
+    root = scaffold("raw", "c", tmp_path)
+    kdl = _with_module(root, 'module r"out.wasm" // a KDL raw string')
+    out = build_package(root)
+    assert out == root / "out.wasm" and not (root / "plugin.wasm").exists()
+    assert kdl.read_text().count("module") == 1
+    assert read_package(str(root)).module == "out.wasm"  # install reads it too
+
+
+@needs_c
+def test_build_adds_module_once_when_the_manifest_names_none(tmp_path: Path) -> None:
+    from smith.packages import read_package
+
+    root = scaffold("nomod2", "c", tmp_path)
+    kdl = root / "plugin.kdl"
+    kdl.write_text(
+        "\n".join(x for x in kdl.read_text().splitlines() if not x.startswith("module "))
+        + '\n/* module "plugin.c" */'  # a comment: no module, and not to be read as one
+    )
+    assert build_package(root) == root / "plugin.wasm"
+    build_package(root)
+    assert read_package(str(root)).module == "plugin.wasm"
+    assert kdl.read_text().count('module "plugin.wasm"') == 1
