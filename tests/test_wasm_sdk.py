@@ -228,7 +228,7 @@ def test_build_without_a_package_or_toolchain_says_what_to_do(
     (root / "plugin.kdl").write_text(
         (root / "plugin.kdl").read_text().replace('build "c"', 'build "rust"')
     )
-    with pytest.raises(SmithError, match="does not know"):
+    with pytest.raises(SmithError, match="cannot build"):  # plugin.kdl:line names it
         build_package(root)
     py = scaffold("p1", "python", tmp_path)
     real = b.importlib.util.find_spec

@@ -41,7 +41,7 @@ EVENTS = ("session_start", "agent_start", "turn_start", "turn_end", "agent_end",
           "input", "tool_call", "tool_result")  # fmt: skip
 EFFECTS = ("reads", "writes", "runs", "network", "unknown")
 OPTION_TYPES = ("string", "integer", "number", "boolean", "list")
-BUILDS = ("python", "c")
+BUILDS = ("python", "c", "zig")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")  # a package's, command's or option's name
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what every provider takes as a tool name
 SCALARS = ("name", "version", "description", "module", "sdk", "build")

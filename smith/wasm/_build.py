@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -79,12 +78,14 @@ BUILD_MODULE_OUTSIDE = DiagnosticKind(
     why="a package's component lives inside its directory",
     fix='name a path inside the package, such as `module "plugin.wasm"`',
 )
-
-
-def _top_value(text: str, key: str) -> str | None:
-    """The string value of a top-level `key "value"` node of plugin.kdl."""
-    m = re.search(rf'^{re.escape(key)}\s+"((?:[^"\\]|\\.)*)"', text, re.M)
-    return m.group(1) if m else None
+BUILD_MODULE_CLASH = DiagnosticKind(
+    "plugin.module-clash",
+    what="plugin.kdl's module {module} ({where}) {problem}",
+    why="`smith plugins build` writes the built component at that path, so it must be a new "
+    "file of its own ending in .wasm, not the package, a directory, plugin.kdl, a source the "
+    "build reads or the generated sdk/",
+    fix='name a file such as `module "plugin.wasm"` in {where}',
+)
 
 
 def build_package(
@@ -97,8 +98,11 @@ def build_package(
         raise BUILD_NO_MANIFEST.error(
             value=str(root), source=Source("argument", str(root)), where=str(root)
         )
+    from smith.packages import read_package
+
+    package = read_package(str(root))  # its diagnostics (ConfigError) name plugin.kdl:line
     text = manifest.read_text(encoding="utf-8")
-    lang = _top_value(text, "build")
+    lang = package.build or None
     if lang is None:
         lang = (
             "python"
@@ -117,12 +121,8 @@ def build_package(
             langs=" and ".join(LANGS),
             where=str(manifest),
         )
-    module = _top_value(text, "module")
-    out = (root / (module or DEFAULT_MODULE)).resolve()
-    if not out.is_relative_to(root):
-        raise BUILD_MODULE_OUTSIDE.error(
-            value=module, source=Source("file", str(manifest)), module=repr(module), where=str(root)
-        )
+    module = package.module or None
+    out = _module_path(root, manifest, module)
     started = time.perf_counter()
     if lang != "python":
         write_c_bindings(root)  # written again even when up to date: they cannot drift
@@ -143,6 +143,40 @@ def build_package(
         digest = _source_digest(root, lang, out)
     stamp.write_text(digest, encoding="utf-8")
     say(f"built {out} ({len(data) / 1e6:.1f} MB, {time.perf_counter() - started:.1f} s)")
+    return out
+
+
+def _module_path(root: Path, manifest: Path, module: str | None) -> Path:
+    """Where the component is written: `module` inside the package, refused when writing it
+    would replace the package's own files (the manifest, a source, the sdk/ the build
+    writes, a directory)."""
+    out = (root / (module or DEFAULT_MODULE)).resolve()
+    if not out.is_relative_to(root):
+        raise BUILD_MODULE_OUTSIDE.error(
+            value=module, source=Source("file", str(manifest)), module=repr(module), where=str(root)
+        )
+    rel = out.relative_to(root)
+    problem = (
+        "is the package directory itself"
+        if out == root
+        else "is a directory"
+        if out.is_dir()
+        else "is the manifest itself"
+        if rel == Path("plugin.kdl")
+        else f"is inside {rel.parts[0]}/, which the build writes or skips"
+        if rel.parts[0] in _SKIP
+        else "does not end in .wasm (it would replace a file of the package)"
+        if out.suffix != ".wasm" or Path(module or DEFAULT_MODULE).suffix != ".wasm"
+        else None
+    )
+    if problem:
+        raise BUILD_MODULE_CLASH.error(
+            value=module,
+            source=Source("file", str(manifest)),
+            module=repr(module),
+            where=str(manifest),
+            problem=problem,
+        )
     return out
 
 
