@@ -288,3 +288,27 @@ def test_packages_are_known_by_their_manifests_name_and_the_first_of_a_name_wins
     assert len(package_hooks(config)) == 2
     senv.write_user_config('plugins {\n    disabled "ptpl"\n}\n')
     assert found() == [("cc2", "user")]
+
+
+# -- #7: two commands of one name in different folders ------------------------------------
+
+
+def test_a_command_whose_name_another_folder_took_is_said_not_taken(tmp_path: Path) -> None:
+    from smith.packages import package_templates, read_claude
+
+    root = tmp_path / "cc"
+    for path, text in {
+        ".claude-plugin/plugin.json": json.dumps({"name": "cc", "version": "1"}),
+        "commands/backend/component.md": "Backend component.\n",
+        "commands/frontend/component.md": "Frontend component.\n",
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    package = read_claude(str(root))
+    notes = "\n".join(package.notes)
+    assert "taken: commands as prompt templates: /component\n" in notes + "\n"
+    assert (
+        "not taken: the command commands/frontend/component.md (/component is "
+        "commands/backend/component.md" in notes
+    )
+    assert package_templates(package) == {"component": "Backend component.\n"}

@@ -254,10 +254,19 @@ def read_claude(root: str) -> PackageManifest:
     taken: list[str] = []
     notes: list[str] = []
     commands = command_files(root, data)
+    first: dict[str, str] = {}  # a command's name -> its file: the first of a name is taken
+    for path in commands:
+        name = os.path.basename(path)[:-3]
+        if name in first:  # commands/backend/x.md beside commands/frontend/x.md
+            notes.append(f"not taken: the command {os.path.relpath(path, root)} (/{name} is "
+                         f"{os.path.relpath(first[name], root)}; smith's commands have no "
+                         "folder:name form)")  # fmt: skip
+        else:
+            first[name] = path
     if commands:
-        names = ", ".join(f"/{os.path.basename(p)[:-3]}" for p in commands)
+        names = ", ".join(f"/{n}" for n in first)
         taken.append(f"commands as prompt templates: {names}")
-        notes += _command_notes(commands)
+        notes += _command_notes(list(first.values()))
     agents = _count(root, "agents", skill=False)
     if agents:
         taken.append(f"{agents} agent definition{'s' if agents > 1 else ''}")
