@@ -14,8 +14,7 @@ from smith.diagnostics import DiagnosticKind, SmithError, Source, did_you_mean
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
-    from typing import Any
+    from collections.abc import Sequence
 
     from smith.cli._main import Context
     from smith.config import Block, Config, Located
@@ -73,13 +72,6 @@ UPDATE_SOURCE_GONE = DiagnosticKind(
     fix="install it from where it is now (`smith plugins install PATH`), or keep it as it "
     "is; `smith plugins remove {name}` takes it out",
 )
-BAD_NEW_NAME = DiagnosticKind(
-    "cli.plugins-bad-name",
-    what="{name} cannot name a plugin",
-    why="a plugin's name is a letter, then letters, digits, '-' or '_' (64 at most): it "
-    "names its /command, its folder and its settings",
-    fix="choose such a name, e.g. `smith plugins new hello1`",
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,6 +114,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from smith.cli import _plugins_sdk as sdk
+
     handler = {
         "list": _list,
         "install": _install,
@@ -130,9 +124,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         "disable": _disable,
         "info": _info,
         "update": _update,
-        "new": _new,
-        "build": _build,
-        "help": _help,
+        "new": sdk.new,
+        "build": sdk.build,
+        "help": sdk.help_topic,
     }[args.action]
     return handler(args, ctx)
 
@@ -579,44 +573,3 @@ def _info(args: argparse.Namespace, ctx: Context) -> int:
     if item.disabled_by is not None:
         ctx.out(f"  disabled by plugins.disabled at {item.disabled_by}")
     return 0
-
-
-# -- new, build, help (smith.wasm) --------------------------------------------------------
-
-
-def _new(args: argparse.Namespace, ctx: Context) -> int:
-    from smith.packages import valid_name
-
-    if not valid_name(args.name):
-        raise BAD_NEW_NAME.error(value=args.name, source=Source("argument", "smith plugins new"),
-                                 name=args.name)  # fmt: skip
-    dest = os.path.abspath(args.dir or ctx.cwd)
-    made = _wasm("scaffold")(args.name, args.lang, dest)
-    ctx.out(f"made {made}")
-    ctx.out(f"build it: smith plugins build {made}")
-    ctx.out(f"then install it: smith plugins install {made}")
-    return 0
-
-
-def _build(args: argparse.Namespace, ctx: Context) -> int:
-    folder = os.path.abspath(args.dir or ctx.cwd)
-
-    def say(text: str) -> None:
-        ctx.stderr.write(text.rstrip("\n") + "\n")
-
-    built = _wasm("build_package")(folder, say)
-    ctx.out(f"built {built}")
-    return 0
-
-
-def _help(args: argparse.Namespace, ctx: Context) -> int:
-    ctx.out(str(_wasm("sdk_help")(args.topic)))
-    return 0
-
-
-def _wasm(name: str) -> Callable[..., Any]:
-    """smith.wasm's `name` (scaffold, build_package, sdk_help), imported when used."""
-    import smith.wasm
-
-    found: Callable[..., Any] = getattr(smith.wasm, name)
-    return found
