@@ -226,12 +226,21 @@ ENDS = ("agent_end", "input_handled")
 
 def _ended(ev: dict[str, Any]) -> dict[str, Any]:
     """How the prompt ended: its agent_end, or, for a prompt a plugin handled as a
-    command (no turn), a stop of `handled` whose message is the plugin's reply."""
+    command (no turn), a stop of `handled` whose message is the plugin's reply (`error`
+    and its reason when the command failed)."""
     if ev["type"] == "agent_end":
         return ev
     reply = ev.get("reply") or ""
     message = {"role": "assistant", "content": [{"type": "text", "text": reply}]}
+    if ev.get("error"):
+        error = f"{ev.get('plugin')}: /{_command_name(ev)} failed: {ev['error']}"
+        return {"stop": "error", "error": error, "message": message, "plugin": ev.get("plugin")}
     return {"stop": "handled", "message": message, "plugin": ev.get("plugin")}
+
+
+def _command_name(ev: dict[str, Any]) -> str:
+    text = str(ev.get("text") or "").lstrip()
+    return text[1:].split(maxsplit=1)[0] if text.startswith("/") and len(text) > 1 else text
 
 
 def _text_of(message: dict[str, Any] | None) -> str:

@@ -579,6 +579,26 @@ def test_eval_answers_a_handled_prompt_with_the_plugins_reply(
     assert (result["ok"], result["stop"], result["text"]) == (True, "handled", "pong")
 
 
+def test_a_failed_command_ends_eval_with_its_error(
+    pinger: None, senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    r = smith("eval", "!fail", cwd=project)
+    assert r.code == 1 and r.out == ""
+    assert "smith: pinger: /!fail failed: the pinger is out of pongs" in r.err
+    r = smith("eval", "--json", "!fail", cwd=project)
+    assert r.code == 1, r.err
+    result = json.loads(r.out.splitlines()[-1])
+    assert (result["ok"], result["stop"], result["exit_code"]) == (False, "error", 1)
+    handled = [json.loads(line) for line in r.out.splitlines()[:-1]]
+    (event,) = [e for e in handled if e["type"] == "input_handled"]
+    assert event["error"] == "the pinger is out of pongs"  # recorded, and replayed (below)
+    r = smith("replay", "--json", "--instant", result["session"]["id"], cwd=project)
+    assert r.code == 0, r.err
+    replayed = [json.loads(line) for line in r.out.splitlines() if line.strip()]
+    assert any(e.get("error") == "the pinger is out of pongs" for e in replayed), r.out
+
+
 def test_the_library_returns_a_handled_prompts_reply(
     senv: SmithEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -296,7 +296,9 @@ class _Builder:
         elif kind == "thinking_level":
             self.state["thinking"] = content.get("level", self.state["thinking"])
         elif kind == "input_handled":  # a plugin's command: what it was and its reply
-            fields = {k: content.get(k) for k in ("plugin", "mode", "text", "reply")}
+            # `error` only where the command failed (recorded only then)
+            keys = ("plugin", "mode", "text", "reply", *(("error",) if "error" in content else ()))
+            fields = {k: content.get(k) for k in keys}
             self.emit("input_handled", entry_id=entry.id, **fields)
         elif kind == "environment":  # recorded as a prompt starts, before its message
             if not (self.in_run and not self.answered):

@@ -266,7 +266,7 @@ class InputHandled(_Event, tag="input_handled", frozen=True):
 
     fields_doc: ClassVar[str] = (
         "`entry_id`, `plugin`, `mode` (`prompt`, `steer` or `follow_up`), `text`, `reply` "
-        "(or `null`)"
+        "(or `null`), `error` (the command failed: why; else `null`)"
     )
 
     entry_id: str
@@ -274,6 +274,7 @@ class InputHandled(_Event, tag="input_handled", frozen=True):
     mode: str
     text: str
     reply: str | None
+    error: str | None = None
 
 
 class Environment(_Event, tag="environment", frozen=True):

@@ -164,9 +164,11 @@ class TransformInput(_Action, tag="transform_input", frozen=True):
 
 class HandleInput(_Action, tag="handle_input", frozen=True):
     """input: the message is a command the plugin handled: it is not recorded as a user
-    message and starts no turn; `reply`, if any, is shown (event `input_handled`)."""
+    message and starts no turn; `reply`, if any, is shown (event `input_handled`).
+    `error`: the command failed, and why (shown as an error; `smith eval` exits 1)."""
 
     reply: str | None = None
+    error: str | None = None
 
 
 HookAction = Union[  # noqa: UP007

@@ -518,6 +518,8 @@ async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes, li
     # Recorded (never sent to the model: the context is built from messages only), so
     # replay and the transcript show what the plugin did with the input.
     record = {"plugin": plugin, "mode": mode, "text": shown, "reply": reply}
+    if action.error is not None:  # the command failed (kept only then: older entries lack it)
+        record["error"] = str(rt.secrets.redact(action.error))
     entry = rt.session.append("input_handled", record)
     rt.emit(event("input_handled", entry_id=entry.id, **record))
     return None
