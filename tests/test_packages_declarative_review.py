@@ -312,3 +312,28 @@ def test_a_command_whose_name_another_folder_took_is_said_not_taken(tmp_path: Pa
         "commands/backend/component.md" in notes
     )
     assert package_templates(package) == {"component": "Backend component.\n"}
+
+
+# -- #8: a package's theme does not replace smith's, and dark is true or false ---------------
+
+
+def test_a_packages_theme_never_replaces_a_builtin_one_and_dark_is_true_or_false(
+    tmp_path: Path,
+) -> None:
+    from smith.frontends.tui._themes import textual_themes
+    from smith.packages import bundled, read_package
+
+    found = {"nord": {"primary": "#ff0000"}, "maybe": {"primary": "#ff0000", "dark": "maybe"},
+             "light": {"primary": "#ff0000", "dark": "false"}}  # fmt: skip
+    made, warnings = textual_themes(found)
+    assert [(t.name, t.dark) for t in made] == [("light", False)]
+    said = "\n".join(warnings)
+    assert "the theme nord of a plugin was not registered: smith already has a theme" in said
+    assert "dark 'maybe' (it is true or false)" in said
+    root = tmp_path / "t"
+    root.mkdir()
+    kdl = 'name "t"\nversion "1"\ntheme "maybe" {\n    primary "#ff0000"\n    dark "maybe"\n}\n'
+    (root / "plugin.kdl").write_text(kdl)
+    assert "theme maybe: dark 'maybe' is neither true nor false" in "\n".join(
+        bundled(read_package(str(root)))
+    )

@@ -4,7 +4,7 @@ selects one as it selects a built-in theme (docs/plugins.md, "Declarative parts"
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,16 +17,28 @@ COLOURS = ("primary", "secondary", "warning", "error", "success", "accent", "for
            "background", "surface", "panel", "boost")  # fmt: skip
 
 
-def textual_themes(found: Mapping[str, Mapping[str, str]]) -> tuple[list[Theme], list[str]]:
+def textual_themes(
+    found: Mapping[str, Mapping[str, str]], taken: Collection[str] | None = None
+) -> tuple[list[Theme], list[str]]:
     """The themes of `found` (name -> colours) Textual can use, and a warning for each
-    it cannot: one without `primary`, or a colour Textual does not read."""
+    it cannot: one without `primary`, a colour Textual does not read, a `dark` neither
+    true nor false, or a name `taken` already (Textual's own themes by default: a
+    package's theme never replaces one)."""
     from textual.color import Color, ColorParseError
-    from textual.theme import Theme
+    from textual.theme import BUILTIN_THEMES, Theme
 
+    taken = BUILTIN_THEMES if taken is None else taken
     themes: list[Theme] = []
     warnings: list[str] = []
     for name, colours in found.items():
+        if name in taken:
+            warnings.append(f"the theme {name} of a plugin was not registered: smith already "
+                            "has a theme of that name (rename it)")  # fmt: skip
+            continue
         bad = []
+        dark_given = str(colours.get("dark", "true")).lower()
+        if dark_given not in ("true", "false"):
+            bad.append(f"dark {colours['dark']!r} (it is true or false)")
         for key in COLOURS:
             if key in colours:
                 try:
@@ -39,7 +51,7 @@ def textual_themes(found: Mapping[str, Mapping[str, str]]) -> tuple[list[Theme],
             warnings.append(f"the theme {name} was not registered: {', '.join(bad)}")
             continue
         get = colours.get
-        dark = str(get("dark", "true")).lower() not in ("false", "no", "0")
+        dark = dark_given == "true"
         themes.append(
             Theme(
                 name=name,
@@ -64,7 +76,7 @@ def use_themes(app: App[Any], found: Mapping[str, Mapping[str, str]], name: str 
     """Register the packages' themes `found` with `app` (a warning for each it cannot
     use), then select `name` (tui.theme, or the product plugin's): one no theme has (a
     package since removed or disabled) is a warning, and the app keeps its default."""
-    themes, warnings = textual_themes(found)
+    themes, warnings = textual_themes(found, taken=set(app.available_themes))
     for theme in themes:
         app.register_theme(theme)
     for warning in warnings:

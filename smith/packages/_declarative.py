@@ -398,6 +398,11 @@ def parts_said(package: PackageManifest) -> list[str]:
 
     here = Installed(package.name, package.root, package.kind)
     lines = package_keybindings(package)[1]
+    for name, colours in package.themes.items():
+        dark = str(colours.get("dark", "true")).lower()
+        if dark not in ("true", "false"):
+            lines.append(f"theme {name}: dark {colours['dark']!r} is neither true nor false, "
+                         "so the app leaves the theme out")  # fmt: skip
     for server in _servers_of(here):
         fields = server.fields
         if "url" in fields:
