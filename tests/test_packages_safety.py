@@ -414,3 +414,17 @@ def test_verify_links_refuses_a_link_whose_chain_leads_out(tmp_path: Path) -> No
     with pytest.raises(SmithError) as caught:
         verify_links(str(root), "pkg.zip")
     assert "the archive pkg.zip holds x, which is a link to 'd/up/..', out of" in str(caught.value)
+
+
+def test_a_tar_hard_link_out_is_said_as_a_link(smith: Smith, tmp_path: Path) -> None:
+    archive = tmp_path / "hard.tar"
+    with tarfile.open(archive, "w") as tar:
+        info = tarfile.TarInfo("plugin.kdl")
+        info.size = len(MANIFEST)
+        tar.addfile(info, io.BytesIO(MANIFEST))
+        link = tarfile.TarInfo("h")
+        link.type, link.linkname = tarfile.LNKTYPE, "/etc/passwd"
+        tar.addfile(link)
+    r = smith("plugins", "install", str(archive), "--yes")
+    assert r.code == 1
+    assert "the archive hard.tar holds h, which is a hard link to '/etc/passwd', out of" in r.err

@@ -181,8 +181,8 @@ def _untar(path: str, dest: str) -> None:
                 problem = _member_problem(m.name)
                 if problem is None and m.issym():
                     problem = _link_problem(m.name, m.linkname)
-                elif problem is None and m.islnk():
-                    problem = _member_problem(m.linkname)
+                elif problem is None and m.islnk() and _member_problem(m.linkname):
+                    problem = f"is a hard link to {m.linkname!r}, out of the package"
                 elif problem is None and not (m.isreg() or m.isdir()):
                     problem = "is a device, a FIFO or another special file"
                 if problem is not None:
