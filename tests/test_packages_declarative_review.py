@@ -337,3 +337,18 @@ def test_a_packages_theme_never_replaces_a_builtin_one_and_dark_is_true_or_false
     assert "theme maybe: dark 'maybe' is neither true nor false" in "\n".join(
         bundled(read_package(str(root)))
     )
+
+
+# -- #9: between packages, the first of a name wins for templates too ------------------------
+
+
+def test_the_first_plugins_template_of_a_name_wins_as_for_skills(tmp_path: Path) -> None:
+    from smith.diagnostics import Diagnostic
+    from smith.runtime._templates import load
+
+    said: list[Diagnostic] = []
+    found = load({"first": {"review": "First."}, "second": {"review": "Second."}},
+                 str(tmp_path / "cfg"), str(tmp_path), approved=None, warn=said.append)  # fmt: skip
+    assert found["review"].source == "plugin first"
+    [warning] = said
+    assert "/review of plugin first hides the one of plugin second" in warning.what

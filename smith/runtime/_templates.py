@@ -49,7 +49,7 @@ SHADOWED = DiagnosticKind(
     severity="warning",
     what="the prompt template /{name} of {winner} hides the one of {loser}",
     why="templates are known by name, and the project's come after the user's (and the "
-    "user's after the plugins')",
+    "user's after the plugins'; among plugins, the first of a name is kept)",
     fix="rename one of them to keep both",
 )
 UNREADABLE = DiagnosticKind(
@@ -198,8 +198,9 @@ def load(
     warn: Callable[[Diagnostic], None],
     private: Sequence[str] = (),
 ) -> dict[str, Template]:
-    """Every template, by name: the plugins' (`{plugin: {name: text}}`), the user's,
-    then the project's, each later one shadowing an earlier one with a notice. A
+    """Every template, by name: the plugins' (`{plugin: {name: text}}`, the first plugin
+    of a name kept, as for skills and agents), the user's, then the project's, each
+    later one shadowing an earlier one with a notice. A
     project's templates load only as `smith trust` approved them (`approved`: name ->
     SHA-256, None when the project is not trusted); one added or changed since is said.
     `private`: smith's own directories (data, configuration), which no template file
@@ -220,7 +221,13 @@ def load(
 
     for plugin, texts in plugins.items():
         for name, text in texts.items():
-            add(parse(text, name, f"plugin {plugin}"))
+            template = parse(text, name, f"plugin {plugin}")
+            earlier = found.get(name)
+            if earlier is None:
+                add(template)
+            else:  # among plugins the first of a name wins, as for skills and agents
+                warn(SHADOWED(value=name, source=Source("file", template.source), name=name,
+                              winner=earlier.source, loser=template.source))  # fmt: skip
     for template, _ in _files(os.path.join(config_home, "prompts"), warn, users):
         add(template)
     project = os.path.join(project_root, ".smith", "prompts")
