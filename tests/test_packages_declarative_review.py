@@ -352,3 +352,26 @@ def test_the_first_plugins_template_of_a_name_wins_as_for_skills(tmp_path: Path)
     assert found["review"].source == "plugin first"
     [warning] = said
     assert "/review of plugin first hides the one of plugin second" in warning.what
+
+
+# -- #10: a project package changed since it was trusted is said to be left out, once -------
+
+
+def test_a_changed_project_package_is_said_left_out_once(
+    senv: SmithEnv, smith: Callable[..., Result], smith_process: Callable[..., Result]
+) -> None:
+    project = senv.make_project()
+    root = project / ".smith" / "plugins" / "local"
+    (root / "hooks").mkdir(parents=True)
+    (root / "plugin.kdl").write_text('name "local"\nversion "1"\n')
+    guard = {"matcher": "Bash", "hooks": [{"command": "exit 2"}]}
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [guard]}}))
+    assert smith("trust", cwd=project).code == 0
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [guard]}}))
+    model, _ = kit.script(senv.root, [{"text": "ok", "stop": "end"}])
+    r = smith_process("eval", "--json", "--model", model, "hi", cwd=project)
+    assert r.code == 0, r.err
+    said = [line for line in r.err.splitlines() if "package local" in line]
+    assert len(said) == 1, r.err
+    assert "changed since you trusted the project" in said[0]
+    assert "smith trust" in r.err
