@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from smith.wasm._abi import needs_memory, params_flat, wat_type
-from smith.wasm._wit import World
+from smith.wasm._abi import MAX_FLAT_RESULTS, flat, needs_memory, params_flat, wat_type
+from smith.wasm._wit import Func, World
 
 _WASI = ("wasi_snapshot_preview1", "wasi_unstable")
 _MAGIC = b"\0asm"
@@ -163,6 +163,8 @@ def _shimmed(world: World, imports: Imports) -> list[tuple[str, str, object]]:
         if f is None:
             raise WrapError(f"the module imports {n!r} from {m!r}, which is no host function")
         memory = any(needs_memory(world, t) for _, t in f.params) or needs_memory(world, f.result)
+        # A result of more than one core value comes back through memory (a return pointer).
+        memory = memory or len(flat(world, f.result)) > MAX_FLAT_RESULTS
         if memory or params_flat(world, f.params) is None:
             out.append((m, n, ty))
     return out
@@ -283,9 +285,69 @@ def wrap(world: World, module: bytes) -> bytes:
         raise WrapError(
             "the module exports no memory or no cabi_realloc (was smith_plugin.c compiled in?)"
         )
+    _check_signatures(world, imports, exports)
     wat = component_wat(world, imports, exports)
     try:
         component = wasmtime.wat2wasm(wat)
     except wasmtime.WasmtimeError as exc:
         raise WrapError(f"the generated component does not assemble: {exc}") from exc
-    return splice_first_module(bytes(component), module)
+    made = splice_first_module(bytes(component), module)
+    _check(made)
+    return made
+
+
+def _sig(params: Sequence[str], results: Sequence[str]) -> str:
+    return f"({' '.join(params)}) -> ({' '.join(results)})"
+
+
+def _flat_params(world: World, f: Func) -> list[str]:
+    values = params_flat(world, f.params)
+    return ["i32"] if values is None else values  # in memory: a pointer
+
+
+def _check_signatures(world: World, imports: Imports, exports: dict[str, object]) -> None:
+    """Each export and host import has the core signature the canonical ABI gives it."""
+    problems = []
+    if type(exports["memory"]).__name__ != "MemoryType":
+        problems.append("its export 'memory' is no memory")
+    want: dict[str, tuple[list[str], list[str]]] = {"cabi_realloc": (["i32"] * 4, ["i32"])}
+    for f in world.exports.values():
+        params = _flat_params(world, f)
+        result = flat(world, f.result)
+        result = result if len(result) <= MAX_FLAT_RESULTS else ["i32"]
+        want[f.name] = (params, result)
+        want[f"cabi_post_{f.name}"] = (result, [])
+    host = {world.qualified(i): world.interfaces[i] for i in world.imports}
+    found = [(f"export {n!r}", n, ty) for n, ty in exports.items() if n in want]
+    for m, n, ty in imports:
+        fn = host[m].funcs[n] if m in host and n in host[m].funcs else None
+        if fn is not None:
+            result = flat(world, fn.result)
+            params = _flat_params(world, fn)
+            want[f"{m}#{n}"] = (
+                (params, result) if len(result) <= MAX_FLAT_RESULTS else ([*params, "i32"], [])
+            )
+            found.append((f"import {n!r}", f"{m}#{n}", ty))
+    for what, key, ty in found:
+        got = _core_sig(ty)
+        if got != want[key]:
+            problems.append(f"{what} is {_sig(*got)}, not {_sig(*want[key])}")
+    if problems:
+        raise WrapError(
+            "the module does not fit smith's plugin world (was it built against an older "
+            "smith_plugin.h?): " + "; ".join(problems)
+        )
+
+
+def _check(component: bytes) -> None:
+    """Compile the component as smith will load it, so a module that does not fit the
+    world (an export, import, cabi_realloc or cabi_post_* of the wrong signature, a
+    global exported as memory) fails at build, saying what is wrong, not at load."""
+    import wasmtime
+    import wasmtime.component
+
+    try:
+        wasmtime.component.Component(wasmtime.Engine(), component)
+    except wasmtime.WasmtimeError as exc:
+        cause = " ".join(str(exc).split())  # the whole chain: "... Caused by: ..."
+        raise WrapError(f"the module does not fit smith's plugin world: {cause}") from exc
