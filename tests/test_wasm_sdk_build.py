@@ -75,3 +75,28 @@ def test_build_adds_module_once_when_the_manifest_names_none(tmp_path: Path) -> 
     build_package(root)
     assert read_package(str(root)).module == "plugin.wasm"
     assert kdl.read_text().count('module "plugin.wasm"') == 1
+
+
+@needs_c
+def test_a_c_handler_s_missing_error_or_null_answer_is_named(tmp_path: Path) -> None:
+    from tests.wasm_sdk_fixtures import Guest
+
+    root = scaffold("quiet", "c", tmp_path)
+    (root / "plugin.c").write_text(
+        '#include "smith_plugin.h"\n'
+        "bool smith_command(smith_string_t name, smith_string_t args, smith_string_t *ret,\n"
+        "                   smith_string_t *err) {\n"
+        "  (void)name; (void)err;\n"
+        "  if (args.len == 4) { ret->ptr = NULL; ret->len = 100; return true; }\n"
+        "  return false;  /* and no *err */\n"
+        "}\n"
+    )
+    guest = Guest(build_package(root))
+    assert guest.call("command", "quiet", "") == (
+        "err",
+        "smith_command returned false without an error",
+    )
+    assert guest.call("command", "quiet", "null") == (
+        "err",
+        "smith_command returned a NULL string with a length",
+    )

@@ -310,13 +310,27 @@ class _Gen:
             frees.append(stmts)
         frees_text = " ".join(x for x in frees if x)
         post = " ".join(self.free_stmts(r, "(*r)"))
+        checks = ""
+        if err == Type("prim", "string"):
+            # An empty error would reach the user as nothing at all; a NULL string with a
+            # length would be read from address 0: each is the plugin's error, named.
+            checks = (
+                f"  if (r->is_err && r->val.err.ptr == NULL) smith_string_set(&r->val.err, "
+                f'"{cname} returned false without an error");\n'
+            )
+            if ok is not None and (ok.kind == "list" or ok == Type("prim", "string")):
+                checks += (
+                    f"  if (!r->is_err && r->val.ok.ptr == NULL && r->val.ok.len > 0) {{ "
+                    f"r->is_err = true; smith_string_set(&r->val.err, "
+                    f'"{cname} returned a NULL string with a length"); }}\n'
+                )
         defn = (
             f"__attribute__((weak)) {sig} {{\n  {unused}\n  {default}\n}}\n"
             f"static {rtype} {area};\n"
             f'__attribute__((export_name("{f.name}"))) int32_t __smith_export_{snake(f.name)}'
             f"({core_params}) {{\n  __smith_init();\n{lifted}\n"
             f"  {rtype} *r = &{area};\n  memset(r, 0, sizeof *r);\n"
-            f"  r->is_err = !{cname}({call});\n  {frees_text}\n"
+            f"  r->is_err = !{cname}({call});\n{checks}  {frees_text}\n"
             "  return (int32_t)(uintptr_t)r;\n}\n"
             f'__attribute__((export_name("cabi_post_{f.name}"))) void __smith_post_{snake(f.name)}'
             f"(int32_t p) {{\n  {rtype} *r = ({rtype} *)(uintptr_t)p;\n  {post or '(void)r;'}\n}}"
