@@ -82,6 +82,16 @@ def _listed(directory: str, where: str, disabled: frozenset[str],
     return found
 
 
+def _builtin_names() -> set[str]:
+    """The built-in plugins' names, from smith.plugins' plain data (by name, as
+    smith.sdk reads it: smith.sdk's loader builds on smith.packages)."""
+    import importlib
+
+    plugins = importlib.import_module("smith.plugins")
+    table = plugins.MANIFESTS
+    return {str(table.get(m, {}).get("name", m.rsplit(".", 1)[-1])) for m in plugins.BUILTIN}
+
+
 def _manifest_name(root: str, kind: str) -> str | None:
     """The name a package's manifest gives (None when it does not read: the package
     reader says why)."""
@@ -106,11 +116,9 @@ def installed(config: Config) -> list[Installed]:
     trusted project's .smith/plugins/NAME as `smith trust` approved it (the whole
     folder, smith.trust.approved_package), less those plugins.disabled names; each
     known by its manifest's name, the first of a name taken (built-ins first)."""
-    from smith.sdk import builtin_manifests
-
     value = config["plugins.disabled"]
     disabled = frozenset(str(v) for v in value) if isinstance(value, list | tuple) else frozenset()
-    taken = {m.name for m in builtin_manifests()}
+    taken = _builtin_names()
     found = _listed(os.path.join(config.home, "plugins"), "user", disabled, taken)
     from smith import trust
 
