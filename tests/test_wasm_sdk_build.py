@@ -100,3 +100,28 @@ def test_a_c_handler_s_missing_error_or_null_answer_is_named(tmp_path: Path) -> 
         "err",
         "smith_command returned a NULL string with a length",
     )
+
+
+@pytest.mark.skipif(not have_toolchain("python"), reason="no componentize-py")
+def test_a_python_error_is_shown_as_python_shows_it_at_the_package_s_path(tmp_path: Path) -> None:
+    root = scaffold("pysyn", "python", tmp_path)
+    app = root / "app.py"
+    lines = app.read_text().splitlines()
+    app.write_text("\n".join([*lines, "def broken(:", "    pass"]) + "\n")
+    with pytest.raises(SmithError) as caught:
+        build_package(root)
+    text = caught.value.diagnostic.render()
+    assert f'File "{app}", line {len(lines) + 1}' in text
+    assert "def broken(:" in text and "SyntaxError: invalid syntax" in text
+    assert "/0/" not in text and "backtrace" not in text.lower() and "<string>" not in text
+
+
+@needs_c
+def test_a_c_build_s_warnings_are_said(tmp_path: Path) -> None:
+    root = scaffold("cwarn", "c", tmp_path)
+    source = root / "plugin.c"
+    source.write_text(source.read_text() + "int g(int x) { if (x = 1) return 2; return 0; }\n")
+    said: list[str] = []
+    build_package(root, said.append)
+    warned = "\n".join(said)
+    assert "warning" in warned and f"{source}:" in warned and "-Wparentheses" in warned

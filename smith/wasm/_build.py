@@ -203,12 +203,42 @@ def _source_digest(root: Path, lang: str, out: Path) -> str:
     return h.hexdigest()
 
 
-def _run(args: list[str], *, tool: str, where: Path, cwd: str) -> None:
-    _output(args, tool=tool, where=where, cwd=cwd)
+def _run(
+    args: list[str], *, tool: str, where: Path, cwd: str, say: Callable[[str], None] | None = None
+) -> None:
+    _output(args, tool=tool, where=where, cwd=cwd, say=say)
 
 
-def _output(args: list[str], *, tool: str, where: Path, cwd: str) -> str:
-    """What `args` printed on stdout; a diagnostic naming `tool` when it failed."""
+_SHOWN = 40  # lines of a tool's diagnostics shown at most
+
+
+def _tool_text(text: str, root: Path, cwd: str) -> str:
+    """A tool's diagnostics as the author reads them: componentize-py's own message (not
+    its launcher's traceback nor its Rust backtrace), the paths of the package's files
+    (componentize-py names them /0/FILE, the compilers the build's scratch copy)."""
+    text = text.split("Stack backtrace:", 1)[0]
+    lines = text.splitlines()
+    if lines and lines[0].startswith("Traceback (most recent call last):"):
+        lines = lines[1:]  # the launcher's `python -c`, not the plugin's
+        while lines and lines[0].startswith('  File "<string>"'):
+            lines = lines[1:]
+    text = "\n".join(lines)
+    for prefix in ("AssertionError: ", "Error: "):
+        text = text.removeprefix(prefix)
+    for scratch in (f"{cwd}/src/", f"{cwd}/", '"/0/'):
+        text = text.replace(scratch, f'"{root}/' if scratch.startswith('"') else f"{root}/")
+    lines = [x.rstrip() for x in text.strip().splitlines()]
+    kept = [x for i, x in enumerate(lines) if x or (i and lines[i - 1])]  # no blank runs
+    if len(kept) > _SHOWN:
+        kept = [*kept[:_SHOWN], f"... ({len(kept) - _SHOWN} more lines)"]
+    return "\n".join(kept)
+
+
+def _output(
+    args: list[str], *, tool: str, where: Path, cwd: str, say: Callable[[str], None] | None = None
+) -> str:
+    """What `args` printed on stdout; a diagnostic naming `tool` (with the tool's own
+    diagnostics) when it failed; its warnings said through `say` when it did not."""
     try:
         r = subprocess.run(
             args, check=False, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT
@@ -221,10 +251,10 @@ def _output(args: list[str], *, tool: str, where: Path, cwd: str) -> str:
             detail=f"it did not finish in {exc.timeout:.0f} s",
         ) from exc
     if r.returncode != 0:
-        lines = [x for x in (r.stderr + r.stdout).splitlines() if x.strip()]
-        shown = [x for x in lines if "error" in x.lower()][:8] or lines[-8:]
-        detail = "\n".join(shown) or f"exit {r.returncode}"
+        detail = _tool_text(r.stderr.strip() or r.stdout, where, cwd) or f"exit {r.returncode}"
         raise BUILD_FAILED.error(value=str(where), tool=tool, where=str(where), detail=detail)
+    if say is not None and r.stderr.strip():
+        say(f"{tool} warned:\n{_tool_text(r.stderr, where, cwd)}")
     return r.stdout
 
 
@@ -293,7 +323,7 @@ def _c(root: Path, say: Callable[[str], None]) -> bytes:
         core = Path(tmp) / "core.wasm"
         args = [*cc, "-mexec-model=reactor", "-O2", "-s", "-Wall", "-I", str(sdk),
                 *map(str, sources), str(sdk / SOURCE), "-o", str(core)]  # fmt: skip
-        _run(args, tool="the C compiler", where=root, cwd=tmp)
+        _run(args, tool="the C compiler", where=root, cwd=tmp, say=say)
         try:
             return wrap(wit_world(), core.read_bytes())
         except WrapError as exc:
@@ -321,7 +351,7 @@ def _zig(root: Path, say: Callable[[str], None]) -> bytes:
                 str(sdk / SOURCE), "-I", str(sdk), "-target", "wasm32-wasi", "-fno-entry",
                 "-rdynamic", "-lc", "-O", "ReleaseSmall", "-mexec-model=reactor",
                 f"-femit-bin={core}"]  # fmt: skip
-        _run(args, tool="zig", where=root, cwd=tmp)
+        _run(args, tool="zig", where=root, cwd=tmp, say=say)
         try:
             return wrap(wit_world(), core.read_bytes())
         except WrapError as exc:
