@@ -213,7 +213,12 @@ def _describe(ctx: Context, package: PackageManifest, origin: str) -> None:
     for line in bundled(package):
         say(f"  brings {line}\n")
     lines = package.grants.lines()
-    say("  asks to:\n" if lines else "  asks for no grants: its code (if any) can reach nothing\n")
+    if lines:
+        say("  asks to:\n")
+    elif package.has_code:
+        say("  asks for no grants: its module can reach nothing outside its sandbox\n")
+    else:
+        say("  asks for no grants (it has no module; hooks and MCP servers run sandboxed)\n")
     for line in lines:
         say(f"    - {line}\n")
     for note in package.notes:
