@@ -103,3 +103,57 @@ def test_a_result_of_two_core_values_is_lowered_through_memory() -> None:
     store = wasmtime.Store(engine)
     instance = linker.instantiate(store, component)
     assert instance.get_func(store, "hello")(store) == 7
+
+
+def _wasi_caller(name: str) -> bytes:
+    calls = " ".join(
+        f'(func (export "{n}") {s} i32.const 0 i32.const 0 i32.const 0 i32.const 0 '
+        f"call $w drop unreachable)"
+        for n, s in RIGHT.items()
+    )
+    return _core(
+        f'(import "wasi_snapshot_preview1" {name} (func $w (param i32 i32 i32 i32) '
+        f'(result i32))) (memory (export "memory") 1) {REALLOC} {calls}'
+    )
+
+
+def test_a_wasi_call_s_trap_names_the_wasi_function() -> None:
+    import wasmtime.component
+
+    from smith.wasm._wrap import wasi_call
+
+    engine = wasmtime.Engine()
+    component = wasmtime.component.Component(engine, wrap(wit_world(), _wasi_caller('"fd_write"')))
+    linker = wasmtime.component.Linker(engine)
+    linker.define_unknown_imports_as_traps(component)
+    store = wasmtime.Store(engine)
+    instance = linker.instantiate(store, component)
+    with pytest.raises(wasmtime.WasmtimeError) as caught:
+        instance.get_func(store, "command")(store, "a", "b")
+    assert wasi_call(str(caught.value)) == "fd_write"
+
+
+def test_a_python_plugin_s_print_is_named_from_its_backtrace() -> None:
+    from smith.wasm._wrap import wasi_call
+
+    # What a componentize-py (--stub-wasi) plugin's print() traps with.
+    trap = """error while executing at wasm backtrace:
+    0: 0xaa26ff - <unknown>!<wasm function 0>
+    1: 0x1168e5e - <unknown>!<wasm function 6>
+    2: 0xab75fb - libc.so!stdout_get_stdout
+    3: 0xab9ffb - libc.so!stdio_get_write_stream
+    4: 0xaaf052 - libc.so!write
+   14: 0xd671af - libpython3.14.so!builtin_print
+
+Caused by:
+    wasm trap: wasm `unreachable` instruction executed"""
+    assert wasi_call(trap) == "stdout_get_stdout (from libc)"
+    # An abort of the plugin's own is no WASI call.
+    assert wasi_call(trap.replace("<unknown>!<wasm function 0>", "libc.so!abort")) is None
+
+
+def test_an_import_name_with_a_quote_is_wrapped_not_a_wat_error() -> None:
+    import wasmtime.component
+
+    made = wrap(wit_world(), _wasi_caller(r'"fd\22write\5c"'))
+    wasmtime.component.Component(wasmtime.Engine(), made)

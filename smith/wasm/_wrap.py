@@ -17,6 +17,7 @@ component of smith's world, as wit-component does it, without its binary:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from smith.wasm._abi import MAX_FLAT_RESULTS, flat, needs_memory, params_flat, wat_type
@@ -62,6 +63,43 @@ def splice_first_module(component: bytes, module: bytes) -> bytes:
             )
         at = payload + size
     raise WrapError("the generated component has no core module section")
+
+
+_IDENT = re.compile(r"[A-Za-z0-9_.-]+")
+# A frame of libc calling a WASI function (componentize-py's --stub-wasi stubs have no
+# names of their own): stdout_get_stdout (print), fd_write, clock_time_get, ...
+_LIBC_WASI = re.compile(
+    r"libc\.so!((?:std(?:in|out|err)_get_|fd_|clock|random|environ|args_|poll|preopen|"
+    r"filesystem|descriptor|__wasi_)\w*)"
+)
+_FRAME = re.compile(r"^\s*\d+:\s+0x[0-9a-f]+ - (\S+)", re.M)
+
+
+def _str(name: str) -> str:
+    """`name` as a WAT string (any byte escaped that would end or break it)."""
+    return (
+        '"'
+        + "".join(
+            chr(b) if 0x20 <= b < 0x7F and chr(b) not in '"\\' else f"\\{b:02x}"
+            for b in name.encode()
+        )
+        + '"'
+    )
+
+
+def wasi_call(trap: str) -> str | None:
+    """The WASI function a trap's backtrace shows the plugin called, if it shows one:
+    a C plugin's stub is $wasi-NAME (see _wasi_stubs); a Python plugin's is nameless
+    under the libc function that called it (stdout_get_stdout for print())."""
+    m = re.search(r"!wasi-([\w.-]+)", trap)
+    if m:
+        return m.group(1)
+    frames = _FRAME.findall(trap)
+    if not frames or not frames[0].startswith("<unknown>"):
+        return None
+    named = next((f for f in frames if not f.startswith("<unknown>")), "")
+    m = _LIBC_WASI.fullmatch(named)
+    return f"{m.group(1)} (from libc)" if m else None
 
 
 def _functype(params: Sequence[str], results: Sequence[str]) -> str:
@@ -127,7 +165,7 @@ def _placeholder(world: World, imports: Imports, exports: dict[str, object]) -> 
     out = ["  (core module $main"]
     for m, n, ty in imports:
         p, r = _core_sig(ty)
-        out.append(f'    (import "{m}" "{n}" (func{_functype(p, r)}))')
+        out.append(f"    (import {_str(m)} {_str(n)} (func{_functype(p, r)}))")
     out.append('    (memory (export "memory") 0)')
     for name, ty in exports.items():
         if name == "cabi_realloc" or name in world.exports or name.startswith("cabi_post_"):
@@ -137,14 +175,16 @@ def _placeholder(world: World, imports: Imports, exports: dict[str, object]) -> 
 
 
 def _wasi_stubs(imports: Imports) -> list[str]:
-    """WASI: a stub module per WASI module imported, each function trapping."""
+    """WASI: a stub module per WASI module imported, each function trapping, named
+    $wasi-NAME so the trap's backtrace says which WASI call it was (wasi_call)."""
     out = []
     for mod in dict.fromkeys(m for m, _, _ in imports if m in _WASI):
         out.append(f"  (core module $stub-{mod}")
         for m, n, ty in imports:
             if m == mod:
                 p, r = _core_sig(ty)
-                out.append(f'    (func (export "{n}"){_functype(p, r)} unreachable)')
+                ident = f" $wasi-{n}" if _IDENT.fullmatch(n) else ""
+                out.append(f"    (func{ident} (export {_str(n)}){_functype(p, r)} unreachable)")
         out.append("  )")
         out.append(f"  (core instance $stubs-{mod} (instantiate $stub-{mod}))")
     return out
