@@ -91,6 +91,50 @@ def test_the_hosts_table_is_the_wit_host_interface() -> None:
         assert params == [snake(n) for n, _ in host.funcs[name].params], name
 
 
+def _python_type(world: World, t: Type | None, *, param: bool = False) -> str:
+    """The annotation a host function has for WIT type `t` (a result: its ok value; the
+    failure is raised as Failure)."""
+    if t is None:
+        return "None"
+    if t.kind == "result":
+        return _python_type(world, t.args[0])
+    if t.kind == "prim":
+        ints = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64")
+        return {"string": "str", "bool": "bool", **dict.fromkeys(ints, "int")}[t.name]
+    if t.kind == "list" and t.args[0] == Type("prim", "u8"):
+        return "bytes"
+    if t.kind == "named" and world.typedef(t.name).kind == "enum":
+        return "str"
+    if t.kind == "named":
+        return "Mapping[str, Any]" if param else "dict[str, Any]"
+    raise AssertionError(f"no Python type for {t}")
+
+
+def test_the_hosts_functions_take_and_give_the_wit_types() -> None:
+    """Each host function's parameters and return annotation are its WIT types, and the
+    results the adapter gives tagged (Variant) are those the WIT makes ambiguous: a
+    host table still taking bytes for a read-file returning a string fails here."""
+    from smith.wasm import HOST_FUNCTIONS
+    from smith.wasm._hostfns import TAGGED
+
+    world = wit_world()
+    for name, fn in HOST_FUNCTIONS.items():
+        f = world.host.funcs[name]
+        sig = inspect.signature(fn)
+        got = [str(p.annotation) for p in sig.parameters.values() if p.name != "self"]
+        assert got == [_python_type(world, t, param=True) for _, t in f.params], name
+        assert str(sig.return_annotation) == _python_type(world, f.result), name
+
+    def record(t: Type | None) -> bool:
+        return t is not None and t.kind == "named" and world.typedef(t.name).kind == "record"
+
+    results = {n: f.result for n, f in world.host.funcs.items()}
+    assert set(TAGGED) == {
+        n for n, r in results.items() if r is not None and r.kind == "result" and all(
+            record(a) for a in r.args)
+    }  # fmt: skip
+
+
 def _wit_shape(world: World, t: Type | None) -> str:
     """A WIT type written out structurally (named types by their definitions)."""
     if t is None:
