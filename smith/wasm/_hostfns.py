@@ -46,6 +46,11 @@ _ESCAPES = re.compile(
     r"|\x1b[P^_X][^\x1b\x9c]*(?:\x1b\\|\x9c)?"
     r"|\x1b[ -/]*[0-~]?"
 )
+# Headers the HTTP engine writes itself (from the URL and the body): a plugin's are dropped.
+_HOP_BY_HOP = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
+     "te", "trailer", "proxy-authorization", "proxy-connection"}
+)  # fmt: skip
 _SHELL_OPERATORS = re.compile(r"[;&|`$<>\n\r(){}]")
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
@@ -89,6 +94,7 @@ class HostCalls:
     def __init__(self, plugin: str, grants: Grants) -> None:
         self.plugin = plugin
         self.grants = grants
+        self.installed = grants  # as installed (grants: narrowed by configuration)
         self.call = Call()
         self.effects = 0  # host effects run (journaled or not), for the plugin's usage
 
@@ -102,27 +108,67 @@ class HostCalls:
         return self.call.cancel.is_set() or self.call.remaining() <= 0
 
     def read_file(self, path: str) -> bytes:
-        real = self._granted_path(path)
+        lexical, top = self._granted_path(path)
         with self._journal("read-file", {"path": path}, mutating=False) as done:
-            try:
-                size = os.path.getsize(real)
-                if size > MAX_READ:
-                    raise Failure(
-                        "plugin.host-failed",
-                        f"{path} is {size} bytes, over the {MAX_READ}-byte limit of read-file",
-                    )
-                with open(real, "rb") as f:
-                    data = f.read(MAX_READ + 1)
-            except OSError as exc:
-                raise Failure("plugin.host-failed", f"cannot read {path}: {exc.strerror}") from exc
+            data = self._read_within(path, lexical, top)
             done["bytes"] = len(data)
             return data
+
+    def _read_within(self, path: str, lexical: str, top: str) -> bytes:
+        """The file at `lexical`, opened once (never blocking: a FIFO or device is
+        refused, not waited on) and read only if what was opened really lies within the
+        grant `top` and outside smith's own directories: what is read is what was
+        checked, whatever is swapped in its place meanwhile."""
+        import stat
+
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        flags |= getattr(os, "O_NOCTTY", 0)
+        try:
+            fd = os.open(lexical, flags)
+        except OSError as exc:
+            raise Failure("plugin.host-failed", f"cannot read {path}: {exc.strerror}") from exc
+        try:
+            info = os.fstat(fd)
+            real = _opened(fd, lexical)
+            if not _under(real, top) or self._forbidden(real):
+                raise self._denied(path)
+            if not stat.S_ISREG(info.st_mode):
+                raise Failure("plugin.host-failed", f"{path} is not a regular file")
+            if info.st_size > MAX_READ:
+                raise Failure(
+                    "plugin.host-failed",
+                    f"{path} is {info.st_size} bytes, over the {MAX_READ}-byte limit of read-file",
+                )
+            chunks: list[bytes] = []
+            size = 0
+            while size <= MAX_READ:
+                chunk = os.read(fd, min(1 << 20, MAX_READ + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            if size > MAX_READ:
+                raise Failure("plugin.host-failed", f"{path} grew over the {MAX_READ}-byte limit")
+            return b"".join(chunks)
+        except OSError as exc:
+            raise Failure("plugin.host-failed", f"cannot read {path}: {exc.strerror}") from exc
+        finally:
+            os.close(fd)
 
     def run(self, command: str, timeout_ms: int) -> dict[str, Any]:
         program = self._granted_command(command)
         ctx = self.call.ctx
         if ctx is None:
             raise Failure("plugin.host-failed", "no project to run commands in here")
+        mode = ctx.sandbox.effective
+        if mode not in ("workspace-write", "read-only"):
+            raise Failure(
+                "plugin.grant-denied",
+                f"plugin {self.plugin} may run {program} only inside smith's sandbox, and "
+                f"commands here run {'without it' if mode == 'off' else 'nowhere'} "
+                f"(sandbox {mode}): set sandbox.mode to workspace-write or read-only "
+                "where the sandbox can run",
+            )
         from smith.effects import (
             EffectJournal,
             ToolContext,
@@ -137,18 +183,22 @@ class HostCalls:
             seconds = min(seconds, timeout_ms / 1000)
         if seconds <= 0:
             raise Failure("plugin.cancelled", "the call's deadline has passed")
+        # Neither a granted secret's variable nor a credential smith withholds from bash
+        # is in the command's environment: a secret reaches a command only as a
+        # reference in its words, and its value is masked in all it prints.
+        secrets = frozenset(self.installed.secrets) | frozenset(self.grants.secrets)
         own = ToolContext(
             root=ctx.root,
             cwd=ctx.root,
             session=ctx.session,
             limits=dict(ctx.limits),
-            withhold=ctx.withhold,
+            withhold=ctx.withhold | secrets,
             sandbox=ctx.sandbox,
             approval="never",  # a plugin's command never leaves the sandbox
         )
         own.cancelled = self.call.cancel
         own.mask = ctx.mask
-        restored: dict[str, str] = {}  # value -> its reference, masked in the output
+        restored = self._values(secrets)  # value -> its reference, masked in the output
 
         def prepare(args: dict[str, object]) -> dict[str, object]:
             import shlex
@@ -167,11 +217,10 @@ class HostCalls:
 
         def masked(ctx: ToolContext, args: dict[str, object]) -> ToolResult:
             result = bash.run(ctx, args)  # what is journaled holds references, not values
-            for value, ref in restored.items():
-                result.text = result.text.replace(value, ref)
-                for key, item in (result.details or {}).items():
-                    if isinstance(item, str):
-                        result.details[key] = item.replace(value, ref)
+            result.text = _mask(result.text, restored)
+            for key, item in (result.details or {}).items():
+                if isinstance(item, str):
+                    result.details[key] = _mask(item, restored)
             return result
 
         spec = ToolSpec(
@@ -214,12 +263,26 @@ class HostCalls:
                 f'(its grants name {_listed(self.grants.hosts)}): add `host "{hostname}"` '
                 "to its plugin.kdl grants and reinstall",
             )
-        headers = {str(k): self._restore(str(v)) for k, v in request["headers"]}
+        given = [(str(k), str(v)) for k, v in request["headers"]]
+        refs = {m.group(1) for _, v in given for m in _SECRET_RE.finditer(v)}
+        if refs and parts.scheme != "https" and not _loopback(hostname):
+            raise Failure(
+                "plugin.grant-denied",
+                f"plugin {self.plugin} sends a secret reference to {url} over plain http: "
+                "secrets are filled in only over https (or to this machine, loopback)",
+            )
+        # Host and the framing/hop-by-hop headers are the HTTP engine's, from the URL.
+        headers = {k: self._restore(v) for k, v in given if k.lower() not in _HOP_BY_HOP}
         method = str(request["method"]).upper() or "GET"
         shown: dict[str, object] = {"method": method, "url": url, "headers": sorted(headers)}
+        values = self._values(frozenset(self.installed.secrets) | frozenset(self.grants.secrets))
         with self._journal("http", shown, mutating=method not in ("GET", "HEAD")) as done:
             status, back, body = _fetch(method, url, headers, bytes(request["body"]), self.call)
             done["status"] = status
+            if values:  # a server that echoes the secret does not hand it to the plugin
+                back = [(k, _mask(v, values)) for k, v in back]
+                for value in sorted(values, key=len, reverse=True):
+                    body = body.replace(value.encode(), values[value].encode())
             return {"status": status, "headers": back, "body": body}
 
     def secret(self, name: str) -> str:
@@ -245,19 +308,49 @@ class HostCalls:
 
     # -- grants, journal --------------------------------------------------------------
 
-    def _granted_path(self, path: str) -> str:
-        root = self.call.ctx.root if self.call.ctx is not None else os.getcwd()
-        real = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+    def _granted_path(self, path: str) -> tuple[str, str]:
+        """(`path` as an absolute lexical path, the grant root it lies in). A grant root
+        is a directory of the project (or, given absolute at install, itself) whose real
+        path is its own: a root replaced by a link (to / or anywhere) grants nothing.
+        What the file really is is checked again once it is open (_read_within)."""
+        root = os.path.realpath(self.call.ctx.root if self.call.ctx is not None else os.getcwd())
+        lexical = os.path.normpath(os.path.join(root, os.path.expanduser(path)))
         for grant in self.grants.paths:
-            top = os.path.realpath(os.path.join(root, os.path.expanduser(grant)))
-            if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
-                return real
-        raise Failure(
+            top = os.path.normpath(os.path.join(root, os.path.expanduser(grant)))
+            if not os.path.isabs(grant) and not _under(top, root):
+                continue  # "../x": out of the project
+            if os.path.realpath(top) != top or self._forbidden(top):
+                continue
+            if _under(lexical, top):
+                return lexical, top
+        raise self._denied(path)
+
+    def _denied(self, path: str) -> Failure:
+        return Failure(
             "plugin.grant-denied",
-            f"{path} (really {real}) is outside the paths granted to plugin {self.plugin} "
-            f"({_listed(self.grants.paths)}): add a `path` grant to its plugin.kdl and "
-            "reinstall",
+            f"{path} is outside the paths granted to plugin {self.plugin} "
+            f"({_listed(self.grants.paths)}), or reaches out of them through a link: add "
+            "a `path` grant to its plugin.kdl and reinstall",
         )
+
+    def _forbidden(self, real: str) -> bool:
+        """Whether `real` is in smith's own directories (data, configuration, cache) or
+        one sandbox.hide names: never readable by a plugin, whatever it was granted."""
+        return any(_under(real, d) for d in self._own_dirs())
+
+    def _own_dirs(self) -> list[str]:
+        from smith import paths
+
+        env = os.environ
+        dirs = [
+            env.get("SMITH_HOME") or paths.default_data_home(env),
+            env.get("SMITH_CONFIG_HOME") or paths.default_config_home(env),
+            env.get("SMITH_CACHE_HOME") or paths.default_cache_home(env),
+        ]
+        ctx = self.call.ctx
+        if ctx is not None:
+            dirs += [*ctx.sandbox.hidden, *ctx.sandbox.credentials]
+        return [os.path.realpath(os.path.expanduser(d)) for d in dirs if d]
 
     def _granted_command(self, command: str) -> str:
         import shlex
@@ -291,6 +384,11 @@ class HostCalls:
             return os.environ[name]
 
         return _SECRET_RE.sub(one, value)
+
+    def _values(self, names: frozenset[str]) -> dict[str, str]:
+        """The values of the secrets `names` that are set, each to its reference."""
+        values = {os.environ.get(n, ""): SECRET_REF.format(name=n) for n in sorted(names)}
+        return {v: ref for v, ref in values.items() if len(v) >= 4}
 
     def _cause(self, function: str) -> dict[str, object]:
         return {"plugin": self.plugin, "generation": self.call.generation, "host": function}
@@ -378,6 +476,40 @@ def _within(installed: Grants, kind: str, value: str) -> bool:
     norm = os.path.normpath(value)
     tops = [os.path.normpath(top) for top in installed.paths]
     return any(norm == top or norm.startswith(top.rstrip(os.sep) + os.sep) for top in tops)
+
+
+def _mask(text: str, values: Mapping[str, str]) -> str:
+    """`text` with each secret value of `values` replaced by its reference (longest first:
+    a value inside another is not left half shown)."""
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, values[value])
+    return text
+
+
+def _loopback(hostname: str) -> bool:
+    import ipaddress
+
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _opened(fd: int, lexical: str) -> str:
+    """The real path of the file open as `fd` (Linux: /proc/self/fd; elsewhere the real
+    path of `lexical`, checked to be the same file)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        real = os.path.realpath(lexical)
+        same = os.path.samestat(os.fstat(fd), os.stat(real))
+        return real if same else "/"
 
 
 def _listed(items: tuple[str, ...]) -> str:
