@@ -5,16 +5,25 @@ an epoch deadline (a bound on its wall time, host calls included): a daemon thre
 advances the engine's epoch every TICK seconds while a call runs (`running()` around
 each: an idle smith is not woken 100 times a second), so a call's deadline of N seconds
 is N / TICK epochs after the epoch it started at.
+
+A store may instead be asked at every epoch whether its call goes on (`every_epoch`):
+that is how a call is stopped when its deadline passes or shortly after it is cancelled,
+even in a loop that never calls the host (moving a running store's deadline from another
+thread is not seen: the compiled code keeps the deadline it read).
 """
 
 from __future__ import annotations
 
+import ctypes
 import threading
+from collections.abc import Callable
 from importlib import metadata
+from typing import Any
 
 import wasmtime
 
 TICK = 0.01  # seconds per epoch
+GRACE = 0.2  # seconds from a call's cancellation to its stop (for a guest polling cancelled())
 # The engine's settings that change the compiled code: part of the compiled-cache key.
 CONFIG = {"consume_fuel": True, "epoch_interruption": True}
 
@@ -64,6 +73,33 @@ class running:
             _Shared.calls -= 1
             if _Shared.calls == 0:
                 _Shared.busy.clear()
+
+
+def every_epoch(store: wasmtime.Store, stop: Callable[[], str | None]) -> object:
+    """Make `store`'s code ask `stop()` at every epoch (set its deadline to 1 tick): None
+    goes on, a text traps the call with that text as its cause. The returned object must
+    be kept as long as the store (it is the callback wasmtime holds)."""
+    from wasmtime import _bindings as ffi
+
+    def check(context: object, data: object, delta: Any, kind: Any) -> int:
+        try:
+            why = stop()
+        except Exception as exc:  # never raise through wasmtime: stop the call instead
+            why = f"smith: {exc}"
+        if why is not None:
+            error = ffi.wasmtime_error_new(why.encode())
+            return ctypes.cast(error, ctypes.c_void_p).value or 0
+        delta[0] = 1
+        kind[0] = 0
+        return 0
+
+    # (store, callback(context, data, *next deadline in epochs, *then: 0 = trap at it),
+    # data, finalizer): the binding's own types.
+    _, kind_of_callback, _, kind_of_finalizer = ffi._wasmtime_store_epoch_deadline_callback.argtypes
+    callback = kind_of_callback(check)
+    ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), callback, None, kind_of_finalizer())
+    store.set_epoch_deadline(1)
+    return callback
 
 
 def ticks(seconds: float) -> int:

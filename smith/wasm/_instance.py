@@ -9,7 +9,10 @@ its exports under fuel and an epoch deadline.
 
 After a Fault the instance is gone (a trapped component cannot be entered again); the
 next call instantiates afresh (about half a millisecond: the guest is pre-initialised).
-Calls of one instance take turns (a lock): a Store is used by one thread at a time.
+Calls of one instance take turns (a lock): a Store is used by one thread at a time. A
+call waiting for its turn is not faulted: its deadline counts from when it runs; one
+that waits longer than any call may run is refused (Busy, not a fault). A call whose
+cancellation is set is stopped shortly after (Cancelled, not a fault either).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import wasmtime
 from wasmtime.component import Linker, Record, Variant
 
-from smith.wasm._engine import engine, running, ticks
+from smith.wasm._engine import GRACE, engine, every_epoch, running
 from smith.wasm._hostfns import HOST_FUNCTIONS, TAGGED, Call, Failure, HostCalls
 
 if TYPE_CHECKING:
@@ -39,9 +42,10 @@ EXPORTS = ("start", "on-event", "command", "call-tool", "choose")
 class Limits:
     """What one plugin may use: per call, `seconds` of wall time (host calls included)
     and `fuel` instructions (a tool call: `tool_seconds`, `tool_fuel`); per instance,
-    `memory` bytes of linear memory (all its memories together) and `instances`/`tables`
-    counts; `output` characters of any text an export returns; `faults` before the
-    plugin is off for the session."""
+    `memory` bytes of linear memory (in its one memory: a component with more than one
+    core memory is refused at instantiation, so the limit is the instance's) and
+    `instances`/`tables` counts; `output` characters of any text an export returns;
+    `faults` before the plugin is off for the session."""
 
     seconds: float = 2.0
     tool_seconds: float = 30.0
@@ -57,6 +61,15 @@ class Limits:
 
 class GuestError(Exception):
     """The export returned its error case (`result::err(message)`)."""
+
+
+class Cancelled(GuestError):
+    """The call was cancelled (its caller's cancellation) and stopped: not a fault."""
+
+
+class Busy(GuestError):
+    """The instance stayed busy with other calls longer than a call may run: not a
+    fault of this call."""
 
 
 class StartFailed(GuestError):
@@ -133,6 +146,22 @@ class Instance:
         self.instantiated = 0  # how many instances were made (1 + one per fault)
         self.regions: list[tuple[int, int]] = []  # its linear memory's address ranges
         self.fuel_used = 0
+        self._ends = 0.0  # the running call's deadline (time.monotonic)
+        self._cancel_seen: float | None = None  # when its cancellation was first seen
+        self._ticking: object = None
+
+    def _stop(self) -> str | None:
+        """Asked at every epoch while the instance runs code: why the call must stop
+        (its deadline passed; its cancellation GRACE seconds ago), None to go on."""
+        now = time.monotonic()
+        if now >= self._ends:
+            return "interrupt: the call's deadline passed"
+        if self.host.call.cancel.is_set():
+            if self._cancel_seen is None:
+                self._cancel_seen = now
+            elif now - self._cancel_seen >= GRACE:
+                return "cancelled: the call was cancelled"
+        return None
 
     def _fresh(self) -> None:
         store = wasmtime.Store(engine())
@@ -142,10 +171,11 @@ class Instance:
             table_elements=lim.table_elements,
             instances=lim.instances,
             tables=lim.tables,
-            memories=lim.instances,
+            memories=1,  # memory_size bounds each memory: one, so it bounds the instance
         )
         store.set_fuel(lim.fuel)
-        store.set_epoch_deadline(ticks(lim.seconds))
+        self._ends = time.monotonic() + lim.seconds
+        self._ticking = every_epoch(store, self._stop)  # kept with the store
         with _MAKING:  # one at a time: the new mappings are this instance's
             before = _mappings()
             inst = self.linker.instantiate(store, self.component)
@@ -173,9 +203,9 @@ class Instance:
         """Call `export` with `args` as `call` (what the host functions see: set while
         this call holds the instance); its ok text (GuestError, Fault otherwise). A new
         instance is started first (StartFailed: its `start` returned an error)."""
-        waited = self.lock.acquire(timeout=seconds + 1)
-        if not waited:
-            raise Fault(f"was still busy with an earlier call after {seconds + 1:g} s")
+        patience = max(seconds, self.limits.tool_seconds) + 5  # past any call's deadline
+        if not self.lock.acquire(timeout=patience):
+            raise Busy(f"was still busy with other calls after {patience:g} s")
         try:
             self.host.call = call
             call.ends = time.monotonic() + seconds
@@ -205,16 +235,17 @@ class Instance:
         if func is None:
             raise Fault(f"does not export {export}")
         store.set_fuel(fuel)
-        store.set_epoch_deadline(ticks(seconds))
         started = time.monotonic()
+        self._ends, self._cancel_seen = started + seconds, None
         try:
             result = func(store, *args)
         except wasmtime.WasmtimeError as exc:  # a trap (Trap is one)
             self.drop()
+            if self.host.call.cancel.is_set() and _first_line(exc).startswith(("cancel", "inter")):
+                raise Cancelled(f"{export} was cancelled and stopped") from exc
             raise Fault(_trap_reason(exc, seconds, fuel, self.limits, started)) from exc
         finally:
-            if self.store is not None:
-                self.fuel_used += fuel - store.get_fuel()
+            self.fuel_used += fuel - store.get_fuel()  # a faulted call's too
         if export == "start":  # result<_, string>: None, or the error's text
             if isinstance(result, str):
                 raise GuestError(result[: self.limits.output])
