@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from smith import memory
 from smith.diagnostics import DiagnosticKind, SmithError, Source
 from smith.wasm._hostfns import Call, HostCalls, narrowed, plain
-from smith.wasm._instance import Fault, GuestError, Instance, Limits, StartFailed
+from smith.wasm._instance import Busy, Cancelled, Fault, GuestError, Instance, Limits, StartFailed
 
 if TYPE_CHECKING:
     from smith.config import Option
@@ -200,7 +200,12 @@ class WasmPlugin:
         )
 
     def on_event(self, event: dict[str, Any], view: RuntimeView) -> list[Any]:
-        text = self.call("on-event", json.dumps(event, default=str), call=self.view_call(view))
+        try:
+            text = self.call("on-event", json.dumps(event, default=str), call=self.view_call(view))
+        except (Cancelled, Busy):
+            raise
+        except GuestError as exc:  # the WIT: an error from on-event counts as a fault
+            raise self.fault("on-event", f"returned an error: {plain(str(exc))}") from exc
         return self.actions(text, "on-event")
 
     def actions(self, text: str, export: str) -> list[Any]:
@@ -265,7 +270,7 @@ class WasmPlugin:
             host.tell(fault.diagnostic.headline(), error=True)
 
     def run_tool(self, decl: ToolDecl, ctx: ToolContext, args: dict[str, object]) -> ToolResult:
-        from smith.effects import ToolError, ToolResult
+        from smith.effects import ToolCancelled, ToolError, ToolResult
 
         post = getattr(ctx.ui, "show", None)
         call = Call(ctx=ctx, post=post or (lambda shown: None), cancel=ctx.cancelled)
@@ -278,8 +283,10 @@ class WasmPlugin:
                 seconds=self.limits.tool_seconds,
                 fuel=self.limits.tool_fuel,
             )
+        except Cancelled as exc:  # the call's own cancellation: not the plugin's fault
+            raise ToolCancelled(f"{decl.name} was cancelled") from exc
         except GuestError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(plain(str(exc))) from exc
         except PluginFault as fault:
             raise ToolError(fault.diagnostic.headline()) from fault
         return ToolResult(text)
@@ -292,8 +299,10 @@ class WasmPlugin:
         try:
             text = self.call("choose", policy, listed, call=Call())
             ids = json.loads(text)
-            if not isinstance(ids, list) or any(i not in by_id for i in ids):
-                raise self.fault("choose", f"chose ids that are not queued: {text[:200]}")
+            if not isinstance(ids, list) or any(
+                not isinstance(i, str) or i not in by_id for i in ids
+            ):
+                raise self.fault("choose", f"chose ids that are not queued: {plain(text[:200])}")
         except (GuestError, PluginFault, ValueError):
             return list(items)
         return [by_id[i] for i in dict.fromkeys(ids)]
