@@ -199,9 +199,10 @@ class Sandbox:
             mode=str(config["sandbox.mode"]),
             network=bool(config["sandbox.network"]),
             fallback=str(config["sandbox.fallback"]),
-            # Its data (auth file, sessions, file history) and its configuration (header
-            # credentials, and what would turn this sandbox off).
-            hidden=(config.home, str(config["config-home"])),
+            # Its data (auth file, sessions, file history), its configuration (header
+            # credentials, and what would turn this sandbox off) and its cache (compiled
+            # plugins: native code smith runs).
+            hidden=(config.home, str(config["config-home"]), str(config["cache-home"])),
             credentials=tuple(os.path.expanduser(p) for p in _strings(config["sandbox.hide"])),
             reveal=tuple(rules),
             quarantine=os.path.join(config.home, "quarantine"),

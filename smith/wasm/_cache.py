@@ -7,6 +7,13 @@ The key is sha256 of the module's bytes, wasmtime's version and the engine's set
 settings compile afresh; the file is `<cache_dir>/<key>.cwasm`, written atomically (a
 temporary file renamed over it). A cached file that does not load (truncated, from
 another build) is compiled again and replaced. Within a process a component loads once.
+
+A .cwasm is native code, loaded without wasmtime checking it: the cache is trusted only
+as far as smith wrote it. The directory is the user's own (0700; the sandbox hides
+smith's cache directory from commands), and the sha256 of each file smith compiled is
+kept in smith's data directory (`wasm-digests/`, also private and hidden): a file whose
+bytes are not those (another plugin's file copied over, a crafted one) is compiled
+again, never run. What is loaded is the bytes that were checked.
 """
 
 from __future__ import annotations
@@ -46,24 +53,49 @@ def load(path: str, cache_dir: str) -> tuple[Component, str]:
     cached = os.path.join(cache_dir, f"{key}.cwasm")
     component: Component | None = None
     how = "cache"
-    if os.path.isfile(cached):
-        with contextlib.suppress(WasmtimeError, OSError):
-            component = Component.deserialize_file(eng, cached)
+    digest = os.path.join(digest_dir(), f"{key}.sha256")
+    data = _checked(cached, digest)
+    if data is not None:
+        with contextlib.suppress(WasmtimeError):
+            component = Component.deserialize(eng, data)
     if component is None:
         how = "compiled"
         component = Component(eng, module)
-        with contextlib.suppress(
-            OSError
-        ):  # no cache (a read-only cache directory): compile each time
-            _write(cached, component.serialize())
+        with contextlib.suppress(OSError):  # no cache (read-only): compile each time
+            compiled = bytes(component.serialize())
+            _write(digest, hashlib.sha256(compiled).hexdigest().encode())
+            _write(cached, compiled)
     with _lock:
         _loaded.setdefault(key, component)
         return _loaded[key], how
 
 
+def _checked(cached: str, digest: str) -> bytes | None:
+    """The bytes of `cached` if their sha256 is the one kept in `digest`, else None."""
+    try:
+        with open(digest, "rb") as f:
+            want = f.read().decode().strip()
+        with open(cached, "rb") as f:
+            data = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return data if hashlib.sha256(data).hexdigest() == want else None
+
+
+def digest_dir() -> str:
+    """Where the digests of the compiled files are kept: `wasm-digests/` in smith's data
+    directory ($SMITH_HOME)."""
+    from smith import paths
+
+    home = os.environ.get("SMITH_HOME") or paths.default_data_home(os.environ)
+    return os.path.join(home, "wasm-digests")
+
+
 def _write(path: str, data: bytes | bytearray) -> None:
     directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    with contextlib.suppress(OSError):  # made before by another: the user's own only
+        os.chmod(directory, 0o700)
     fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
