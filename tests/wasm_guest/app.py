@@ -27,6 +27,8 @@ class WitWorld(wit_world.WitWorld):
         if mode == "loop":
             while True:
                 pass
+        if mode == "err-event":
+            raise Err("\x1b]0;pwned\x07bad \x1b[2Jthing")
         if mode == "conflict":
             return json.dumps([{"action": "set_model", "model": SETTINGS.get("model", "x")}])
         if kind == "tool_call":
@@ -61,6 +63,10 @@ class WitWorld(wit_world.WitWorld):
             raise ValueError("trap")
         if args == "fail":
             raise Err("it failed on purpose")
+        if args.startswith("count "):
+            for _ in range(int(args[6:])):
+                pass
+            return "counted"
         if args == "state":
             STATE["calls"] += 1
             return f"calls {STATE['calls']}"
@@ -79,9 +85,12 @@ class WitWorld(wit_world.WitWorld):
             try:
                 token = host.secret("TOKEN") if SETTINGS.get("mode") == "secret" else "none"
                 headers = [("authorization", f"Bearer {token}")]
+                if SETTINGS.get("host"):
+                    headers.append(("host", SETTINGS["host"]))
                 request = types.HttpRequest(method="GET", url=args[5:], headers=headers, body=b"")
                 resp = host.http(request)
-                return f"status {resp.status}: {bytes(resp.body).decode()}"
+                echoed = "".join(v for k, v in resp.headers if k.lower() == "x-echo")
+                return f"status {resp.status}: {bytes(resp.body).decode()}{echoed}"
             except Err as e:
                 return f"denied {e.value.code}: {e.value.message}"
         if args.startswith("secret "):
@@ -102,6 +111,15 @@ class WitWorld(wit_world.WitWorld):
         args = json.loads(arguments)
         if name == "boom":
             raise ValueError("tool trap")
+        if name == "spin":
+            while True:
+                pass
+        if name == "poll":
+            while not host.cancelled():
+                pass
+            return "saw the cancel"
+        if name == "fail":
+            raise Err("\x1b[2Jtool \x1b]0;pwned\x07failed")
         if name == "wc":
             return str(len(args.get("text", "").split()))
         raise Err(f"no tool {name}")
@@ -110,6 +128,8 @@ class WitWorld(wit_world.WitWorld):
         got = json.loads(items)
         if policy == "newest-first":
             return json.dumps([i["id"] for i in reversed(got)])
+        if policy == "unhashable":
+            return json.dumps([[1]])
         if policy == "bad":
             return json.dumps(["nope"])
         return json.dumps([i["id"] for i in got])
