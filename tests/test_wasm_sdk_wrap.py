@@ -131,6 +131,12 @@ def test_a_wasi_call_s_trap_names_the_wasi_function() -> None:
     with pytest.raises(wasmtime.WasmtimeError) as caught:
         instance.get_func(store, "command")(store, "a", "b")
     assert wasi_call(str(caught.value)) == "fd_write"
+    # and the plugin's fault says so, rather than "it aborted, ... or at its memory limit"
+    from smith.wasm._instance import Limits, _trap_reason
+
+    reason = _trap_reason(caught.value, 2.0, 10**9, Limits(), 0.0)
+    assert reason.startswith("called WASI fd_write, which smith does not offer")
+    assert "host.log" in reason and "memory limit" not in reason
 
 
 def test_a_python_plugin_s_print_is_named_from_its_backtrace() -> None:

@@ -33,9 +33,13 @@ if TYPE_CHECKING:
     from smith.packages import Grants
     from smith.ui import Shown
 
-MAX_READ = 8 * 1024 * 1024  # read-file refuses files over this
+# Bytes cross into the guest at about 1 MB/s (wasmtime-py lowers a list<u8> item by
+# item): 1 MiB fits in a 2 s call, 8 MiB took 12 s and faulted.
+MAX_READ = 1024 * 1024  # read-file refuses files over this
 MAX_LOG = 4096  # a log line is cut here
-MAX_HTTP_BODY = 8 * 1024 * 1024  # the response body given back is cut here
+MAX_HTTP_BODY = 1024 * 1024  # the response body given back is cut here
+MAX_LOGS = 200  # log lines kept per call (one warning says the rest were dropped)
+MAX_EFFECTS = 1000  # host effects (journaled) per call; past it they fail
 SECRET_REF = "{{{{secret:{name}}}}}"
 _SECRET_RE = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_]*)\}\}")
 # An escape sequence: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), other ESC X, and
@@ -83,6 +87,8 @@ class Call:
     generation: int = 0
     ends: float = float("inf")
     cancel: threading.Event = field(default_factory=threading.Event)
+    logged: int = 0  # log lines this call wrote
+    effects: int = 0  # host effects this call caused
 
     def remaining(self) -> float:
         return max(0.0, self.ends - time.monotonic())
@@ -101,6 +107,12 @@ class HostCalls:
     # -- the WIT's host functions, in its order --------------------------------------
 
     def log(self, level: str, message: str) -> None:
+        self.call.logged += 1
+        if self.call.logged > MAX_LOGS:
+            if self.call.logged == MAX_LOGS + 1:
+                log.warning("plugin %s: over %d log lines in one call: the rest dropped",
+                            self.plugin, MAX_LOGS)  # fmt: skip
+            return
         text = inert(message[:MAX_LOG])
         log.log(_LEVELS.get(level, logging.ERROR), "plugin %s: %s", self.plugin, text)
 
@@ -212,6 +224,7 @@ class HostCalls:
 
         if ctx.session is None:
             raise Failure("plugin.host-failed", "no session to journal the command in")
+        self._effect()
         journal = EffectJournal(ctx.session, generation=self.call.generation)
         bash = builtin_tools()["bash"]
 
@@ -393,7 +406,22 @@ class HostCalls:
     def _cause(self, function: str) -> dict[str, object]:
         return {"plugin": self.plugin, "generation": self.call.generation, "host": function}
 
+    def _effect(self) -> None:
+        """Count a host effect of the call: past MAX_EFFECTS in one call, refused (a loop
+        of reads or secrets would flood the session's journal)."""
+        self.call.effects += 1
+        if self.call.effects > MAX_EFFECTS:
+            if self.call.effects == MAX_EFFECTS + 1:
+                log.warning("plugin %s: over %d host effects in one call: the rest refused",
+                            self.plugin, MAX_EFFECTS)  # fmt: skip
+            raise Failure(
+                "plugin.host-failed",
+                f"over {MAX_EFFECTS} host effects (reads, commands, requests, secrets) in "
+                "one call",
+            )
+
     def _journal(self, function: str, shown: dict[str, object], *, mutating: bool) -> _Journaled:
+        self._effect()
         self.effects += 1
         ctx = self.call.ctx
         session = ctx.session if ctx is not None else None
@@ -550,5 +578,23 @@ HOST_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "notify": HostCalls.notify,
     "status": HostCalls.status,
 }
-# Those whose result is a `result<record, failure>` (both cases records: given tagged).
-TAGGED = frozenset({"run", "http"})
+
+
+def _tagged() -> frozenset[str]:
+    """The host functions whose result is a `result` of two records (given tagged, as a
+    Variant, since wasmtime cannot tell the cases apart), read from the WIT."""
+    from smith.wasm._wit import wit_world
+
+    world = wit_world()
+
+    def record(t: Any) -> bool:
+        return t is not None and t.kind == "named" and world.typedef(t.name).kind == "record"
+
+    return frozenset(
+        name
+        for name, f in world.host.funcs.items()
+        if f.result is not None and f.result.kind == "result" and all(map(record, f.result.args))
+    )
+
+
+TAGGED = _tagged()

@@ -27,6 +27,7 @@ from wasmtime.component import Linker, Record, Variant
 
 from smith.wasm._engine import GRACE, engine, every_epoch, running
 from smith.wasm._hostfns import HOST_FUNCTIONS, TAGGED, Call, Failure, HostCalls
+from smith.wasm._wrap import wasi_call
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -289,6 +290,13 @@ def _trap_reason(
         return f"did not return within {seconds:g} s and was stopped"
     cause = _first_line(exc)
     mib = limits.memory // (1024 * 1024)
+    wasi = wasi_call(str(exc)) if "unreachable" in cause else None
+    if wasi:  # print(), stdio, a clock: WASI, which the plugin is not given
+        return (
+            f"called WASI {wasi}, which smith does not offer (a plugin has no ambient "
+            "authority): use host.log rather than print() or stdio, and the host functions "
+            "for files, commands and the network"
+        )
     if "unreachable" in cause:  # how a guest aborts: its own error, or memory refused
         return (
             f"trapped ({cause}): it aborted, on an error of its own or at its memory "
