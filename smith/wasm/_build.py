@@ -173,7 +173,7 @@ def _module_path(root: Path, manifest: Path, module: str | None) -> Path:
         raise BUILD_MODULE_CLASH.error(
             value=module,
             source=Source("file", str(manifest)),
-            module=repr(module),
+            module=repr(module or DEFAULT_MODULE),
             where=str(manifest),
             problem=problem,
         )
