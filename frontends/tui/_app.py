@@ -66,7 +66,7 @@ from ._working import WorkingLine
 if TYPE_CHECKING:
     from smith.session import Session
 
-SHOWN_KINDS = ("message", "compaction", "question", "shell", "shell_private")
+SHOWN_KINDS = ("message", "compaction", "question", "shell", "shell_private", "input_handled")
 FRAME = 1 / 60  # seconds: the most often the streaming message is redrawn
 SETTLE = 400  # characters a settled part of a streaming answer has at least
 BIG = 10_000  # entries: a session this long freezes its objects out of the GC's way
@@ -386,7 +386,9 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
         data = intent.data
         if self.working.take(intent.kind, data):  # (every delta: no query of the DOM)
             self._status()  # started or settled: the state in the status line too
-        if "origin" in data and intent.kind in ("notify", "status", "progress"):
+        if intent.event is not None and intent.event.get("type") == "input_handled":
+            self._sync()  # a plugin's command: drawn from its record, reply or error
+        elif "origin" in data and intent.kind in ("notify", "status", "progress"):
             show_plugin(self, intent)  # a plugin's, not the runtime's
         elif intent.kind == "todo":
             self.query_one(TodoPanel).take(data)

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import RenderableType
 
 from ._intents import question_text, render_question
-from ._render import plain_text, render_message, render_notice, render_shell_note
+from ._render import plain_text, render_handled, render_message, render_notice, render_shell_note
 from ._review import Shown
 
 SHELL_KINDS = ("shell", "shell_private")  # a user's !command and !!command
@@ -23,6 +23,8 @@ def render_entry(entry: Any, expanded: bool, *, shown: Shown) -> RenderableType 
         return render_question(content)
     if entry.kind in SHELL_KINDS and isinstance(content, dict):
         return render_shell_note(content, expanded)
+    if entry.kind == "input_handled" and isinstance(content, dict):
+        return render_handled(content)
     if isinstance(content, dict):
         drawn: RenderableType | None = render_message(content, expanded, shown=shown)
         return drawn
@@ -35,6 +37,9 @@ def entry_text(entry: Any) -> str:
         return question_text(content)
     if entry.kind in SHELL_KINDS and isinstance(content, dict):
         return str(content.get("text", ""))
+    if entry.kind == "input_handled" and isinstance(content, dict):
+        said = content.get("error") or content.get("reply") or ""
+        return f"{content.get('text', '')}\n{said}"
     if isinstance(content, dict):
         return plain_text(content) if "role" in content else str(content.get("summary", ""))
     return ""

@@ -215,6 +215,17 @@ def render_notice(text: str, style: str = "bold yellow") -> RenderableType:
     return Text(inert(text), style=style)
 
 
+def render_handled(content: dict[str, Any]) -> RenderableType:
+    """A prompt a plugin handled as its command (an `input_handled` entry): what was
+    typed, then the plugin's reply, or in red why the command failed."""
+    typed = Text(inert(str(content.get("text") or "")), style="bold")
+    typed.append(f"  ({inert(str(content.get('plugin') or ''))})", style="dim")
+    if content.get("error"):
+        return Group(typed, Text(inert(f"failed: {content['error']}"), style="red"))
+    reply = content.get("reply")
+    return Group(typed, Text(inert(str(reply)))) if reply else typed
+
+
 def tool_line(name: str, arguments: Any, shown: Shown | None = None) -> str:
     line = call_line(inert(name), arguments, shown)  # edit PATH, bash COMMAND
     if line is None:

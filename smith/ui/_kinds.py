@@ -330,7 +330,10 @@ def intent_for(event: Mapping[str, Any]) -> Intent | None:
         return Intent("message_delta", {k: ev[k] for k in ("message_id", "channel", "delta")}, ev)
     if kind in ("tool_start", "tool_update", "tool_end"):
         return Intent("tool_activity", {"phase": kind[5:], **ev}, ev)
-    if kind == "input_handled":  # a plugin's command: its reply, if it gave one
+    if kind == "input_handled":  # a plugin's command: its reply, if it gave one, or error
+        if ev.get("error"):
+            text = f"{ev.get('plugin')}: {ev.get('text')}: {ev['error']}"
+            return Intent("notify", {"level": "error", "text": text}, ev)
         reply = ev.get("reply")
         if reply:
             return Intent("notify", {"level": "info", "text": reply}, ev)
