@@ -378,13 +378,15 @@ class HostCalls:
             words = shlex.split(command)
         except ValueError as exc:
             raise Failure("plugin.host-failed", f"cannot read {command!r}: {exc}") from exc
-        program = os.path.basename(words[0]) if words else ""
+        program = words[0] if words else ""
         if program not in self.grants.commands:
             raise Failure(
                 "plugin.grant-denied",
                 f"the command {program or command!r} is not granted to plugin {self.plugin} "
                 f"(its grants name {_listed(self.grants.commands)})",
             )
+        if program == "git":
+            _plain_git(command, words[1:])
         return program
 
     def _restore(self, value: str) -> str:
@@ -416,8 +418,7 @@ class HostCalls:
                             self.plugin, MAX_EFFECTS)  # fmt: skip
             raise Failure(
                 "plugin.host-failed",
-                f"over {MAX_EFFECTS} host effects (reads, commands, requests, secrets) in "
-                "one call",
+                f"over {MAX_EFFECTS} host effects (reads, commands, requests, secrets) in one call",
             )
 
     def _journal(self, function: str, shown: dict[str, object], *, mutating: bool) -> _Journaled:
@@ -504,6 +505,24 @@ def _within(installed: Grants, kind: str, value: str) -> bool:
     norm = os.path.normpath(value)
     tops = [os.path.normpath(top) for top in installed.paths]
     return any(norm == top or norm.startswith(top.rstrip(os.sep) + os.sep) for top in tops)
+
+
+# git options that run a program of the caller's choosing (an alias `!prog`, a config
+# that names one, a transport's remote helper): a git grant is git, not any program.
+_GIT_RUNS = ("-c", "--config-env", "--upload-pack", "--receive-pack", "--exec", "--template")
+_GIT_FETCHING = frozenset({"clone", "fetch", "pull", "ls-remote", "archive", "push", "submodule"})
+
+
+def _plain_git(command: str, args: list[str]) -> None:
+    fetching = bool(_GIT_FETCHING.intersection(args))
+    for arg in args:
+        if arg.startswith(_GIT_RUNS) or (fetching and arg == "-u") or arg.startswith("ext::"):
+            raise Failure(
+                "plugin.grant-denied",
+                f"{command!r} gives git {arg.split('=', 1)[0]!r}, which makes git run another "
+                "program: a git grant runs git itself (no -c, --config-env, --upload-pack, "
+                "--receive-pack, --exec, --template, ext:: remotes)",
+            )
 
 
 def _mask(text: str, values: Mapping[str, str]) -> str:
