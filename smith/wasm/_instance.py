@@ -295,7 +295,8 @@ def _trap_reason(
         return (
             f"called WASI {wasi}, which smith does not offer (a plugin has no ambient "
             "authority): use host.log rather than print() or stdio, and the host functions "
-            "for files, commands and the network"
+            "for files, commands and the network (a Python plugin's uncaught error, a "
+            f"MemoryError at its {mib} MiB too, ends this way: printing its traceback)"
         )
     if "unreachable" in cause:  # how a guest aborts: its own error, or memory refused
         return (
