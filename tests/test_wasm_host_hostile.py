@@ -350,3 +350,57 @@ def test_a_granted_program_runs_alone_not_with_shell_operators(guest: Path, tmp_
     for command in ("git status; rm -rf /", "git log | sh", "git $(id)", "git `id`"):
         denied = _reply(plugin, view, f"/ops run {command}")
         assert denied.startswith("denied plugin.grant-denied") and "shell operators" in denied
+
+
+def test_a_read_larger_than_a_call_can_carry_is_refused(guest: Path, tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "docs" / "big").write_bytes(b"x" * (2 << 20))  # 2 s of copying into the guest
+    plugin = wasm_plugin(
+        package(guest, "big", grants=Grants(paths=("docs",))), cache_home=str(tmp_path)
+    )
+    refused = _reply(plugin, _View(project), "/big read docs/big")
+    assert refused.startswith("denied plugin.host-failed") and "limit" in refused, refused[:200]
+    host = host_of("big")
+    assert host is not None and host.faults == 0
+
+
+def test_a_call_cannot_flood_the_log_or_the_journal(
+    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from smith.wasm._hostfns import MAX_EFFECTS, MAX_LOGS
+
+    monkeypatch.setenv("TOKEN", "s3cret-flood")
+    plugin = wasm_plugin(
+        package(guest, "flood", grants=Grants(secrets=("TOKEN",))), cache_home=str(tmp_path)
+    )
+    view = _View(tmp_path, session=True)
+    with caplog.at_level("DEBUG", logger="smith.plugins"):
+        assert _reply(plugin, view, f"/flood logs {MAX_LOGS + 300}") == "logged"
+    lines = [r for r in caplog.records if "flood" in r.getMessage()]
+    assert len(lines) == MAX_LOGS + 1 and "dropped" in lines[-1].getMessage()
+    assert (
+        _reply(plugin, view, f"/flood secrets {MAX_EFFECTS + 50}") == f"ok {MAX_EFFECTS} refused 50"
+    )
+    session = view.context.session
+    assert session is not None
+    intents = list(session.entries("effect_intent"))
+    assert len([e for e in intents if e.content["name"] == "flood.secret"]) == MAX_EFFECTS
+    assert _reply(plugin, view, "/flood secrets 1") == "ok 1 refused 0"  # per call
+
+
+def test_a_git_grant_runs_git_not_any_program(guest: Path, tmp_path: Path) -> None:
+    plugin = wasm_plugin(
+        package(guest, "gitp", grants=Grants(commands=("git",))), cache_home=str(tmp_path)
+    )
+    view = _View(_project(tmp_path), sandbox=SANDBOX, session=True)
+    for command in (
+        "git -c alias.x=!id x",
+        "git --config-env=core.pager=X log",
+        "git clone --upload-pack=id x y",
+        "git clone -u id x y",
+        "git ls-remote ext::id",
+    ):
+        denied = _reply(plugin, view, f"/gitp run {command}")
+        assert denied.startswith("denied plugin.grant-denied") and "another program" in denied
+    for command in ("/usr/bin/../bin/git status", "./git status"):  # the granted name only
+        assert _reply(plugin, view, f"/gitp run {command}").startswith("denied plugin.grant-denied")

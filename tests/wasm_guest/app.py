@@ -63,6 +63,19 @@ class WitWorld(wit_world.WitWorld):
             raise ValueError("trap")
         if args == "fail":
             raise Err("it failed on purpose")
+        if args.startswith("logs "):
+            for i in range(int(args[5:])):
+                host.log(types.Level.INFO, f"line {i}")
+            return "logged"
+        if args.startswith("secrets "):
+            ok = refused = 0
+            for _ in range(int(args[8:])):
+                try:
+                    host.secret("TOKEN")
+                    ok += 1
+                except Err:
+                    refused += 1
+            return f"ok {ok} refused {refused}"
         if args.startswith("count "):
             for _ in range(int(args[6:])):
                 pass
