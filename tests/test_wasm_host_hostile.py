@@ -365,7 +365,7 @@ def test_a_read_larger_than_a_call_can_carry_is_refused(guest: Path, tmp_path: P
 
 
 def test_a_call_cannot_flood_the_log_or_the_journal(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from smith.wasm._hostfns import MAX_EFFECTS, MAX_LOGS
 
@@ -374,9 +374,21 @@ def test_a_call_cannot_flood_the_log_or_the_journal(
         package(guest, "flood", grants=Grants(secrets=("TOKEN",))), cache_home=str(tmp_path)
     )
     view = _View(tmp_path, session=True)
-    with caplog.at_level("DEBUG", logger="smith.plugins"):
+    import logging
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("smith.plugins")  # (smith's own setup may stop propagation)
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
         assert _reply(plugin, view, f"/flood logs {MAX_LOGS + 300}") == "logged"
-    lines = [r for r in caplog.records if "flood" in r.getMessage()]
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    lines = [r for r in records if "flood" in r.getMessage()]
     assert len(lines) == MAX_LOGS + 1 and "dropped" in lines[-1].getMessage()
     assert (
         _reply(plugin, view, f"/flood secrets {MAX_EFFECTS + 50}") == f"ok {MAX_EFFECTS} refused 50"
