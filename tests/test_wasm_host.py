@@ -41,10 +41,12 @@ def errors(w: World) -> list[str]:
     return [e["diagnostic"]["what"] for e in w.of("error")]
 
 
-def test_a_command_answers_through_the_input_hook(guest: Path, tmp_path: Path) -> None:
+def test_a_command_answers_through_the_input_hook(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
     fake = Fake(say("model answer"))
-    plugin = wasm_plugin(package(guest, "wg"), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "wg"), cache_home=str(cache_home))
     w.converse(fake, plugins=[plugin], prompts=["/wg", "/wg state", "/wg state", "plain"])
     assert replies(w) == ["hello from wg", "calls 1", "calls 2"]
     assert len(fake.requests) == 1  # only "plain" reached the model
@@ -53,11 +55,11 @@ def test_a_command_answers_through_the_input_hook(guest: Path, tmp_path: Path) -
 
 
 def test_an_endless_loop_is_stopped_and_named_and_the_runtime_goes_on(
-    guest: Path, tmp_path: Path
+    cache_home: Path, guest: Path, tmp_path: Path
 ) -> None:
     w = World(tmp_path)
     fake = Fake(say("still here"))
-    plugin = wasm_plugin(package(guest, "loopy"), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "loopy"), cache_home=str(cache_home))
     w.converse(fake, plugins=[plugin], prompts=["/loopy loop", "/loopy state", "hi"])
     (fault,) = [n for n in notices(w) if "loopy" in n]
     assert "plugin 'loopy' ran out of fuel" in fault
@@ -67,20 +69,22 @@ def test_an_endless_loop_is_stopped_and_named_and_the_runtime_goes_on(
 
 
 def test_a_handler_that_never_returns_is_stopped_at_its_deadline(
-    guest: Path, tmp_path: Path
+    cache_home: Path, guest: Path, tmp_path: Path
 ) -> None:
     w = World(tmp_path)
     limits = Limits(seconds=0.3, fuel=10**15)  # fuel enough for hours: the clock stops it
-    plugin = wasm_plugin(package(guest, "slow"), cache_home=str(tmp_path), limits=limits)
+    plugin = wasm_plugin(package(guest, "slow"), cache_home=str(cache_home), limits=limits)
     w.converse(Fake(), plugins=[plugin], prompts=["/slow loop", "/slow"])
     assert any("plugin 'slow' did not return within 0.3 s" in n for n in notices(w))
     assert replies(w)[-1] == "hello from slow"
 
 
-def test_a_memory_bomb_ends_at_the_memory_limit(guest: Path, tmp_path: Path) -> None:
+def test_a_memory_bomb_ends_at_the_memory_limit(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
     plugin = wasm_plugin(
-        package(guest, "bomb"), cache_home=str(tmp_path), limits=Limits(memory=64 * 1024 * 1024)
+        package(guest, "bomb"), cache_home=str(cache_home), limits=Limits(memory=64 * 1024 * 1024)
     )
     w.converse(Fake(), plugins=[plugin], prompts=["/bomb bomb", "/bomb state"])
     (fault,) = [n for n in notices(w) if "bomb" in n]
@@ -90,14 +94,16 @@ def test_a_memory_bomb_ends_at_the_memory_limit(guest: Path, tmp_path: Path) -> 
     assert usage is not None and usage.usage()["instances"] == 2
 
 
-def test_files_only_within_the_grant_and_journaled(guest: Path, tmp_path: Path) -> None:
+def test_files_only_within_the_grant_and_journaled(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
     (tmp_path / "secret.txt").write_text("top secret")
     (w.project / "docs").mkdir()
     (w.project / "docs" / "a.md").write_text("granted text")
     (w.project / "docs" / "escape").symlink_to(tmp_path / "secret.txt")
     pkg = package(guest, "files", grants=Grants(paths=("docs",)))
-    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(cache_home))
     prompts = ["/files read docs/a.md", "/files read ../secret.txt", "/files read docs/escape"]
     w.converse(Fake(), plugins=[plugin], prompts=prompts)
     granted, outside, link = replies(w)
@@ -110,9 +116,11 @@ def test_files_only_within_the_grant_and_journaled(guest: Path, tmp_path: Path) 
     assert read["input"] == {"path": "docs/a.md"}
 
 
-def test_no_network_command_or_secret_without_a_grant(guest: Path, tmp_path: Path) -> None:
+def test_no_network_command_or_secret_without_a_grant(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
-    plugin = wasm_plugin(package(guest, "net"), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "net"), cache_home=str(cache_home))
     prompts = [
         "/net http https://example.com/",
         "/net run ls",
@@ -126,7 +134,7 @@ def test_no_network_command_or_secret_without_a_grant(guest: Path, tmp_path: Pat
 
 
 def test_a_granted_command_runs_through_the_sandbox_journaled(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cache_home: Path, guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from functools import partial
 
@@ -140,7 +148,7 @@ def test_a_granted_command_runs_through_the_sandbox_journaled(
     monkeypatch.setenv("TOKEN", "s3cret-run")
     w = World(tmp_path)
     pkg = package(guest, "runner", grants=Grants(commands=("echo",), secrets=("TOKEN",)))
-    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(cache_home))
     prompts = ["/runner run echo hi", "/runner secret TOKEN", "/runner run echo {{secret:TOKEN}}"]
     w.converse(Fake(), plugins=[plugin], prompts=prompts)
     # The reference is the value in the command only: what comes back is the reference.
@@ -151,17 +159,19 @@ def test_a_granted_command_runs_through_the_sandbox_journaled(
     assert bash and bash[0]["cause"]["plugin"] == "runner"
 
 
-def test_huge_output_is_a_fault(guest: Path, tmp_path: Path) -> None:
+def test_huge_output_is_a_fault(cache_home: Path, guest: Path, tmp_path: Path) -> None:
     w = World(tmp_path)
-    plugin = wasm_plugin(package(guest, "big"), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "big"), cache_home=str(cache_home))
     w.converse(Fake(), plugins=[plugin], prompts=["/big huge", "/big"])
     assert any("plugin 'big' returned 3,145,728 characters" in n for n in notices(w))
     assert replies(w) == ["", "hello from big"]
 
 
-def test_rendered_text_carries_no_control_sequences(guest: Path, tmp_path: Path) -> None:
+def test_rendered_text_carries_no_control_sequences(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
-    plugin = wasm_plugin(package(guest, "esc"), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "esc"), cache_home=str(cache_home))
     w.converse(Fake(), plugins=[plugin], prompts=["/esc notify"])
     assert replies(w) == ["notified red"]
     (notice,) = notices(w)
@@ -175,11 +185,11 @@ def test_rendered_text_carries_no_control_sequences(guest: Path, tmp_path: Path)
     [("bad-json", "not JSON"), ("unknown-action", "an action smith does not take")],
 )
 def test_malformed_output_is_a_fault_naming_the_plugin(
-    guest: Path, tmp_path: Path, mode: str, said: str
+    cache_home: Path, guest: Path, tmp_path: Path, mode: str, said: str
 ) -> None:
     w = World(tmp_path)
     pkg = package(guest, "bad", events=("turn_start",), options=settings(mode=mode))
-    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(cache_home))
     fake = Fake(say("answered"))
     w.converse(fake, plugins=[plugin], prompts=["go"])
     (what,) = [e for e in errors(w) if "'bad'" in e]
@@ -187,12 +197,14 @@ def test_malformed_output_is_a_fault_naming_the_plugin(
     assert w.of("agent_end")[-1]["stop"] == "end"  # the turn went on without its actions
 
 
-def test_events_give_actions_and_a_trap_mid_batch_recovers(guest: Path, tmp_path: Path) -> None:
+def test_events_give_actions_and_a_trap_mid_batch_recovers(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
     pkg = package(
         guest, "ev", events=("turn_start",), options=settings(mode="trap-second"), tools=(WC, BOOM)
     )
-    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(cache_home))
     words = ("wc", {"text": "one two three"})
     fake = Fake(call(words, ("boom", {}), words), say("done"))
     w.converse(fake, plugins=[plugin], prompts=["go"])
@@ -204,11 +216,15 @@ def test_events_give_actions_and_a_trap_mid_batch_recovers(guest: Path, tmp_path
     assert w.of("agent_end")[-1]["stop"] == "end"
 
 
-def test_a_trapping_event_handler_is_reported_and_made_anew(guest: Path, tmp_path: Path) -> None:
+def test_a_trapping_event_handler_is_reported_and_made_anew(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
     pkg = package(guest, "ev2", events=("turn_start",), options=settings(mode="trap-second"))
     fake = Fake(say("one"), say("two"), say("three"))
-    w.converse(fake, plugins=[wasm_plugin(pkg, cache_home=str(tmp_path))], prompts=["a", "b", "c"])
+    w.converse(
+        fake, plugins=[wasm_plugin(pkg, cache_home=str(cache_home))], prompts=["a", "b", "c"]
+    )
     # turn 1 appended its note; turn 2's handler trapped (reported: the turn went on
     # without its actions, so no note 2); turn 3 ran on a new instance, counting from 1.
     notes = [re.findall(r"wasm note \d", r.system) for r in fake.requests]
@@ -217,9 +233,11 @@ def test_a_trapping_event_handler_is_reported_and_made_anew(guest: Path, tmp_pat
     assert [e["stop"] for e in w.of("agent_end")] == ["end"] * 3
 
 
-def test_repeated_faults_turn_the_plugin_off_for_the_session(guest: Path, tmp_path: Path) -> None:
+def test_repeated_faults_turn_the_plugin_off_for_the_session(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
-    plugin = wasm_plugin(package(guest, "flaky"), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "flaky"), cache_home=str(cache_home))
     w.converse(Fake(), plugins=[plugin], prompts=["/flaky trap"] * 3 + ["/flaky"])
     said = [n for n in notices(w) if "flaky" in n]
     assert "off for the rest of this session: 3 faults, the last: it " in said[2]
@@ -228,7 +246,9 @@ def test_repeated_faults_turn_the_plugin_off_for_the_session(guest: Path, tmp_pa
     assert replies(w)[-1] == ""  # still the plugin's command: not sent to the model
 
 
-def test_conflicting_batches_of_two_wasm_plugins_name_both(guest: Path, tmp_path: Path) -> None:
+def test_conflicting_batches_of_two_wasm_plugins_name_both(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
     one = package(
         guest, "left", events=("turn_start",), options=settings(mode="conflict", model="a")
@@ -236,7 +256,7 @@ def test_conflicting_batches_of_two_wasm_plugins_name_both(guest: Path, tmp_path
     two = package(
         guest, "right", events=("turn_start",), options=settings(mode="conflict", model="b")
     )
-    plugins = [wasm_plugin(p, cache_home=str(tmp_path)) for p in (one, two)]
+    plugins = [wasm_plugin(p, cache_home=str(cache_home)) for p in (one, two)]
     w.converse(Fake(say("ok")), plugins=plugins, prompts=["go"])
     conflicts = [
         e["diagnostic"] for e in w.of("error") if e["diagnostic"]["code"] == "plugin.conflict"
@@ -244,9 +264,9 @@ def test_conflicting_batches_of_two_wasm_plugins_name_both(guest: Path, tmp_path
     assert conflicts and "left" in conflicts[0]["what"] and "right" in conflicts[0]["what"]
 
 
-def test_a_queue_policy_and_a_tool_call_gate(guest: Path, tmp_path: Path) -> None:
+def test_a_queue_policy_and_a_tool_call_gate(cache_home: Path, guest: Path, tmp_path: Path) -> None:
     pkg = package(guest, "q", queue_policies=("newest-first", "bad"), events=("tool_call",))
-    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(cache_home))
     items = [QueuedItem(str(i), "steer", f"t{i}") for i in range(3)]
     assert [i.id for i in plugin.queue_policies["newest-first"](items)] == ["2", "1", "0"]
     assert list(plugin.queue_policies["bad"](items)) == items  # a bad choice loses nothing
@@ -272,7 +292,8 @@ def test_the_compiled_component_is_cached(guest: Path, tmp_path: Path) -> None:
     finally:
         _cache._loaded.update(kept)
     assert (cold, warm) == ("compiled", "cache")
-    assert [p.name for p in cached.parent.iterdir()] == [cached.name]
+    digest = cached.with_suffix(".sha256")  # the compiled file's digest, kept beside it
+    assert sorted(p.name for p in cached.parent.iterdir()) == [cached.name, digest.name]
     assert cached.stat().st_size > 1024 * 1024
     assert "wasmtime 51" in _cache.engine_key()  # the key names the version
 
@@ -303,9 +324,11 @@ class _View:
         pass
 
 
-def test_configuration_narrows_the_grants_never_widens_them(guest: Path, tmp_path: Path) -> None:
+def test_configuration_narrows_the_grants_never_widens_them(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     grants = Grants(paths=("docs",), secrets=("A", "B"))
-    plugin = wasm_plugin(package(guest, "narrow", grants=grants), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "narrow", grants=grants), cache_home=str(cache_home))
     assert "grants" in [o.key for o in plugin.options]  # plugins.narrow.grants
     (tmp_path / "docs" / "api").mkdir(parents=True)
     (tmp_path / "docs" / "api" / "x.md").write_text("api text")
@@ -327,7 +350,7 @@ def test_configuration_narrows_the_grants_never_widens_them(guest: Path, tmp_pat
 
 
 def test_http_to_a_granted_host_with_a_secret_reference(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cache_home: Path, guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import http.server
     import threading
@@ -357,7 +380,7 @@ def test_http_to_a_granted_host_with_a_secret_reference(
         url = f"http://127.0.0.1:{server.server_port}/x"
         w.converse(
             Fake(),
-            plugins=[wasm_plugin(pkg, cache_home=str(tmp_path))],
+            plugins=[wasm_plugin(pkg, cache_home=str(cache_home))],
             prompts=[f"/web http {url}"],
         )
     finally:
@@ -370,10 +393,12 @@ def test_http_to_a_granted_host_with_a_secret_reference(
     assert sent["input"]["url"] == url and "s3cret" not in str(intents)
 
 
-def test_the_instances_memory_is_attributed_to_the_plugin(guest: Path, tmp_path: Path) -> None:
+def test_the_instances_memory_is_attributed_to_the_plugin(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     from smith.wasm import usage
 
-    plugin = wasm_plugin(package(guest, "mem"), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "mem"), cache_home=str(cache_home))
     view = _View(tmp_path, {})
     handler = plugin.handlers["input"]
     handler({"type": "input", "text": "/mem", "mode": "prompt"}, view)
@@ -387,12 +412,14 @@ def test_the_instances_memory_is_attributed_to_the_plugin(guest: Path, tmp_path:
     assert mine["memory"] == large and mine["memory_limit"] == 256 * 1024 * 1024
 
 
-def test_a_plugin_whose_start_fails_is_off(guest: Path, tmp_path: Path) -> None:
+def test_a_plugin_whose_start_fails_is_off(cache_home: Path, guest: Path, tmp_path: Path) -> None:
     w = World(tmp_path)
     pkg = package(guest, "nostart", options=settings(mode="start-fails"))
     fake = Fake(say("ok"))
     w.converse(
-        fake, plugins=[wasm_plugin(pkg, cache_home=str(tmp_path))], prompts=["/nostart", "/nostart"]
+        fake,
+        plugins=[wasm_plugin(pkg, cache_home=str(cache_home))],
+        prompts=["/nostart", "/nostart"],
     )
     said = [n for n in notices(w) if "nostart" in n]
     assert "is off for the rest of this session: its start failed: cannot start" in said[0]

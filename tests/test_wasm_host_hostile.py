@@ -58,10 +58,12 @@ def _project(tmp_path: Path) -> Path:
     return project
 
 
-def test_a_grant_root_swapped_for_a_link_grants_nothing(guest: Path, tmp_path: Path) -> None:
+def test_a_grant_root_swapped_for_a_link_grants_nothing(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     project = _project(tmp_path)
     pkg = package(guest, "swap", grants=Grants(paths=("docs", "../up")))
-    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(cache_home))
     view = _View(project)
     assert _reply(plugin, view, "/swap read docs/a.md") == "granted"
     (project / "docs" / "a.md").unlink()
@@ -76,7 +78,7 @@ def test_a_grant_root_swapped_for_a_link_grants_nothing(guest: Path, tmp_path: P
 
 
 def test_smiths_own_directories_and_hidden_paths_are_never_read(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cache_home: Path, guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = _project(tmp_path)
     home = project / "docs" / "smith-home"
@@ -85,7 +87,7 @@ def test_smiths_own_directories_and_hidden_paths_are_never_read(
     (project / "docs" / "creds").write_text("hidden by sandbox.hide")
     monkeypatch.setenv("SMITH_HOME", str(home))
     plugin = wasm_plugin(
-        package(guest, "own", grants=Grants(paths=("docs",))), cache_home=str(tmp_path)
+        package(guest, "own", grants=Grants(paths=("docs",))), cache_home=str(cache_home)
     )
     view = _View(project, sandbox=Sandbox(credentials=(str(project / "docs" / "creds"),)))
     for path in ("docs/smith-home/auth.json", "docs/creds"):
@@ -94,13 +96,13 @@ def test_smiths_own_directories_and_hidden_paths_are_never_read(
 
 
 def test_a_file_swapped_for_a_link_while_read_is_refused(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cache_home: Path, guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from smith.wasm import _hostfns
 
     project = _project(tmp_path)
     plugin = wasm_plugin(
-        package(guest, "race", grants=Grants(paths=("docs",))), cache_home=str(tmp_path)
+        package(guest, "race", grants=Grants(paths=("docs",))), cache_home=str(cache_home)
     )
     real_open = os.open
 
@@ -116,11 +118,13 @@ def test_a_file_swapped_for_a_link_while_read_is_refused(
     assert reply.startswith("denied plugin.grant-denied"), reply
 
 
-def test_a_fifo_is_refused_at_once_not_waited_on(guest: Path, tmp_path: Path) -> None:
+def test_a_fifo_is_refused_at_once_not_waited_on(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     project = _project(tmp_path)
     os.mkfifo(project / "docs" / "pipe")
     plugin = wasm_plugin(
-        package(guest, "fifo", grants=Grants(paths=("docs",))), cache_home=str(tmp_path)
+        package(guest, "fifo", grants=Grants(paths=("docs",))), cache_home=str(cache_home)
     )
     got: list[str] = []
     view = _View(project)
@@ -134,10 +138,12 @@ def test_a_fifo_is_refused_at_once_not_waited_on(guest: Path, tmp_path: Path) ->
     assert _reply(plugin, view, "/fifo read docs/a.md") == "granted"
 
 
-def test_a_command_runs_only_inside_the_sandbox(guest: Path, tmp_path: Path) -> None:
+def test_a_command_runs_only_inside_the_sandbox(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     project = _project(tmp_path)
     plugin = wasm_plugin(
-        package(guest, "off", grants=Grants(commands=("echo",))), cache_home=str(tmp_path)
+        package(guest, "off", grants=Grants(commands=("echo",))), cache_home=str(cache_home)
     )
     denied = _reply(plugin, _View(project, session=True), "/off run echo hi")  # sandbox off
     assert denied.startswith("denied plugin.grant-denied") and "sandbox" in denied
@@ -150,14 +156,14 @@ def test_a_command_runs_only_inside_the_sandbox(guest: Path, tmp_path: Path) -> 
 
 
 def test_a_secret_never_reaches_a_command_in_clear(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cache_home: Path, guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if SANDBOX.problem() is not None:
         pytest.skip(f"the sandbox cannot run here: {SANDBOX.problem()}")
     monkeypatch.setenv("TOKEN", "s3cret-env-77")
     project = _project(tmp_path)
     grants = Grants(commands=("printenv", "cat", "echo"), secrets=("TOKEN",))
-    plugin = wasm_plugin(package(guest, "env", grants=grants), cache_home=str(tmp_path))
+    plugin = wasm_plugin(package(guest, "env", grants=grants), cache_home=str(cache_home))
     view = _View(project, sandbox=SANDBOX, session=True)
     unset = _reply(plugin, view, "/env run printenv TOKEN")  # not in its environment
     assert unset.startswith("exit 1") and "s3cret" not in unset
@@ -168,7 +174,9 @@ def test_a_secret_never_reaches_a_command_in_clear(
     assert "s3cret" not in view.journal.read_text(errors="replace")
 
 
-def test_one_memory_per_instance_so_the_limit_is_the_instances(tmp_path: Path) -> None:
+def test_one_memory_per_instance_so_the_limit_is_the_instances(
+    cache_home: Path, tmp_path: Path
+) -> None:
     import wasmtime
 
     module = tmp_path / "two.wasm"
@@ -182,7 +190,7 @@ def test_one_memory_per_instance_so_the_limit_is_the_instances(tmp_path: Path) -
     pkg = PackageManifest("mems", "0.1.0", str(tmp_path), module="two.wasm", sdk="1",
                           commands=(CommandDecl("mems", "d", ""),))  # fmt: skip
     w = World(tmp_path)
-    w.converse(Fake(), plugins=[wasm_plugin(pkg, cache_home=str(tmp_path))], prompts=["/mems"])
+    w.converse(Fake(), plugins=[wasm_plugin(pkg, cache_home=str(cache_home))], prompts=["/mems"])
     said = [e["text"] for e in w.of("ui") if e["intent"] == "notify"]
     assert any("'mems' could not be instantiated" in n for n in said), said
 
@@ -200,10 +208,12 @@ POLL = ToolDecl("poll", "Poll", {"type": "object", "properties": {}}, "reads")
 FAIL = ToolDecl("fail", "Fail", {"type": "object", "properties": {}}, "reads")
 
 
-def test_a_cancelled_call_stops_soon_and_is_not_a_fault(guest: Path, tmp_path: Path) -> None:
+def test_a_cancelled_call_stops_soon_and_is_not_a_fault(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     limits = Limits(tool_seconds=30, tool_fuel=10**15)  # neither would stop it for long
     plugin = wasm_plugin(
-        package(guest, "cx", tools=(SPIN, POLL)), cache_home=str(tmp_path), limits=limits
+        package(guest, "cx", tools=(SPIN, POLL)), cache_home=str(cache_home), limits=limits
     )
     ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
     _later(0.5, ctx.cancelled)
@@ -218,10 +228,12 @@ def test_a_cancelled_call_stops_soon_and_is_not_a_fault(guest: Path, tmp_path: P
     assert host is not None and host.faults == 0 and host.disabled is None
 
 
-def test_calls_waiting_for_the_instance_are_not_faults(guest: Path, tmp_path: Path) -> None:
+def test_calls_waiting_for_the_instance_are_not_faults(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     limits = Limits(seconds=0.5, tool_seconds=10, tool_fuel=10**15)
     plugin = wasm_plugin(
-        package(guest, "busy", tools=(POLL,)), cache_home=str(tmp_path), limits=limits
+        package(guest, "busy", tools=(POLL,)), cache_home=str(cache_home), limits=limits
     )
     view = _View(tmp_path)
     assert _reply(plugin, view, "/busy") == "hello from busy"  # loaded
@@ -243,11 +255,13 @@ def test_calls_waiting_for_the_instance_are_not_faults(guest: Path, tmp_path: Pa
     assert host is not None and host.faults == 0
 
 
-def test_an_error_from_on_event_is_a_fault_said_plainly(guest: Path, tmp_path: Path) -> None:
+def test_an_error_from_on_event_is_a_fault_said_plainly(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     w = World(tmp_path)
     pkg = package(guest, "evx", events=("turn_start",), options=settings(mode="err-event"))
     w.converse(
-        Fake(say("ok")), plugins=[wasm_plugin(pkg, cache_home=str(tmp_path))], prompts=["go"]
+        Fake(say("ok")), plugins=[wasm_plugin(pkg, cache_home=str(cache_home))], prompts=["go"]
     )
     (what,) = [e["diagnostic"]["what"] for e in w.of("error") if "'evx'" in e["diagnostic"]["what"]]
     assert "bad" in what and "thing" in what and "\x1b" not in what and "\x07" not in what
@@ -255,32 +269,31 @@ def test_an_error_from_on_event_is_a_fault_said_plainly(guest: Path, tmp_path: P
     assert host is not None and host.faults == 1
 
 
-def test_a_tool_error_is_said_plainly(guest: Path, tmp_path: Path) -> None:
-    plugin = wasm_plugin(package(guest, "tx", tools=(FAIL,)), cache_home=str(tmp_path))
+def test_a_tool_error_is_said_plainly(cache_home: Path, guest: Path, tmp_path: Path) -> None:
+    plugin = wasm_plugin(package(guest, "tx", tools=(FAIL,)), cache_home=str(cache_home))
     with pytest.raises(ToolError) as raised:
         _tools(plugin)["fail"].run(ToolContext(root=str(tmp_path), cwd=str(tmp_path)), {})
     assert "failed" in str(raised.value) and "\x1b" not in str(raised.value)
 
 
-def test_unhashable_queue_ids_fault_and_keep_every_item(guest: Path, tmp_path: Path) -> None:
+def test_unhashable_queue_ids_fault_and_keep_every_item(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     pkg = package(guest, "qx", queue_policies=("unhashable",))
-    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(cache_home))
     items = [QueuedItem(str(i), "steer", f"t{i}") for i in range(3)]
     assert list(plugin.queue_policies["unhashable"](items)) == items
     host = host_of("qx")
     assert host is not None and host.faults == 1
 
 
-def test_a_compiled_file_smith_did_not_write_is_compiled_again(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_compiled_file_smith_did_not_write_is_compiled_again(guest: Path, tmp_path: Path) -> None:
     import wasmtime
     from wasmtime.component import Component
 
     from smith.wasm import _cache
     from smith.wasm._engine import engine
 
-    monkeypatch.setenv("SMITH_HOME", str(tmp_path / "data"))
     kept = dict(_cache._loaded)
     try:
         _cache.forget()
@@ -299,7 +312,7 @@ def test_a_compiled_file_smith_did_not_write_is_compiled_again(
 
 
 def test_http_masks_what_comes_back_and_sends_no_plugin_host(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cache_home: Path, guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import http.server
 
@@ -326,7 +339,7 @@ def test_http_masks_what_comes_back_and_sends_no_plugin_host(
     pkg = package(
         guest, "echo", grants=grants, options=settings(mode="secret", host="evil.example")
     )
-    plugin = wasm_plugin(pkg, cache_home=str(tmp_path))
+    plugin = wasm_plugin(pkg, cache_home=str(cache_home))
     view = _View(tmp_path, session=True)
     view.settings = {"mode": "secret", "host": "evil.example"}  # as the options default
     try:
@@ -342,9 +355,11 @@ def test_http_masks_what_comes_back_and_sends_no_plugin_host(
     assert plain_http.startswith("denied plugin.grant-denied") and "https" in plain_http
 
 
-def test_a_granted_program_runs_alone_not_with_shell_operators(guest: Path, tmp_path: Path) -> None:
+def test_a_granted_program_runs_alone_not_with_shell_operators(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     plugin = wasm_plugin(
-        package(guest, "ops", grants=Grants(commands=("git",))), cache_home=str(tmp_path)
+        package(guest, "ops", grants=Grants(commands=("git",))), cache_home=str(cache_home)
     )
     view = _View(_project(tmp_path), sandbox=SANDBOX, session=True)
     for command in ("git status; rm -rf /", "git log | sh", "git $(id)", "git `id`"):
@@ -352,11 +367,13 @@ def test_a_granted_program_runs_alone_not_with_shell_operators(guest: Path, tmp_
         assert denied.startswith("denied plugin.grant-denied") and "shell operators" in denied
 
 
-def test_a_read_larger_than_a_call_can_carry_is_refused(guest: Path, tmp_path: Path) -> None:
+def test_a_read_larger_than_a_call_can_carry_is_refused(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     project = _project(tmp_path)
     (project / "docs" / "big").write_bytes(b"x" * (2 << 20))  # 2 s of copying into the guest
     plugin = wasm_plugin(
-        package(guest, "big", grants=Grants(paths=("docs",))), cache_home=str(tmp_path)
+        package(guest, "big", grants=Grants(paths=("docs",))), cache_home=str(cache_home)
     )
     refused = _reply(plugin, _View(project), "/big read docs/big")
     assert refused.startswith("denied plugin.host-failed") and "limit" in refused, refused[:200]
@@ -365,13 +382,13 @@ def test_a_read_larger_than_a_call_can_carry_is_refused(guest: Path, tmp_path: P
 
 
 def test_a_call_cannot_flood_the_log_or_the_journal(
-    guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cache_home: Path, guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from smith.wasm._hostfns import MAX_EFFECTS, MAX_LOGS
 
     monkeypatch.setenv("TOKEN", "s3cret-flood")
     plugin = wasm_plugin(
-        package(guest, "flood", grants=Grants(secrets=("TOKEN",))), cache_home=str(tmp_path)
+        package(guest, "flood", grants=Grants(secrets=("TOKEN",))), cache_home=str(cache_home)
     )
     view = _View(tmp_path, session=True)
     import logging
@@ -400,9 +417,11 @@ def test_a_call_cannot_flood_the_log_or_the_journal(
     assert _reply(plugin, view, "/flood secrets 1") == "ok 1 refused 0"  # per call
 
 
-def test_a_git_grant_runs_git_not_any_program(guest: Path, tmp_path: Path) -> None:
+def test_a_git_grant_runs_git_not_any_program(
+    cache_home: Path, guest: Path, tmp_path: Path
+) -> None:
     plugin = wasm_plugin(
-        package(guest, "gitp", grants=Grants(commands=("git",))), cache_home=str(tmp_path)
+        package(guest, "gitp", grants=Grants(commands=("git",))), cache_home=str(cache_home)
     )
     view = _View(_project(tmp_path), sandbox=SANDBOX, session=True)
     for command in (

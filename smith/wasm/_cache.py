@@ -1,17 +1,18 @@
 """Compiled components, kept so a start after the first does not compile again.
 
-    component, how = load(path, cache_dir)   # how: "memory", "cache" or "compiled"
+    component, how = load(path, cache_dir, engine)   # how: "memory", "cache" or "compiled"
 
 The key is sha256 of the module's bytes, wasmtime's version and the engine's settings
 (smith.wasm._engine.key), so a changed module, an upgraded wasmtime or other engine
 settings compile afresh; the file is `<cache_dir>/<key>.cwasm`, written atomically (a
 temporary file renamed over it). A cached file that does not load (truncated, from
-another build) is compiled again and replaced. Within a process a component loads once.
+another build) is compiled again and replaced. Within a process a component loads once
+per engine (each plugin has its own: smith.wasm._engine).
 
 A .cwasm is native code, loaded without wasmtime checking it: the cache is trusted only
 as far as smith wrote it. The directory is the user's own (0700; the sandbox hides
 smith's cache directory from commands), and the sha256 of each file smith compiled is
-kept in smith's data directory (`wasm-digests/`, also private and hidden): a file whose
+kept beside it (`<key>.sha256`, as private and as hidden): a file whose
 bytes are not those (another plugin's file copied over, a crafted one) is compiled
 again, never run. What is loaded is the bytes that were checked.
 """
@@ -24,14 +25,15 @@ import os
 import tempfile
 import threading
 
-from wasmtime import WasmtimeError
+from wasmtime import Engine, WasmtimeError
 from wasmtime.component import Component
 
 from smith.wasm._engine import engine
 from smith.wasm._engine import key as engine_key
 
 _lock = threading.Lock()
-_loaded: dict[str, Component] = {}
+# (key, id of the engine) -> (the engine, kept alive while its component is, the component)
+_loaded: dict[tuple[str, int], tuple[Engine, Component]] = {}
 
 
 def cache_key(module: bytes) -> str:
@@ -40,20 +42,21 @@ def cache_key(module: bytes) -> str:
     return digest.hexdigest()
 
 
-def load(path: str, cache_dir: str) -> tuple[Component, str]:
-    """The component at `path`, compiled (or taken from the cache), and where it came
-    from: "memory" (this process loaded it before), "cache" or "compiled"."""
+def load(path: str, cache_dir: str, eng: Engine | None = None) -> tuple[Component, str]:
+    """The component at `path` for `eng` (default: the shared engine), compiled (or taken
+    from the cache), and where it came from: "memory" (this process loaded it for that
+    engine before), "cache" or "compiled"."""
     with open(path, "rb") as f:
         module = f.read()
     key = cache_key(module)
+    eng = eng or engine()
     with _lock:
-        if key in _loaded:
-            return _loaded[key], "memory"
-    eng = engine()
+        if (key, id(eng)) in _loaded:
+            return _loaded[key, id(eng)][1], "memory"
     cached = os.path.join(cache_dir, f"{key}.cwasm")
     component: Component | None = None
     how = "cache"
-    digest = os.path.join(digest_dir(), f"{key}.sha256")
+    digest = os.path.join(cache_dir, f"{key}.sha256")
     data = _checked(cached, digest)
     if data is not None:
         with contextlib.suppress(WasmtimeError):
@@ -66,8 +69,8 @@ def load(path: str, cache_dir: str) -> tuple[Component, str]:
             _write(digest, hashlib.sha256(compiled).hexdigest().encode())
             _write(cached, compiled)
     with _lock:
-        _loaded.setdefault(key, component)
-        return _loaded[key], how
+        _loaded.setdefault((key, id(eng)), (eng, component))
+        return _loaded[key, id(eng)][1], how
 
 
 def _checked(cached: str, digest: str) -> bytes | None:
@@ -80,15 +83,6 @@ def _checked(cached: str, digest: str) -> bytes | None:
     except (OSError, UnicodeDecodeError):
         return None
     return data if hashlib.sha256(data).hexdigest() == want else None
-
-
-def digest_dir() -> str:
-    """Where the digests of the compiled files are kept: `wasm-digests/` in smith's data
-    directory ($SMITH_HOME)."""
-    from smith import paths
-
-    home = os.environ.get("SMITH_HOME") or paths.default_data_home(os.environ)
-    return os.path.join(home, "wasm-digests")
 
 
 def _write(path: str, data: bytes | bytearray) -> None:

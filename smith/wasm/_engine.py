@@ -1,24 +1,27 @@
-"""The one wasmtime Engine of the process, and the clock its deadlines are counted on.
+"""The wasmtime engines of the process, and the clock their deadlines are counted on.
 
 Every plugin instance runs with fuel (a bound on the instructions one call may run) and
 an epoch deadline (a bound on its wall time, host calls included): a daemon thread
-advances the engine's epoch every TICK seconds while a call runs (`running()` around
+advances each engine's epoch every TICK seconds while a call runs (`running()` around
 each: an idle smith is not woken 100 times a second), so a call's deadline of N seconds
-is N / TICK epochs after the epoch it started at.
+is `ticks(N)` epochs after the epoch it starts at (`Store.set_epoch_deadline`).
 
-A store may instead be asked at every epoch whether its call goes on (`every_epoch`):
-that is how a call is stopped when its deadline passes or shortly after it is cancelled,
-even in a loop that never calls the host (moving a running store's deadline from another
-thread is not seen: the compiled code keeps the deadline it read).
+Each plugin has an engine of its own (`new_engine()`; the compiled code is the same, so
+one cache serves them all): a call that is cancelled is stopped GRACE seconds after its
+cancellation (time for a guest polling `cancelled()` to return) by moving its engine's
+epoch past every deadline (`running(cancel=..., engine=...)`: the ticker watches it),
+which stops that plugin's call and no other's, even in a loop that never calls the
+host. (A running store's deadline cannot be moved from another thread: the compiled
+code keeps the deadline it read; the epoch is what it compares it with.)
 """
 
 from __future__ import annotations
 
-import ctypes
 import threading
-from collections.abc import Callable
+import time
+import weakref
 from importlib import metadata
-from typing import Any
+from typing import ClassVar
 
 import wasmtime
 
@@ -31,75 +34,88 @@ CONFIG = {"consume_fuel": True, "epoch_interruption": True}
 class _Shared:
     lock = threading.Lock()
     engine: wasmtime.Engine | None = None
+    # The engines the ticker advances.
+    engines: ClassVar[weakref.WeakSet[wasmtime.Engine]] = weakref.WeakSet()
     ticker: threading.Thread | None = None
     calls = 0  # calls running now
     busy = threading.Event()  # set while calls > 0
+    # The running calls that may be cancelled: (their cancellation, their engine, their
+    # deadline in epochs, when the ticker first saw the cancellation), by their `running`.
+    watched: ClassVar[dict[int, tuple[threading.Event, wasmtime.Engine, int, list[float]]]] = {}
+
+
+def new_engine() -> wasmtime.Engine:
+    """An engine for one plugin (fuel and epoch interruption on), advanced by the ticker."""
+    config = wasmtime.Config()
+    config.consume_fuel = CONFIG["consume_fuel"]
+    config.epoch_interruption = CONFIG["epoch_interruption"]
+    made = wasmtime.Engine(config)
+    with _Shared.lock:
+        _Shared.engines.add(made)
+        if _Shared.ticker is None:
+            _Shared.ticker = threading.Thread(target=_tick, name="wasm epoch", daemon=True)
+            _Shared.ticker.start()
+    return made
 
 
 def engine() -> wasmtime.Engine:
-    """The process's engine (fuel and epoch interruption on), its ticker started."""
+    """The process's shared engine: what compiles components into the cache (install)."""
     with _Shared.lock:
-        if _Shared.engine is None:
-            config = wasmtime.Config()
-            config.consume_fuel = CONFIG["consume_fuel"]
-            config.epoch_interruption = CONFIG["epoch_interruption"]
-            _Shared.engine = wasmtime.Engine(config)
-        if _Shared.ticker is None:
-            _Shared.ticker = threading.Thread(
-                target=_tick, args=(_Shared.engine,), name="wasm epoch", daemon=True
-            )
-            _Shared.ticker.start()
-        return _Shared.engine
+        shared = _Shared.engine
+    if shared is None:
+        shared = new_engine()
+        with _Shared.lock:
+            _Shared.engine = _Shared.engine or shared
+            shared = _Shared.engine
+    return shared
 
 
-def _tick(eng: wasmtime.Engine) -> None:
-    import time
-
+def _tick() -> None:
     while _Shared.busy.wait():
         time.sleep(TICK)
-        eng.increment_epoch()
+        with _Shared.lock:
+            engines = list(_Shared.engines)
+            watched = list(_Shared.watched.values())
+        for eng in engines:
+            eng.increment_epoch()
+        now = time.monotonic()
+        for cancel, eng, deadline, seen in watched:
+            if not cancel.is_set():
+                continue
+            if not seen:
+                seen.append(now)
+            elif now - seen[0] >= GRACE and len(seen) == 1:
+                seen.append(now)  # stopped once: its epoch is past its deadline now
+                for _ in range(deadline + 1):
+                    eng.increment_epoch()
 
 
 class running:
-    """`with running():` around a call: the epoch advances while any call runs."""
+    """`with running(cancel, engine, deadline):` around a call: the epoch advances while
+    any call runs, and a call whose `cancel` is set is stopped GRACE seconds later (its
+    engine's epoch moved past its `deadline`, in epochs)."""
+
+    def __init__(
+        self,
+        cancel: threading.Event | None = None,
+        engine: wasmtime.Engine | None = None,
+        deadline: int = 0,
+    ) -> None:
+        self.cancel, self.engine, self.deadline = cancel, engine, deadline
 
     def __enter__(self) -> None:
         with _Shared.lock:
             _Shared.calls += 1
             _Shared.busy.set()
+            if self.cancel is not None and self.engine is not None:
+                _Shared.watched[id(self)] = (self.cancel, self.engine, self.deadline, [])
 
     def __exit__(self, *exc: object) -> None:
         with _Shared.lock:
+            _Shared.watched.pop(id(self), None)
             _Shared.calls -= 1
             if _Shared.calls == 0:
                 _Shared.busy.clear()
-
-
-def every_epoch(store: wasmtime.Store, stop: Callable[[], str | None]) -> object:
-    """Make `store`'s code ask `stop()` at every epoch (set its deadline to 1 tick): None
-    goes on, a text traps the call with that text as its cause. The returned object must
-    be kept as long as the store (it is the callback wasmtime holds)."""
-    from wasmtime import _bindings as ffi
-
-    def check(context: object, data: object, delta: Any, kind: Any) -> int:
-        try:
-            why = stop()
-        except Exception as exc:  # never raise through wasmtime: stop the call instead
-            why = f"smith: {exc}"
-        if why is not None:
-            error = ffi.wasmtime_error_new(why.encode())
-            return ctypes.cast(error, ctypes.c_void_p).value or 0
-        delta[0] = 1
-        kind[0] = 0
-        return 0
-
-    # (store, callback(context, data, *next deadline in epochs, *then: 0 = trap at it),
-    # data, finalizer): the binding's own types.
-    _, kind_of_callback, _, kind_of_finalizer = ffi._wasmtime_store_epoch_deadline_callback.argtypes
-    callback = kind_of_callback(check)
-    ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), callback, None, kind_of_finalizer())
-    store.set_epoch_deadline(1)
-    return callback
 
 
 def ticks(seconds: float) -> int:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import wasmtime
 from wasmtime.component import Linker, Record, Variant
 
-from smith.wasm._engine import GRACE, engine, every_epoch, running
+from smith.wasm._engine import running, ticks
 from smith.wasm._hostfns import HOST_FUNCTIONS, TAGGED, Call, Failure, HostCalls
 from smith.wasm._wrap import wasi_call
 
@@ -86,9 +86,9 @@ class Fault(Exception):
         self.reason = reason
 
 
-def linker(host: HostCalls) -> Linker:
-    """A linker offering the WIT's host interface, bound to `host`."""
-    lk = Linker(engine())
+def linker(host: HostCalls, engine: wasmtime.Engine) -> Linker:
+    """A linker of `engine` offering the WIT's host interface, bound to `host`."""
+    lk = Linker(engine)
     with lk.root() as root, root.add_instance(HOST_INTERFACE) as iface:
         for name, fn in HOST_FUNCTIONS.items():
             iface.add_func(name, _adapter(host, name, fn))
@@ -134,38 +134,28 @@ class Instance:
     """The plugin's live instance, made on first use and after every fault."""
 
     def __init__(
-        self, component: Component, host: HostCalls, limits: Limits, settings: Callable[[], str]
+        self,
+        component: Component,
+        host: HostCalls,
+        limits: Limits,
+        settings: Callable[[], str],
+        engine: wasmtime.Engine,
     ) -> None:
-        self.component = component
+        self.component = component  # compiled for `engine`, the plugin's own
+        self.engine = engine
         self.settings = settings  # the JSON `start` is called with, on each new instance
         self.host = host
         self.limits = limits
-        self.linker = linker(host)
+        self.linker = linker(host, engine)
         self.lock = threading.Lock()
         self.store: wasmtime.Store | None = None
         self.funcs: dict[str, Func] = {}
         self.instantiated = 0  # how many instances were made (1 + one per fault)
         self.regions: list[tuple[int, int]] = []  # its linear memory's address ranges
         self.fuel_used = 0
-        self._ends = 0.0  # the running call's deadline (time.monotonic)
-        self._cancel_seen: float | None = None  # when its cancellation was first seen
-        self._ticking: object = None
-
-    def _stop(self) -> str | None:
-        """Asked at every epoch while the instance runs code: why the call must stop
-        (its deadline passed; its cancellation GRACE seconds ago), None to go on."""
-        now = time.monotonic()
-        if now >= self._ends:
-            return "interrupt: the call's deadline passed"
-        if self.host.call.cancel.is_set():
-            if self._cancel_seen is None:
-                self._cancel_seen = now
-            elif now - self._cancel_seen >= GRACE:
-                return "cancelled: the call was cancelled"
-        return None
 
     def _fresh(self) -> None:
-        store = wasmtime.Store(engine())
+        store = wasmtime.Store(self.engine)
         lim = self.limits
         store.set_limits(
             memory_size=lim.memory,
@@ -175,8 +165,7 @@ class Instance:
             memories=1,  # memory_size bounds each memory: one, so it bounds the instance
         )
         store.set_fuel(lim.fuel)
-        self._ends = time.monotonic() + lim.seconds
-        self._ticking = every_epoch(store, self._stop)  # kept with the store
+        store.set_epoch_deadline(ticks(lim.seconds))  # (instantiating runs no guest code)
         with _MAKING:  # one at a time: the new mappings are this instance's
             before = _mappings()
             inst = self.linker.instantiate(store, self.component)
@@ -210,7 +199,7 @@ class Instance:
         try:
             self.host.call = call
             call.ends = time.monotonic() + seconds
-            with running():
+            with running(call.cancel, self.engine, ticks(seconds)):
                 if self.store is None:
                     self._make(seconds)
                 return self._call(export, args, seconds, fuel or self.limits.fuel)
@@ -237,12 +226,12 @@ class Instance:
             raise Fault(f"does not export {export}")
         store.set_fuel(fuel)
         started = time.monotonic()
-        self._ends, self._cancel_seen = started + seconds, None
+        store.set_epoch_deadline(ticks(seconds))
         try:
             result = func(store, *args)
         except wasmtime.WasmtimeError as exc:  # a trap (Trap is one)
             self.drop()
-            if self.host.call.cancel.is_set() and _first_line(exc).startswith(("cancel", "inter")):
+            if self.host.call.cancel.is_set() and "interrupt" in _first_line(exc):
                 raise Cancelled(f"{export} was cancelled and stopped") from exc
             raise Fault(_trap_reason(exc, seconds, fuel, self.limits, started)) from exc
         finally:

@@ -10,7 +10,7 @@ fault); its `input` handler answers `/NAME args` for each declared command by ca
 `smith eval "/NAME"` and over RPC (the commands are listed as sdk Commands too, for the
 app's / menu); its tools call `call-tool`, its queue policies `choose`, and its options
 are plugin.kdl's. The module is loaded on the first call (compiled once, then from
-$SMITH_CACHE_HOME/wasm or $SMITH_HOME/cache/wasm) and `start` is called with the
+smith's cache directory, `cache-home`) and `start` is called with the
 plugin's settings before anything else.
 
 A fault (a trap: fuel, deadline, memory, unreachable; malformed output; output over the
@@ -91,11 +91,13 @@ class WasmPlugin:
         with self._lock:
             if self.instance is None:
                 from smith.wasm._cache import cache_dir, load
+                from smith.wasm._engine import new_engine
 
                 path = os.path.join(self.package.root, self.package.module)
                 began = time.perf_counter()
                 try:
-                    component, self.load_how = load(path, cache_dir(self.cache_home))
+                    engine = new_engine()  # its own: a cancelled call stops alone
+                    component, self.load_how = load(path, cache_dir(self.cache_home), engine)
                 except Exception as exc:
                     self.disabled = f"it could not be loaded: {exc}"
                     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -109,7 +111,9 @@ class WasmPlugin:
                         )
                     ) from exc
                 self.load_seconds = time.perf_counter() - began
-                self.instance = Instance(component, self.host, self.limits, self._start_settings)
+                self.instance = Instance(
+                    component, self.host, self.limits, self._start_settings, engine
+                )
             return self.instance
 
     def source(self) -> Source:
