@@ -170,10 +170,15 @@ def test_greet_in_the_app_is_in_the_slash_menu_and_answers(
 
     try:
         menu, screen = asyncio.run(asyncio.wait_for(main(), 60))
+        # Through the runtime, as in eval and RPC: recorded as the plugin's command.
+        handled = [e.content for e in session.entries("input_handled")]
     finally:
         session.close()
     assert "/greet NAME" in menu and "Greet someone by name" in menu, menu
     assert "hello, Ada!" in screen, screen
+    assert [(h["plugin"], h["text"], h["reply"]) for h in handled] == [  # type: ignore[index]
+        ("greet", "/greet Ada", "hello, Ada!")
+    ]
 
 
 # -- paper-theme: a theme the app registers and tui.theme selects --------------------------

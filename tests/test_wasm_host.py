@@ -19,7 +19,7 @@ from smith.sdk import QueuedItem
 from smith.wasm import HOST_FUNCTIONS, Limits, wasm_plugin
 from smith.wasm._plugin import host_of
 from tests.runtime_kit import Fake, World, call, say
-from tests.wasm_fixtures import BOOM, WC, guest, package, settings
+from tests.wasm_fixtures import BOOM, WC, guest, notices, package, settings
 
 __all__ = ["guest"]  # the session fixture, used by name
 
@@ -31,10 +31,6 @@ def _trapped(plugin: str, text: str) -> bool:
 
 def replies(w: World) -> list[str]:
     return [e["reply"] for e in w.of("input_handled")]
-
-
-def notices(w: World) -> list[str]:
-    return [e["text"] for e in w.of("ui") if e["intent"] == "notify"]
 
 
 def errors(w: World) -> list[str]:
@@ -164,7 +160,7 @@ def test_huge_output_is_a_fault(cache_home: Path, guest: Path, tmp_path: Path) -
     plugin = wasm_plugin(package(guest, "big"), cache_home=str(cache_home))
     w.converse(Fake(), plugins=[plugin], prompts=["/big huge", "/big"])
     assert any("plugin 'big' returned 3,145,728 characters" in n for n in notices(w))
-    assert replies(w) == ["", "hello from big"]
+    assert replies(w) == [None, "hello from big"]
 
 
 def test_rendered_text_carries_no_control_sequences(
@@ -243,7 +239,7 @@ def test_repeated_faults_turn_the_plugin_off_for_the_session(
     assert "off for the rest of this session: 3 faults, the last: it " in said[2]
     assert "trapped" in said[2] or "called WASI" in said[2]
     assert "off for the rest of this session" in said[3]
-    assert replies(w)[-1] == ""  # still the plugin's command: not sent to the model
+    assert replies(w)[-1] is None  # still the plugin's command: not sent to the model
 
 
 def test_conflicting_batches_of_two_wasm_plugins_name_both(

@@ -22,7 +22,7 @@ from smith.session import Session
 from smith.wasm import Limits, wasm_plugin
 from smith.wasm._plugin import host_of
 from tests.runtime_kit import Fake, World, say
-from tests.wasm_fixtures import guest, package, settings
+from tests.wasm_fixtures import guest, notices, package, settings
 
 __all__ = ["guest"]  # the session fixture, used by name
 
@@ -191,7 +191,7 @@ def test_one_memory_per_instance_so_the_limit_is_the_instances(
                           commands=(CommandDecl("mems", "d", ""),))  # fmt: skip
     w = World(tmp_path)
     w.converse(Fake(), plugins=[wasm_plugin(pkg, cache_home=str(cache_home))], prompts=["/mems"])
-    said = [e["text"] for e in w.of("ui") if e["intent"] == "notify"]
+    said = notices(w)
     assert any("'mems' could not be instantiated" in n for n in said), said
 
 

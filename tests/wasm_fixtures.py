@@ -69,3 +69,15 @@ WC = ToolDecl(
     "reads",
 )
 BOOM = ToolDecl("boom", "Trap", {"type": "object", "properties": {}}, "reads")
+
+
+def notices(w: Any) -> list[str]:
+    """What the user was told (a runtime_kit World): notices, and why a command failed
+    (its input_handled's error)."""
+    told = []
+    for e in w.events:  # in the order they were said
+        if e["type"] == "ui" and e["intent"] == "notify":
+            told.append(e["text"])
+        elif e["type"] == "input_handled" and e.get("error"):
+            told.append(e["error"])
+    return told

@@ -6,16 +6,17 @@ The plugin's handlers (for the events plugin.kdl names) call the module's `on-ev
 with the event as JSON and take its JSON list of actions (checked against
 smith.protocol.actions: text that is not JSON, or an action smith does not know, is a
 fault); its `input` handler answers `/NAME args` for each declared command by calling
-`command` and returning HandleInput(reply), so a command works alike in the app,
-`smith eval "/NAME"` and over RPC (the commands are listed as sdk Commands too, for the
-app's / menu); its tools call `call-tool`, its queue policies `choose`, and its options
+`command` and returning HandleInput(reply) (HandleInput(error=...) when it failed), so
+a command works alike in the app, `smith eval "/NAME"` and over RPC (the commands are
+listed as sdk Commands too, for the app's / menu, each sending `/NAME args` to the
+runtime as a prompt); its tools call `call-tool`, its queue policies `choose`, and its options
 are plugin.kdl's. The module is loaded on the first call (compiled once, then from
 smith's cache directory, `cache-home`) and `start` is called with the
 plugin's settings before anything else.
 
 A fault (a trap: fuel, deadline, memory, unreachable; malformed output; output over the
 limit) is a diagnostic naming the plugin (`plugin.wasm-fault`: raised from a handler,
-the runtime reports it; from a command, an error notice and the reply); the instance is
+the runtime reports it; from a command, the command's error); the instance is
 destroyed and made anew on the next call, and after Limits.faults faults the plugin is
 off for the session (`plugin.wasm-disabled`).
 """
@@ -248,7 +249,6 @@ class WasmPlugin:
 
     def on_input(self, event: dict[str, Any], view: RuntimeView) -> list[Any] | None:
         from smith.sdk import HandleInput
-        from smith.ui import Notify
 
         name, args = _command_of(str(event.get("text", "")), self.package)
         if name is None:
@@ -257,21 +257,11 @@ class WasmPlugin:
             return None
         try:
             reply = self.call("command", name, args, call=self.view_call(view))
-        except GuestError as exc:
-            return [HandleInput(plain(f"/{name}: {exc}")), Notify(plain(str(exc)), "error")]
+        except GuestError as exc:  # the command's own error: it failed, and says why
+            return [HandleInput(error=plain(str(exc)) or "it gave no reason")]
         except PluginFault as fault:  # the input was the plugin's command: said, not sent on
-            return [HandleInput(""), Notify(fault.diagnostic.what, "error")]
+            return [HandleInput(error=plain(fault.diagnostic.what))]
         return [HandleInput(plain(reply))]
-
-    def run_command(self, host: CommandHost, args: str, name: str) -> None:
-        """A command from the app's / menu (the same call as the input hook's)."""
-        call = Call(post=host.post)
-        try:
-            host.tell(plain(self.call("command", name, args, call=call)))
-        except GuestError as exc:
-            host.tell(plain(f"/{name}: {exc}"), error=True)
-        except PluginFault as fault:
-            host.tell(fault.diagnostic.headline(), error=True)
 
     def run_tool(self, decl: ToolDecl, ctx: ToolContext, args: dict[str, object]) -> ToolResult:
         from smith.effects import ToolCancelled, ToolError, ToolResult
@@ -356,7 +346,7 @@ def wasm_plugin(
         Command(
             c.name,
             plain(c.description),
-            partial(_command_runner, host, c.name),
+            partial(_command_runner, c.name),
             usage=plain(c.usage),
         )
         for c in package.commands
@@ -417,12 +407,13 @@ def _tool_runner(
     return host.run_tool(decl, ctx, args)
 
 
-async def _command_runner(host: WasmPlugin, name: str, cmd_host: CommandHost, args: str) -> None:
-    """A command from the app's / menu, off the frontend's loop (a call may take up to
-    its deadline, a first load longer)."""
-    import asyncio
+def _command_runner(name: str, cmd_host: CommandHost, args: str) -> object:
+    """A command from the app's / menu: sent to the runtime as the prompt `/NAME args`,
+    which the plugin's input hook answers as in `smith eval` and RPC (with the session's
+    project, journal and record: an `input_handled` entry the app draws)."""
+    from smith.runtime import ops
 
-    await asyncio.to_thread(host.run_command, cmd_host, args, name)
+    return cmd_host.runtime.submit(ops.Prompt(f"/{name} {args}".rstrip()))
 
 
 _hosts: dict[str, WasmPlugin] = {}
