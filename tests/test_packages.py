@@ -30,7 +30,8 @@ build "python"
 grants { path "docs"; command "git"; host "api.github.com"; secret "GITHUB_TOKEN"; }
 events "tool_call" "turn_start"
 command "hello1" description="Say hello" usage="[NAME]"
-tool "wordcount" description="Count words" effect="reads" parameters="schemas/wc.json"
+tool "wordcount" description="Count words" effect="reads" parameters="schemas/wc.json" \\
+    shown-by="text" result="command"
 queue-policy "newest-first"
 option "greeting" type="string" default="hello" description="How to greet"
 option "times" type="integer" default=3
@@ -61,7 +62,7 @@ def test_every_key_of_plugin_kdl_is_read(tmp_path: Path) -> None:
     assert p.grants == Grants(("docs",), ("git",), ("api.github.com",), ("GITHUB_TOKEN",))
     assert p.events == ("tool_call", "turn_start")
     assert p.commands == (CommandDecl("hello1", "Say hello", "[NAME]"),)
-    assert p.tools == (ToolDecl("wordcount", "Count words", schema, "reads"),)
+    assert p.tools == (ToolDecl("wordcount", "Count words", schema, "reads", "text", "command"),)
     assert p.queue_policies == ("newest-first",)
     assert p.options == (OptionDecl("greeting", "string", "hello", "How to greet"),
                          OptionDecl("times", "integer", 3, ""))  # fmt: skip
@@ -69,7 +70,7 @@ def test_every_key_of_plugin_kdl_is_read(tmp_path: Path) -> None:
     assert p.themes == {"paper": {"primary": "#1e90ff", "background": "#fdf6e3"}}
     # `layout` is no key of this smith: a warning naming where, and a note install shows
     assert [w.code for w in warnings] == ["package.unknown-key"]
-    assert warnings[0].source is not None and warnings[0].source.location.endswith(":17:1")
+    assert warnings[0].source is not None and warnings[0].source.location.endswith(":18:1")
     assert p.notes == ("'layout' is not something smith reads in plugin.kdl; it is ignored",)
 
 
@@ -113,6 +114,16 @@ def test_name_and_version_alone_make_a_package(tmp_path: Path) -> None:
             "of n is 'x', not a integer",
         ),
         ('option "n" type="colour"', "3:1: option.type", "of n is 'colour'"),
+        (
+            'tool "t" description="d" result="diff"',
+            "3:1: tool.result",
+            "of t is 'diff': one of change, command, plain",
+        ),
+        (
+            'tool "t" description="d" shown-by="path"',
+            "3:1: tool.shown-by",
+            "of t is 'path', none of its parameters",
+        ),
         ('key "ctrl+k"', "3:1: key", "'ctrl+k' says no command="),
         ('name "again"', "3:1: name", "is given twice"),
         ('description "a" "b"', "3:1: description", "has 2 values"),

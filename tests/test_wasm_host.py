@@ -421,3 +421,15 @@ def test_a_plugin_whose_start_fails_is_off(cache_home: Path, guest: Path, tmp_pa
     assert "is off for the rest of this session: its start failed: cannot start" in said[0]
     assert "off for the rest of this session" in said[1]
     assert not fake.requests  # its commands stay its own
+
+
+def test_a_tools_presentation_is_plugin_kdls(cache_home: Path, guest: Path) -> None:
+    from smith.effects import Presentation
+    from smith.packages import ToolDecl
+
+    shown = ToolDecl("wc", "Count", {"type": "object", "properties": {"text": {}}}, "reads",
+                     shown_by="text", result="command")  # fmt: skip
+    plain = ToolDecl("wc2", "Count", {"type": "object", "properties": {}}, "reads")
+    plugin = wasm_plugin(package(guest, "shown", tools=(shown, plain)), cache_home=str(cache_home))
+    by_name = {t.name: t.presentation for t in plugin.tools}
+    assert by_name == {"wc": Presentation("text", "command"), "wc2": Presentation(None, "plain")}

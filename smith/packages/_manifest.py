@@ -62,12 +62,17 @@ class CommandDecl:
 class ToolDecl:
     """A tool the package's module runs (`tool "name" description=... effect=...` with a
     `parameters` JSON schema): `effect` is smith.effects' class ("reads", "writes",
-    "runs", "network", "unknown"), which approval reviews it by."""
+    "runs", "network", "unknown"), which approval reviews it by. Its presentation (how
+    frontends show its calls, smith.effects.Presentation): `shown_by`, the argument a
+    call is shown by ("" for all of them), and `result`, how a result is shown
+    ("change": its details' path and diff, "command": its exit status, or "plain")."""
 
     name: str
     description: str
     parameters: Mapping[str, Any]
     effect: str = "unknown"
+    shown_by: str = ""
+    result: str = "plain"
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ EVENTS = ("session_start", "agent_start", "turn_start", "turn_end", "agent_end",
           "compaction_start", "compaction_end", "session_end",
           "input", "tool_call", "tool_result")  # fmt: skip
 EFFECTS = ("reads", "writes", "runs", "network", "unknown")
+RESULTS = ("change", "command", "plain")  # how a tool's result is shown (smith.effects)
 OPTION_TYPES = ("string", "integer", "number", "boolean", "list")
 BUILDS = ("python", "c", "zig")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")  # a package's, command's or option's name
@@ -185,7 +186,8 @@ _EXPECTED = {
     "events": f"event names, among {', '.join(EVENTS)}",
     "command": 'a command name, then description="..." and usage="..."',
     "tool": 'a tool name, then description="...", effect="reads|writes|runs|network|unknown" '
-    'and parameters="FILE.json" (a JSON schema object, or the JSON text itself)',
+    'and parameters="FILE.json" (a JSON schema object, or the JSON text itself); how '
+    'frontends show it: shown-by="ARGUMENT", result="change|command|plain"',
     "queue-policy": "a policy name",
     "option": f'a key, then type="{"|".join(OPTION_TYPES)}", default=... and description="..."',
     "key": 'a key, then command="NAME" (the command or app action it runs)',
@@ -193,7 +195,7 @@ _EXPECTED = {
 }
 _PROPERTIES: dict[str, tuple[str, ...]] = {
     "command": ("description", "usage"),
-    "tool": ("description", "effect", "parameters"),
+    "tool": ("description", "effect", "parameters", "shown-by", "result"),
     "queue-policy": (),
     "option": ("type", "default", "description"),
     "key": ("command",),
@@ -373,7 +375,17 @@ class _Manifest:
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             self.bad(node, "tool.parameters", f"of {name} is not a JSON schema of an object", given)
             return
-        self.tools.append(ToolDecl(name, text["description"], schema, effect))
+        result = text.get("result", "plain")
+        if result not in RESULTS:
+            self.bad(node, "tool.result", f"of {name} is {result!r}: one of {', '.join(RESULTS)}",
+                     result)  # fmt: skip
+            return
+        shown_by = text.get("shown-by", "")
+        if shown_by and shown_by not in schema.get("properties", {}):
+            self.bad(node, "tool.shown-by", f"of {name} is {shown_by!r}, none of its parameters",
+                     shown_by)  # fmt: skip
+            return
+        self.tools.append(ToolDecl(name, text["description"], schema, effect, shown_by, result))
 
     def option(self, node: KdlNode, key: str, text: Mapping[str, str], default: object) -> None:
         kind = text.get("type", "string")

@@ -324,7 +324,7 @@ def wasm_plugin(
     until the first call."""
     from functools import partial
 
-    from smith.effects import ToolSpec
+    from smith.effects import Presentation, ToolSpec
     from smith.sdk import Command, Plugin
 
     host = WasmPlugin(package, cache_home, limits)
@@ -339,6 +339,7 @@ def wasm_plugin(
             partial(_tool_runner, host, decl),
             effect=decl.effect,  # type: ignore[arg-type]
             confined=decl.effect == "reads",
+            presentation=Presentation(decl.shown_by or None, decl.result),
         )
         for decl in package.tools
     ]
