@@ -224,7 +224,8 @@ def _manifest(world: World) -> list[str]:
         ('command "NAME" description="..." usage="[ARGS]"', "a `/NAME` command (export command)"),
         (
             'tool "NAME" description="..." effect="reads" parameters="schema.json"',
-            "a tool for the model (export call-tool)",
+            'a tool for the model (export call-tool); shown-by="ARG" and '
+            'result="change|command|plain" say how frontends show its calls',
         ),
         ('queue-policy "NAME"', "a queue policy (export choose)"),
         (
