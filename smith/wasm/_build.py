@@ -324,12 +324,17 @@ def _c(root: Path, say: Callable[[str], None]) -> bytes:
         args = [*cc, "-mexec-model=reactor", "-O2", "-s", "-Wall", "-I", str(sdk),
                 *map(str, sources), str(sdk / SOURCE), "-o", str(core)]  # fmt: skip
         _run(args, tool="the C compiler", where=root, cwd=tmp, say=say)
-        try:
-            return wrap(wit_world(), core.read_bytes())
-        except WrapError as exc:
-            raise BUILD_FAILED.error(
-                value=str(root), tool="smith's component wrapper", where=str(root), detail=str(exc)
-            ) from exc
+        return _wrapped(root, core)
+
+
+def _wrapped(root: Path, core: Path) -> bytes:
+    """The component of the core module a C or Zig build wrote at `core`."""
+    try:
+        return wrap(wit_world(), core.read_bytes())
+    except WrapError as exc:
+        raise BUILD_FAILED.error(
+            value=str(root), tool="smith's component wrapper", where=str(root), detail=str(exc)
+        ) from exc
 
 
 def _zig(root: Path, say: Callable[[str], None]) -> bytes:
@@ -352,9 +357,4 @@ def _zig(root: Path, say: Callable[[str], None]) -> bytes:
                 "-rdynamic", "-lc", "-O", "ReleaseSmall", "-mexec-model=reactor",
                 f"-femit-bin={core}"]  # fmt: skip
         _run(args, tool="zig", where=root, cwd=tmp, say=say)
-        try:
-            return wrap(wit_world(), core.read_bytes())
-        except WrapError as exc:
-            raise BUILD_FAILED.error(
-                value=str(root), tool="smith's component wrapper", where=str(root), detail=str(exc)
-            ) from exc
+        return _wrapped(root, core)
