@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from smith._inert import inert
+from smith.wasm._grants import git_runs_another
+from smith.wasm._grants import under as _under
 
 if TYPE_CHECKING:
     from smith.effects import ToolContext
@@ -385,8 +387,14 @@ class HostCalls:
                 f"the command {program or command!r} is not granted to plugin {self.plugin} "
                 f"(its grants name {_listed(self.grants.commands)})",
             )
-        if program == "git":
-            _plain_git(command, words[1:])
+        why = git_runs_another(words[1:]) if program == "git" else None
+        if why is not None:
+            raise Failure(
+                "plugin.grant-denied",
+                f"{command!r} gives git {why!r}, which makes git run another program: a git "
+                "grant runs git itself (no -c, --config-env, --upload-pack, --receive-pack, "
+                "--exec, --template, ext:: remotes)",
+            )
         return program
 
     def _restore(self, value: str) -> str:
@@ -469,62 +477,6 @@ class _Journaled:
         )
 
 
-def narrowed(installed: Grants, configured: object) -> Grants:
-    """The grants a plugin keeps: `installed`, or, where configuration lists some
-    (`plugins.NAME.grants "path docs/api" "host api.github.com"`), those of them that lie
-    within an installed grant; configuration never widens them."""
-    from smith.packages import Grants
-
-    if not isinstance(configured, list | tuple):
-        return installed
-    kept: dict[str, list[str]] = {"path": [], "command": [], "host": [], "secret": []}
-    for item in configured:
-        kind, _, value = str(item).strip().partition(" ")
-        value = value.strip()
-        if kind not in kept or not value:
-            log.warning("plugins grants: %r is not KIND VALUE (path, command, host, secret)", item)
-        elif _within(installed, kind, value):
-            kept[kind].append(value)
-        else:
-            log.warning("plugins grants: %r is not within the installed grants: ignored", item)
-    return Grants(
-        paths=tuple(kept["path"]),
-        commands=tuple(kept["command"]),
-        hosts=tuple(kept["host"]),
-        secrets=tuple(kept["secret"]),
-    )
-
-
-def _within(installed: Grants, kind: str, value: str) -> bool:
-    if kind == "command":
-        return value in installed.commands
-    if kind == "secret":
-        return value in installed.secrets
-    if kind == "host":
-        return any(fnmatch.fnmatchcase(value.lower(), h.lower()) for h in installed.hosts)
-    norm = os.path.normpath(value)
-    tops = [os.path.normpath(top) for top in installed.paths]
-    return any(norm == top or norm.startswith(top.rstrip(os.sep) + os.sep) for top in tops)
-
-
-# git options that run a program of the caller's choosing (an alias `!prog`, a config
-# that names one, a transport's remote helper): a git grant is git, not any program.
-_GIT_RUNS = ("-c", "--config-env", "--upload-pack", "--receive-pack", "--exec", "--template")
-_GIT_FETCHING = frozenset({"clone", "fetch", "pull", "ls-remote", "archive", "push", "submodule"})
-
-
-def _plain_git(command: str, args: list[str]) -> None:
-    fetching = bool(_GIT_FETCHING.intersection(args))
-    for arg in args:
-        if arg.startswith(_GIT_RUNS) or (fetching and arg == "-u") or arg.startswith("ext::"):
-            raise Failure(
-                "plugin.grant-denied",
-                f"{command!r} gives git {arg.split('=', 1)[0]!r}, which makes git run another "
-                "program: a git grant runs git itself (no -c, --config-env, --upload-pack, "
-                "--receive-pack, --exec, --template, ext:: remotes)",
-            )
-
-
 def _mask(text: str, values: Mapping[str, str]) -> str:
     """`text` with each secret value of `values` replaced by its reference (longest first:
     a value inside another is not left half shown)."""
@@ -542,10 +494,6 @@ def _loopback(hostname: str) -> bool:
         return ipaddress.ip_address(hostname.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def _under(path: str, top: str) -> bool:
-    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def _opened(fd: int, lexical: str) -> str:

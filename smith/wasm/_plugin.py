@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from smith import memory
 from smith.diagnostics import DiagnosticKind, SmithError, Source
-from smith.wasm._hostfns import Call, HostCalls, narrowed, plain
+from smith.wasm._grants import narrowed
+from smith.wasm._hostfns import Call, HostCalls, plain
 from smith.wasm._instance import Busy, Cancelled, Fault, GuestError, Instance, Limits, StartFailed
 
 if TYPE_CHECKING:
