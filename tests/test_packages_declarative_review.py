@@ -14,16 +14,9 @@ import pytest
 
 from tests import mcp_client_kit as kit
 from tests.conftest import Result, SmithEnv
+from tests.test_packages_declarative import _installed
 
 PY = sys.executable
-
-
-def _installed(senv: SmithEnv, name: str, files: dict[str, str]) -> Path:
-    root = senv.data_home / "plugins" / name
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    return root
 
 
 # -- #1: a package's MCP servers and credentials ------------------------------------------
