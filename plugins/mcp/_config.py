@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from smith.config import Config, Setting
-    from smith.packages import Grants
+    from smith.packages import Grants, PackageServer
 
 MCP_CONFIG = DiagnosticKind(
     "mcp.config",
@@ -352,13 +352,11 @@ def package_servers(config: Config, problems: list[Diagnostic]) -> list[Server]:
                 f'package does not ask for it: add grants {{ secret "{refused}"; }} to '
                 "its plugin.kdl (or configure the server yourself in config.kdl)"
             )
-            problems.append(MCP_PACKAGE(source=found.source, problem=problem,
-                                        origin=found.package.origin))  # fmt: skip
+            problems.append(_refused(found, problem))
             continue
         if "." in found.name:
             problem = f"its server {found.name!r} has a '.' in its name (KDL names have none)"
-            problems.append(MCP_PACKAGE(source=found.source, problem=problem,
-                                        origin=found.package.origin))  # fmt: skip
+            problems.append(_refused(found, problem))
             continue
         if found.format == "json":
             server = _project_server(found.name, dict(found.fields), found.source, problems)
@@ -376,18 +374,21 @@ def package_servers(config: Config, problems: list[Diagnostic]) -> list[Server]:
                 f'package does not ask for that host: add grants {{ host "{host}"; }} '
                 "to its plugin.kdl (or configure the server yourself in config.kdl)"
             )
-            problems.append(MCP_PACKAGE(source=found.source, problem=problem,
-                                        origin=found.package.origin))  # fmt: skip
+            problems.append(_refused(found, problem))
             continue
         if not server.sandbox:  # a package's code runs confined; the user may say otherwise
             problem = (f"its server {found.name} asks for sandbox=false, and a package's "
                        "server runs in the sandbox (configure it in config.kdl to run it "
                        "outside)")  # fmt: skip
-            problems.append(MCP_PACKAGE(source=found.source, problem=problem,
-                                        origin=found.package.origin))  # fmt: skip
+            problems.append(_refused(found, problem))
         out.append(dataclasses.replace(server, readable=(found.package.root,), sandbox=True,
                                        origin=found.package.origin))  # fmt: skip
     return out
+
+
+def _refused(found: PackageServer, problem: str) -> Diagnostic:
+    """Why a package's server `found` is left out, naming the package."""
+    return MCP_PACKAGE(source=found.source, problem=problem, origin=found.package.origin)
 
 
 def _package_grants(root: str) -> Grants:
