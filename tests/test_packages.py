@@ -14,6 +14,7 @@ from smith.packages import (
     CommandDecl,
     Grants,
     OptionDecl,
+    RouteDecl,
     ToolDecl,
     content_hash,
     read_package,
@@ -38,7 +39,12 @@ option "times" type="integer" default=3
 key "ctrl+k" command="hello1"
 theme "paper" { primary "#1e90ff"; background "#fdf6e3"; }
 mcp { server "x" command="true"; }
-layout "wide"
+statusbar "wide"
+prompt "system.review" "Review every change before you finish."
+prompt "tool.wordcount" file="prompts/wordcount.txt"
+layout "status-top" "status" "transcript" "input"
+secret-route "GITHUB_TOKEN" { host "api.github.com"; command "gh"; plaintext true; }
+frontend "clipboard" "open-url"
 """
 
 
@@ -53,6 +59,8 @@ def test_every_key_of_plugin_kdl_is_read(tmp_path: Path) -> None:
     (root / "schemas").mkdir()
     schema = {"type": "object", "properties": {"text": {"type": "string"}}}
     (root / "schemas" / "wc.json").write_text(json.dumps(schema))
+    (root / "prompts").mkdir()
+    (root / "prompts" / "wordcount.txt").write_text("Count words with it.\n")
     warnings: list[Diagnostic] = []
     p = read_package(str(root), warnings.append)
     assert (p.name, p.version, p.description, p.root) == ("hello1", "0.1.0", "Says hello",
@@ -68,10 +76,22 @@ def test_every_key_of_plugin_kdl_is_read(tmp_path: Path) -> None:
                          OptionDecl("times", "integer", 3, ""))  # fmt: skip
     assert p.keybindings == {"ctrl+k": "hello1"}
     assert p.themes == {"paper": {"primary": "#1e90ff", "background": "#fdf6e3"}}
-    # `layout` is no key of this smith: a warning naming where, and a note install shows
+    assert p.prompts == {"system.review": "Review every change before you finish.",
+                         "tool.wordcount": "Count words with it."}  # fmt: skip
+    assert p.layouts == {"status-top": ("status", "transcript", "input")}
+    assert p.secret_routes == (RouteDecl("GITHUB_TOKEN", ("api.github.com",), ("gh",), True),)
+    assert p.frontend == ("clipboard", "open-url")
+    assert p.asks()[4:] == [
+        "send the secret GITHUB_TOKEN to api.github.com over HTTP",
+        "give the secret GITHUB_TOKEN to the command gh",
+        "give plugins granted GITHUB_TOKEN its value",
+        "use the escape hatch clipboard: copy the value to the user's clipboard",
+        "use the escape hatch open-url: open the value, an http(s) URL, in the user's browser",
+    ]
+    # `statusbar` is no key of this smith: a warning naming where, and a note install shows
     assert [w.code for w in warnings] == ["package.unknown-key"]
     assert warnings[0].source is not None and warnings[0].source.location.endswith(":18:1")
-    assert p.notes == ("'layout' is not something smith reads in plugin.kdl; it is ignored",)
+    assert p.notes == ("'statusbar' is not something smith reads in plugin.kdl; it is ignored",)
 
 
 def test_name_and_version_alone_make_a_package(tmp_path: Path) -> None:
@@ -127,6 +147,19 @@ def test_name_and_version_alone_make_a_package(tmp_path: Path) -> None:
         ('key "ctrl+k"', "3:1: key", "'ctrl+k' says no command="),
         ('name "again"', "3:1: name", "is given twice"),
         ('description "a" "b"', "3:1: description", "has 2 values"),
+        ('prompt "greeting" "hi"', "3:1: prompt", "is named 'greeting': system.NAME or tool.NAME"),
+        ('prompt "system.x"', "3:1: prompt", "'system.x' has no text"),
+        ('prompt "system.x" file="../x.md"', "3:1: prompt.file", "of system.x is '../x.md'"),
+        ('prompt "system.x" file="gone.md"', "3:1: prompt.file", "of system.x cannot be read"),
+        ('prompt "system.x" "\u001b[2J"', "3:1: prompt", "'system.x' holds control characters"),
+        ('layout "a" "input" "sidebar"', "3:1: layout", "names 'sidebar', which is no region"),
+        ('layout "a" "status" "input"', "3:1: layout", "leaves out transcript, which every"),
+        ('layout "a" "input" "transcript" "input"', "3:1: layout", "names input more than once"),
+        ('secret-route "T" { host "h"; }', "3:1: secret-route", "routes 'T', which its grants"),
+        ('secret-route "T"', "3:1: secret-route", "'T' routes nowhere"),
+        ('secret-route "T" { plaintext "yes"; }', "3:20: secret-route.plaintext", "takes true"),
+        ('secret-route "T" { port "1"; }', "3:20: secret-route.port", "is none of host"),
+        ('frontend "clipboard" "beep"', "3:1: frontend", "names 'beep', which is no escape"),
     ],
 )
 def test_a_bad_value_names_the_line_and_the_key(

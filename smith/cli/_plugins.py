@@ -212,7 +212,7 @@ def _describe(ctx: Context, package: PackageManifest, origin: str) -> None:
         say(f"  {package.description}\n")
     for line in bundled(package):
         say(f"  brings {line}\n")
-    lines = package.grants.lines()
+    lines = package.asks()
     if lines:
         say("  asks to:\n")
     elif package.has_code:
@@ -549,7 +549,7 @@ def _info(args: argparse.Namespace, ctx: Context) -> int:
         data["description"] = package.description
         data["brings"] = bundled(package)
         data["notes"] = list(package.notes)
-        data["grants"] = package.grants.lines()
+        data["grants"] = package.asks()
     if record is not None:
         data["installed"] = record
     if args.json:

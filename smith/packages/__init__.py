@@ -16,7 +16,14 @@ from smith.packages._declarative import (
     package_templates,
     package_themes,
 )
-from smith.packages._manifest import CommandDecl, Grants, OptionDecl, PackageManifest, ToolDecl
+from smith.packages._manifest import (
+    CommandDecl,
+    Grants,
+    OptionDecl,
+    PackageManifest,
+    RouteDecl,
+    ToolDecl,
+)
 from smith.packages._read import MANIFEST, bundled, manifest_path, read_package, valid_name
 from smith.packages._sources import Fetched, fetch, split_ref
 from smith.packages._store import Store, content_hash
@@ -31,6 +38,7 @@ __all__ = [
     "PackageHooks",
     "PackageManifest",
     "PackageServer",
+    "RouteDecl",
     "Store",
     "ToolDecl",
     "bundled",

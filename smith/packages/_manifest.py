@@ -9,6 +9,10 @@
     package.events                    # the events and hooks its on-event is called for
     package.commands, package.tools, package.queue_policies, package.options
     package.keybindings, package.themes
+    package.prompts                   # {"system.NAME" | "tool.NAME": text}: system-prompt parts
+    package.layouts                   # {name: regions top to bottom} (smith.ui.LAYOUT_REGIONS)
+    package.secret_routes             # where its secrets' values may go (RouteDecl)
+    package.frontend                  # the escape hatches it uses (smith.ui.HATCHES)
     package.kind                      # "smith" (plugin.kdl) or "claude" (.claude-plugin)
     package.notes                     # what was taken and what could not be, said at install
 
@@ -76,6 +80,25 @@ class ToolDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class RouteDecl:
+    """A `secret-route "NAME" { host ...; command ...; plaintext true }` of plugin.kdl:
+    where the secret NAME's value may go (smith.sdk.SecretRoute, which it becomes)."""
+
+    secret: str
+    hosts: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    plaintext: bool = False
+
+    def lines(self) -> list[str]:
+        """What it allows, as `install` shows it before it asks."""
+        return [
+            *(f"send the secret {self.secret} to {h} over HTTP" for h in self.hosts),
+            *(f"give the secret {self.secret} to the command {c}" for c in self.commands),
+            *([f"give plugins granted {self.secret} its value"] if self.plaintext else []),
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class OptionDecl:
     """One of the package's settings, `plugins.NAME.KEY` in config.kdl: its type
     ("string", "integer", "number", "boolean", "list"), default and description."""
@@ -106,11 +129,26 @@ class PackageManifest:
     options: tuple[OptionDecl, ...] = ()
     keybindings: Mapping[str, str] = field(default_factory=dict)  # key -> command or action
     themes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # name -> colours
+    # "system.NAME": a part of the system prompt; "tool.NAME": guidance for tool NAME.
+    prompts: Mapping[str, str] = field(default_factory=dict)
+    layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    secret_routes: tuple[RouteDecl, ...] = ()
+    frontend: tuple[str, ...] = ()  # the escape hatches it declares (smith.ui.HATCHES)
     notes: tuple[str, ...] = ()  # what was taken and what could not be (Claude Code)
 
     @property
     def has_code(self) -> bool:
         return bool(self.module)
 
+    def asks(self) -> list[str]:
+        """What the package asks to be allowed, one line each, as `install` shows it
+        before it asks: its grants, where its secret routes let secrets go, and the
+        frontend escape hatches it uses."""
+        from smith.ui import HATCHES
 
-__all__ = ["CommandDecl", "Grants", "OptionDecl", "PackageManifest", "ToolDecl"]
+        routes = [line for route in self.secret_routes for line in route.lines()]
+        hatches = [f"use the escape hatch {h}: {HATCHES.get(h, h)}" for h in self.frontend]
+        return [*self.grants.lines(), *routes, *hatches]
+
+
+__all__ = ["CommandDecl", "Grants", "OptionDecl", "PackageManifest", "RouteDecl", "ToolDecl"]

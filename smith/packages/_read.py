@@ -18,11 +18,13 @@ import re
 from collections.abc import Callable, Mapping
 
 from smith.diagnostics import ConfigError, Diagnostic, DiagnosticKind, Source
+from smith.packages._contribs import ContributionParts, inside
 from smith.packages._manifest import (
     CommandDecl,
     Grants,
     OptionDecl,
     PackageManifest,
+    RouteDecl,
     ToolDecl,
 )
 
@@ -145,6 +147,10 @@ def read_manifest(path: str, text: str, root: str, warn: Warn | None = None) -> 
     reader = _Manifest(path, root)
     for node in nodes:
         reader.node(node)
+    for route, node in zip(reader.routes, reader.routed, strict=True):
+        if route.secret not in reader.grants["secret"]:  # a route allows, never grants
+            reader.bad(node, "secret-route", f"routes {route.secret!r}, which its grants do not "
+                       f'name (add `secret "{route.secret}"` to grants)', route.secret)  # fmt: skip
     for key in ("name", "version"):
         if key not in reader.scalars and not any(e.field == key for e in reader.errors):
             reader.errors.append(PACKAGE_MISSING(field=key, source=Source("file", path),
@@ -171,6 +177,10 @@ def read_manifest(path: str, text: str, root: str, warn: Warn | None = None) -> 
         options=tuple(reader.options),
         keybindings=reader.keys,
         themes=reader.themes,
+        prompts=reader.prompts,
+        layouts=reader.layouts,
+        secret_routes=tuple(reader.routes),
+        frontend=tuple(dict.fromkeys(reader.frontend)),
         notes=tuple(w.what for w in reader.warnings),
     )
 
@@ -192,6 +202,13 @@ _EXPECTED = {
     "option": f'a key, then type="{"|".join(OPTION_TYPES)}", default=... and description="..."',
     "key": 'a key, then command="NAME" (the command or app action it runs)',
     "theme": 'a theme name, then a block of colours: { primary "#1e90ff"; ... }',
+    "prompt": 'a name, "system.NAME" (a part of the system prompt) or "tool.NAME" (guidance '
+    'for tool NAME), then its text or file="FILE.md" (a file in the package)',
+    "layout": "a layout name, then the app's regions top to bottom, among {regions} "
+    "(transcript and input in every layout)",
+    "secret-route": 'a secret\'s name, then a block: `host "api.example.com"`, `command "gh"`, '
+    "`plaintext true` (where its value may go)",
+    "frontend": "the escape hatches the package uses, among {hatches}",
 }
 _PROPERTIES: dict[str, tuple[str, ...]] = {
     "command": ("description", "usage"),
@@ -202,10 +219,10 @@ _PROPERTIES: dict[str, tuple[str, ...]] = {
     "theme": (),
 }
 _KNOWN = (*SCALARS, "grants", "events", "command", "tool", "queue-policy", "option", "key",
-          "theme", *ELSEWHERE)  # fmt: skip
+          "theme", "prompt", "layout", "secret-route", "frontend", *ELSEWHERE)  # fmt: skip
 
 
-class _Manifest:
+class _Manifest(ContributionParts):
     """What plugin.kdl's nodes say, and every problem with them, collected."""
 
     def __init__(self, path: str, root: str) -> None:
@@ -222,11 +239,20 @@ class _Manifest:
         self.options: list[OptionDecl] = []
         self.keys: dict[str, str] = {}
         self.themes: dict[str, dict[str, str]] = {}
+        self.prompts: dict[str, str] = {}
+        self.layouts: dict[str, tuple[str, ...]] = {}
+        self.routes: list[RouteDecl] = []
+        self.routed: list[KdlNode] = []  # each route's node, to check against the grants
+        self.frontend: list[str] = []
 
     def bad(self, node: KdlNode, key: str, problem: str, value: object = None,
             line: int | None = None, column: int | None = None) -> None:  # fmt: skip
         where = f"{self.path}:{line or node.line}:{column or node.column}"
+        from smith.ui import HATCHES, LAYOUT_REGIONS
+
         expected = _EXPECTED.get(key.split(".", maxsplit=1)[0], "what docs/plugins.md says")
+        expected = expected.replace("{regions}", ", ".join(LAYOUT_REGIONS))
+        expected = expected.replace("{hatches}", ", ".join(HATCHES))
         self.errors.append(PACKAGE_VALUE(field=key, value=value, source=Source("file", where),
                                          key=key, problem=problem, path=self.path,
                                          expected=expected))  # fmt: skip
@@ -245,6 +271,14 @@ class _Manifest:
                     self.bad(node, "events", f"names {arg!r}, which is no event", arg)
         elif name in ("command", "tool", "queue-policy", "option", "key", "theme"):
             self.declaration(node)
+        elif name == "prompt":
+            self.prompt(node)
+        elif name == "layout":
+            self.layout(node)
+        elif name == "secret-route":
+            self.route(node)
+        elif name == "frontend":
+            self.hatches(node)
         elif name not in ELSEWHERE:
             from smith.diagnostics import did_you_mean
 
@@ -364,7 +398,7 @@ class _Manifest:
                 if given.lstrip().startswith(("{", "[")):
                     schema = json.loads(given)
                 else:
-                    file = _inside(self.root, given)
+                    file = inside(self.root, given)
                     if file is None:
                         raise ValueError(f"{given!r} is not a path inside the package")
                     with open(file, encoding="utf-8") as f:
@@ -432,6 +466,8 @@ def bundled(package: PackageManifest) -> list[str]:
              ("tools", [t.name for t in package.tools]),
              ("queue policies", list(package.queue_policies)),
              ("keys", list(package.keybindings)), ("themes", list(package.themes)),
+             ("system-prompt parts", list(package.prompts)), ("layouts", list(package.layouts)),
+             ("escape hatches", list(package.frontend)),
              ("events", list(package.events))]  # fmt: skip
     lines += [f"{kind}: {', '.join(names)}" for kind, names in kinds if names]
     return lines + parts_said(package)  # its MCP servers and hooks, and what they read
@@ -444,21 +480,11 @@ def _check_scalar(key: str, value: str, root: str) -> str | None:
         return f"is {value!r}: a version is one word"
     if key == "build" and value not in BUILDS:
         return f"is {value!r}, which smith cannot build"
-    if key == "module" and _inside(root, value) is None:
+    if key == "module" and inside(root, value) is None:
         return f"is {value!r}, which is not a path inside the package"
     if key == "description" and any(not c.isprintable() for c in value):
         return "holds control characters"
     return None
-
-
-def _inside(root: str, relative: str) -> str | None:
-    """`relative` joined to `root`, or None if it is absolute or leaves the package."""
-    if not relative or os.path.isabs(relative) or relative.startswith("~"):
-        return None
-    parts = relative.replace("\\", "/").split("/")
-    if ".." in parts:
-        return None
-    return os.path.join(root, *parts)
 
 
 def _kind(value: object) -> str:

@@ -144,7 +144,7 @@ class Store:
             "kind": package.kind,
             "sha256": content_hash(target),
             "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "grants": package.grants.lines(),
+            "grants": package.asks(),
         }
         write_atomic(self.index, json.dumps(records, indent=2, sort_keys=True) + "\n", mode=0o600)
         if old is not None:

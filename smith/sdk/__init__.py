@@ -16,6 +16,7 @@ from smith.sdk._contract import (
     QueuePolicy,
     RuntimeHandle,
     RuntimeView,
+    SecretRoute,
 )
 from smith.sdk._loaders import (
     PLUGIN_DIR_UNREADABLE,
@@ -131,6 +132,7 @@ __all__ = [
     "RewriteArguments",
     "RuntimeHandle",
     "RuntimeView",
+    "SecretRoute",
     "SetModel",
     "SetSetting",
     "SetSystemPrompt",

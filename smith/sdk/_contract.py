@@ -56,6 +56,15 @@ contract. A plugin is a name plus contributions:
   with its type (the validation), default and doc. The plugin list checks the values
   when it is resolved (an unknown key is a warning, a bad value an error naming where
   it was set) and a handler reads them, defaults filled in, as `view.settings`.
+- `layouts`: name -> the app's regions top to bottom (smith.ui.LAYOUT_REGIONS; the
+  product plugin contributes "standard"); `tui.layout NAME` picks one.
+- `secret_routes`: `SecretRoute`s, where a secret's value may go (the secret-routing
+  policy, docs/plugins.md): a secret no route names goes where its grants allow and
+  never to a plugin as plaintext; one that routes name goes only where one of them
+  allows.
+- `frontend`: the escape hatches it uses (smith.ui.HATCHES: "clipboard", "open-url",
+  "bell"), declared so the user sees them; a `Hatch` intent it did not declare is
+  refused.
 - `version`: the plugin's version; a built-in's is smith's own.
 
 Plugins speak to the user through UI intents (smith.ui, docs/ui.md), whatever the
@@ -407,6 +416,21 @@ class ProviderSpec:
         return ProviderFacts(name, **{fact: getattr(self, fact) for fact in FACTS})
 
 
+@dataclass(frozen=True, slots=True)
+class SecretRoute:
+    """Where the value of the secret `secret` (a registered secret's name) may go: the
+    HTTP `hosts` (patterns: "api.github.com", "*.example.com") whose requests may carry
+    it, the `commands` (programs by name: "gh") that may get it in their words, and
+    whether a plugin granted the secret may read it as `plaintext`. A route allows; it
+    never grants: a plugin still needs the secret (and the host or command) in its
+    grants."""
+
+    secret: str
+    hosts: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    plaintext: bool = False
+
+
 def _smith_version() -> str:
     from smith import __version__
 
@@ -426,6 +450,10 @@ class Plugin:
     providers: Mapping[str, ProviderSpec] = field(default_factory=dict)
     prompts: Mapping[str, str] = field(default_factory=dict)
     templates: Mapping[str, str] = field(default_factory=dict)  # name -> Markdown
+    # name -> the app's regions, top to bottom (smith.ui.LAYOUT_REGIONS).
+    layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    secret_routes: Sequence[SecretRoute] = ()
+    frontend: Sequence[str] = ()  # the escape hatches it uses (smith.ui.HATCHES)
     # smith's own configuration keys the plugin owns (e.g. "queue.steer"), with defaults:
     # the schema's (held equal by a test), or the plugin's where smith has none (None:
     # tui.keys.*); handlers read the configured values in view.settings.
@@ -467,6 +495,9 @@ class Plugin:
             "themes": [self.theme] if self.theme else [],
             "prompts": list(self.prompts),
             "templates": list(self.templates),
+            "layouts": list(self.layouts),
+            "secret_routes": [r.secret for r in self.secret_routes],
+            "frontend": list(self.frontend),
             "queue_policies": list(self.queue_policies),
             "tools": [t.name for t in self.tools],
             "settings": [*self.settings, *(f"plugins.{self.name}.{o.key}" for o in self.options)],

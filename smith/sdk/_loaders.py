@@ -193,7 +193,7 @@ class PluginDirectory:
                 continue
             found.append(PluginManifest(name=package.name, version=package.version, source=root,
                                         sdk=package.sdk or SDK_VERSION, loader=PACKAGE, entry=root,
-                                        grants=tuple(package.grants.lines()),
+                                        grants=tuple(package.asks()),
                                         options=tuple(o.key for o in package.options)))  # fmt: skip
         if strays:
             shown = ", ".join(strays[:5]) + (f" (+{len(strays) - 5})" if len(strays) > 5 else "")
@@ -205,7 +205,7 @@ class PluginDirectory:
         import dataclasses
 
         from smith.packages import package_keybindings, package_templates, read_package
-        from smith.sdk._contract import Plugin
+        from smith.sdk._contract import Plugin, SecretRoute
 
         if self.approved is not None and not self.approved(manifest.entry):  # changed since
             name = os.path.basename(manifest.entry)
@@ -215,15 +215,24 @@ class PluginDirectory:
         package = read_package(manifest.entry)
         templates = package_templates(package)
         keys, _ = package_keybindings(package)  # {command: key}; smith's own keys refused
+        routes = tuple(SecretRoute(r.secret, r.hosts, r.commands, r.plaintext)
+                       for r in package.secret_routes)  # fmt: skip
         plugin = Plugin(package.name, version=package.version, templates=templates,
-                        grants=tuple(package.grants.lines()), keybindings=keys)  # fmt: skip
+                        grants=tuple(package.asks()), keybindings=keys)  # fmt: skip
         if package.has_code:
             # By name, as the built-ins are loaded: smith.wasm builds on smith.sdk.
             wasm = importlib.import_module("smith.wasm")
             made: Plugin = wasm.wasm_plugin(package, cache_home=self.cache_home)
             plugin = dataclasses.replace(made, templates={**templates, **made.templates},
                                          keybindings={**made.keybindings, **keys})  # fmt: skip
-        return plugin
+        # What the manifest declares, whether or not the package has code.
+        return dataclasses.replace(
+            plugin,
+            prompts=dict(package.prompts),
+            secret_routes=routes,
+            layouts=dict(package.layouts),
+            frontend=package.frontend,
+        )
 
 
 def _module_problem(root: str, module: str) -> tuple[str, str] | None:

@@ -61,18 +61,29 @@ from smith.ui._kinds import (
     refused,
     shown_intent,
 )
+from smith.ui._product import (
+    HATCHES,
+    LAYOUT_REGIONS,
+    REQUIRED_REGIONS,
+    STANDARD_LAYOUT,
+    layout_problem,
+)
 
 __all__ = [
     "CONFIRM_CHOICES",
     "DETAIL_MAX",
+    "HATCHES",
     "INTERRUPTED",
     "KINDS",
     "KINDS_TABLE",
+    "LAYOUT_REGIONS",
     "NOTE_MAX",
     "NO_UI",
     "QUESTIONS",
+    "REQUIRED_REGIONS",
     "SHOWN",
     "SHOWN_TYPES",
+    "STANDARD_LAYOUT",
     "UNSUPPORTED",
     "Asked",
     "Capabilities",
@@ -99,6 +110,7 @@ __all__ = [
     "deliver",
     "intent_for",
     "interrupted",
+    "layout_problem",
     "question_intent",
     "refused",
     "show",

@@ -362,7 +362,7 @@ def wasm_plugin(
         commands=commands,
         options=options,
         version=package.version,
-        grants=tuple(package.grants.lines()),
+        grants=tuple(package.asks()),
         stop=host.stop,
         handler_deadline=HANDLER_DEADLINE,
         wants=lambda kind, view: host.disabled is None or kind == "input",
