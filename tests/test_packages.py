@@ -149,6 +149,7 @@ def test_name_and_version_alone_make_a_package(tmp_path: Path) -> None:
         ('description "a" "b"', "3:1: description", "has 2 values"),
         ('prompt "greeting" "hi"', "3:1: prompt", "is named 'greeting': system.NAME or tool.NAME"),
         ('prompt "system.x"', "3:1: prompt", "'system.x' has no text"),
+        ('prompt "system.tools" "T"', "3:1: prompt", "system.tools is the product's heading"),
         ('prompt "system.x" file="../x.md"', "3:1: prompt.file", "of system.x is '../x.md'"),
         ('prompt "system.x" file="gone.md"', "3:1: prompt.file", "of system.x cannot be read"),
         ('prompt "system.x" "\u001b[2J"', "3:1: prompt", "'system.x' holds control characters"),

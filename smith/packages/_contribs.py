@@ -51,6 +51,10 @@ class ContributionParts:
         if not PROMPT_NAME.fullmatch(name):
             self.bad(node, "prompt", f"is named {name!r}: system.NAME or tool.NAME", name)
             return
+        if name == "system.tools":  # the product's heading of the tool lines
+            self.bad(node, "prompt", "system.tools is the product's heading: give a tool's "
+                     "guidance as tool.NAME", name)  # fmt: skip
+            return
         if name in self.prompts:
             self.bad(node, "prompt", f"{name!r} is given twice", name)
             return

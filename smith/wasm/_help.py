@@ -232,6 +232,24 @@ def _manifest(world: World) -> list[str]:
             'option "KEY" type="string" default="..." description="..."',
             "a setting, plugins.NAME.KEY in config.kdl (given to start)",
         ),
+        ('key "ctrl+k" command="NAME"', "a key for a command or an app action"),
+        ('theme "NAME" { primary "#1e90ff"; ... }', "a theme for the app (tui.theme NAME)"),
+        (
+            'prompt "system.NAME" "..." | prompt "tool.NAME" file="x.md"',
+            "a part of the system prompt, or a line of guidance sent while tool NAME is active",
+        ),
+        (
+            'layout "NAME" "status" "transcript" "input"',
+            "the app's regions, top to bottom (tui.layout NAME)",
+        ),
+        (
+            'secret-route "TOKEN" { host "api.github.com"; command "gh"; plaintext true }',
+            "where a granted secret's value may go (secret routing); shown and asked at install",
+        ),
+        (
+            'frontend "clipboard" "open-url" "bell"',
+            "the escape hatches it uses (host hatch); shown and asked at install",
+        ),
     ]
     out = ["MANIFEST: plugin.kdl (docs/plugins.md has all of it)"]
     for node, what in lines:
