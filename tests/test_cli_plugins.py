@@ -363,6 +363,22 @@ def test_update_installs_what_changed(smith: Smith, senv: SmithEnv, tmp_path: Pa
     assert "NEW-2" in _sent(smith, senv, "/pkgreview x")
 
 
+def test_update_says_what_the_new_version_asks_for_that_the_installed_one_did_not(
+    smith: Smith, tmp_path: Path
+) -> None:
+    source = _package(tmp_path / "pkg", extra='grants { command "git"; secret "TOKEN"; }\n')
+    assert smith("plugins", "install", str(source), "--yes").code == 0
+    _package(source, extra='grants { command "rg"; secret "TOKEN"; }\n'
+             'secret-route "TOKEN" { plaintext true; }\n')  # fmt: skip
+    r = smith("plugins", "update", "--yes")
+    assert r.code == 0, r.err
+    assert ("  asks for more than the installed version:\n"
+            "    + run the command rg (in smith's sandbox)\n"
+            "    + give plugins granted TOKEN its value\n"
+            "  no longer asks to:\n"
+            "    - run the command git (in smith's sandbox)\n") in r.err  # fmt: skip
+
+
 def test_a_claude_code_plugin_installs_as_it_is(
     smith: Smith, senv: SmithEnv, tmp_path: Path
 ) -> None:

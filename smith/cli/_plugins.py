@@ -225,6 +225,20 @@ def _describe(ctx: Context, package: PackageManifest, origin: str) -> None:
         say(f"  note: {note}\n")
 
 
+def _changed_asks(ctx: Context, before: object, now: list[str]) -> None:
+    """Say what the new version asks for that the installed one did not, and what it no
+    longer asks for (what the user approved is in the store's record)."""
+    was = [str(line) for line in before] if isinstance(before, list) else []
+    more = [line for line in now if line not in was]
+    fewer = [line for line in was if line not in now]
+    if more:
+        ctx.stderr.write("  asks for more than the installed version:\n")
+        ctx.stderr.writelines(f"    + {line}\n" for line in more)
+    if fewer:
+        ctx.stderr.write("  no longer asks to:\n")
+        ctx.stderr.writelines(f"    - {line}\n" for line in fewer)
+
+
 def _confirm(ctx: Context, package: PackageManifest, action: str, source: str, yes: bool) -> None:
     if yes:
         return
@@ -282,6 +296,7 @@ def _fetch_and_install(
         if old is not None:
             ctx.stderr.write(f"  replaces {package.name} {old.get('version', '?')} "
                              f"installed from {old.get('source', '?')}\n")  # fmt: skip
+            _changed_asks(ctx, old.get("grants"), package.asks())
         _confirm(ctx, package, action, expect or source, yes)
         record: dict[str, object] = {"source": fetched.source, "ref": fetched.ref,
                                      "commit": fetched.commit, "from": fetched.kind}  # fmt: skip
