@@ -357,6 +357,14 @@ def test_todo_count_counts_tracked_todo_lines_through_host_effects_the_journal_r
         ("plugin", "todo-count.read-file", "read-file", None, "src/app.py"),
         ("plugin", "todo-count.read-file", "read-file", None, "src/done.py"),
     ]  # fmt: skip
+    # Each host effect names the tool call that caused it, and its generation.
+    entries = Session.load(str(path)).entries()
+    calls = [e for e in entries if e.kind == "effect_intent" and e.content["name"] == "count_todos"]
+    assert len(calls) == 2
+    parents = [i["cause"].get("parent") for i in by_plugin]
+    assert parents == [calls[0].id] * 5 + [calls[1].id] * 3
+    assert {i["generation"] for i in by_plugin} == {calls[0].content["generation"]}
+    assert [i["cause"]["generation"] for i in by_plugin] == [i["generation"] for i in by_plugin]
     completed = {e.content["effect"]: e.content for e in Session.load(str(path)).entries()
                  if e.kind == "effect_completion"}  # fmt: skip
     outcomes = {i["input"].get("path"): completed[i["effect"]]["outcome"] for i in by_plugin}

@@ -104,6 +104,7 @@ def _run_tool(
     assert isinstance(args, dict)
     effect = journal.begin(spec.name, args, mutating=spec.mutating, cause=cause)
     ctx.intent = effect.entry  # where a child agent this call starts forks (spawn_child)
+    ctx.generation = journal.generation  # what effects the call causes are journaled with
     ctx.started = lambda identity: journal.progress(effect, {"processes": identity})
     try:
         result = spec.run(ctx, prepare(args) if prepare else args)

@@ -361,6 +361,9 @@ class ToolContext:
         # The id of this call's effect_intent entry (run_tool sets it when it records
         # the intent): where a child agent it starts forks by default. None before.
         self.intent: str | None = None
+        # The plugin generation its effect is journaled with (run_tool sets it): effects
+        # the call causes in turn (a plugin tool's host effects) are journaled with it.
+        self.generation = 0
 
     async def spawn_child(
         self,

@@ -87,6 +87,7 @@ class Call:
     ctx: ToolContext | None = None
     post: Callable[[Shown], None] = lambda shown: None
     generation: int = 0
+    parent: str | None = None  # the effect that caused the call (a tool call's intent)
     ends: float = float("inf")
     cancel: threading.Event = field(default_factory=threading.Event)
     logged: int = 0  # log lines this call wrote
@@ -414,7 +415,8 @@ class HostCalls:
         return {v: ref for v, ref in values.items() if len(v) >= 4}
 
     def _cause(self, function: str) -> dict[str, object]:
-        return {"plugin": self.plugin, "generation": self.call.generation, "host": function}
+        cause = {"plugin": self.plugin, "generation": self.call.generation, "host": function}
+        return cause if self.call.parent is None else {**cause, "parent": self.call.parent}
 
     def _effect(self) -> None:
         """Count a host effect of the call: past MAX_EFFECTS in one call, refused (a loop

@@ -268,7 +268,8 @@ class WasmPlugin:
         from smith.effects import ToolCancelled, ToolError, ToolResult
 
         post = getattr(ctx.ui, "show", None)
-        call = Call(ctx=ctx, post=post or (lambda shown: None), cancel=ctx.cancelled)
+        call = Call(ctx=ctx, post=post or (lambda shown: None), cancel=ctx.cancelled,
+                    generation=ctx.generation, parent=ctx.intent)  # as the tool call's effect
         try:
             text = self.call(
                 "call-tool",
