@@ -173,3 +173,34 @@ def test_add_value_waits_a_bounded_time_for_another_writer(senv: SmithEnv) -> No
     assert path.read_text() == 'approval.allow "make"\n'
     assert add_value(str(path), "approval.allow", "git status", wait=0.1)[0] == [
         "make", "git status"]  # fmt: skip
+
+
+def test_a_plugins_own_setting_is_set_and_read_by_its_declared_type(
+    senv: SmithEnv, smith: Callable[..., Result]
+) -> None:
+    """plugins.NAME.KEY is declared by the plugin (Plugin.options), not smith's schema:
+    `config set` checks it by the plugin's type and the plugin reads what it wrote."""
+    r = smith("config", "get", "plugins.agents.max-depth", "--json")
+    assert r.code == 0, r.err
+    got = json.loads(r.out)
+    where = got["source"]["location"]
+    assert (got["value"], got["layer"], where) == (3, "default", "defaults of agents")
+    r = smith("config", "set", "plugins.agents.max-depth", "5")
+    assert r.code == 0, r.err
+    assert r.out == f"plugins.agents.max-depth = 5  ({senv.user_config}:1:26)\n"
+    assert smith("config", "get", "plugins.agents.max-depth").out == "5\n"
+    r = smith("plugins", "info", "agents", "--json")
+    assert r.code == 0, r.err
+
+    r = smith("config", "set", "plugins.agents.max-depth", "99")
+    assert r.code == 2 and "expected an integer between 1 and 16" in r.err
+    r = smith("config", "set", "plugins.agents.max-dept", "5")
+    assert r.code == 2 and "did you mean 'plugins.agents.max-depth'?" in r.err
+    r = smith("config", "set", "plugins.nosuch.x", "1")
+    assert r.code == 2 and "unknown setting 'plugins.nosuch.x'" in r.err
+    assert senv.user_config.read_text() == "plugins.agents.max-depth 5\n"
+    from smith.sdk import resolve_plugins
+
+    config = resolve(env=senv.env, cwd=str(senv.root))
+    (agents,) = [p for p in resolve_plugins(config) if p.name == "agents"]
+    assert agents.configured["max-depth"].value == 5

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     import argparse
 
     from smith.cli._main import Context
-    from smith.config import Config, Setting
+    from smith.config import Config, Schema, Setting
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,9 +46,10 @@ def _cut(literal: str) -> str:
     return f"{literal[: VALUE_MAX - 20]}… ({len(literal):,} characters)"
 
 
-def _record(setting: Setting, config: Config) -> dict[str, object]:
-    option = config.schema.get(setting.key)
+def _record(setting: Setting, config: Config, schema: Schema | None = None) -> dict[str, object]:
+    option = (schema or config.schema).get(setting.key)
     assert option is not None
+    own = setting.key in config.schema  # smith's: also an environment variable and a flag
     secret = option.secret and setting.value is not None
     return {
         "key": setting.key,
@@ -56,8 +57,8 @@ def _record(setting: Setting, config: Config) -> dict[str, object]:
         "layer": setting.layer,
         "source": {"surface": setting.source.surface, "location": setting.source.location},
         "type": option.type.describe(),
-        "env": option.env,
-        "flag": option.flag,
+        "env": option.env if own else None,
+        "flag": option.flag if own else None,
         "doc": option.doc,
     }
 
@@ -101,16 +102,17 @@ def _get(args: argparse.Namespace, ctx: Context) -> int:
     import json
 
     config = ctx.config()
-    if args.key not in config.schema:
+    schema = _with_plugin_option(config, args.key)
+    if args.key not in schema:
         from smith.config import UNKNOWN_KEY
 
         raise UNKNOWN_KEY.error(
-            source=Source("argument", args.key), key=args.key, hint=config.schema.hint(args.key)
+            source=Source("argument", args.key), key=args.key, hint=schema.hint(args.key)
         )
-    setting = config.origin(args.key)
+    setting = _setting(config, args.key, schema)
     literal = _literal(setting, config)
     if args.json:
-        ctx.out(json.dumps(_record(setting, config), indent=2))
+        ctx.out(json.dumps(_record(setting, config, schema), indent=2))
     elif isinstance(setting.value, str) and literal != "[secret]":
         ctx.out(setting.value)  # plain text, for shell use: $(smith config get model)
     else:
@@ -128,12 +130,13 @@ def _set(args: argparse.Namespace, ctx: Context) -> int:
     text, replaced = replace_surrogates(args.value)
     if replaced:
         ctx.print_diagnostic(TEXT_REPLACED(count=replaced, where=f"the value of {args.key}"))
-    value, located = set_value(config.user_file, args.key, text)
-    option = config.schema.get(args.key)
+    schema = _with_plugin_option(config, args.key)
+    value, located = set_value(config.user_file, args.key, text, schema=schema)
+    option = schema.get(args.key)
     shown = "[secret]" if option is not None and option.secret else format_value(value)
     ctx.out(f"{args.key} = {shown}  ({located.source})")
     after = ctx.config(strict=False, warn=False, fresh=True)
-    winner = after.origin(args.key)
+    winner = _setting(after, args.key, schema)
     if winner.layer in ("project", "env", "flag"):
         ctx.out(
             f"note: {winner.source} ({winner.layer}) overrides the user file for "
@@ -142,6 +145,51 @@ def _set(args: argparse.Namespace, ctx: Context) -> int:
     for problem in after.errors:
         ctx.print_diagnostic(problem)
     return 2 if after.errors else 0
+
+
+def _setting(config: Config, key: str, schema: Schema) -> Setting:
+    """The setting `key` as configuration resolves it: smith's, or a plugin's own (its
+    default, from `schema`, where nothing sets it)."""
+    from smith.config import Setting
+
+    if key in config.schema:
+        return config.origin(key)
+    found = config.subtree("plugins").get(key.removeprefix("plugins."))
+    option = schema.get(key)
+    default = option.default if option is not None else None
+    owner = option.owner if option is not None else "the plugin"
+    return found or Setting(key, default, "default", Source("default", f"defaults of {owner}"))
+
+
+def _with_plugin_option(config: Config, key: str) -> Schema:
+    """smith's schema, or for a plugin's own setting (plugins.NAME.KEY, which the plugin
+    declares, not smith's schema) one holding that option under its full key: the value
+    is checked by the plugin's type before it is written. A key of no plugin's stays
+    unknown (the error names it and the keys it may have meant)."""
+    from smith.config import Option, Schema
+    from smith.diagnostics import SmithError
+    from smith.sdk import builtin_plugins, resolve_plugins
+
+    if key in config.schema or not key.startswith("plugins."):
+        return config.schema
+    try:  # the packages too; a broken configuration (being fixed) still has the built-ins
+        plugins = [p.plugin for p in resolve_plugins(config)]
+    except SmithError:
+        plugins = list(builtin_plugins())
+    rest = key.removeprefix("plugins.")
+    options = {f"plugins.{p.name}.{o.key}": (p.name, o) for p in plugins for o in p.options}
+    if key not in options:  # unknown: its plugin's settings are what the hint may name
+        owner = [p for p in plugins if rest.startswith(p.name + ".")]
+        schema = Schema()
+        for option in (o for p in owner for o in p.options):
+            full = f"plugins.{owner[0].name}.{option.key}"
+            schema.add(Option(full, option.type, option.default, option.doc))
+        return schema if owner else config.schema
+    name, option = options[key]
+    schema = Schema()
+    schema.add(Option(key, option.type, option.default, option.doc, owner=name,
+                      nullable=option.nullable, secret=option.secret))  # fmt: skip
+    return schema
 
 
 def _files(config: Config) -> dict[str, object]:
