@@ -279,12 +279,13 @@ class _EvalFrontend:
 
     def __init__(self, render: Callable[[dict[str, Any]], None], ctx: Context, *,
                  json_events: bool) -> None:  # fmt: skip
-        from smith.ui import SHOWN, Capabilities
+        from smith.ui import OPT_IN, SHOWN, Capabilities
 
         self.render = render
         self.ctx = ctx
         self.json_events = json_events
-        shows = SHOWN if json_events else tuple(k for k in SHOWN if k != "status")
+        # Not the escape hatches (OPT_IN): there is no clipboard or browser to use.
+        shows = [k for k in SHOWN if k not in OPT_IN and (json_events or k != "status")]
         self.capabilities = Capabilities(shows=frozenset(shows), cannot_ask=CANNOT_ASK)
 
     def show(self, intent: Intent) -> None:

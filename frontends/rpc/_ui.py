@@ -2,7 +2,8 @@
 events, and what plugins ask becomes a request from the server to the client.
 
 Every intent is shown as the event it stands for (an `event` notification; a plugin's
-notice, progress or status is the `ui` event). A question is a JSON-RPC request with
+notice, progress, status or escape hatch is the `ui` event: the client does the hatch, a
+copy to its clipboard or a URL opened, or ignores it). A question is a JSON-RPC request with
 method `ui.ask` and an id of the server's own (`smith-N`); the client answers it with
 `{"choice": KEY}` (with `"note": TEXT`, the user's reason, for a choice marked
 `"reason": true`), `{"refused": REASON}` (an error response refuses it too) or
@@ -21,7 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from smith.ui import QUESTIONS, Capabilities, Intent, Reply, interrupted, refused
+from smith.ui import QUESTIONS, SHOWN, Capabilities, Intent, Reply, interrupted, refused
 
 from ._protocol import SERVER_IDS, Response, notification
 
@@ -36,7 +37,8 @@ SHAPE = (
 
 class RpcFrontend:
     name = "rpc"
-    capabilities = Capabilities(asks=frozenset(QUESTIONS))
+    # Every kind, escape hatches too: the client does them or not (docs/rpc.md).
+    capabilities = Capabilities(shows=frozenset(SHOWN), asks=frozenset(QUESTIONS))
 
     def __init__(self, send: Callable[[object], None], *, timeout: float = ASK_TIMEOUT) -> None:
         self._send = send

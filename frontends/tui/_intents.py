@@ -13,6 +13,8 @@ reaches `SmithApp._show` through `smith.ui.deliver`, and every question a plugin
 - a plugin's Notify is a Textual notification (its level as the severity); the
   runtime's own notices (errors, retries) stay in the transcript as before;
 - a plugin's Status and unfinished Progress are kept in the status line;
+- a plugin's escape hatch (one it declared) is done: the value copied to the clipboard,
+  a URL opened in the browser, the bell rung;
 - how each question ended is recorded in the session (entry kind `question`) and shown
   in the transcript from that record, like every recorded entry.
 """
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from smith.text import inert
-from smith.ui import QUESTIONS, Capabilities, Intent, Reply, interrupted, refused
+from smith.ui import QUESTIONS, SHOWN, Capabilities, Intent, Reply, interrupted, refused
 
 from ._approve import screen_for
 from ._screens import QuestionScreen
@@ -40,13 +42,16 @@ SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 class AppFrontend:
     name = "tui"
-    capabilities = Capabilities(asks=frozenset(QUESTIONS))
+    capabilities = Capabilities(shows=frozenset(SHOWN), asks=frozenset(QUESTIONS))
 
     def __init__(self, app: SmithApp) -> None:
         self.app = app
 
     def show(self, intent: Intent) -> None:
-        self.app._show(intent)
+        if intent.kind == "hatch":
+            do_hatch(self.app, intent)
+        else:
+            self.app._show(intent)
 
     async def ask(self, intent: Intent) -> Reply:
         import asyncio
@@ -77,6 +82,19 @@ class AppFrontend:
         if screen.interrupted:
             return interrupted(self.name)
         return refused(DISMISSED, self.name)
+
+
+def do_hatch(app: SmithApp, intent: Intent) -> None:
+    """A plugin's escape hatch (its plugin declared it: the runtime refuses any other):
+    the value to the clipboard (Textual's OSC 52, which `smith web` hands to the
+    browser), a URL opened in the browser (a new tab under `smith web`), the bell."""
+    capability, value = intent.data.get("capability"), str(intent.data.get("value", ""))
+    if capability == "clipboard":
+        app.copy_to_clipboard(value)
+    elif capability == "open-url":
+        app.open_url(value)
+    elif capability == "bell":
+        app.bell()
 
 
 def _close(app: SmithApp, screen: QuestionScreen) -> None:

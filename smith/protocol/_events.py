@@ -322,13 +322,15 @@ class Ui(_Event, tag="ui", frozen=True):
     """a plugin's handler, command or tool showed something (docs/ui.md); not recorded"""
 
     fields_doc: ClassVar[str] = (
-        "`intent` (`notify`, `progress` or `status`), `origin` (the plugin), and the "
-        "intent's fields: `level` (`info`, `warning`, `error`) and `text` (notify); "
+        "`intent` (`notify`, `progress`, `status` or `hatch`), `origin` (the plugin), and "
+        "the intent's fields: `level` (`info`, `warning`, `error`) and `text` (notify); "
         "`label`, `done`, `total` (progress; either may be `null`); `key`, `text` "
-        "(status; empty text clears it)"
+        "(status; empty text clears it); `capability` (`clipboard`, `open-url`, `bell`) "
+        "and `value` (hatch: an escape hatch the plugin declared, for the client to do "
+        "or ignore)"
     )
 
-    intent: Literal["notify", "progress", "status"]
+    intent: Literal["notify", "progress", "status", "hatch"]
     origin: str
     level: str | None = None
     text: str | None = None
@@ -336,6 +338,8 @@ class Ui(_Event, tag="ui", frozen=True):
     done: float | None = None
     total: float | None = None
     key: str | None = None
+    capability: str | None = None
+    value: str | None = None
 
 
 class TodoItem(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

@@ -45,7 +45,7 @@ TYPES = (
     "instructions",  # an instruction file reached later was recorded: {entry_id, path, ...}
     # UI intents (smith.ui, docs/ui.md): a plugin's notice, progress or status, and how
     # each question ended (also recorded in the session, entry kind `question`).
-    "ui",  # {intent: notify|progress|status, origin, ...the intent's fields}
+    "ui",  # {intent: notify|progress|status|hatch, origin, ...the intent's fields}
     "intent_answered",  # {ask_id, intent, origin, text, choice, frontend}
     "intent_refused",  # {ask_id, intent, origin, text, frontend, reason}
     "todo",  # a plugin's todo list, whole (smith.ui.Todos; the plan plugin's todo tool)

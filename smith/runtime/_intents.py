@@ -27,6 +27,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from smith.diagnostics import DiagnosticKind, Source
 from smith.runtime._events import Event
 from smith.ui import (
     Reply,
@@ -40,11 +41,13 @@ from smith.ui import (
 
 if TYPE_CHECKING:
     import concurrent.futures
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
+    from smith.diagnostics import Diagnostic
     from smith.effects import ToolContext
     from smith.runtime._loopctx import LoopContext
     from smith.runtime._runtime import Runtime
+    from smith.sdk import Plugin
     from smith.ui import Asked, Intent, Shown
 
 log = logging.getLogger("smith.runtime")
@@ -53,8 +56,37 @@ ABORTED = "the agent was aborted before it was answered"
 CLOSED = "the session was closed before it was answered"
 
 
+UNDECLARED_HATCH = DiagnosticKind(
+    "plugin.undeclared-hatch",
+    what="plugin '{plugin}' asked for the escape hatch {hatch}, which it does not declare: refused",
+    why="a plugin uses only the frontend escape hatches its manifest declares, so the user "
+    "sees them at install (docs/plugins.md, Escape hatches)",
+    fix='declare it: `frontend "{hatch}"` in the package\'s plugin.kdl (a Python plugin: '
+    'Plugin(frontend=("{hatch}",)))',
+)
+
+
+def undeclared(plugins: Sequence[Plugin], value: Shown, origin: str) -> Diagnostic | None:
+    """The refusal of `value` when it is an escape hatch (smith.ui.Hatch) the plugin
+    `origin` does not declare in `Plugin.frontend`; None for anything else."""
+    from smith.ui import Hatch
+
+    if not isinstance(value, Hatch):
+        return None
+    plugin = next((p for p in plugins if p.name == origin), None)
+    if plugin is not None and value.capability in plugin.frontend:
+        return None
+    return UNDECLARED_HATCH(value=value.capability, source=Source("plugin", origin),
+                            plugin=origin, hatch=value.capability)  # fmt: skip
+
+
 def post(rt: Runtime, value: Shown, *, origin: str) -> None:
-    """Send a notice, progress or status out as a `ui` event (secrets redacted)."""
+    """Send a notice, progress, status or escape hatch out as a `ui` event (secrets
+    redacted); a hatch `origin` did not declare is refused with a diagnostic instead."""
+    refusal = undeclared(rt.plugins, value, origin)
+    if refusal is not None:
+        rt.error(refusal)
+        return
     ev = shown_intent(value, origin=origin).event
     assert ev is not None
     redacted = rt.secrets.redact(ev)

@@ -131,6 +131,12 @@ class HostReview:
         self.warn(diagnostic)
 
     def post(self, value: Shown, *, origin: str) -> None:
+        from smith.runtime._intents import undeclared
+
+        refusal = undeclared(self.plugins, value, origin)
+        if refusal is not None:
+            self.warn(refusal)
+            return
         self.caller.show(value, origin=origin)
 
     def view(self, plugin: Plugin | None = None, gate: Any = None) -> RuntimeView:

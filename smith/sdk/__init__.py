@@ -38,7 +38,7 @@ from smith.sdk._resolve import (
 )
 
 # What plugins speak to the user with (smith.ui, docs/ui.md).
-from smith.ui import Confirm, Notify, Progress, Question, Reply, Status
+from smith.ui import Confirm, Hatch, Notify, Progress, Question, Reply, Status
 
 TYPE_CHECKING = False
 # The actions load with msgspec (smith.protocol.actions): exported on first use (PEP 562).
@@ -110,6 +110,7 @@ __all__ = [
     "Enqueue",
     "HandleInput",
     "Handler",
+    "Hatch",
     "HookAction",
     "ListedModel",
     "LoadedPlugin",

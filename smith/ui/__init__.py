@@ -11,10 +11,11 @@ Nothing asks which frontend is active: a frontend declares what it takes
     reply = await ask(frontend, intent)   # a question -> the frontend's answer or a refusal
     reply = await ask_first(frontends, intent)   # several frontends: the first reply wins
 
-Producers hand the runtime typed values: `Notify`, `Progress`, `Status` (sent out as
-`ui` events), `Question` and `Confirm` (asked; answered with a `Reply`). smith.ui
-imports nothing of smith but this package, so the plugin contract (smith.sdk), the
-tools (smith.effects) and the runtime all use it.
+Producers hand the runtime typed values: `Notify`, `Progress`, `Status` and `Hatch` (an
+escape hatch its plugin declared; all sent out as `ui` events), `Question` and `Confirm`
+(asked; answered with a `Reply`). smith.ui imports nothing of smith but this package,
+so the plugin contract (smith.sdk), the tools (smith.effects) and the runtime all use
+it.
 """
 
 from smith.ui._frontend import (
@@ -32,10 +33,12 @@ from smith.ui._frontend import (
 from smith.ui._kinds import (
     CONFIRM_CHOICES,
     DETAIL_MAX,
+    HATCH_MAX,
     INTERRUPTED,
     KINDS,
     KINDS_TABLE,
     NOTE_MAX,
+    OPT_IN,
     QUESTIONS,
     SHOWN,
     SHOWN_TYPES,
@@ -43,6 +46,7 @@ from smith.ui._kinds import (
     Asked,
     Confirm,
     Detail,
+    Hatch,
     Intent,
     Kind,
     Notify,
@@ -60,6 +64,7 @@ from smith.ui._kinds import (
     question_intent,
     refused,
     shown_intent,
+    url_problem,
 )
 from smith.ui._product import (
     HATCHES,
@@ -73,12 +78,14 @@ __all__ = [
     "CONFIRM_CHOICES",
     "DETAIL_MAX",
     "HATCHES",
+    "HATCH_MAX",
     "INTERRUPTED",
     "KINDS",
     "KINDS_TABLE",
     "LAYOUT_REGIONS",
     "NOTE_MAX",
     "NO_UI",
+    "OPT_IN",
     "QUESTIONS",
     "REQUIRED_REGIONS",
     "SHOWN",
@@ -91,6 +98,7 @@ __all__ = [
     "Delivered",
     "Detail",
     "Frontend",
+    "Hatch",
     "Intent",
     "Kind",
     "NoUi",
@@ -115,4 +123,5 @@ __all__ = [
     "refused",
     "show",
     "shown_intent",
+    "url_problem",
 ]

@@ -18,7 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from smith.ui._kinds import NOTE_MAX, QUESTIONS, SHOWN, Intent, Reply, intent_for, refused
+from smith.ui._kinds import (
+    NOTE_MAX,
+    OPT_IN,
+    QUESTIONS,
+    SHOWN,
+    Intent,
+    Reply,
+    intent_for,
+    refused,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -32,9 +41,10 @@ Delivered = Literal["shown", "drop", "persist"]
 @dataclass(frozen=True)
 class Capabilities:
     """What a frontend takes: the kinds it shows and the questions it can ask;
-    `cannot_ask` is the reason its refusals give."""
+    `cannot_ask` is the reason its refusals give. By default it shows every kind but
+    the escape hatch (OPT_IN), which a frontend that does it names."""
 
-    shows: frozenset[str] = frozenset(SHOWN)
+    shows: frozenset[str] = frozenset(k for k in SHOWN if k not in OPT_IN)
     asks: frozenset[str] = frozenset()
     cannot_ask: str = "this frontend cannot ask the user"
 

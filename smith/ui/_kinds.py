@@ -3,13 +3,14 @@
 An `Intent` is what a frontend is given: a kind and its data (and the runtime event it
 stands for, when it came from one). Producers never build intents themselves: the
 runtime's events map to them (`intent_for`), and plugins, commands and tools hand the
-runtime typed values (`Notify`, `Progress`, `Status`, `Question`, `Confirm`), which it
-turns into intents and sends out on the event stream (`ui` events) or to the frontend's
-`ask` (questions). docs/ui.md has the table with each frontend's policy.
+runtime typed values (`Notify`, `Progress`, `Status`, `Todos`, `Hatch`, `Question`,
+`Confirm`), which it turns into intents and sends out on the event stream (`ui` events)
+or to the frontend's `ask` (questions). docs/ui.md has the table with each frontend's policy.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -38,6 +39,8 @@ _TABLE = (
     Kind("progress", "drop", "runtime: compaction_start, compaction_end; plugins: Progress"),
     Kind("todo", "drop", "plugins: Todos (the plan plugin's todo tool; its calls' results "
          "keep the list)"),
+    Kind("hatch", "drop", "plugins: Hatch (an escape hatch the plugin declared: clipboard, "
+         "open-url, bell)"),
     Kind("request_choice", "refuse", "plugins: Question (handlers, commands, tools)"),
     Kind("request_confirm", "refuse", "plugins: Confirm (handlers, commands, tools)"),
     Kind("answer", "persist", "runtime: intent_answered, intent_refused (how a question "
@@ -48,6 +51,9 @@ KINDS = tuple(KINDS_TABLE)
 UNSUPPORTED: Mapping[str, Unsupported] = {k.name: k.unsupported for k in _TABLE}
 QUESTIONS = ("request_choice", "request_confirm")
 SHOWN = tuple(k for k in KINDS if k not in QUESTIONS)  # what `show` takes
+# Kinds a frontend shows only if it says so in its Capabilities: an escape hatch does
+# something on the user's machine (the clipboard, the browser), never by default.
+OPT_IN = ("hatch",)
 
 
 @dataclass(frozen=True)
@@ -128,8 +134,87 @@ class Todos:
         }
 
 
-Shown = Notify | Progress | Status | Todos
-SHOWN_TYPES = (Notify, Progress, Status, Todos)
+HATCH_MAX = 64 * 1024  # characters of a hatch's value (a URL: URL_MAX)
+URL_MAX = 8 * 1024
+# Removed from a hatch's value: escape sequences (CSI, OSC), then C0 controls but tab
+# and newline, DEL, C1 controls, and the bidirectional controls that reorder what is
+# shown (smith._inert lists the same).
+_CONTROLS = dict.fromkeys(
+    [*(c for c in range(32) if c not in (9, 10)), *range(127, 160), *range(0x202A, 0x202F),
+     *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
+)  # fmt: skip
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Hatch:
+    """An escape hatch (smith.ui.HATCHES): something only some frontends can do with
+    `value`: "clipboard" copies it, "open-url" opens it (an http or https URL) in the
+    user's browser, "bell" rings the bell (no value). The plugin must declare it
+    (`Plugin.frontend`, plugin.kdl `frontend "clipboard"`), or the runtime refuses it; a
+    frontend that cannot do it drops it. The value is plain text: control characters
+    are removed; over HATCH_MAX characters (a URL: URL_MAX), or a URL that is not
+    http(s), is a ValueError."""
+
+    capability: str
+    value: str = ""
+
+    kind = "hatch"
+
+    def __post_init__(self) -> None:
+        from smith.ui._product import HATCHES
+
+        if self.capability not in HATCHES:
+            raise ValueError(f"{self.capability!r} is no escape hatch (the hatches: "
+                             f"{', '.join(HATCHES)})")  # fmt: skip
+        value = "" if self.capability == "bell" else plain_value(str(self.value))
+        if self.capability == "open-url":
+            value = value.strip()
+            problem = url_problem(value)
+            if problem is not None:
+                raise ValueError(f"open-url takes an http(s) URL, not {value[:80]!r}: "
+                                 f"{problem}")  # fmt: skip
+        bound = URL_MAX if self.capability == "open-url" else HATCH_MAX
+        if len(value) > bound:
+            raise ValueError(f"a {self.capability} value is at most {bound} characters, "
+                             f"not {len(value)}")  # fmt: skip
+        object.__setattr__(self, "value", value)
+
+    def fields(self) -> dict[str, Any]:
+        return {"capability": self.capability, "value": self.value}
+
+
+def plain_value(text: str) -> str:
+    """`text` with escape sequences and control characters (but tab and newline)
+    removed."""
+    return _ESCAPES.sub("", text).translate(_CONTROLS)
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` is no URL open-url opens (an absolute http or https URL with a host, no
+    spaces or credentials), or None."""
+    from urllib.parse import urlsplit
+
+    if any(c.isspace() for c in url):
+        return "it holds spaces"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises on a bad port)
+    except ValueError as exc:
+        return str(exc)
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"its scheme is {parts.scheme or 'missing'}"
+    if not parts.hostname:
+        return "it has no host"
+    if parts.username is not None or parts.password is not None:
+        return "it carries credentials"
+    return None
+
+
+Shown = Notify | Progress | Status | Todos | Hatch
+SHOWN_TYPES = (Notify, Progress, Status, Todos, Hatch)
 
 
 NOTE_MAX = 500  # characters of a reason the user gives with an answer (Reply.note)
@@ -252,8 +337,8 @@ def interrupted(frontend: str = "") -> Reply:
 
 
 def shown_intent(value: Shown, *, origin: str) -> Intent:
-    """The intent of a plugin's notice, progress, status or todo list (`origin`: who
-    sent it)."""
+    """The intent of a plugin's notice, progress, status, todo list or escape hatch
+    (`origin`: who sent it)."""
     data = {"origin": origin, **value.fields()}
     if isinstance(value, Todos):  # a list of its own: the `todo` event
         return Intent(value.kind, data, {"type": "todo", **data})

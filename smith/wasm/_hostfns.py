@@ -100,9 +100,10 @@ class Call:
 class HostCalls:
     """The host side of one plugin: its name and grants, and the call in progress."""
 
-    def __init__(self, plugin: str, grants: Grants) -> None:
+    def __init__(self, plugin: str, grants: Grants, frontend: tuple[str, ...] = ()) -> None:
         self.plugin = plugin
         self.grants = grants
+        self.frontend = frontend  # the escape hatches its plugin.kdl declares
         self.installed = grants  # as installed (grants: narrowed by configuration)
         self.call = Call()
         self.effects = 0  # host effects run (journaled or not), for the plugin's usage
@@ -321,6 +322,19 @@ class HostCalls:
         from smith.ui import Status
 
         self.call.post(Status(plain(text), plain(key)))
+
+    def hatch(self, capability: str, value: str) -> None:
+        from smith.ui import Hatch
+
+        if capability not in self.frontend:
+            raise Failure("plugin.grant-denied", f"the escape hatch {capability!r} is not "
+                          f"declared by plugin {self.plugin} (its plugin.kdl declares "
+                          f'{_listed(self.frontend)}): add `frontend "{capability}"`')  # fmt: skip
+        try:
+            shown = Hatch(capability, value)
+        except ValueError as exc:
+            raise Failure("plugin.hatch-refused", f"{capability}: {exc}") from None
+        self.call.post(shown)
 
     # -- grants, journal --------------------------------------------------------------
 
@@ -546,6 +560,7 @@ HOST_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "secret": HostCalls.secret,
     "notify": HostCalls.notify,
     "status": HostCalls.status,
+    "hatch": HostCalls.hatch,
 }
 
 

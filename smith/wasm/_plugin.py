@@ -77,7 +77,7 @@ class WasmPlugin:
         self.name = package.name
         self.cache_home = cache_home
         self.limits = limits or Limits()
-        self.host = HostCalls(package.name, package.grants)
+        self.host = HostCalls(package.name, package.grants, package.frontend)
         self.instance: Instance | None = None
         self.faults = 0
         self.disabled: str | None = None  # why, once off for the session
@@ -218,7 +218,7 @@ class WasmPlugin:
         """The actions of the JSON text `text` (a fault for anything else)."""
         from smith.protocol.actions import from_data
         from smith.text import loads
-        from smith.ui import Notify, Status
+        from smith.ui import Hatch, Notify, Status
 
         try:
             items = loads(text)
@@ -236,6 +236,8 @@ class WasmPlugin:
                     out.append(Notify(plain(str(item["text"])), level))  # type: ignore[arg-type]
                 elif kind == "status":
                     out.append(Status(plain(str(item["text"])), plain(str(item.get("key", "")))))
+                elif kind == "hatch":  # refused by the runtime unless plugin.kdl declares it
+                    out.append(Hatch(str(item["capability"]), str(item.get("value", ""))))
                 else:
                     out.append(from_data(item))
             except (ValueError, KeyError, TypeError) as exc:
@@ -364,6 +366,7 @@ def wasm_plugin(
         options=options,
         version=package.version,
         grants=tuple(package.asks()),
+        frontend=package.frontend,
         stop=host.stop,
         handler_deadline=HANDLER_DEADLINE,
         wants=lambda kind, view: host.disabled is None or kind == "input",
