@@ -4,6 +4,7 @@ published generation per event, and handlers that misbehave."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,23 @@ def test_a_rewrite_whose_arguments_are_no_object_decides_nothing_and_the_call_is
     assert "plugin 'r' denied it" in end["result"]["text"]
     assert "which decides nothing" in end["result"]["text"]
     assert w.of("agent_end")[0]["stop"] == "end"
+
+
+def test_a_queue_policy_delivers_in_its_own_order_and_only_what_was_queued() -> None:
+    """The items a policy chooses are delivered in the order it gives them (the WIT's
+    `choose`: "the ids to deliver, in order"); one it names twice, or that is not queued
+    in this mode, is not delivered twice or made up, and what it leaves stays queued."""
+    from smith.runtime._queue import InputQueue
+    from smith.sdk import QueuedItem
+
+    def newest_two(items: Sequence[QueuedItem]) -> list[QueuedItem]:
+        stray = QueuedItem("q-none", "steer", "never queued")
+        return [items[-1], items[-2], items[-1], stray]
+
+    queue = InputQueue({"newest-two": newest_two, "one-at-a-time": lambda i: i[:1]},
+                       steer="newest-two")  # fmt: skip
+    for text in ("a", "b", "c"):
+        queue.add("steer", text)
+    queue.add("follow_up", "later")
+    assert [i.text for i in queue.take("steer")] == ["c", "b"]
+    assert [(i.mode, i.text) for i in queue.items()] == [("steer", "a"), ("follow_up", "later")]

@@ -78,15 +78,20 @@ class InputQueue:
         return items
 
     def take(self, mode: str) -> list[QueuedItem]:
-        """Remove and return what the mode's policy delivers now (may be nothing)."""
+        """Remove and return what the mode's policy delivers now (may be nothing), in
+        the order the policy gives."""
         waiting = [item for item in self._items if item.mode == mode]
         if not waiting:
             return []
         chosen: Sequence[QueuedItem] = self._policies[self.policy[mode]](waiting)
-        ids = {item.id for item in chosen}
+        # In the policy's order; each once, and only what was waiting (a policy that
+        # names anything else cannot deliver it, nor lose what it left queued).
+        by_id = {item.id: item for item in waiting}
+        taken = [by_id[i] for i in dict.fromkeys(item.id for item in chosen) if i in by_id]
+        ids = {item.id for item in taken}
         self._items = [item for item in self._items if item.id not in ids]
         self._on_change(self.items())
-        return [item for item in waiting if item.id in ids]
+        return taken
 
 
 def listed(items: Sequence[QueuedItem], secrets: SecretProxy) -> list[dict[str, object]]:

@@ -265,7 +265,8 @@ class QueuedItem:
 
 
 class QueuePolicy(Protocol):
-    """Chooses the items (in queue order, all of one mode) delivered at one point."""
+    """Chooses, of the items given (in queue order, all of one mode), those delivered at
+    one point, in the order it returns them."""
 
     def __call__(self, items: Sequence[QueuedItem]) -> Sequence[QueuedItem]: ...
 
