@@ -111,6 +111,22 @@ def test_greet_answers_in_eval_with_its_setting_or_the_default(
     assert (r.code, r.out) == (0, "hi, Ada!\n"), r.err
 
 
+def test_smith_debug_memory_attributes_a_plugins_instance_memory_to_it(
+    install: Callable[..., None], smith: Smith, senv: SmithEnv
+) -> None:
+    install("greet")
+    r = smith("debug", "memory", "--json", "--model", "demo", "/greet Ada",
+              cwd=senv.make_project())  # fmt: skip
+    assert r.code == 0, r.err
+    records = [json.loads(line) for line in r.out.splitlines()]
+    (greet,) = [rec for rec in records if rec["kind"] == "wasm-instance"]
+    assert (greet["scope"], greet["count"], greet["blocks"]) == ("plugin greet", 1, 1)
+    assert 0 < greet["live"] <= greet["ceiling"] == 256 * 1024 * 1024, greet
+    r = smith("debug", "memory", "--model", "demo", "/greet Ada", cwd=senv.make_project())
+    assert [line.split()[:3] for line in r.out.splitlines() if "wasm-instance" in line] == [
+        ["plugin", "greet", "wasm-instance"]]  # fmt: skip
+
+
 def test_greet_answers_over_rpc(install: Callable[..., None], senv: SmithEnv) -> None:
     install("greet")
     senv.write_user_config('plugins { greet { greeting "hi"; }; }\n')

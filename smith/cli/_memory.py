@@ -58,7 +58,7 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
         log.removeHandler(mute)
         log.propagate = propagate
         shutil.rmtree(scratch, ignore_errors=True)
-    records = memory.report()
+    records = memory.report() + stop[1]
     for warning in memory.ceiling_warnings(records):
         ctx.print_diagnostic(warning)
     if args.json:
@@ -66,22 +66,60 @@ def run_memory(args: argparse.Namespace, ctx: Context) -> int:
             ctx.out(json.dumps(record))
     else:
         ctx.out(table(records))
-    if stop not in ("end", "done"):
-        print(f"smith: the agent stopped: {stop}", file=ctx.stderr)
+    if stop[0] not in ("end", "done"):
+        print(f"smith: the agent stopped: {stop[0]}", file=ctx.stderr)
         return 1
     return 0
 
 
-async def _one_prompt(assembly: Assembly, session: Session, text: str) -> str:
+async def _one_prompt(
+    assembly: Assembly, session: Session, text: str
+) -> tuple[str, list[dict[str, object]]]:
+    """How the agent stopped, and a record of each WebAssembly plugin's instance as the
+    prompt left it (taken before the runtime closes and drops the instances)."""
     runtime = assembly.runtime(session)
     final: dict[str, Any] = {}
-    runtime.on_event(lambda ev: final.update(ev) if ev["type"] == "agent_end" else None)
+
+    def ended(ev: dict[str, Any]) -> None:
+        if ev["type"] == "agent_end":
+            final.update(ev)
+        elif ev["type"] == "input_handled":  # a command: no turn, and how it went
+            error = ev.get("error")
+            final["stop"] = f"{ev.get('text', '')} failed: {error}" if error else "done"
+
+    runtime.on_event(ended)
     try:
         runtime.prompt(text)
         await runtime.wait_idle()
+        instances = wasm_records()
     finally:
         await runtime.close()
-    return str(final.get("stop", "error"))
+    return str(final.get("stop", "error")), instances
+
+
+def wasm_records() -> list[dict[str, object]]:
+    """A record per WebAssembly plugin made in this process, in memory.report()'s form:
+    its instance's linear memory (wasmtime maps it outside Python's allocators, so
+    smith.memory's scopes cannot count it) resident now as live, allocated and peak,
+    its memory limit as the ceiling (a call that would pass it fails: a fault, counted
+    in faults), its calls as count and the instances it made as blocks."""
+    import sys
+
+    if "smith.wasm" not in sys.modules:  # no plugin of this run has a module
+        return []
+    from smith.wasm import usage
+
+    records: list[dict[str, object]] = []
+    for used in usage():
+        resident = used["memory"] if isinstance(used["memory"], int) else None
+        records.append({
+            "scope": f"plugin {used['plugin']}", "kind": "wasm-instance",
+            "state": "disabled" if used["disabled"] else "open", "count": used["calls"],
+            "frees": 0, "blocks": used["instances"], "allocated": resident, "live": resident,
+            "peak": resident, "ceiling": used["memory_limit"], "ceiling_hits": 0,
+            "faults": used["faults"],
+        })  # fmt: skip
+    return records
 
 
 def _size(n: object) -> str:
