@@ -483,3 +483,16 @@ def test_new_and_help_come_from_the_sdk(smith: Smith, tmp_path: Path) -> None:
     assert r.code == 0 and "tool_call" in r.out
     r = smith("plugins", "help", "no-such-topic")
     assert r.code != 0 and "no-such-topic" in r.err
+
+
+def test_a_c_build_keeps_zigs_caches_in_smiths_cache_directory(
+    smith: Smith, senv: SmithEnv, tmp_path: Path
+) -> None:
+    """zig builds its C library once (about half a minute) and keeps it: in smith's cache
+    directory, so a new HOME (a container, a CI job, each test) does not build it again."""
+    assert smith("plugins", "new", "hello8", "--lang", "c", "--dir", str(tmp_path)).code == 0
+    r = smith("plugins", "build", str(tmp_path / "hello8"))
+    assert r.code == 0, r.err
+    assert any((Path(senv.env["SMITH_CACHE_HOME"]) / "zig").iterdir())
+    home = Path(senv.env["HOME"])
+    assert not (home / ".cache" / "zig").exists() and not list(home.rglob("zig"))

@@ -47,7 +47,10 @@ def build(args: argparse.Namespace, ctx: Context) -> int:
     def say(text: str) -> None:
         ctx.stderr.write(text.rstrip("\n") + "\n")
 
-    built = wasm("build_package")(folder, say)
+    # zig keeps what it builds once (its C library: about half a minute) in smith's
+    # cache directory, not under HOME.
+    cache_home = str(ctx.config(strict=False, warn=False)["cache-home"])
+    built = wasm("build_package")(folder, say, cache_home=cache_home)
     ctx.out(f"built {built}")
     return 0
 

@@ -89,9 +89,14 @@ BUILD_MODULE_CLASH = DiagnosticKind(
 
 
 def build_package(
-    directory: str | os.PathLike[str], say: Callable[[str], None] = lambda _: None
+    directory: str | os.PathLike[str],
+    say: Callable[[str], None] = lambda _: None,
+    *,
+    cache_home: str = "",
 ) -> Path:
-    """Build the package in `directory`; returns the path of the component written."""
+    """Build the package in `directory`; returns the path of the component written.
+    `cache_home`: smith's cache directory, where zig keeps its caches (`zig/`: its C
+    library, built once); "" leaves them where zig's own settings put them."""
     root = Path(directory).resolve()
     manifest = root / "plugin.kdl"
     if not manifest.is_file():
@@ -132,7 +137,11 @@ def build_package(
         out.touch()  # what was built from these very sources: up to date
         say(f"{out} is up to date (its sources did not change)")
         return out
-    data = {"python": _python, "c": _c, "zig": _zig}[lang](root, say)
+    if lang == "python":
+        data = _python(root, say)
+    else:
+        env = zig_environment(cache_home)
+        data = (_c if lang == "c" else _zig)(root, say, env)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp.write_bytes(data)
@@ -204,9 +213,10 @@ def _source_digest(root: Path, lang: str, out: Path) -> str:
 
 
 def _run(
-    args: list[str], *, tool: str, where: Path, cwd: str, say: Callable[[str], None] | None = None
-) -> None:
-    _output(args, tool=tool, where=where, cwd=cwd, say=say)
+    args: list[str], *, tool: str, where: Path, cwd: str, say: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+) -> None:  # fmt: skip
+    _output(args, tool=tool, where=where, cwd=cwd, say=say, env=env)
 
 
 _SHOWN = 40  # lines of a tool's diagnostics shown at most
@@ -235,13 +245,14 @@ def _tool_text(text: str, root: Path, cwd: str) -> str:
 
 
 def _output(
-    args: list[str], *, tool: str, where: Path, cwd: str, say: Callable[[str], None] | None = None
-) -> str:
+    args: list[str], *, tool: str, where: Path, cwd: str, say: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+) -> str:  # fmt: skip
     """What `args` printed on stdout; a diagnostic naming `tool` (with the tool's own
     diagnostics) when it failed; its warnings said through `say` when it did not."""
     try:
         r = subprocess.run(
-            args, check=False, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT
+            args, check=False, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT, env=env
         )
     except subprocess.TimeoutExpired as exc:
         raise BUILD_FAILED.error(
@@ -308,7 +319,17 @@ def c_compiler() -> list[str] | None:
     return None
 
 
-def _c(root: Path, say: Callable[[str], None]) -> bytes:
+def zig_environment(cache_home: str) -> dict[str, str] | None:
+    """The environment zig runs in: its global cache under smith's cache directory, made
+    private as smith's directories are (None: this process's, as it is)."""
+    if not cache_home:
+        return None
+    cache = os.path.join(cache_home, "zig")
+    os.makedirs(cache, mode=0o700, exist_ok=True)
+    return {**os.environ, "ZIG_GLOBAL_CACHE_DIR": cache}
+
+
+def _c(root: Path, say: Callable[[str], None], env: dict[str, str] | None = None) -> bytes:
     sources = _c_sources(root)
     if not sources:
         raise BUILD_NO_SOURCE.error(value=str(root), where=str(root), wanted="a .c file", lang="c")
@@ -323,7 +344,7 @@ def _c(root: Path, say: Callable[[str], None]) -> bytes:
         core = Path(tmp) / "core.wasm"
         args = [*cc, "-mexec-model=reactor", "-O2", "-s", "-Wall", "-I", str(sdk),
                 *map(str, sources), str(sdk / SOURCE), "-o", str(core)]  # fmt: skip
-        _run(args, tool="the C compiler", where=root, cwd=tmp, say=say)
+        _run(args, tool="the C compiler", where=root, cwd=tmp, say=say, env=env)
         return _wrapped(root, core)
 
 
@@ -337,7 +358,7 @@ def _wrapped(root: Path, core: Path) -> bytes:
         ) from exc
 
 
-def _zig(root: Path, say: Callable[[str], None]) -> bytes:
+def _zig(root: Path, say: Callable[[str], None], env: dict[str, str] | None = None) -> bytes:
     if not (root / ZIG_ROOT).is_file():
         raise BUILD_NO_SOURCE.error(value=str(root), where=str(root), wanted=ZIG_ROOT, lang="zig")
     if importlib.util.find_spec("ziglang") is None:
@@ -347,7 +368,7 @@ def _zig(root: Path, say: Callable[[str], None]) -> bytes:
     say("compiling with zig (its first run on a machine builds its caches: about a minute)")
     with tempfile.TemporaryDirectory(prefix="smith-build-") as tmp:
         translate = [*zig, "translate-c", "-target", "wasm32-wasi", "-lc", str(sdk / HEADER)]
-        translated = _output(translate, tool="zig translate-c", where=root, cwd=tmp)
+        translated = _output(translate, tool="zig translate-c", where=root, cwd=tmp, env=env)
         binding = sdk / "smith_plugin.zig"
         if not binding.is_file() or binding.read_text(encoding="utf-8") != translated:
             binding.write_text(translated, encoding="utf-8")
@@ -356,5 +377,5 @@ def _zig(root: Path, say: Callable[[str], None]) -> bytes:
                 str(sdk / SOURCE), "-I", str(sdk), "-target", "wasm32-wasi", "-fno-entry",
                 "-rdynamic", "-lc", "-O", "ReleaseSmall", "-mexec-model=reactor",
                 f"-femit-bin={core}"]  # fmt: skip
-        _run(args, tool="zig", where=root, cwd=tmp, say=say)
+        _run(args, tool="zig", where=root, cwd=tmp, say=say, env=env)
         return _wrapped(root, core)
