@@ -32,6 +32,7 @@ __all__ = [
     "Presentation",
     "Reach",
     "Sandbox",
+    "SecretRoutes",
     "ToolCancelled",
     "ToolContext",
     "ToolEffect",
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from smith._spawn import process_env as process_env
     from smith.effects._journal import bounded as bounded
     from smith.effects._procs import namespace_prefix as namespace_prefix
+    from smith.effects._routes import SecretRoutes as SecretRoutes
     from smith.effects._sandbox import Sandbox as Sandbox
     from smith.effects._sandbox import unavailable as sandbox_unavailable
     from smith.effects.tools import list_files as list_files
@@ -72,6 +74,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "bounded": "smith.effects._journal",
     "Sandbox": "smith.effects._sandbox",
+    "SecretRoutes": "smith.effects._routes",
     "sandbox_unavailable": "smith.effects._sandbox",
     "list_files": "smith.effects.tools",
     "preview_change": "smith.effects.tools",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
 
     from smith.effects._outputs import Mask
+    from smith.effects._routes import SecretRoutes
     from smith.effects._sandbox import Sandbox
     from smith.session import Session
     from smith.ui import ToolUi
@@ -337,6 +338,9 @@ class ToolContext:
         # What masks registered secrets in output saved to files (the runtime's secret
         # proxy; see smith.effects._outputs), None: nothing is registered.
         self.mask: Mask | None = None
+        # Where secrets' values may go (the runtime's plugins' secret routes, set by the
+        # runtime and the tool host: smith.effects._routes); None: no plugin routes any.
+        self.routes: SecretRoutes | None = None
         # Records what identifies the processes a call started (run_tool sets it to a
         # durable progress record of the effect, so they can be ended if it is lost).
         self.started: Callable[[dict[str, object]], None] = lambda identity: None

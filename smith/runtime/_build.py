@@ -362,6 +362,7 @@ class Assembly:
     def tool_host(self, session: Session) -> ToolHost:
         """Tools run outside a model turn (MCP, `smith tools run`), each as a recorded
         effect with snapshots around it, so `smith undo` takes its change back."""
+        from smith.effects import SecretRoutes
         from smith.runtime._host import ToolHost
         from smith.vcs import FileHistory
 
@@ -373,6 +374,7 @@ class Assembly:
 
         tools = LiveTools({t.name: t for t in self.tools(context.limits)}, self.tool_sets)
         listed = self.plugin_list  # their tool_call handlers review a program's calls
+        context.routes = SecretRoutes.of(listed.active)  # where secrets may go, as in a turn
         return ToolHost(session, tools, context, self.secrets, history=history,
                         warn=self.warn, origins=tools.origins(),
                         limits=self.options.get("limits"), reviewers=listed.active,

@@ -80,6 +80,7 @@ class Runtime:
         return runtime
 
     def _assemble(self, session: Session, parts: Parts) -> None:
+        from smith.effects import SecretRoutes
         from smith.providers import resolve_model, watch_credentials
         from smith.runtime._lifecycle import Lifecycle
 
@@ -102,6 +103,7 @@ class Runtime:
         side = parts.plugins
         self.plugin_list = side.plugin_list if side.plugin_list is not None else resolve_plugins()
         self.plugins = (*self.plugin_list.active, *side.plugins)
+        self.context.routes = SecretRoutes.of(self.plugins)  # where secrets may go: theirs
         self.handled = frozenset(t for p in self.plugins for t in p.handlers)  # event types
         self.entries_at_start = len(session)  # 0: a new session (session_start says)
         self.session_started = False

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 from smith._inert import inert
 from smith.wasm._grants import git_runs_another
 from smith.wasm._grants import under as _under
+from smith.wasm._routes import Routing
 
 if TYPE_CHECKING:
-    from smith.effects import ToolContext
+    from smith.effects import SecretRoutes, ToolContext
     from smith.packages import Grants
     from smith.ui import Shown
 
@@ -97,8 +98,9 @@ class Call:
         return max(0.0, self.ends - time.monotonic())
 
 
-class HostCalls:
-    """The host side of one plugin: its name and grants, and the call in progress."""
+class HostCalls(Routing):
+    """The host side of one plugin: its name and grants, and the call in progress (and,
+    from Routing, what the secret routes allow it)."""
 
     def __init__(self, plugin: str, grants: Grants, frontend: tuple[str, ...] = ()) -> None:
         self.plugin = plugin
@@ -107,6 +109,8 @@ class HostCalls:
         self.installed = grants  # as installed (grants: narrowed by configuration)
         self.call = Call()
         self.effects = 0  # host effects run (journaled or not), for the plugin's usage
+        self.routes: SecretRoutes | None = None  # the secret routes its last context had
+        self.handed: set[str] = set()  # the secrets it was handed as plaintext (Routing)
 
     # -- the WIT's host functions, in its order --------------------------------------
 
@@ -117,7 +121,7 @@ class HostCalls:
                 log.warning("plugin %s: over %d log lines in one call: the rest dropped",
                             self.plugin, MAX_LOGS)  # fmt: skip
             return
-        text = inert(message[:MAX_LOG])
+        text = inert(self.mask(message[:MAX_LOG]))
         log.log(_LEVELS.get(level, logging.ERROR), "plugin %s: %s", self.plugin, text)
 
     def cancelled(self) -> bool:
@@ -173,6 +177,8 @@ class HostCalls:
 
     def run(self, command: str, timeout_ms: int) -> dict[str, Any]:
         program = self._granted_command(command)
+        if why := self.unrouted(_SECRET_RE.findall(command), program=program):
+            raise Failure("plugin.grant-denied", why)
         ctx = self.call.ctx
         if ctx is None:
             raise Failure("plugin.host-failed", "no project to run commands in here")
@@ -288,6 +294,8 @@ class HostCalls:
                 f"plugin {self.plugin} sends a secret reference to {url} over plain http: "
                 "secrets are filled in only over https (or to this machine, loopback)",
             )
+        if why := self.unrouted(refs, host=hostname):
+            raise Failure("plugin.grant-denied", why)
         # Host and the framing/hop-by-hop headers are the HTTP engine's, from the URL.
         headers = {k: self._restore(v) for k, v in given if k.lower() not in _HOP_BY_HOP}
         method = str(request["method"]).upper() or "GET"
@@ -309,19 +317,23 @@ class HostCalls:
                 f"the secret {name} is not granted to plugin {self.plugin} (its grants name "
                 f"{_listed(self.grants.secrets)})",
             )
-        with self._journal("secret", {"name": name}, mutating=False):
-            return SECRET_REF.format(name=name)
+        value = self.plaintext(name)  # a route says `plaintext true`: the value, else None
+        if value == "":
+            raise Failure("plugin.host-failed", f"the secret {name} is not set")
+        shown: dict[str, object] = {"name": name, **({} if value is None else {"plaintext": True})}
+        with self._journal("secret", shown, mutating=False):
+            return SECRET_REF.format(name=name) if value is None else self.hand(name, value)
 
     def notify(self, level: str, text: str) -> None:
         from smith.ui import Notify
 
         shown = level if level in ("warning", "error") else "info"
-        self.call.post(Notify(plain(text), shown))  # type: ignore[arg-type]
+        self.call.post(Notify(plain(self.mask(text)), shown))  # type: ignore[arg-type]
 
     def status(self, key: str, text: str) -> None:
         from smith.ui import Status
 
-        self.call.post(Status(plain(text), plain(key)))
+        self.call.post(Status(plain(self.mask(text)), plain(key)))
 
     def hatch(self, capability: str, value: str) -> None:
         from smith.ui import Hatch

@@ -136,13 +136,19 @@ class WasmPlugin:
         with memory.scope("kernel", f"plugin {self.name}"):
             self.calls += 1
             try:
-                return inst.call(export, *args, call=call, seconds=seconds, fuel=fuel)
+                # What it was handed as plaintext (secret routing) never comes back.
+                return self.host.mask(inst.call(export, *args, call=call, seconds=seconds,
+                                                fuel=fuel))  # fmt: skip
             except StartFailed as exc:
                 self.faults += 1
                 self.disabled = f"its start failed: {plain(str(exc))}"
                 raise PluginFault(self._disabled_diagnostic()) from exc
             except Fault as fault:
                 raise self.fault(export, fault.reason) from fault
+            except GuestError as exc:  # its error case: masked as well
+                if type(exc) is not GuestError or not self.host.handed:
+                    raise
+                raise GuestError(self.host.mask(str(exc))) from None
 
     def _start_settings(self) -> str:
         return json.dumps(self._settings, default=str)
