@@ -51,7 +51,7 @@ def test_every_event_and_action_a_plugin_meets_has_one_description() -> None:
     actions = action_docs()
     tags = {str(c.__struct_config__.tag) for c in ACTION_TYPES}
     tags |= {str(c.__struct_config__.tag) for cs in HOOK_ACTIONS.values() for c in cs}  # type: ignore[attr-defined]
-    assert tags | {"notify", "status"} == set(actions)
+    assert tags | {"notify", "status", "hatch"} == set(actions)
     assert [name for name, (_, doc, _) in actions.items() if not doc] == []
 
 

@@ -150,13 +150,13 @@ _ESCAPES = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Hatch:
-    """An escape hatch (smith.ui.HATCHES): something only some frontends can do with
-    `value`: "clipboard" copies it, "open-url" opens it (an http or https URL) in the
-    user's browser, "bell" rings the bell (no value). The plugin must declare it
-    (`Plugin.frontend`, plugin.kdl `frontend "clipboard"`), or the runtime refuses it; a
-    frontend that cannot do it drops it. The value is plain text: control characters
-    are removed; over HATCH_MAX characters (a URL: URL_MAX), or a URL that is not
-    http(s), is a ValueError."""
+    """A frontend escape hatch: `capability` "clipboard" copies `value` to the user's
+    clipboard, "open-url" opens it (an http or https URL) in the user's browser, "bell"
+    rings the bell (no value). Only a hatch the plugin declares (plugin.kdl `frontend
+    "clipboard"`, `Plugin.frontend`) is allowed, else the runtime refuses it; a frontend
+    that cannot do it drops it. The value is plain text (control characters removed), at
+    most 64 KiB; a longer one, or an open-url value that is no http(s) URL, is refused
+    (ValueError)."""
 
     capability: str
     value: str = ""

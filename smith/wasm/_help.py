@@ -79,7 +79,7 @@ def action_docs() -> dict[str, tuple[str, str, str]]:
     """{action: (where it is taken, description, fields)}: the safe-point actions, the
     hook actions and the UI intents a plugin's on-event may return."""
     from smith.protocol.actions import ACTION_TYPES, HOOK_ACTIONS
-    from smith.ui import Notify, Status
+    from smith.ui import Hatch, Notify, Status
 
     out: dict[str, tuple[str, str, str]] = {}
 
@@ -93,7 +93,9 @@ def action_docs() -> dict[str, tuple[str, str, str]]:
             tag = str(cls.__struct_config__.tag)  # type: ignore[attr-defined]
             where = out[tag][0] + f", {hook}" if tag in out else f"the {hook} hook"
             out[tag] = (where, _doc(cls), fields(cls))
-    for intent, names in ((Notify, ("level", "text")), (Status, ("key", "text"))):
+    intents = ((Notify, ("level", "text")), (Status, ("key", "text")),
+               (Hatch, ("capability", "value")))  # fmt: skip
+    for intent, names in intents:
         shown = ", ".join(f"`{n}`" for n in names)
         out[str(intent.kind)] = ("anywhere (a UI intent)", _doc(intent), shown)
     return out
