@@ -197,7 +197,7 @@ def test_plaintext_through_the_runtime_is_journaled_without_the_value(
     w.converse(Fake(), plugins=[plugin, routes], prompts=["/plain secret TOKEN"])
     # The guest returns what it was given: the value, masked back on its way out.
     assert replies(w) == ["ref {{secret:TOKEN}}"]
-    intents = [e.content for e in w.reopened().entries("effect_intent")]
+    intents: list[Any] = [e.content for e in w.reopened().entries("effect_intent")]
     (handed,) = [i for i in intents if i["name"] == "plain.secret"]
     assert handed["input"] == {"name": "TOKEN", "plaintext": True}
     assert VALUE not in Path(w.path).read_text(errors="replace")
@@ -220,3 +220,29 @@ def test_a_disabled_plugins_routes_do_not_count(
     w.converse(Fake(), plugin_list=listed, prompts=[f"/web http {url}"])
     assert replies(w) == ["status 200: pong"]  # no route names TOKEN: its grants decide
     assert seen == [f"Bearer {VALUE}"]
+
+
+def test_the_runtime_and_the_tool_host_gather_their_plugins_routes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An assembly's runtime and its tool host (`smith mcp`, `smith tools run`) give every
+    call the routes of the active plugins, a caller's own among them."""
+    import smith
+
+    monkeypatch.setenv("SMITH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SMITH_CONFIG_HOME", str(tmp_path / "config"))
+    routes = router(SecretRoute("TOKEN", ("api.example.com",)), name="gh-auth")
+
+    async def main() -> list[SecretRoutes | None]:
+        async with smith.Agent((Fake(), "m"), cwd=str(tmp_path), plugins=[routes],
+                               tools=[]) as agent:  # fmt: skip
+            host = agent.assembly.tool_host(agent.session)
+            ctx = agent.runtime.context
+            return [ctx.routes, ctx.for_call().routes, host.context.for_call().routes]
+
+    import asyncio
+
+    for gathered in asyncio.run(main()):
+        assert gathered is not None
+        assert [r.plugin for r in gathered.of_secret("TOKEN")] == ["gh-auth"]
+        assert not gathered.host("TOKEN", "evil.example.com")
