@@ -5,7 +5,8 @@ Everything here goes through the plugin contract (smith.sdk): the runtime compos
 system prompt from these `prompts` (docs/context.md: `system.NAME` parts in order, a
 `tool.NAME` line for each active tool under `system.tools`), a frontend offers these
 commands as `/name args` and in its command palette, binds the keys (configuration can
-override them: `tui.keys.ACTION`), and uses the theme (`tui.theme`).
+override them: `tui.keys.ACTION`), uses the theme (`tui.theme`) and arranges its regions by
+one of these layouts (`tui.layout`, docs/ui.md "Layouts").
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 
 from smith.sdk import Command, CommandHost, Plugin
 from smith.text import counted
+from smith.ui import STANDARD_LAYOUT
 
 # The commands import the runtime's operations (smith.runtime.ops) when they run: every
 # mode's start resolves this plugin, and `smith tools run` runs no runtime.
@@ -226,6 +228,23 @@ def _glimpse(text: str) -> str:
     return text if len(lines) <= 5 else f"{lines[0]} … ({len(lines)} lines)"
 
 
+def _layout(host: CommandHost, arg: str) -> None:
+    """/layout: choose among the app's layouts, or arrange it by NAME, for this run
+    (`tui.layout NAME` keeps one)."""
+    layouts = list(host.layouts())
+    name = arg.strip()
+    if not layouts:
+        host.tell("this frontend has no layouts")
+    elif not name:
+        host.choose("Layout for this run (tui.layout NAME keeps one)", layouts,
+                    lambda chosen: _layout(host, chosen))  # fmt: skip
+    elif host.use_layout(name):
+        host.tell(f"layout: {name}, for this run (set tui.layout {name} to keep it)")
+    else:
+        known = ", ".join(n for n, _ in layouts)
+        host.tell(f"there is no layout {name}: the layouts are {known}", error=True)
+
+
 def _plugins(host: CommandHost, arg: str) -> None:
     host.show("Plugins", [f"{name} (built in)" for name in host.plugin_names()])
 
@@ -257,6 +276,7 @@ COMMANDS = (
     Command("history", "list the turns that changed files", _history),
     Command("replay", "how to watch this session again", _replay),
     Command("queue", "take a queued message back to edit it", _queue),
+    Command("layout", "choose the app's layout for this run", _layout, "[NAME]"),
     Command("plugins", "the plugins in use", _plugins),
     Command("quit", "leave smith", _quit),
 )
@@ -280,6 +300,15 @@ KEYBINDINGS = {
 }
 
 THEME = "textual-dark"
+
+# The app's regions top to bottom (smith.ui.LAYOUT_REGIONS), by name (`tui.layout NAME`):
+# "standard" shows every region; "focus" only the conversation, what runs and what is
+# queued (no todo panel, no status line).
+LAYOUTS = {
+    "standard": STANDARD_LAYOUT,
+    "focus": ("transcript", "queue", "working", "input"),
+}
+LAYOUT = "standard"
 
 # The default system prompt, part by part (docs/context.md). Every word is sent with every
 # request, so each line says something a capable model would not do unprompted.
@@ -358,10 +387,13 @@ PLUGIN = Plugin(
     commands=COMMANDS,
     keybindings=KEYBINDINGS,
     theme=THEME,
+    layouts=LAYOUTS,
     templates=TEMPLATES,
-    # What configuration overrides of these defaults are read from (tui.keys.*, tui.theme).
+    # What configuration overrides of these defaults are read from (tui.keys.*, tui.theme,
+    # tui.layout).
     settings={
         **{f"tui.keys.{action}": key for action, key in KEYBINDINGS.items()},
         "tui.theme": THEME,
+        "tui.layout": LAYOUT,
     },
 )

@@ -102,6 +102,8 @@ def run(ctx: Context, *, prompt: str | None, options: dict[str, Any]) -> int:
         keys=keys,
         theme=str(config["tui.theme"]) if config["tui.theme"] else None,
         themes=package_themes(config),  # installed packages' themes, registered by the app
+        layout=str(config["tui.layout"]),  # among the plugins' layouts (_layout)
+        layout_source=config.origin("tui.layout").source,
         session_source=Sessions(config.home, config.project_root),
         models=lambda: catalog_choices(config, ctx.env),
         show_memory=memory.enabled(),  # --memory-accounting / SMITH_MEMORY_ACCOUNTING=1

@@ -42,6 +42,7 @@ from ._host import (
 from ._images import ImageInput
 from ._intents import AppFrontend, show_plugin
 from ._interrupt import QuitKey
+from ._layout import Layouts
 from ._models import ModelChoice, model_choices
 from ._plan import PlanMode, TodoPanel
 from ._recall import FindMixin
@@ -64,6 +65,7 @@ from ._transcript import Transcript
 from ._working import WorkingLine
 
 if TYPE_CHECKING:
+    from smith.diagnostics import Source
     from smith.session import Session
 
 SHOWN_KINDS = ("message", "compaction", "question", "shell", "shell_private", "input_handled")
@@ -82,10 +84,10 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
     #queue { height: auto; display: none; color: $text-muted; }
     #queue.shown { display: block; }
     #status { height: 1; background: $panel; color: $text; }
-    #search { display: none; }
+    #search { display: none; height: 3; }
     #search.shown { display: block; }
-    #search { height: 3; }
-    """
+    .left-out { display: none !important; }
+    """  # (left-out: a region the layout leaves out, _layout, whatever else it says)
     # Keys of the app's actions come from the product plugin and configuration (see
     # on_mount); these are fixed.
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -118,6 +120,8 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
         keys: Mapping[str, str] | None = None,
         theme: str | None = None,
         themes: Mapping[str, Mapping[str, str]] | None = None,
+        layout: str | None = None,  # tui.layout: a plugin's layout (_layout)
+        layout_source: Source | None = None,  # where tui.layout was set
         session_source: SessionSource | None = None,
         models: Callable[[], Sequence[ModelChoice]] = model_choices,
         show_memory: bool = False,
@@ -142,6 +146,7 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
         self.keys = {**defaults, **(keys or {})}
         self.theme_name = theme or next((p.theme for p in self.plugins if p.theme), None)
         self.package_themes = dict(themes or {})  # installed packages' (tui.theme NAME)
+        self.layout = Layouts(self.plugins, layout, layout_source)  # the regions' order
         # Prompt templates are commands too (/help, the palette, completion); the runtime
         # expands them, so the app sends `/NAME args` as typed.
         self.notify_away = notify  # tui.notify: tell the user when they are elsewhere
@@ -184,6 +189,9 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
         self.panic(Text(inert(INTERNAL(error=what[:500]).render())))
 
     def compose(self) -> ComposeResult:
+        yield from self.layout.order(self._widgets())  # in the layout's order (_layout)
+
+    def _widgets(self) -> ComposeResult:
         drawn = functools.partial(render_entry, shown=self.shown)  # a task's child under it:
         yield Transcript(with_children(drawn, lambda: self.runtime), entry_text,  # _subagents
                          id="transcript")  # fmt: skip
@@ -233,7 +241,7 @@ class SmithApp(CommandHostMixin, FindMixin, PlanMode, App[int]):
         self.watch(self.transcript, "unseen", self._unseen)
         if self.banner:
             self.transcript.add("banner", lambda: render_notice(self.banner or ""))
-        for notice in self._hidden:
+        for notice in [*self._hidden, *(d.render() for d in self.layout.problems)]:
             self.tell(notice, error=True)
         with collector_paused(self._long()):  # a long history's objects
             self._sync()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from smith.session import Entry, Session
     from smith.ui import Asked, Reply, Shown
 
+    from ._layout import Layouts
     from ._models import ModelChoice
     from ._transcript import Transcript
 
@@ -55,6 +56,8 @@ class CommandHostMixin:
     _factory: Callable[[Session], Runtime]
     models: Callable[[], Sequence[ModelChoice]]  # what the model picker offers
     keys: Mapping[str, str]  # action -> its keys: the plugins' keybindings, configured
+    layout: Layouts  # the plugins' layouts and the one in use (_layout)
+    screen_stack: list[Screen[Any]]
     ACTIONS: ClassVar[dict[str, tuple[str, str]]]  # action -> (app action, description)
     BINDINGS: ClassVar[list[BindingType]]
 
@@ -205,6 +208,13 @@ class CommandHostMixin:
                 self._status()
 
         return picked
+
+    def layouts(self) -> Sequence[tuple[str, str]]:
+        return self.layout.listing()
+
+    def use_layout(self, name: str) -> bool:
+        """Arrange the app's main screen (under any overlay) by the layout `name`."""
+        return self.layout.use(name, self.screen_stack[0])
 
     def plugin_names(self) -> Sequence[str]:
         names = [p.name for p in self.plugins]

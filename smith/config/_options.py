@@ -281,6 +281,15 @@ def product_schema() -> Schema:
     )
     add(
         Option(
+            "tui.layout",
+            String(),
+            "standard",
+            doc="Layout of the interactive app: the order of its regions, and which it "
+            "shows (standard, focus, or one an enabled plugin brings; docs/ui.md).",
+        )
+    )
+    add(
+        Option(
             "tui.color",
             Choice(("auto", "none", "standard", "256", "truecolor")),
             "auto",
