@@ -246,3 +246,39 @@ def test_the_runtime_and_the_tool_host_gather_their_plugins_routes(
         assert gathered is not None
         assert [r.plugin for r in gathered.of_secret("TOKEN")] == ["gh-auth"]
         assert not gathered.host("TOKEN", "evil.example.com")
+
+
+# -- the model's own bash ----------------------------------------------------------------
+
+
+def bash_results(routes: list[Plugin], *commands: str, tmp_path: Path) -> list[dict[str, Any]]:
+    """What the model's bash calls of `commands` gave, with TOKEN registered (as
+    `secrets.env` does) and the plugins `routes` in the runtime."""
+    import os
+
+    from smith.runtime import SecretProxy
+    from tests.runtime_kit import call, say
+
+    proxy = SecretProxy.from_environment(["TOKEN"], os.environ)
+    fake = Fake(*[call(("bash", {"command": c})) for c in commands], say("done"))
+    w = World(tmp_path)
+    w.converse(fake, plugins=routes, secrets=proxy)
+    return [e["result"] for e in w.of("tool_end")]
+
+
+def test_the_models_bash_gets_a_routed_secret_only_for_a_routed_program(tmp_path: Path) -> None:
+    uses = ["printenv TOKEN", "echo {{secret:TOKEN}}", "printenv TOKEN | cat"]
+    # No route names TOKEN: restored for every command, as ever (masked in the results).
+    plain = bash_results([], *uses, tmp_path=tmp_path / "none")
+    assert [r["ok"] for r in plain] == [True, True, True]
+    assert all("{{secret:TOKEN}}" in str(r["text"]) for r in plain)
+    # Routed to printenv only: printenv gets it, echo does not (the call fails saying
+    # why), and neither does a pipeline (more than one program).
+    gated = bash_results([router(SecretRoute("TOKEN", commands=("printenv",)), name="env-auth")],
+                         *uses, tmp_path=tmp_path / "routed")  # fmt: skip
+    assert gated[0]["ok"] and "{{secret:TOKEN}}" in str(gated[0]["text"])
+    assert not gated[1]["ok"]
+    assert "the secret TOKEN may not go to the command echo" in str(gated[1]["text"])
+    assert "env-auth's: command printenv" in str(gated[1]["text"])
+    assert "{{secret:TOKEN}}" not in str(gated[2]["text"])  # not in its environment
+    assert VALUE not in str(gated)

@@ -36,6 +36,7 @@ warnings go) and run every call through it:
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from dataclasses import dataclass
@@ -138,9 +139,12 @@ class ToolRunner:
 
         ctx.mask = self.secrets  # output saved to a file is masked as the result is
         prepare = None
-        if spec.secrets:  # its processes see the secrets restored
-            ctx.env = {**ctx.env, **self.secrets.env()}
-            prepare = self.secrets.restore_args
+        if spec.secrets:  # its processes see the secrets restored, where routes allow
+            command = args.get(spec.command_argument or "") if isinstance(args, dict) else None
+            held = self.secrets.held(ctx.routes, command if isinstance(command, str) else "")
+            ctx.withhold = ctx.withhold | held.keys()  # not even inherited from smith's own
+            ctx.env = {**ctx.env, **{k: v for k, v in self.secrets.env().items() if k not in held}}
+            prepare = functools.partial(self.secrets.restore_args, held=held)
         try:
             return run_tool(self.journal, spec, args, ctx, cause=cause, prepare=prepare)
         except JournalError:

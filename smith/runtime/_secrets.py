@@ -33,6 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from smith.effects import SecretRoutes
     from smith.session import Entry, Session
 
 SECRET_KIND = "secret"  # the session entry kind of a registration record
@@ -40,6 +41,8 @@ MIN_LENGTH = 4  # shorter values would be found inside ordinary words and corrup
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_]*)\}\}")
 _MARK = "{{secret:"  # cheap test before running the placeholder pattern
+# What makes a command more than one program with its arguments (as a plugin's `run`).
+_OPERATORS = re.compile(r"[;&|`$<>\n\r(){}]")
 
 
 def placeholder(name: str) -> str:
@@ -173,31 +176,64 @@ class SecretProxy:
                 cut = match.end()  # a whole secret straddles the cut: take all of it
         return self._redact_str(pending[:cut]), pending[cut:]
 
-    def restore(self, text: str) -> str:
+    def restore(self, text: str, held: Mapping[str, str] | None = None) -> str:
         """Placeholders back to plaintext. Only for authorised local effects: the result
-        must never be sent to a provider or recorded. Unknown placeholders stay."""
+        must never be sent to a provider or recorded. Unknown placeholders stay; one of
+        `held` (name -> why: `held`) is a ToolError saying why."""
         if _MARK not in text:
             return text
         values, protected = self._values, self._protected
-        return _PLACEHOLDER.sub(
-            lambda m: m.group(0) if m.group(1) in protected else values.get(m.group(1), m.group(0)),
-            text,
-        )
 
-    def restore_args(self, args: dict[str, object]) -> dict[str, object]:
-        """A copy of tool arguments with placeholders restored in every string value."""
-        return {k: self._restore(v) for k, v in args.items()}
+        def one(m: re.Match[str]) -> str:
+            if held and m.group(1) in held:
+                from smith.effects import ToolError
 
-    def _restore(self, value: object) -> object:
+                raise ToolError(held[m.group(1)])
+            return m.group(0) if m.group(1) in protected else values.get(m.group(1), m.group(0))
+
+        return _PLACEHOLDER.sub(one, text)
+
+    def restore_args(
+        self, args: dict[str, object], held: Mapping[str, str] | None = None
+    ) -> dict[str, object]:
+        """A copy of tool arguments with placeholders restored in every string value
+        (one of `held` is a ToolError)."""
+        return {k: self._restore(v, held) for k, v in args.items()}
+
+    def _restore(self, value: object, held: Mapping[str, str] | None) -> object:
         if isinstance(value, str):
-            return self.restore(value)
+            return self.restore(value, held)
         if isinstance(value, dict):
-            return {k: self._restore(v) for k, v in value.items()}
+            return {k: self._restore(v, held) for k, v in value.items()}
         if isinstance(value, list):
-            return [self._restore(v) for v in value]
+            return [self._restore(v, held) for v in value]
         if isinstance(value, tuple):
-            return tuple(self._restore(v) for v in value)
+            return tuple(self._restore(v, held) for v in value)
         return value
+
+    def held(self, routes: SecretRoutes | None, command: str) -> dict[str, str]:
+        """The secrets the secret routes keep from `command` (a bash tool's), each with
+        why: one that routes name is restored, and in the environment, only for one
+        program with its arguments (no pipes, lists, substitutions or redirections) that
+        a route names (docs/plugins.md, "Secret routing")."""
+        if not routes:
+            return {}
+        import shlex
+
+        program = ""
+        if not _OPERATORS.search(_PLACEHOLDER.sub("secret", command)):
+            try:
+                program = next(iter(shlex.split(command)), "")
+            except ValueError:  # an unclosed quote
+                program = ""
+        where = f"to the command {program}" if program else (
+            "to a command that is not one program with its arguments")  # fmt: skip
+        add = f'command "{program or "PROGRAM"}"'
+        return {
+            name: routes.refusal(name, where, add)
+            for name in self.env()
+            if routes.of_secret(name) and not (program and routes.command(name, program))
+        }
 
     def env(self) -> dict[str, str]:
         """NAME -> plaintext, for the environment of an authorised process (protected
