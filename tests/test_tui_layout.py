@@ -187,3 +187,25 @@ def test_the_paper_themes_layout_puts_the_status_line_on_top(
         session.close()
     assert order[:2] == ["status", "transcript"] and order[-1] == "input"
     assert status_y == 0 < transcript_y
+
+
+def test_the_unknown_layout_warning_names_the_config_file_or_variable_that_set_it(
+    senv: SmithEnv,
+) -> None:
+    from smith.config import resolve
+    from smith.frontends.tui._layout import Layouts
+
+    def warning(env: dict[str, str]) -> str:
+        config = resolve(env={**senv.env, **env}, flags={}, cwd=str(senv.make_project()))
+        layouts = Layouts(resolve_plugins(config).active, str(config["tui.layout"]),
+                          config.origin("tui.layout").source)  # fmt: skip
+        assert layouts.name == "standard"
+        (problem,) = layouts.problems
+        assert problem.code == "config.unknown-layout"
+        return problem.render()
+
+    written = senv.write_user_config('tui { layout "fokus"; }\n')
+    said = warning({})
+    assert f"{written}:1:14" in said and "'fokus'" in said and "did you mean 'focus'?" in said
+    said = warning({"SMITH_TUI_LAYOUT": "wide"})
+    assert "env SMITH_TUI_LAYOUT" in said and "standard, focus" in said
