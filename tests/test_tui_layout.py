@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from smith.frontends.tui._app import SmithApp
-from smith.frontends.tui._layout import LEFT_OUT
+from smith.frontends.tui._layout import LEFT_OUT, Layouts
 from smith.sdk import Plugin, resolve_plugins
 from smith.ui import STANDARD_LAYOUT, layout_problem
 from tests.conftest import Result, SmithEnv
@@ -193,7 +193,6 @@ def test_the_unknown_layout_warning_names_the_config_file_or_variable_that_set_i
     senv: SmithEnv,
 ) -> None:
     from smith.config import resolve
-    from smith.frontends.tui._layout import Layouts
 
     def warning(env: dict[str, str]) -> str:
         config = resolve(env={**senv.env, **env}, flags={}, cwd=str(senv.make_project()))
@@ -209,3 +208,19 @@ def test_the_unknown_layout_warning_names_the_config_file_or_variable_that_set_i
     assert f"{written}:1:14" in said and "'fokus'" in said and "did you mean 'focus'?" in said
     said = warning({"SMITH_TUI_LAYOUT": "wide"})
     assert "env SMITH_TUI_LAYOUT" in said and "standard, focus" in said
+
+
+def test_the_first_screen_with_the_status_line_on_top(snap_compare: Any, tmp_path: Path) -> None:
+    """How a package's layout looks: paper-theme's order (the status line first)."""
+    from tests.test_tui_snapshots import SIZE as SNAP_SIZE
+    from tests.test_tui_snapshots import _app as snapshot_app
+    from tests.test_tui_snapshots import _steady
+
+    app = snapshot_app(tmp_path)
+    paper = ("status", "transcript", "todo", "queue", "working", "input")
+    app.layout = Layouts([*app.plugins, Plugin("paper-theme", layouts={"paper": paper})], "paper")
+
+    async def steady(pilot: Any) -> None:
+        _steady(pilot.app)
+
+    assert snap_compare(app, terminal_size=SNAP_SIZE, run_before=steady)
