@@ -119,12 +119,13 @@ def test_smith_debug_memory_attributes_a_plugins_instance_memory_to_it(
               cwd=senv.make_project())  # fmt: skip
     assert r.code == 0, r.err
     records = [json.loads(line) for line in r.out.splitlines()]
-    (greet,) = [rec for rec in records if rec["kind"] == "wasm-instance"]
-    assert (greet["scope"], greet["count"], greet["blocks"]) == ("plugin greet", 1, 1)
+    made = [rec for rec in records if rec["kind"] == "wasm-instance"]  # greet's, and any
+    (greet,) = [rec for rec in made if rec["scope"] == "plugin greet"]  # earlier in-process
+    assert (greet["count"], greet["blocks"]) == (1, 1)
     assert 0 < greet["live"] <= greet["ceiling"] == 256 * 1024 * 1024, greet
     r = smith("debug", "memory", "--model", "demo", "/greet Ada", cwd=senv.make_project())
-    assert [line.split()[:3] for line in r.out.splitlines() if "wasm-instance" in line] == [
-        ["plugin", "greet", "wasm-instance"]]  # fmt: skip
+    rows = [line.split() for line in r.out.splitlines() if "wasm-instance" in line]
+    assert ["plugin", "greet", "wasm-instance"] in [row[:3] for row in rows]
 
 
 def test_greet_answers_over_rpc(install: Callable[..., None], senv: SmithEnv) -> None:
