@@ -131,6 +131,23 @@ def test_a_route_of_one_plugin_governs_another_and_routes_add_up(tmp_path: Path)
     assert "one's: host a.example" in why and "two's: host b.example" in why
 
 
+def test_a_call_without_a_context_sends_no_secret_before_the_routes_are_known(
+    tmp_path: Path,
+) -> None:
+    grants = Grants(hosts=("*.example.com", "127.0.0.1"), secrets=("TOKEN",))
+    calls = HostCalls("queue", grants)  # a queue policy's first call: Call() has no context
+    why = denied(lambda: calls.http(request("https://api.example.com/")))
+    assert "knows the runtime's secret routes" in why
+    assert calls.secret("TOKEN") == "{{secret:TOKEN}}"  # never plaintext without them
+    # Once a call with a context was seen, its routes hold for the calls without one.
+    calls.call = Call(ctx=ToolContext(root=str(tmp_path), cwd=str(tmp_path)))
+    assert calls.routes_now() is not None
+    calls.call = Call()
+    with pytest.raises(Failure) as caught:  # sent (no route names TOKEN): nothing there
+        calls.http(request("http://127.0.0.1:9/x"))
+    assert caught.value.code == "plugin.host-failed"
+
+
 # -- through the runtime, with the test guest --------------------------------------------
 
 

@@ -4,10 +4,11 @@ the host functions (smith.wasm._hostfns.HostCalls) that asks it.
 
 The routes are those of the call's runtime, read from its tool context (`ctx.routes`,
 set by the runtime and the tool host from their resolved plugin lists); a call without a
-context (a queue policy's) goes by the last the plugin saw. A secret no route names goes
-where the plugin's grants allow; one that routes name goes only where they allow, and is
-handed as plaintext only where one says `plaintext true`. What a plugin was handed is
-masked back to its reference in all it logs, shows and returns (`mask`).
+context (a queue policy's) goes by the last the plugin saw, and sends no secret before it
+has seen one. A secret no route names goes where the plugin's grants allow; one that
+routes name goes only where they allow, and is handed as plaintext only where one says
+`plaintext true`. What a plugin was handed is masked back to its reference in all it
+logs, shows and returns (`mask`).
 """
 
 from __future__ import annotations
@@ -34,9 +35,13 @@ class Routing:
     handed: set[str]  # the secrets handed to the plugin as plaintext
 
     def routes_now(self) -> SecretRoutes | None:
-        """The secret routes of the call's runtime (None: no plugin routes any secret)."""
-        if self.call.ctx is not None:
-            self.routes = self.call.ctx.routes
+        """The secret routes of the call's runtime (none in a bare context: empty), or
+        the last seen; None before any call with a context."""
+        ctx = self.call.ctx
+        if ctx is not None:
+            from smith.effects import SecretRoutes
+
+            self.routes = ctx.routes if ctx.routes is not None else SecretRoutes()
         return self.routes
 
     def unrouted(
@@ -46,6 +51,10 @@ class Routing:
         command `program`), naming its routes and what to add; None: all may."""
         routes = self.routes_now()
         if routes is None:
+            if self.call.ctx is None and names:  # unknown yet (a queue policy's first call)
+                return (f"plugin {self.plugin}: the secret {min(names)} is sent only from a "
+                        "call that knows the runtime's secret routes (a command, event or "
+                        "tool call runs first)")  # fmt: skip
             return None
         for name in sorted(names):
             if host is not None and not routes.host(name, host):
