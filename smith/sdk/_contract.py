@@ -57,7 +57,7 @@ contract. A plugin is a name plus contributions:
   when it is resolved (an unknown key is a warning, a bad value an error naming where
   it was set) and a handler reads them, defaults filled in, as `view.settings`.
 - `layouts`: name -> the app's regions top to bottom (smith.ui.LAYOUT_REGIONS; the
-  product plugin contributes "standard"); `tui.layout NAME` picks one.
+  product plugin contributes "standard" and "focus"); `tui.layout NAME` picks one.
 - `secret_routes`: `SecretRoute`s, where a secret's value may go (the secret-routing
   policy, docs/plugins.md): a secret no route names goes where its grants allow and
   never to a plugin as plaintext; one that routes name goes only where one of them
