@@ -181,6 +181,41 @@ def test_the_app_opens_a_url_and_rings_the_bell(tmp_path: Path) -> None:
     run(main())
 
 
+def test_a_programs_call_review_refuses_an_undeclared_hatch_too(tmp_path: Path) -> None:
+    """smith mcp's and the library's calls are reviewed outside a runtime (HostReview):
+    a tool_call handler's hatch is checked there the same way."""
+    from smith.effects import builtin_tools
+    from smith.runtime import HostReview, Limits, SecretProxy
+    from smith.ui import Reply, refused
+
+    shown: list[tuple[str, Any]] = []
+    warned: list[str] = []
+
+    class Caller:
+        def ask(self, question: Any, *, origin: str) -> Reply:
+            return refused("nobody", "none")
+
+        def show(self, value: Any, *, origin: str) -> None:
+            shown.append((origin, value))
+
+    def review(frontend: tuple[str, ...]) -> None:
+        plugin = Plugin("guard", handlers={"tool_call": lambda e, v: [Hatch("bell")]},
+                        frontend=frontend)  # fmt: skip
+        tools = builtin_tools()
+        host = HostReview((plugin,), lambda p: {}, tools=tools,
+                          context=ToolContext(root=str(tmp_path), cwd=str(tmp_path)),
+                          session_id="s", states=None, tool_sets=None, limits=Limits(),
+                          secrets=SecretProxy(), caller=Caller(),
+                          warn=lambda d: warned.append(d.what))  # fmt: skip
+        host.review(tools["write"], {"path": "a", "content": ""}, "c")
+
+    review(())
+    assert shown == [] and warned == ["plugin 'guard' asked for the escape hatch bell, which "
+                                      "it does not declare: refused"]  # fmt: skip
+    review(("bell",))
+    assert shown == [("guard", Hatch("bell"))] and len(warned) == 1
+
+
 # -- RPC and eval -----------------------------------------------------------------------
 
 
