@@ -292,8 +292,9 @@ class CommandHost(Protocol):
     def runtime(self) -> RuntimeHandle: ...
 
     def tell(self, text: str, *, error: bool = False) -> None: ...  # a notice to the user
-    # UI intents (smith.ui): a Notify, Progress or Status, sent out as a `ui` event and
-    # shown by the frontend's policy; a Question or Confirm, answered or refused.
+    # UI intents (smith.ui): a Notify, Progress, Status, Todos or Hatch (an escape hatch
+    # the plugin declares), sent out as a `ui` event and shown by the frontend's policy;
+    # a Question or Confirm, answered or refused.
     def post(self, value: Shown) -> None: ...
     async def ask(self, question: Asked) -> Reply: ...
     def edit(self, text: str) -> None: ...  # put text in the input for the user to edit
@@ -476,6 +477,10 @@ class Plugin:
     # under a deadline (docs/architecture.md, Plugins).
     start: Callable[[RuntimeView], Awaitable[None]] | None = None
     stop: Callable[[], Awaitable[None]] | None = None
+    # Its settings (what view.settings holds), handed once, at once, when a runtime or a
+    # tool host is built with it: before any handler, tool or queue policy of it is
+    # called (a sandboxed plugin's tool call has no view: its grants are set here).
+    configure: Callable[[Mapping[str, object]], None] | None = None
     # The most one of its handlers may take, in seconds, where that is more than the
     # runtime's Limits.handler_deadline: for a plugin whose handlers wait on work with
     # deadlines of their own (the hooks plugin runs commands, each with its timeout).
