@@ -91,6 +91,11 @@ class Transcript:
             self.line(f"[stopped: {item['stop']}{error}]")
         elif kind in ("intent_answered", "intent_refused"):
             self.line(answered(item))
+        elif kind == "input_handled":  # a plugin's command: typed, then its reply or error
+            typed, reply = handled(item)
+            self.line(f"> {typed}  ({item.get('plugin') or ''})".replace("\n", "\n  "))
+            if reply:
+                self.line("  " + reply.replace("\n", "\n  "))
         elif kind == "reexecute":
             self.report(item)
 
@@ -180,6 +185,15 @@ def answered(item: dict[str, Any]) -> str:
     return f"{asked}: {labels.get(choice) or choice}{note} (answered in {item.get('frontend')})"
 
 
+def handled(item: dict[str, Any]) -> tuple[str, str]:
+    """A plugin's command (an `input_handled` event): what was typed, and the reply, or
+    "failed: ERROR" (its reply is then not shown), or "" for neither."""
+    typed = str(item.get("text") or "")
+    if item.get("error"):
+        return typed, f"failed: {item['error']}"
+    return typed, str(item.get("reply") or "").rstrip("\n")
+
+
 def chips(message: object) -> list[str]:
     """`[image 1: shot.png 34 KB]` for each image a recorded message attached (the bytes
     stay in the session, stored once)."""
@@ -236,6 +250,10 @@ def markdown(timeline: Timeline, *, title: str) -> str:
             out += [f"**{what}** (told the model):", "", _fence(str(ev.get("text", ""))), ""]
         elif kind in ("intent_answered", "intent_refused"):
             out += [f"*{answered(ev)}*", ""]
+        elif kind == "input_handled":
+            typed, reply = handled(ev)
+            out += [f"**Command** (handled by {ev.get('plugin') or 'a plugin'}):", "",
+                    _fence(typed), "", *([_fence(reply), ""] if reply else [])]  # fmt: skip
         elif kind == "agent_end" and ev["stop"] not in ("end", "done"):
             out += [f"*Stopped: {ev['stop']}*", ""]
     return "\n".join(out).rstrip() + "\n"

@@ -420,11 +420,12 @@ def _first_text(content: object) -> str:
 
 def hidden_templates(templates: Mapping[str, Template], plugins: Sequence[Plugin]) -> list[str]:
     """What to say of each template the app cannot offer: a plugin's command has its name
-    (in eval and RPC, which have no commands, the template still applies)."""
+    (the command wins in eval and RPC too; smith.runtime.build leaves such a template out
+    and says so, so this speaks only for templates given to the app directly)."""
     taken = {c.name for p in plugins for c in p.commands}
     return [
-        f"the prompt template /{t.name} ({t.source}) is not offered here: the app's /{t.name} "
-        "command has that name; rename the file to use it in the app"
+        f"the prompt template /{t.name} ({t.source}) is not used: the /{t.name} "
+        "command has that name; rename the file to use it"
         for t in templates.values()
         if t.name in taken
     ]

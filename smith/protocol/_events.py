@@ -266,7 +266,8 @@ class InputHandled(_Event, tag="input_handled", frozen=True):
 
     fields_doc: ClassVar[str] = (
         "`entry_id`, `plugin`, `mode` (`prompt`, `steer` or `follow_up`), `text`, `reply` "
-        "(or `null`), `error` (the command failed: why; else `null`)"
+        "(or `null`), `error` (only when the command failed: why; the key is left out when "
+        "it succeeded)"
     )
 
     entry_id: str

@@ -120,13 +120,16 @@ class Assembly:
     def load_templates(self) -> dict[str, Template]:
         """The prompt templates, by name: the plugins' (the product plugin's /init), the
         user's ($SMITH_CONFIG_HOME/prompts) and the trusted project's (.smith/prompts),
-        each shadowing the earlier with a notice (said through `warn`)."""
-        from smith.runtime._templates import load
+        each shadowing the earlier with a notice (said through `warn`); none named as a
+        plugin's command (left out, said too)."""
+        from smith.runtime._templates import load, without_commands
         from smith.trust import approved_templates
 
-        contributed = {p.name: p.templates for p in self.plugin_list.active if p.templates}
+        active = self.plugin_list.active
+        contributed = {p.name: p.templates for p in active if p.templates}
+        commands = {c.name: p.name for p in reversed(active) for c in p.commands}
         root = self.config.project_root
-        self.templates = load(
+        loaded = load(
             contributed,
             str(self.config["config-home"]),
             root,
@@ -134,6 +137,7 @@ class Assembly:
             warn=self.warn,
             private=(self.config.home, str(self.config["config-home"])),
         )
+        self.templates = without_commands(loaded, commands, self.warn)  # the command wins
         return self.templates
 
     @property

@@ -468,8 +468,8 @@ def _expand(rt: LoopContext, text: str) -> tuple[str, Notes]:
     from smith.runtime._templates import match
 
     found = match(rt.templates, text) if rt.templates and text[:1] in "/ \t\n" else None
-    if found is None:
-        return text, _AS_TYPED
+    if found is None or any(c.name == found[0].name for p in rt.plugins for c in p.commands):
+        return text, _AS_TYPED  # a plugin's command of that name wins (_templates)
     template, arguments = found
     expanded = template.expand(arguments)
     if not expanded.strip():

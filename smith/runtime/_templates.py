@@ -52,6 +52,15 @@ SHADOWED = DiagnosticKind(
     "user's after the plugins'; among plugins, the first of a name is kept)",
     fix="rename one of them to keep both",
 )
+COMMAND_NAMED = DiagnosticKind(
+    "template.command-named",
+    severity="warning",
+    what="the prompt template /{name} ({file}) is not used: the plugin {plugin} has a "
+    "/{name} command",
+    why="a command and a prompt template cannot share a name, and the plugin's command "
+    "wins, in the app, `smith eval` and RPC alike",
+    fix="rename {file} to use the template",
+)
 UNREADABLE = DiagnosticKind(
     "template.unreadable",
     severity="warning",
@@ -250,3 +259,21 @@ def load(
             warn(CHANGED(value=template.source, source=Source("file", template.source),
                          path=template.source))  # fmt: skip
     return found
+
+
+def without_commands(
+    templates: Mapping[str, Template],
+    commands: Mapping[str, str],
+    warn: Callable[[Diagnostic], None],
+) -> dict[str, Template]:
+    """`templates` less those named as a plugin's command (`commands`: name -> plugin),
+    each left out said once through `warn`: the command wins."""
+    kept: dict[str, Template] = {}
+    for name, template in templates.items():
+        plugin = commands.get(name)
+        if plugin is None:
+            kept[name] = template
+            continue
+        warn(COMMAND_NAMED(value=template.source, source=Source("file", template.source),
+                           name=name, file=template.source, plugin=plugin))  # fmt: skip
+    return kept

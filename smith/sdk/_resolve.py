@@ -407,6 +407,7 @@ def resolve_plugins(config: Config | None = None, extra: Sequence[Plugin] = ()) 
     names, where = _disabled(config)
     warnings: list[Diagnostic] = []
     loaded = _listed(loaders_of(config, extra), dict.fromkeys(names, where), warnings)
+    warnings += _one_owner(loaded)
     if config is None:
         return PluginList(loaded, tuple(warnings))
     known = [p.name for p in loaded]
@@ -444,6 +445,25 @@ def resolve_plugins(config: Config | None = None, extra: Sequence[Plugin] = ()) 
         )
     warnings += _check_settings(config, loaded)
     return PluginList(loaded, tuple(warnings))
+
+
+def _one_owner(loaded: Sequence[LoadedPlugin]) -> list[Diagnostic]:
+    """Each command name kept by the first enabled plugin declaring it (smith.sdk._shadow):
+    a later one's is left out of its plugin, with a warning."""
+    from smith.sdk._shadow import owned_commands
+
+    items = [p for p in loaded if p.enabled and not p.provider_only]
+    by_id = {id(p.plugin): p for p in items}
+
+    def where(plugin: Plugin) -> Source:
+        source = by_id[id(plugin)].source
+        return Source("argument", "plugins") if source in (BUILT_IN, CALLER) else Source(
+            "file", source)  # fmt: skip
+
+    kept, warnings = owned_commands([p.plugin for p in items], where)
+    for item, plugin in zip(items, kept, strict=True):
+        item._plugin = plugin
+    return warnings
 
 
 def _check_settings(config: Config, loaded: Sequence[LoadedPlugin]) -> list[Diagnostic]:
