@@ -181,3 +181,91 @@ def test_the_text_replay_and_the_markdown_show_handled_commands() -> None:
     md = markdown(timeline, title="t")
     assert "**Command** (handled by slashes):\n\n```\n/tmpl hi\n```\n\n```\ntmpl ran\n```" in md
     assert "```\n/tmpl fail\n```\n\n```\nfailed: it broke\n```" in md
+
+
+def test_a_command_typed_while_the_agent_works_is_answered_at_once(
+    slashes: None, senv: SmithEnv
+) -> None:
+    """The prompt operation while busy: a plugin's command is answered by its input
+    hook then (its events carry the id returned), not queued behind the run; the run
+    goes on, and the replay shows the command between the run's events."""
+    from smith.config import resolve
+    from smith.frontends.replay import reconstruct
+    from smith.frontends.replay._text import Transcript
+    from smith.runtime import build, ops
+
+    project = senv.make_project()
+    words = " ".join(f"w{i}" for i in range(60))
+    script = senv.root / "slow.json"
+    script.write_text(json.dumps({"responses": [{"text": words, "delay_ms": 20}]}))
+    config = resolve(env=senv.env, flags={"model": f"scripted:{script}"}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="library", env=senv.env)
+    session = assembly.new_session("smith")
+    runtime = assembly.runtime(session)
+    seen: list[dict[str, Any]] = []
+    runtime.on_event(seen.append)
+
+    async def main() -> tuple[object, bool]:
+        runtime.submit(ops.Prompt("talk slowly"))
+        while not any(e["type"] == "message_delta" for e in seen):
+            await asyncio.sleep(0.01)
+        answered = runtime.submit(ops.Prompt("/tmpl hi"))
+        while not any(e["type"] == "input_handled" for e in seen):
+            await asyncio.sleep(0.01)
+        busy = runtime.busy  # answered while the run goes on
+        await runtime.wait_idle()
+        await runtime.close()
+        return answered, busy
+
+    answered, busy = asyncio.run(asyncio.wait_for(main(), 30))
+    assert busy and str(answered).startswith("p-")
+    (handled,) = [e for e in seen if e["type"] == "input_handled"]
+    assert handled["submission"] == answered and handled["reply"] == "tmpl ran: /tmpl hi"
+    assert len([e for e in seen if e["type"] == "agent_end"]) == 1  # one run
+    assert not runtime.queue.items()
+    out = io.StringIO()
+    transcript = Transcript(out)
+    for item in reconstruct(session).items:
+        if item.event is not None:
+            transcript(item.event)
+    session.close()
+    shown = out.getvalue()
+    assert "> /tmpl hi  (slashes)\n  tmpl ran: /tmpl hi\n" in shown and "w59" in shown
+
+
+def test_the_app_answers_a_plugins_command_while_the_agent_works(
+    slashes: None, senv: SmithEnv
+) -> None:
+    from smith.config import resolve
+    from smith.frontends.tui._app import SmithApp
+    from smith.runtime import build
+    from tests.test_tui import visible
+
+    project = senv.make_project()
+    words = " ".join(f"w{i}" for i in range(20))  # ten pieces, a second apart
+    script = senv.root / "slow.json"
+    script.write_text(json.dumps({"responses": [{"text": words, "delay_ms": 1000}]}))
+    config = resolve(env=senv.env, flags={"model": f"scripted:{script}"}, cwd=str(project))
+    assembly = build(config, cwd=str(project), surface="tui", env=senv.env)
+    session = assembly.new_session("smith")
+
+    async def main() -> bool:
+        app = SmithApp(assembly.runtime, session, plugins=assembly.plugin_list.active)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press(*"talk", "enter")
+            while app.runtime is None or not app.runtime.busy:
+                await pilot.pause(0.02)
+            await pilot.press(*"/tmpl hi", "enter")
+            for _ in range(100):
+                await pilot.pause(0.02)
+                if "tmpl ran: /tmpl hi" in visible(app):
+                    break
+            busy = app.runtime.busy  # shown while the answer still streams
+            app.runtime.abort()  # (no need to wait for the rest of it)
+            await app.runtime.wait_idle()
+        return busy
+
+    assert asyncio.run(asyncio.wait_for(main(), 60))
+    handled = [e.content for e in session.entries() if e.kind == "input_handled"]
+    session.close()
+    assert [h["reply"] for h in handled] == ["tmpl ran: /tmpl hi"]

@@ -40,7 +40,8 @@ METHODS: tuple[Method, ...] = (
         ("`text` (string, required, not blank), `images` (array, optional)"),
         (
             '`{"status": "started", "id"}`, or while the agent works `{"status": '
-            '"queued", "id"}`: queued as a follow-up. `id` is the prompt\'s submission id: '
+            '"queued", "id"}`: queued as a follow-up (a plugin\'s `/NAME` command is answered at '
+            "once then: started). `id` is the prompt's submission id: "
             "every event it causes carries it as `submission` (docs/events.md, "
             'Submissions). Each image is `{"media_type": "image/png", "data": BASE64}` or '
             '`{"path": FILE}` (relative to the working directory), either with an '

@@ -52,7 +52,8 @@ def renamed(image: AnImage, name: str) -> AnImage:
 
 
 class Prompt(Op, tag="prompt", frozen=True):
-    """Start on `text` (with `images`); while busy it is queued as a follow-up. Returns
+    """Start on `text` (with `images`); while busy it is queued as a follow-up (a plugin's
+    `/NAME` command is answered at once then: smith.runtime._command). Returns
     its submission id (`p-…` started, `q-…` queued: the queue item's id); every event it
     causes carries it as `submission`. Images the model does not take refuse it whole."""
 

@@ -106,7 +106,13 @@ def _given(rt: Runtime, op: Prompt | Steer | FollowUp) -> tuple[str, tuple[Image
 
 
 def _prompt(rt: Runtime, op: Prompt) -> object:
-    return rt.prompt(*_given(rt, op))
+    text, images = _given(rt, op)
+    if rt.busy and not images:  # a plugin's command is answered at once (_command)
+        from smith.runtime._command import at_once
+
+        if (submission := at_once(rt, text)) is not None:
+            return submission
+    return rt.prompt(text, images)
 
 
 def _steer(rt: Runtime, op: Steer) -> object:
