@@ -111,6 +111,17 @@ def test_greet_answers_in_eval_with_its_setting_or_the_default(
     assert (r.code, r.out) == (0, "hi, Ada!\n"), r.err
 
 
+def test_greets_command_wins_over_a_prompt_template_of_its_name(
+    install: Callable[..., None], smith: Smith, senv: SmithEnv
+) -> None:
+    install("greet")
+    (senv.config_home / "prompts").mkdir(parents=True)
+    (senv.config_home / "prompts" / "greet.md").write_text("Write a poem for $1\n")
+    r = smith("eval", "--model", "demo", "/greet Ada", cwd=senv.make_project())
+    assert (r.code, r.out) == (0, "hello, Ada!\n"), r.err  # the command, not the template
+    assert "the prompt template /greet" in r.err and "the plugin greet has a /greet" in r.err
+
+
 def test_smith_debug_memory_attributes_a_plugins_instance_memory_to_it(
     install: Callable[..., None], smith: Smith, senv: SmithEnv
 ) -> None:
