@@ -401,7 +401,7 @@ def test_the_instances_memory_is_attributed_to_the_plugin(
     small = usage_of("mem")["memory"]
     if small is None:
         pytest.skip("the system does not say what is resident (/proc/self/smaps)")
-    handler({"type": "input", "text": "/mem huge", "mode": "prompt"}, view)  # 3 MiB of text
+    handler({"type": "input", "text": "/mem hold 4", "mode": "prompt"}, view)  # 4 MiB kept
     large = usage_of("mem")["memory"]
     assert 0 < small < large and large - small >= 3 * 1024 * 1024
     (mine,) = [u for u in usage() if u["plugin"] == "mem"]

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from ._app import SmithApp
 
 DISMISSED = "the user dismissed it"
+MAX_STATUS_KEYS = 8  # status lines kept per plugin (a new key past them is dropped)
+MAX_STATUS_TEXT = 120  # characters of one status line (the rest cut, with an ellipsis)
 SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 
@@ -119,10 +121,14 @@ def show_plugin(app: SmithApp, intent: Intent) -> None:
         over = done is not None and total is not None and done >= total
         amount = f" {done:g}/{total:g}" if done is not None and total is not None else ""
         text = "" if over else f"{data.get('label', '')}{amount}"
-    if text:
-        app.plugin_status[key] = inert(text)
-    else:
-        app.plugin_status.pop(key, None)
+    kept = app.plugin_status
+    if not text:
+        kept.pop(key, None)
+    elif key in kept or sum(k[0] == origin for k in kept) < MAX_STATUS_KEYS:
+        cut = text if len(text) <= MAX_STATUS_TEXT else text[: MAX_STATUS_TEXT - 1] + "…"
+        kept[key] = inert(cut)
+    else:  # past a plugin's MAX_STATUS_KEYS lines: dropped, the status line stays short
+        return
     app._status()
 
 

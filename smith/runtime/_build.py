@@ -379,6 +379,7 @@ class Assembly:
         tools = LiveTools({t.name: t for t in self.tools(context.limits)}, self.tool_sets)
         listed = self.plugin_list  # their tool_call handlers review a program's calls
         context.routes = SecretRoutes.of(listed.active)  # where secrets may go, as in a turn
+        listed.configure(listed.active)  # their settings (grants), before any call of theirs
         return ToolHost(session, tools, context, self.secrets, history=history,
                         warn=self.warn, origins=tools.origins(),
                         limits=self.options.get("limits"), reviewers=listed.active,

@@ -115,6 +115,7 @@ async def answers(rt: HookSide, ev: Event) -> list[tuple[str, object]]:
     return found
 
 
+NO_REASON = "the command failed and gave no reason"  # HandleInput(error="")
 NO_HANDLER = object()  # what `answer` gives for a plugin with nothing to do at an event
 
 
@@ -519,7 +520,8 @@ async def _accept(rt: LoopContext, text: str, mode: str) -> tuple[str, Notes, li
     # replay and the transcript show what the plugin did with the input.
     record = {"plugin": plugin, "mode": mode, "text": shown, "reply": reply}
     if action.error is not None:  # the command failed (kept only then: older entries lack it)
-        record["error"] = str(rt.secrets.redact(action.error))
+        said = action.error.strip() and str(rt.secrets.redact(action.error))
+        record["error"] = said or NO_REASON  # never empty: frontends test it as a flag
     entry = rt.session.append("input_handled", record)
     rt.emit(event("input_handled", entry_id=entry.id, **record))
     return None

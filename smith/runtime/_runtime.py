@@ -103,6 +103,7 @@ class Runtime:
         side = parts.plugins
         self.plugin_list = side.plugin_list if side.plugin_list is not None else resolve_plugins()
         self.plugins = (*self.plugin_list.active, *side.plugins)
+        self.plugin_list.configure(self.plugins)  # their settings, before any call of theirs
         self.context.routes = SecretRoutes.of(self.plugins)  # where secrets may go: theirs
         self.handled = frozenset(t for p in self.plugins for t in p.handlers)  # event types
         self.entries_at_start = len(session)  # 0: a new session (session_start says)

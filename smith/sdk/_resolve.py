@@ -25,6 +25,7 @@ run) is refused with an error, naming the setting, before anything runs.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from smith.config import Config, Setting
     from smith.sdk._loaders import PluginLoader
     from smith.sdk._manifest import PluginManifest
+
+log = logging.getLogger("smith.plugins")
 
 BUILT_IN = "built-in"
 REQUIRED = ("queue", "approval")  # the runtime cannot run (or run safely) without these
@@ -299,6 +302,16 @@ class PluginList(Sequence[LoadedPlugin]):
             if not item.provider_only and item.plugin is plugin:
                 return item.settings
         return {o.key: o.default for o in plugin.options}
+
+    def configure(self, plugins: Sequence[Plugin]) -> None:
+        """Hand each of `plugins` that takes them (Plugin.configure) its settings, as
+        settings_for gives them: a runtime and a tool host do, when built."""
+        for plugin in plugins:
+            if plugin.configure is not None:
+                try:
+                    plugin.configure(self.settings_for(plugin))
+                except Exception:  # its own bug: its calls fail as they fail
+                    log.exception("plugin %s: configure failed", plugin.name)
 
     def to_dict(self) -> dict[str, object]:
         return {"plugins": [p.to_dict() for p in self.loaded]}

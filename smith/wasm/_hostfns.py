@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from smith._inert import inert
 from smith.wasm._grants import git_runs_another
 from smith.wasm._grants import under as _under
+from smith.wasm._journaled import Journaled
 from smith.wasm._routes import Routing
 
 if TYPE_CHECKING:
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
 # item): 1 MiB fits in a 2 s call, 8 MiB took 12 s and faulted.
 MAX_READ = 1024 * 1024  # read-file refuses files over this
 MAX_LOG = 4096  # a log line is cut here
-MAX_HTTP_BODY = 1024 * 1024  # the response body given back is cut here
 MAX_LOGS = 200  # log lines kept per call (one warning says the rest were dropped)
+MAX_SHOWN = 100  # notices, status lines and hatches per call (one warning for the rest)
 MAX_EFFECTS = 1000  # host effects (journaled) per call; past it they fail
 SECRET_REF = "{{{{secret:{name}}}}}"
 _SECRET_RE = re.compile(r"\{\{secret:([A-Za-z_][A-Za-z0-9_]*)\}\}")
@@ -92,6 +93,7 @@ class Call:
     ends: float = float("inf")
     cancel: threading.Event = field(default_factory=threading.Event)
     logged: int = 0  # log lines this call wrote
+    shown: int = 0  # UI intents this call posted
     effects: int = 0  # host effects this call caused
 
     def remaining(self) -> float:
@@ -302,7 +304,7 @@ class HostCalls(Routing):
         shown: dict[str, object] = {"method": method, "url": url, "headers": sorted(headers)}
         values = self._values(frozenset(self.installed.secrets) | frozenset(self.grants.secrets))
         with self._journal("http", shown, mutating=method not in ("GET", "HEAD")) as done:
-            status, back, body = _fetch(method, url, headers, bytes(request["body"]), self.call)
+            status, back, body = _request(method, url, headers, bytes(request["body"]), self.call)
             done["status"] = status
             if values:  # a server that echoes the secret does not hand it to the plugin
                 back = [(k, _mask(v, values)) for k, v in back]
@@ -328,12 +330,12 @@ class HostCalls(Routing):
         from smith.ui import Notify
 
         shown = level if level in ("warning", "error") else "info"
-        self.call.post(Notify(plain(self.mask(text)), shown))  # type: ignore[arg-type]
+        self._post(Notify(plain(self.mask(text)), shown))  # type: ignore[arg-type]
 
     def status(self, key: str, text: str) -> None:
         from smith.ui import Status
 
-        self.call.post(Status(plain(self.mask(text)), plain(key)))
+        self._post(Status(plain(self.mask(text)), plain(key)))
 
     def hatch(self, capability: str, value: str) -> None:
         from smith.ui import Hatch
@@ -346,7 +348,17 @@ class HostCalls(Routing):
             shown = Hatch(capability, value)
         except ValueError as exc:
             raise Failure("plugin.hatch-refused", f"{capability}: {exc}") from None
-        self.call.post(shown)
+        self._post(shown)
+
+    def _post(self, shown: Shown) -> None:
+        """Show a UI intent of the call: past MAX_SHOWN in one call, dropped (a loop of
+        notices would flood the frontend), said once in the log."""
+        self.call.shown += 1
+        if self.call.shown <= MAX_SHOWN:
+            self.call.post(shown)
+        elif self.call.shown == MAX_SHOWN + 1:
+            log.warning("plugin %s: over %d notices, status lines and hatches in one call: "
+                        "the rest dropped", self.plugin, MAX_SHOWN)  # fmt: skip
 
     # -- grants, journal --------------------------------------------------------------
 
@@ -457,52 +469,12 @@ class HostCalls(Routing):
                 f"over {MAX_EFFECTS} host effects (reads, commands, requests, secrets) in one call",
             )
 
-    def _journal(self, function: str, shown: dict[str, object], *, mutating: bool) -> _Journaled:
+    def _journal(self, function: str, shown: dict[str, object], *, mutating: bool) -> Journaled:
         self._effect()
         self.effects += 1
         ctx = self.call.ctx
         session = ctx.session if ctx is not None else None
-        return _Journaled(self, function, shown, mutating, session)
-
-
-class _Journaled:
-    """One host effect's intent and completion in the session's journal (nothing where
-    there is no session: a bare library runtime)."""
-
-    def __init__(
-        self, host: HostCalls, function: str, shown: dict[str, object], mutating: bool,
-        session: Any,
-    ) -> None:  # fmt: skip
-        self.host, self.function, self.shown = host, function, shown
-        self.mutating, self.session = mutating, session
-        self.done: dict[str, object] = {}
-        self.effect: Any = None
-        self.journal: Any = None
-
-    def __enter__(self) -> dict[str, object]:
-        if self.session is not None:
-            from smith.effects import EffectJournal
-
-            self.journal = EffectJournal(self.session, generation=self.host.call.generation)
-            self.effect = self.journal.begin(
-                f"{self.host.plugin}.{self.function}",
-                self.shown,
-                kind="plugin",
-                mutating=self.mutating,
-                cause=self.host._cause(self.function),
-            )
-        return self.done
-
-    def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if self.effect is None:
-            return
-        ok = kind is None
-        self.journal.finish(
-            self.effect,
-            outcome="ok" if ok else "error",
-            mutation="applied" if ok and self.mutating else "not-applied",
-            output=self.done if ok else {"error": str(exc)},
-        )
+        return Journaled(self, function, shown, mutating, session)
 
 
 def _mask(text: str, values: Mapping[str, str]) -> str:
@@ -539,25 +511,15 @@ def _listed(items: tuple[str, ...]) -> str:
     return ", ".join(items) if items else "nothing"
 
 
-def _fetch(
+def _request(
     method: str, url: str, headers: dict[str, str], body: bytes, call: Call
 ) -> tuple[int, list[tuple[str, str]], bytes]:
-    import asyncio
-
-    from smith.providers import shared_engine
-
-    async def go() -> tuple[int, list[tuple[str, str]], bytes]:
-        async with shared_engine().request(method, url, headers=headers, content=body) as r:
-            data = await r.read(MAX_HTTP_BODY)
-            return r.status, [(str(k), str(v)) for k, v in r.headers.items()], data
-
-    async def bounded() -> tuple[int, list[tuple[str, str]], bytes]:
-        return await asyncio.wait_for(go(), max(0.1, call.remaining()))
+    from smith.wasm._fetch import Stopped, fetch
 
     try:
-        return asyncio.run(bounded())
-    except TimeoutError as exc:
-        raise Failure("plugin.cancelled", f"no response from {url} within the call") from exc
+        return fetch(method, url, headers, body, cancel=call.cancel, remaining=call.remaining)
+    except Stopped as exc:
+        raise Failure("plugin.cancelled", str(exc)) from exc
     except Exception as exc:  # HttpError and the like: said, not raised into the guest
         raise Failure("plugin.host-failed", f"{method} {url}: {exc}") from exc
 

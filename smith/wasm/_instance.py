@@ -214,6 +214,9 @@ class Instance:
             raise Fault(f"could not be instantiated: {_first_line(exc)}") from exc
         try:
             self._call("start", (self.settings(),), seconds, self.limits.fuel)
+        except Cancelled:  # the call's own cancellation, not the plugin's: tried again later
+            self.drop()
+            raise
         except GuestError as exc:
             self.drop()
             raise StartFailed(str(exc)) from exc
@@ -244,6 +247,7 @@ class Instance:
             self.drop()
             raise Fault(f"returned {type(result).__name__} from {export}, not a result of text")
         if len(result.payload) > self.limits.output:
+            self.drop()
             raise Fault(
                 f"returned {len(result.payload):,} characters from {export}, over the "
                 f"limit of {self.limits.output:,}"

@@ -77,7 +77,10 @@ class WasmPlugin:
         self.name = package.name
         self.cache_home = cache_home
         self.limits = limits or Limits()
+        from smith.packages import Grants
+
         self.host = HostCalls(package.name, package.grants, package.frontend)
+        self.host.grants = Grants()  # none until its settings are known (configure)
         self.instance: Instance | None = None
         self.faults = 0
         self.disabled: str | None = None  # why, once off for the session
@@ -201,9 +204,15 @@ class WasmPlugin:
 
     # -- the Plugin's parts -------------------------------------------------------------
 
-    def view_call(self, view: RuntimeView) -> Call:
-        self._settings = dict(view.settings)
+    def configure(self, settings: Mapping[str, object]) -> None:
+        """Its settings (plugins.NAME.*, plugin.kdl's defaults filled in), handed when a
+        runtime or tool host is built (Plugin.configure): what `start` is called with,
+        and the grants configuration narrows, for every call, a tool call's too."""
+        self._settings = dict(settings)
         self.host.grants = narrowed(self.package.grants, self._settings.get(GRANTS))
+
+    def view_call(self, view: RuntimeView) -> Call:
+        self.configure(view.settings)
         post = getattr(view, "post", None)
         return Call(
             ctx=view.context,
@@ -260,8 +269,8 @@ class WasmPlugin:
         from smith.sdk import HandleInput
 
         name, args = _command_of(str(event.get("text", "")), self.package)
-        if name is None:
-            if "input" in self.package.events:
+        if name is None:  # not its command: its input handler's, unless it is off
+            if "input" in self.package.events and self.disabled is None:
                 return self.on_event(event, view)
             return None
         try:
@@ -276,8 +285,13 @@ class WasmPlugin:
         from smith.effects import ToolCancelled, ToolError, ToolResult
 
         post = getattr(ctx.ui, "show", None)
-        call = Call(ctx=ctx, post=post or (lambda shown: None), cancel=ctx.cancelled,
-                    generation=ctx.generation, parent=ctx.intent)  # as the tool call's effect
+        call = Call(
+            ctx=ctx,
+            post=post or (lambda shown: None),
+            cancel=ctx.cancelled,
+            generation=ctx.generation,
+            parent=ctx.intent,
+        )  # as the tool call's effect
         try:
             text = self.call(
                 "call-tool",
@@ -376,6 +390,7 @@ def wasm_plugin(
         stop=host.stop,
         handler_deadline=HANDLER_DEADLINE,
         wants=lambda kind, view: host.disabled is None or kind == "input",
+        configure=host.configure,
     )
     _hosts[package.name] = host
     return plugin

@@ -15,6 +15,9 @@ class WitWorld(wit_world.WitWorld):
         SETTINGS.update(json.loads(settings))
         if SETTINGS.get("mode") == "start-fails":
             raise Err("cannot start")
+        if SETTINGS.get("mode") == "start-spins":
+            while True:
+                pass
 
     def on_event(self, event: str) -> str:
         ev = json.loads(event)
@@ -59,6 +62,9 @@ class WitWorld(wit_world.WitWorld):
                 hog.append(bytearray(1 << 20))
         if args == "huge":
             return "x" * (3 << 20)
+        if args.startswith("hold "):  # MiB it keeps (resident: written)
+            STATE.setdefault("held", []).append(b"x" * (int(args[5:]) << 20))
+            return "held"
         if args == "trap":
             raise ValueError("trap")
         if args == "fail":
@@ -118,6 +124,11 @@ class WitWorld(wit_world.WitWorld):
             return "notified \x1b[31mred\x1b[0m"
         if args == "cancelled":
             return f"cancelled {host.cancelled()}"
+        if args.startswith("spam "):
+            for i in range(int(args[5:])):
+                host.notify(types.Level.INFO, f"n{i}")
+                host.status(f"k{i}", "x" * 10000)
+            return "spammed"
         return f"hello from {name}"
 
     def call_tool(self, name: str, arguments: str) -> str:
@@ -135,6 +146,14 @@ class WitWorld(wit_world.WitWorld):
             raise Err("\x1b[2Jtool \x1b]0;pwned\x07failed")
         if name == "wc":
             return str(len(args.get("text", "").split()))
+        if name == "settings":
+            return json.dumps(SETTINGS, sort_keys=True)
+        if name == "http":
+            try:
+                request = types.HttpRequest(method="GET", url=args["url"], headers=[], body=b"")
+                return f"status {host.http(request).status}"
+            except Err as e:
+                return f"denied {e.value.code}: {e.value.message}"
         raise Err(f"no tool {name}")
 
     def choose(self, policy: str, items: str) -> str:
