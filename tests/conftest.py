@@ -109,7 +109,16 @@ def senv(tmp_path: Path, cache_home: Path) -> SmithEnv:
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_DATA_HOME=str(home / ".local" / "share"),
     )
+    # The secret vouching for compiled plugins (smith.wasm._cache), the same in every
+    # test's data directory: the session's cache is compiled into once, not per test.
+    (root / "data").mkdir(mode=0o700)
+    secret = root / "data" / "wasm-cache.key"
+    secret.write_text(_WASM_CACHE_SECRET)
+    secret.chmod(0o600)
     return SmithEnv(root, env)
+
+
+_WASM_CACHE_SECRET = os.urandom(32).hex()
 
 
 @pytest.fixture

@@ -273,27 +273,6 @@ def test_a_queue_policy_and_a_tool_call_gate(cache_home: Path, guest: Path, tmp_
     assert end["is_error"] and "no rm -rf here" in end["result"]["text"]
 
 
-def test_the_compiled_component_is_cached(guest: Path, tmp_path: Path) -> None:
-    from smith.wasm import _cache
-
-    cached = tmp_path / "wasm" / (_cache.cache_key(guest.read_bytes()) + ".cwasm")
-    cached.parent.mkdir(parents=True)
-    cached.write_bytes(b"not a compiled component")  # a damaged file: compiled, replaced
-    kept = dict(_cache._loaded)  # what this process loaded: back after the test
-    try:
-        _cache.forget()
-        cold = _cache.precompile(str(guest), cache_home=str(tmp_path))
-        _cache.forget()
-        warm = _cache.precompile(str(guest), cache_home=str(tmp_path))
-    finally:
-        _cache._loaded.update(kept)
-    assert (cold, warm) == ("compiled", "cache")
-    digest = cached.with_suffix(".sha256")  # the compiled file's digest, kept beside it
-    assert sorted(p.name for p in cached.parent.iterdir()) == [cached.name, digest.name]
-    assert cached.stat().st_size > 1024 * 1024
-    assert "wasmtime 51" in _cache.engine_key()  # the key names the version
-
-
 def test_the_host_functions_are_the_wits() -> None:
     wit = (Path(__file__).parent.parent / "smith/wasm/wit/smith-plugin.wit").read_text()
     body = wit.split("interface host {", 1)[1].split("\n}", 1)[0]

@@ -287,30 +287,6 @@ def test_unhashable_queue_ids_fault_and_keep_every_item(
     assert host is not None and host.faults == 1
 
 
-def test_a_compiled_file_smith_did_not_write_is_compiled_again(guest: Path, tmp_path: Path) -> None:
-    import wasmtime
-    from wasmtime.component import Component
-
-    from smith.wasm import _cache
-    from smith.wasm._engine import engine
-
-    kept = dict(_cache._loaded)
-    try:
-        _cache.forget()
-        assert _cache.precompile(str(guest), cache_home=str(tmp_path)) == "compiled"
-        cached = tmp_path / "wasm" / (_cache.cache_key(guest.read_bytes()) + ".cwasm")
-        assert (cached.parent.stat().st_mode & 0o777) == 0o700
-        other = Component(engine(), wasmtime.wat2wasm("(component)"))
-        cached.write_bytes(bytes(other.serialize()))  # another component's valid code
-        _cache.forget()
-        assert _cache.precompile(str(guest), cache_home=str(tmp_path)) == "compiled"
-        _cache.forget()
-        assert _cache.precompile(str(guest), cache_home=str(tmp_path)) == "cache"
-    finally:
-        _cache.forget()
-        _cache._loaded.update(kept)
-
-
 def test_http_masks_what_comes_back_and_sends_no_plugin_host(
     cache_home: Path, guest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -311,7 +311,7 @@ def _fetch_and_install(
             except BaseException:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
-        _precompile(ctx, copied, str(config["cache-home"]))
+        _precompile(ctx, copied, str(config["cache-home"]), config.home)
         return f"installed {package.name} {package.version} in {target}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -337,7 +337,7 @@ def _rooted(package: PackageManifest, root: str) -> PackageManifest:
     return dataclasses.replace(package, root=root)
 
 
-def _precompile(ctx: Context, package: PackageManifest, cache_home: str) -> None:
+def _precompile(ctx: Context, package: PackageManifest, cache_home: str, home: str) -> None:
     """Compile an installed module into the host's cache now, so that the first run
     after install does not wait for it; a failure is said and is no error."""
     if not package.module:
@@ -345,7 +345,8 @@ def _precompile(ctx: Context, package: PackageManifest, cache_home: str) -> None
     try:
         import smith.wasm
 
-        smith.wasm.precompile(os.path.join(package.root, package.module), cache_home=cache_home)
+        module = os.path.join(package.root, package.module)
+        smith.wasm.precompile(module, cache_home=cache_home, home=home)
     except Exception as exc:  # the host says what is wrong when it loads the plugin
         ctx.stderr.write(f"note: {package.name}'s module was not compiled ahead: {exc}\n")
 

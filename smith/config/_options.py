@@ -116,7 +116,7 @@ def product_schema() -> Schema:
     add(
         Option(
             "cache-home",
-            Path(),
+            Path(absolute=True),  # relative: compiled code in the project (refused)
             paths.default_cache_home,
             bootstrap=True,
             doc="Directory for what smith can make again: compiled WebAssembly plugins "

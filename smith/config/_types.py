@@ -87,14 +87,32 @@ class String(ValueType):
 
 class Path(String):
     """A filesystem path; `~` is expanded and relative paths are made absolute against the
-    working directory smith runs in, once, when configuration is resolved."""
+    working directory smith runs in, once, when configuration is resolved. `absolute`:
+    a relative path is refused instead (one that must not land in whatever directory
+    smith runs in: the cache of compiled plugins)."""
 
-    __slots__ = ()
+    __slots__ = ("absolute",)
     name = "path"
     metavar = "PATH"
 
+    def __init__(self, *, absolute: bool = False) -> None:
+        super().__init__()
+        self.absolute = absolute
+
     def expected(self) -> str:
-        return "a path"
+        return "an absolute path (or one starting with ~/)" if self.absolute else "a path"
+
+    def example(self) -> str:
+        return "~/.cache/smith" if self.absolute else super().example()
+
+    def check(self, value: object) -> object:
+        value = super().check(value)
+        if self.absolute and isinstance(value, str):
+            import os
+
+            if not (os.path.isabs(value) or value == "~" or value.startswith("~/")):
+                raise Mismatch(self.expected())
+        return value
 
     def normalize(self, value: str, cwd: str, home: str) -> str:
         import os

@@ -139,10 +139,12 @@ class PluginDirectory:
     def __init__(
         self, path: str, which: str, cache_home: str = "",
         approved: Callable[[str], bool] | None = None, project: str = "",
+        home: str | None = None,
     ) -> None:  # fmt: skip
         self.path = path
         self.which = which
         self.cache_home = cache_home  # smith's cache directory (compiled modules)
+        self.home = home  # smith's data directory (the secret vouching for them)
         # A project's packages: whether a package's folder is as `smith trust` approved
         # it (smith.trust.approved_package); None for the user's (approved by install).
         self.approved = approved
@@ -222,7 +224,8 @@ class PluginDirectory:
         if package.has_code:
             # By name, as the built-ins are loaded: smith.wasm builds on smith.sdk.
             wasm = importlib.import_module("smith.wasm")
-            made: Plugin = wasm.wasm_plugin(package, cache_home=self.cache_home)
+            made: Plugin = wasm.wasm_plugin(package, cache_home=self.cache_home,
+                                            home=self.home)  # fmt: skip
             plugin = dataclasses.replace(made, templates={**templates, **made.templates},
                                          keybindings={**made.keybindings, **keys})  # fmt: skip
         # What the manifest declares, whether or not the package has code.
@@ -278,7 +281,8 @@ def project_loader(path: str, home: str, project_root: str, cache_home: str) -> 
     def approved(root: str) -> bool:
         return trust.approved_package(home, project_root, root)
 
-    return PluginDirectory(path, "project", cache_home, approved=approved, project=project_root)
+    return PluginDirectory(path, "project", cache_home, approved=approved, project=project_root,
+                           home=home)  # fmt: skip
 
 
 __all__ = [

@@ -379,7 +379,7 @@ def loaders_of(config: Config | None, extra: Sequence[Plugin] = ()) -> list[Plug
     if config is not None:
         places = plugin_directories(config.home, config.project_root, config.project_trusted)
         cache = str(config["cache-home"])
-        loaders.append(PluginDirectory(places[0], "user", cache))
+        loaders.append(PluginDirectory(places[0], "user", cache, home=config.home))
         loaders += [project_loader(p, config.home, config.project_root, cache) for p in places[1:]]
     if extra:
         loaders.append(CallerPlugins(extra))

@@ -12,7 +12,12 @@ cancellation (time for a guest polling `cancelled()` to return) by moving its en
 epoch past every deadline (`running(cancel=..., engine=...)`: the ticker watches it),
 which stops that plugin's call and no other's, even in a loop that never calls the
 host. (A running store's deadline cannot be moved from another thread: the compiled
-code keeps the deadline it read; the epoch is what it compares it with.)
+code keeps the deadline it read; the epoch is what it compares it with.) That move is
+made under the engine's lock (`deadline_lock(engine)`), and only while the cancelled
+call still runs; the instance sets each deadline under the same lock, so a call that
+starts once the cancelled one has stopped counts its deadline from after the move, and
+is not stopped with it. A plugin that is stopped hands its engine back (`release`): the
+ticker no longer advances it, and it is freed with the plugin's component.
 """
 
 from __future__ import annotations
@@ -36,12 +41,15 @@ class _Shared:
     engine: wasmtime.Engine | None = None
     # The engines the ticker advances.
     engines: ClassVar[weakref.WeakSet[wasmtime.Engine]] = weakref.WeakSet()
+    # Each engine's lock: held while its epoch is moved past a cancelled call's deadline,
+    # and while a deadline is set on one of its stores.
+    locks: ClassVar[weakref.WeakKeyDictionary[object, threading.Lock]] = weakref.WeakKeyDictionary()
     ticker: threading.Thread | None = None
     calls = 0  # calls running now
     busy = threading.Event()  # set while calls > 0
     # The running calls that may be cancelled: (their cancellation, their engine, their
     # deadline in epochs, when the ticker first saw the cancellation), by their `running`.
-    watched: ClassVar[dict[int, tuple[threading.Event, wasmtime.Engine, int, list[float]]]] = {}
+    watched: ClassVar[dict[running, tuple[threading.Event, wasmtime.Engine, int, list[float]]]] = {}
 
 
 def new_engine() -> wasmtime.Engine:
@@ -70,24 +78,64 @@ def engine() -> wasmtime.Engine:
     return shared
 
 
+def release(eng: wasmtime.Engine) -> None:
+    """Stop advancing `eng` (its plugin was stopped): what is left of it is freed with
+    the last reference to it."""
+    with _Shared.lock:
+        _Shared.engines.discard(eng)
+        _Shared.locks.pop(eng, None)
+
+
+def advanced() -> int:
+    """How many engines the ticker advances now (one per plugin loaded and not stopped,
+    and the shared one once used)."""
+    with _Shared.lock:
+        return len(_Shared.engines)
+
+
+def deadline_lock(eng: object) -> threading.Lock:
+    """The lock of `eng`: hold it while setting a deadline on one of its stores, so the
+    deadline is not set in the middle of moving the epoch past a cancelled call's."""
+    with _Shared.lock:
+        lock = _Shared.locks.get(eng)
+        if lock is None:
+            lock = _Shared.locks[eng] = threading.Lock()
+        return lock
+
+
 def _tick() -> None:
     while _Shared.busy.wait():
         time.sleep(TICK)
+        _advance()  # (a function: no engine stays referenced while the ticker waits)
+
+
+def _advance() -> None:
+    with _Shared.lock:
+        engines = list(_Shared.engines)
+        watched = list(_Shared.watched.items())
+    for eng in engines:
+        eng.increment_epoch()
+    now = time.monotonic()
+    for run, (cancel, eng, deadline, seen) in watched:
+        if not cancel.is_set():
+            continue
+        if not seen:
+            seen.append(now)
+        elif now - seen[0] >= GRACE and len(seen) == 1:
+            seen.append(now)  # stopped once: its epoch is past its deadline now
+            _stop(run, eng, deadline)
+
+
+def _stop(run: running, eng: wasmtime.Engine, deadline: int) -> None:
+    """Move `eng`'s epoch past `deadline` if the call `run` still runs: under the
+    engine's lock, so the next call's deadline is set after the last of these moves (a
+    call that ended meanwhile is left alone: the next one may have started)."""
+    with deadline_lock(eng):
         with _Shared.lock:
-            engines = list(_Shared.engines)
-            watched = list(_Shared.watched.values())
-        for eng in engines:
+            if run not in _Shared.watched:
+                return
+        for _ in range(deadline + 1):
             eng.increment_epoch()
-        now = time.monotonic()
-        for cancel, eng, deadline, seen in watched:
-            if not cancel.is_set():
-                continue
-            if not seen:
-                seen.append(now)
-            elif now - seen[0] >= GRACE and len(seen) == 1:
-                seen.append(now)  # stopped once: its epoch is past its deadline now
-                for _ in range(deadline + 1):
-                    eng.increment_epoch()
 
 
 class running:
@@ -108,11 +156,11 @@ class running:
             _Shared.calls += 1
             _Shared.busy.set()
             if self.cancel is not None and self.engine is not None:
-                _Shared.watched[id(self)] = (self.cancel, self.engine, self.deadline, [])
+                _Shared.watched[self] = (self.cancel, self.engine, self.deadline, [])
 
     def __exit__(self, *exc: object) -> None:
         with _Shared.lock:
-            _Shared.watched.pop(id(self), None)
+            _Shared.watched.pop(self, None)
             _Shared.calls -= 1
             if _Shared.calls == 0:
                 _Shared.busy.clear()

@@ -12,7 +12,8 @@ next call instantiates afresh (about half a millisecond: the guest is pre-initia
 Calls of one instance take turns (a lock): a Store is used by one thread at a time. A
 call waiting for its turn is not faulted: its deadline counts from when it runs; one
 that waits longer than any call may run is refused (Busy, not a fault). A call whose
-cancellation is set is stopped shortly after (Cancelled, not a fault either).
+cancellation is set is stopped shortly after (Cancelled, not a fault either). `close()`
+(the plugin was stopped) releases the instance, the component and the engine.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import wasmtime
 from wasmtime.component import Linker, Record, Variant
 
-from smith.wasm._engine import running, ticks
+from smith.wasm._engine import deadline_lock, release, running, ticks
 from smith.wasm._hostfns import HOST_FUNCTIONS, TAGGED, Call, Failure, HostCalls
 from smith.wasm._wrap import wasi_call
 
@@ -141,12 +142,14 @@ class Instance:
         settings: Callable[[], str],
         engine: wasmtime.Engine,
     ) -> None:
-        self.component = component  # compiled for `engine`, the plugin's own
-        self.engine = engine
+        # Compiled for `engine`, the plugin's own; both released when it is stopped (close).
+        self.component: Component | None = component
+        self.engine: wasmtime.Engine | None = engine
+        self.closed = False
         self.settings = settings  # the JSON `start` is called with, on each new instance
         self.host = host
         self.limits = limits
-        self.linker = linker(host, engine)
+        self.linker: Linker | None = linker(host, engine)
         self.lock = threading.Lock()
         self.store: wasmtime.Store | None = None
         self.funcs: dict[str, Func] = {}
@@ -155,6 +158,7 @@ class Instance:
         self.fuel_used = 0
 
     def _fresh(self) -> None:
+        assert self.engine is not None and self.linker is not None and self.component
         store = wasmtime.Store(self.engine)
         lim = self.limits
         store.set_limits(
@@ -165,7 +169,8 @@ class Instance:
             memories=1,  # memory_size bounds each memory: one, so it bounds the instance
         )
         store.set_fuel(lim.fuel)
-        store.set_epoch_deadline(ticks(lim.seconds))  # (instantiating runs no guest code)
+        with deadline_lock(self.engine):  # instantiating may run guest code: bounded too
+            store.set_epoch_deadline(ticks(lim.seconds))
         with _MAKING:  # one at a time: the new mappings are this instance's
             before = _mappings()
             inst = self.linker.instantiate(store, self.component)
@@ -182,6 +187,22 @@ class Instance:
         """Destroy the instance (the next call makes a new one)."""
         self.store, self.funcs, self.regions = None, {}, []
 
+    def close(self) -> None:
+        """Release the instance, the component and the engine (the plugin was stopped;
+        a call running now releases them when it ends, and later calls are refused)."""
+        self.closed = True
+        if self.lock.acquire(blocking=False):
+            try:
+                self._release()
+            finally:
+                self.lock.release()
+
+    def _release(self) -> None:
+        self.drop()
+        if self.engine is not None:
+            release(self.engine)  # no longer advanced by the ticker
+        self.component, self.engine, self.linker = None, None, None
+
     def resident(self) -> int | None:
         """Bytes of the live instance's linear memory resident now (None where the
         system does not say: not Linux)."""
@@ -197,6 +218,8 @@ class Instance:
         if not self.lock.acquire(timeout=patience):
             raise Busy(f"was still busy with other calls after {patience:g} s")
         try:
+            if self.closed:
+                raise Cancelled(f"{export} was not called: the plugin was stopped")
             self.host.call = call
             call.ends = time.monotonic() + seconds
             with running(call.cancel, self.engine, ticks(seconds)):
@@ -204,6 +227,8 @@ class Instance:
                     self._make(seconds)
                 return self._call(export, args, seconds, fuel or self.limits.fuel)
         finally:
+            if self.closed:
+                self._release()
             self.lock.release()
 
     def _make(self, seconds: float) -> None:
@@ -229,7 +254,8 @@ class Instance:
             raise Fault(f"does not export {export}")
         store.set_fuel(fuel)
         started = time.monotonic()
-        store.set_epoch_deadline(ticks(seconds))
+        with deadline_lock(self.engine):  # not amid a cancelled call's stop (_engine)
+            store.set_epoch_deadline(ticks(seconds))
         try:
             result = func(store, *args)
         except wasmtime.WasmtimeError as exc:  # a trap (Trap is one)

@@ -72,10 +72,15 @@ class PluginFault(SmithError):
 class WasmPlugin:
     """The host side of one package's module: its instance, faults and usage."""
 
-    def __init__(self, package: PackageManifest, cache_home: str, limits: Limits | None = None):
+    def __init__(
+        self, package: PackageManifest, cache_home: str, limits: Limits | None = None,
+        home: str | None = None,
+    ) -> None:  # fmt: skip
         self.package = package
         self.name = package.name
         self.cache_home = cache_home
+        self.home = home  # smith's data directory: the compiled cache's secret (_cache)
+        self.cache_problem: Any = None  # why compiled code is not kept: said on a call
         self.limits = limits or Limits()
         from smith.packages import Grants
 
@@ -94,7 +99,7 @@ class WasmPlugin:
 
     def load(self) -> Instance:
         with self._lock:
-            if self.instance is None:
+            if self.instance is None or self.instance.closed:  # closed: stopped, used again
                 from smith.wasm._cache import cache_dir, load
                 from smith.wasm._engine import new_engine
 
@@ -102,7 +107,9 @@ class WasmPlugin:
                 began = time.perf_counter()
                 try:
                     engine = new_engine()  # its own: a cancelled call stops alone
-                    component, self.load_how = load(path, cache_dir(self.cache_home), engine)
+                    component, self.load_how, self.cache_problem = load(
+                        path, cache_dir(self.cache_home), engine, self.home
+                    )
                 except Exception as exc:
                     self.disabled = f"it could not be loaded: {exc}"
                     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -136,6 +143,11 @@ class WasmPlugin:
             raise PluginFault(self._disabled_diagnostic())
         seconds = self.limits.seconds if seconds is None else seconds
         inst = self.load()
+        if self.cache_problem is not None:  # once: compiled in memory, and why
+            from smith.ui import Notify
+
+            problem, self.cache_problem = self.cache_problem, None
+            call.post(Notify(problem.render().removeprefix("warning: "), "warning"))
         with memory.scope("kernel", f"plugin {self.name}"):
             self.calls += 1
             try:
@@ -327,8 +339,8 @@ class WasmPlugin:
 
     async def stop(self) -> None:
         with self._lock:
-            if self.instance is not None:
-                self.instance.drop()
+            if self.instance is not None:  # its engine and component are freed with it
+                self.instance.close()
 
 
 def _command_of(text: str, package: PackageManifest) -> tuple[str | None, str]:
@@ -342,16 +354,19 @@ def _command_of(text: str, package: PackageManifest) -> tuple[str | None, str]:
 
 
 def wasm_plugin(
-    package: PackageManifest, *, cache_home: str, limits: Limits | None = None
-) -> Plugin:
+    package: PackageManifest, *, cache_home: str, limits: Limits | None = None,
+    home: str | None = None,
+) -> Plugin:  # fmt: skip
     """The Plugin of `package`'s module (see the module's docstring). Nothing is loaded
-    until the first call."""
+    until the first call. `home`: smith's data directory (the setting `home`), where
+    the secret that vouches for compiled code in `cache_home` is kept (smith.wasm._cache;
+    None: one for this process only)."""
     from functools import partial
 
     from smith.effects import Presentation, ToolSpec
     from smith.sdk import Command, Plugin
 
-    host = WasmPlugin(package, cache_home, limits)
+    host = WasmPlugin(package, cache_home, limits, home)
     handlers: dict[str, Any] = {e: host.on_event for e in package.events if e != "input"}
     if package.commands or "input" in package.events:
         handlers["input"] = host.on_input
