@@ -101,6 +101,7 @@ def test_a_tool_call_first_has_the_configured_settings_and_narrowed_grants(
     w.converse(fake, plugin_list=listed, prompts=["go"])
     fetched, told = (e["result"]["text"] for e in w.of("tool_end"))
     assert fetched.startswith("denied plugin.grant-denied"), fetched
+    assert '"host 127.0.0.1" to plugins.narrow.grants' in fetched  # what narrowed it, named
     assert seen == []  # configuration narrowed the host away: nothing was sent
     assert '"note": "configured"' in told and '"command sleep"' in told  # start saw them
 
@@ -114,6 +115,7 @@ def test_a_tool_call_with_no_settings_known_has_no_grants(
     ctx = ToolContext(root=str(tmp_path), cwd=str(tmp_path))
     text = _tools(plugin)["http"].run(ctx, {"url": f"{url}/x"}).text
     assert text.startswith("denied plugin.grant-denied") and seen == []
+    assert "not handed to it yet" in text
     assert plugin.configure is not None
     plugin.configure({})  # as a runtime does: unnarrowed, its installed grants
     assert _tools(plugin)["http"].run(ctx, {"url": f"{url}/x"}).text == "status 200"

@@ -109,6 +109,7 @@ class HostCalls(Routing):
         self.grants = grants
         self.frontend = frontend  # the escape hatches its plugin.kdl declares
         self.installed = grants  # as installed (grants: narrowed by configuration)
+        self.configured = False  # whether its settings were handed (then grants are theirs)
         self.call = Call()
         self.effects = 0  # host effects run (journaled or not), for the plugin's usage
         self.routes: SecretRoutes | None = None  # the secret routes its last context had
@@ -281,12 +282,12 @@ class HostCalls(Routing):
         hostname = (parts.hostname or "").lower()
         if parts.scheme not in ("http", "https") or not hostname:
             raise Failure("plugin.host-failed", f"{url!r} is not an http(s) URL with a host")
-        if not any(fnmatch.fnmatchcase(hostname, h.lower()) for h in self.grants.hosts):
+        if not _matches(hostname, self.grants.hosts):
             raise Failure(
                 "plugin.grant-denied",
                 f"the host {hostname} is not granted to plugin {self.plugin} "
-                f'(its grants name {_listed(self.grants.hosts)}): add `host "{hostname}"` '
-                "to its plugin.kdl grants and reinstall",
+                f"(its grants name {_listed(self.grants.hosts)}): "
+                + self._remedy("host", hostname, _matches(hostname, self.installed.hosts)),
             )
         given = [(str(k), str(v)) for k, v in request["headers"]]
         refs = {m.group(1) for _, v in given for m in _SECRET_RE.finditer(v)}
@@ -317,7 +318,8 @@ class HostCalls(Routing):
             raise Failure(
                 "plugin.grant-denied",
                 f"the secret {name} is not granted to plugin {self.plugin} (its grants name "
-                f"{_listed(self.grants.secrets)})",
+                f"{_listed(self.grants.secrets)}): "
+                + self._remedy("secret", name, name in self.installed.secrets),
             )
         value = self.plaintext(name)  # a route says `plaintext true`: the value, else None
         if value == "":
@@ -379,6 +381,18 @@ class HostCalls(Routing):
                 return lexical, top
         raise self._denied(path)
 
+    def _remedy(self, kind: str, value: str, installed: bool) -> str:
+        """How `kind value` would be granted: installed with it, or (installed so)
+        configuration narrowing it away, or settings not handed yet (no grants then)."""
+        if not installed:
+            return f'add `{kind} "{value}"` to its plugin.kdl grants and reinstall'
+        if not self.configured:
+            return "its settings were not handed to it yet (Plugin.configure), so it has no grants"
+        return (
+            f"its installed grants allow it, but configuration narrows them: add "
+            f'"{kind} {value}" to plugins.{self.plugin}.grants'
+        )
+
     def _denied(self, path: str) -> Failure:
         return Failure(
             "plugin.grant-denied",
@@ -424,7 +438,8 @@ class HostCalls(Routing):
             raise Failure(
                 "plugin.grant-denied",
                 f"the command {program or command!r} is not granted to plugin {self.plugin} "
-                f"(its grants name {_listed(self.grants.commands)})",
+                f"(its grants name {_listed(self.grants.commands)}): "
+                + self._remedy("command", program, program in self.installed.commands),
             )
         why = git_runs_another(words[1:]) if program == "git" else None
         if why is not None:
@@ -505,6 +520,10 @@ def _opened(fd: int, lexical: str) -> str:
         real = os.path.realpath(lexical)
         same = os.path.samestat(os.fstat(fd), os.stat(real))
         return real if same else "/"
+
+
+def _matches(hostname: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(hostname, h.lower()) for h in patterns)
 
 
 def _listed(items: tuple[str, ...]) -> str:

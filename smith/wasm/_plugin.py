@@ -222,6 +222,7 @@ class WasmPlugin:
         and the grants configuration narrows, for every call, a tool call's too."""
         self._settings = dict(settings)
         self.host.grants = narrowed(self.package.grants, self._settings.get(GRANTS))
+        self.host.configured = True
 
     def view_call(self, view: RuntimeView) -> Call:
         self.configure(view.settings)
