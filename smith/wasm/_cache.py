@@ -94,6 +94,8 @@ def load(
                 compiled = bytes(component.serialize())
                 _write(cached, compiled)
                 _write(mac, _mac(secret, key, compiled).encode())
+                with contextlib.suppress(OSError):  # the digest of smith before the MACs
+                    os.unlink(os.path.join(cache_dir, f"{key}.sha256"))
             except OSError as exc:
                 reason = f"it cannot be written ({exc.strerror or exc})"
     return component, how, _once(cache_dir, reason)
