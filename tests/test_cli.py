@@ -168,6 +168,9 @@ def test_python_dash_m_smith(senv: object) -> None:
 def test_file_system_failures_are_diagnostics_not_bugs(
     senv: SmithEnv, smith: Callable[..., Result]
 ) -> None:
+    import shutil
+
+    shutil.rmtree(senv.data_home, ignore_errors=True)  # senv makes it (its cache key)
     senv.data_home.parent.mkdir(parents=True, exist_ok=True)
     senv.data_home.write_text("a file where the data directory should be")
     project = senv.make_project()

@@ -211,7 +211,7 @@ def test_an_empty_error_is_a_failure_with_a_reason(tmp_path: Path) -> None:
 
 
 def test_the_apps_plugin_status_lines_are_bounded() -> None:
-    from frontends.tui._intents import MAX_STATUS_KEYS, MAX_STATUS_TEXT, show_plugin
+    from smith.frontends.tui._intents import MAX_STATUS_KEYS, MAX_STATUS_TEXT, show_plugin
     from smith.ui import Intent
 
     class App:
