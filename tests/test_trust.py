@@ -67,7 +67,7 @@ def test_concurrent_trusts_keep_every_entry(senv: SmithEnv) -> None:
 
 
 def test_a_corrupt_trust_list_is_a_diagnostic(senv: SmithEnv, smith: Callable[..., Result]) -> None:
-    senv.data_home.mkdir(parents=True)
+    senv.data_home.mkdir(parents=True, exist_ok=True)
     (senv.data_home / "trust.json").write_text("{nope")
     with pytest.raises(SmithError) as info:
         trust.trusted_projects(str(senv.data_home))
@@ -142,7 +142,7 @@ def test_a_changed_project_config_cannot_send_the_key_elsewhere(
 
 def test_trust_from_before_content_was_recorded_applies_no_file(senv: SmithEnv) -> None:
     project = senv.make_project(config='model "from-project"\n')
-    senv.data_home.mkdir(parents=True)
+    senv.data_home.mkdir(parents=True, exist_ok=True)
     (senv.data_home / "trust.json").write_text(
         json.dumps({"version": 1, "projects": {str(project): {"trusted_at": "2025-01-01"}}})
     )
