@@ -84,12 +84,19 @@ class InputQueue:
         if not waiting:
             return []
         chosen: Sequence[QueuedItem] = self._policies[self.policy[mode]](waiting)
-        # In the policy's order; each once, and only what was waiting (a policy that
-        # names anything else cannot deliver it, nor lose what it left queued).
-        by_id = {item.id: item for item in waiting}
-        taken = [by_id[i] for i in dict.fromkeys(item.id for item in chosen) if i in by_id]
-        ids = {item.id for item in taken}
-        self._items = [item for item in self._items if item.id not in ids]
+        # The queued items, in the policy's order; each once, and only what was waiting
+        # (a policy that names anything else cannot deliver it, nor lose what it left
+        # queued). No mapping is built: a queue is short, and this runs every turn.
+        left = {item.id for item in waiting}
+        taken: list[QueuedItem] = []
+        for item in chosen:
+            if item.id in left:
+                left.remove(item.id)
+                for queued in waiting:
+                    if queued.id == item.id:
+                        taken.append(queued)
+                        break
+        self._items = [item for item in self._items if item.mode != mode or item.id in left]
         self._on_change(self.items())
         return taken
 
