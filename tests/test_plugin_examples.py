@@ -123,9 +123,12 @@ def test_greets_command_wins_over_a_prompt_template_of_its_name(
 
 
 def test_smith_debug_memory_attributes_a_plugins_instance_memory_to_it(
-    install: Callable[..., None], smith: Smith, senv: SmithEnv
+    install: Callable[..., None], smith_process: Smith, senv: SmithEnv
 ) -> None:
+    """In a process of its own: `smith debug memory` turns accounting on for the rest of
+    the process it runs in."""
     install("greet")
+    smith = smith_process
     r = smith("debug", "memory", "--json", "--model", "demo", "/greet Ada",
               cwd=senv.make_project())  # fmt: skip
     assert r.code == 0, r.err
